@@ -1,0 +1,18 @@
+#' bochner: random features for scalable kernel methods
+#'
+#' Bochner's theorem says a shift-invariant positive-definite kernel is the
+#' Fourier transform of a probability measure; sampling frequencies from it
+#' gives random features whose inner products approximate the kernel.
+#'
+#' * Kernels: [gaussian_kernel()], [laplace_kernel()], [cauchy_kernel()],
+#'   [matern_kernel()], [polynomial_kernel()], [min_kernel()];
+#'   exact Gram matrices with [kernel_matrix()].
+#' * Frequencies: [spectral_sample()].
+#' * Feature maps: [random_features()] and [predict.random_features()];
+#'   their accuracy with [kernel_approx_error()] and [rff_dimension()].
+#'
+#' The C routines use OpenMP threads, see [bochner_threads()].
+#'
+#' @keywords internal
+#' @useDynLib bochner, .registration = TRUE, .fixes = "C_"
+"_PACKAGE"

@@ -1,0 +1,116 @@
+# Shared argument validation.  Every check names the argument it refuses,
+# so a user at the console knows what to fix.
+
+stop_arg <- function(arg, ...) {
+  stop(sprintf("'%s' %s", arg, paste0(...)), call. = FALSE)
+}
+
+# Coerce data to a finite double matrix (one row per observation).
+as_data_matrix <- function(x, arg = "x") {
+  if (is.data.frame(x)) {
+    ok <- vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
+    if (!all(ok)) {
+      stop_arg(arg, "has non-numeric columns (", paste(names(x)[!ok], collapse = ", "),
+               "); convert them, or use the formula interface, which expands factors")
+    }
+    x <- as.matrix(x)
+  } else if (is.null(dim(x)) && (is.numeric(x) || is.logical(x))) {
+    x <- matrix(x, ncol = 1L, dimnames = list(names(x), NULL))
+  }
+  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x))) {
+    stop_arg(arg, "must be a numeric matrix, a data frame of numeric columns, or a numeric vector")
+  }
+  if (nrow(x) < 1L) stop_arg(arg, "has no rows")
+  if (ncol(x) < 1L) stop_arg(arg, "has no columns")
+  if (storage.mode(x) != "double") storage.mode(x) <- "double"
+  if (anyNA(x) || any(is.infinite(x))) {
+    where <- which(!is.finite(x), arr.ind = TRUE)[1L, ]
+    stop_arg(arg, "contains NA, NaN or infinite values (the first at row ", where[1L],
+             ", column ", where[2L], ")")
+  }
+  x
+}
+
+check_number <- function(x, arg, lower = -Inf, lower_open = FALSE, upper = Inf) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x)) {
+    stop_arg(arg, "must be a single finite number")
+  }
+  if (x < lower || (lower_open && x == lower) || x > upper) {
+    bound <- if (lower_open) sprintf("greater than %g", lower) else sprintf("at least %g", lower)
+    if (is.finite(upper)) bound <- paste(bound, sprintf("and at most %g", upper))
+    stop_arg(arg, "must be ", bound, " (got ", format(x), ")")
+  }
+  as.double(x)
+}
+
+check_positive <- function(x, arg) check_number(x, arg, lower = 0, lower_open = TRUE)
+
+check_probability <- function(x, arg) {
+  x <- check_number(x, arg)
+  if (x <= 0 || x >= 1) stop_arg(arg, "must lie strictly between 0 and 1 (got ", format(x), ")")
+  x
+}
+
+check_count <- function(x, arg, lower = 1, upper = .Machine$integer.max) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x)) {
+    stop_arg(arg, "must be a single whole number")
+  }
+  if (x != round(x)) stop_arg(arg, "must be a whole number (got ", format(x), ")")
+  if (x < lower) stop_arg(arg, "must be at least ", lower, " (got ", format(x), ")")
+  if (x > upper) stop_arg(arg, "must be at most ", format(upper), " (got ", format(x), ")")
+  as.integer(x)
+}
+
+check_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) stop_arg(arg, "must be TRUE or FALSE")
+  x
+}
+
+check_kernel <- function(kernel, arg = "kernel") {
+  if (!inherits(kernel, "bochner_kernel")) {
+    stop_arg(arg, "must be a kernel object such as gaussian_kernel(sigma = 1)")
+  }
+  kernel
+}
+
+check_no_dots <- function(...) {
+  if (...length() > 0L) {
+    nm <- names(list(...))
+    nm <- if (is.null(nm)) rep("", ...length()) else nm
+    shown <- ifelse(nzchar(nm), sprintf("'%s'", nm), "an unnamed argument")
+    stop("unused argument(s): ", paste(shown, collapse = ", "), call. = FALSE)
+  }
+}
+
+# Refuse an allocation of n x m doubles that cannot succeed, before trying.
+check_allocation <- function(n, m, what) {
+  bytes <- 8 * as.double(n) * as.double(m)
+  if (as.double(n) > .Machine$integer.max || as.double(m) > .Machine$integer.max) {
+    stop(sprintf("%s would be %.0f x %.0f, beyond R's limit of 2^31 - 1 rows or columns",
+                 what, n, m), call. = FALSE)
+  }
+  if (bytes > 2^52) {
+    stop(sprintf("%s would need %s of memory", what, format_bytes(bytes)), call. = FALSE)
+  }
+  invisible(bytes)
+}
+
+format_bytes <- function(bytes) {
+  units <- c("bytes", "KB", "MB", "GB", "TB", "PB")
+  p <- max(0, min(length(units) - 1, floor(log(max(bytes, 1), 1024))))
+  sprintf("%.1f %s", bytes / 1024^p, units[p + 1])
+}
+
+# Run expr with the RNG seeded by `seed` (if not NULL), restoring the
+# user's generator state afterwards.
+with_seed <- function(seed, expr) {
+  if (is.null(seed)) return(expr)
+  seed <- check_count(seed, "seed", lower = -.Machine$integer.max)
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = genv)
+          else rm(".Random.seed", envir = genv))
+  set.seed(seed)
+  expr
+}

@@ -1,0 +1,254 @@
+#' Random feature maps
+#'
+#' Fits a random feature map \eqn{z} for a kernel, so that
+#' \eqn{z(x) \cdot z(y) \approx k(x, y)}; [predict()][predict.random_features]
+#' applies it to data.  For a shift-invariant kernel (Gaussian, Laplace,
+#' Cauchy, Matérn) the map uses random Fourier features: `D` frequencies
+#' \eqn{w_j} drawn from the kernel's spectral density ([spectral_sample()])
+#' and
+#' * `type = "phase"`: \eqn{z(x) = \sqrt{2/D}\,(\cos(w_j \cdot x + b_j))_{j=1}^D}
+#'   with phases \eqn{b_j \sim U[0, 2\pi]}: `D` columns;
+#' * `type = "pair"`: \eqn{z(x) = \sqrt{1/D}\,(\cos(w_j \cdot x), \sin(w_j \cdot x))_{j=1}^D},
+#'   the cosine and sine of each frequency side by side: `2 * D` columns.
+#'
+#' Both are unbiased, \eqn{E[z(x) \cdot z(y)] = k(x, y)}.  Per frequency the
+#' pair map has the lower variance (each term of its inner product is
+#' \eqn{\cos(w \cdot (x - y))} exactly, with no random phase), at twice the
+#' columns; for the same number of columns the two are close.
+#' See [rff_dimension()] for how many features a given accuracy needs.
+#'
+#' The map stores the frequencies, the phases and a resolved `sigma`
+#' (the median heuristic is computed on `x`), so it is an ordinary list that
+#' survives [saveRDS()] and predicts the same anywhere.  The transform is in
+#' C: for blocks of rows and frequencies, one BLAS product and then the
+#' phase, cosine and scale in one pass while the block is in cache.
+#'
+#' @param x Training data: a numeric matrix, a data frame of numeric
+#'   columns, a numeric vector (one column), or a one-sided formula such as
+#'   `~ a + b` with `data` (factors are one-hot coded).  Only the number and
+#'   names of its columns, and the data for `sigma = "median"`, are used.
+#' @param kernel A kernel object; the default is [gaussian_kernel()] with the
+#'   median heuristic.
+#' @param D Number of random frequencies, a positive whole number.
+#' @param type `"phase"` or `"pair"`, see Details.
+#' @param seed `NULL` to use the current random number stream, or a number to
+#'   draw from `set.seed(seed)` and leave the user's stream as it was.
+#' @param data A data frame, for the formula method.
+#' @param ... Passed from the formula method to the default method.
+#' @return An object of class `c("fourier_features", "random_features")`: a
+#'   list with the `kernel` (sigma resolved), `D`, `type`, `omega` (the
+#'   \eqn{d \times D} frequency matrix, one column per frequency), `phase`
+#'   (the \eqn{b_j}, or `NULL` for the pair map), `scale`, `n_features` (the
+#'   number of output columns), and `input` (the column names, and for the
+#'   formula method its terms and factor levels).
+#' @seealso [predict.random_features()], [kernel_approx_error()],
+#'   [rff_dimension()].
+#' @examples
+#' set.seed(42)
+#' x <- matrix(rnorm(400), 200, 2)
+#' map <- random_features(x, gaussian_kernel(sigma = 1), D = 2000)
+#' map
+#' Z <- predict(map, x)
+#' dim(Z)
+#' # the inner products approximate the exact kernel
+#' K <- kernel_matrix(gaussian_kernel(sigma = 1), x)
+#' max(abs(tcrossprod(Z) - K))
+#' kernel_approx_error(map, x)
+#'
+#' # a formula with a data frame
+#' map2 <- random_features(~ Sepal.Length + Petal.Width, data = iris,
+#'                         kernel = laplace_kernel(), D = 100, type = "pair")
+#' dim(predict(map2, iris[1:5, ]))
+#' @export
+random_features <- function(x, ...) UseMethod("random_features")
+
+#' @rdname random_features
+#' @export
+random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 500,
+                                    type = c("phase", "pair"), seed = NULL, ...) {
+  check_no_dots(...)
+  x <- as_data_matrix(x, "x")
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  type <- match.arg(type)
+  resolved <- resolve_kernel(kernel, x)
+  map <- with_seed(seed, build_feature_map(resolved, x, D, type))
+  map$input <- list(d = ncol(x), names = colnames(x), terms = NULL, xlevels = NULL)
+  map
+}
+
+#' @rdname random_features
+#' @export
+random_features.formula <- function(x, data = NULL, ...) {
+  design <- design_from_formula(x, data, arg = "x")
+  if (!is.null(design$y)) {
+    stop_arg("x", "must be a one-sided formula such as ~ a + b (random features use no response)")
+  }
+  map <- random_features.default(design$x, ...)
+  map$input$terms <- design$terms
+  map$input$xlevels <- design$xlevels
+  map
+}
+
+# Construct the map for a resolved kernel; other kernel families add methods.
+build_feature_map <- function(kernel, x, D, type) UseMethod("build_feature_map")
+
+#' @export
+build_feature_map.default <- function(kernel, x, D, type) {
+  check_shift_invariant(kernel)
+  d <- ncol(x)
+  n_features <- if (type == "pair") 2 * D else D
+  check_allocation(d, D, "the frequency matrix")
+  if (n_features > .Machine$integer.max) stop_arg("D", "is too large")
+  omega <- t(spectral_sample(kernel, D, d))
+  phase <- if (type == "phase") stats::runif(D, 0, 2 * pi) else NULL
+  structure(list(kernel = kernel, D = D, type = type, omega = omega, phase = phase,
+                 scale = sqrt(if (type == "phase") 2 / D else 1 / D),
+                 n_features = as.integer(n_features)),
+            class = c("fourier_features", "random_features"))
+}
+
+#' Apply a random feature map to data
+#'
+#' @param object A map from [random_features()].
+#' @param newdata Data with the columns the map was fitted on: a matrix, a
+#'   data frame or a vector for maps fitted on those (columns are matched by
+#'   name where both have names, otherwise by position), or a data frame with
+#'   the formula's variables for maps fitted with a formula.
+#' @param nthreads Number of threads, see [bochner_threads()].  The result
+#'   does not depend on it.
+#' @param ... Unused.
+#' @return The \eqn{n \times} `object$n_features` feature matrix \eqn{Z},
+#'   so that `tcrossprod(Z)` approximates the kernel's Gram matrix.
+#' @examples
+#' map <- random_features(matrix(rnorm(20), 10), gaussian_kernel(1), D = 50)
+#' predict(map, matrix(c(0, 1), 1))
+#' @export
+predict.random_features <- function(object, newdata, nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  if (missing(newdata)) stop_arg("newdata", "is required: a feature map keeps no training data")
+  x <- map_input_matrix(object, newdata)
+  nthreads <- check_threads(nthreads)
+  check_allocation(nrow(x), object$n_features, "the feature matrix")
+  Z <- transform_features(object, x, nthreads)
+  rownames(Z) <- rownames(x)
+  Z
+}
+
+transform_features <- function(map, x, nthreads) UseMethod("transform_features")
+
+#' @export
+transform_features.fourier_features <- function(map, x, nthreads) {
+  .Call(C_rff_transform, x, map$omega, map$phase, map$scale, nthreads)
+}
+
+# newdata as the numeric matrix the map was fitted on, or a clear error.
+map_input_matrix <- function(map, newdata, arg = "newdata") {
+  input <- map$input
+  if (!is.null(input$terms)) {
+    x <- design_for_newdata(input$terms, input$xlevels, newdata, arg)
+    return(as_data_matrix(x, arg))
+  }
+  x <- as_data_matrix(newdata, arg)
+  if (ncol(x) != input$d) {
+    stop_arg(arg, "has ", ncol(x), " column(s) but the map was fitted on ", input$d)
+  }
+  fitted_names <- input$names
+  if (!is.null(fitted_names) && !is.null(colnames(x)) && !identical(colnames(x), fitted_names)) {
+    missing_names <- setdiff(fitted_names, colnames(x))
+    if (length(missing_names) > 0L) {
+      stop_arg(arg, "lacks column(s) the map was fitted on: ",
+               paste(missing_names, collapse = ", "))
+    }
+    x <- x[, fitted_names, drop = FALSE]
+  }
+  x
+}
+
+#' @export
+print.random_features <- function(x, ...) {
+  cat(feature_map_title(x), "\n", sep = "")
+  cat(sprintf("  %d features of %d input column(s)\n", x$n_features, x$input$d))
+  cat("  kernel: ", kernel_label(x$kernel), ", ", kernel_parameter_text(x$kernel), "\n", sep = "")
+  invisible(x)
+}
+
+feature_map_title <- function(map) UseMethod("feature_map_title")
+
+#' @export
+feature_map_title.fourier_features <- function(map) {
+  if (map$type == "phase") {
+    sprintf("Random Fourier features, phase map sqrt(2/D) cos(w.x + b), D = %d", map$D)
+  } else {
+    sprintf("Random Fourier features, pair map sqrt(1/D) [cos(w.x), sin(w.x)], D = %d", map$D)
+  }
+}
+
+#' @export
+summary.random_features <- function(object, ...) {
+  structure(list(map = object,
+                 frequency_norms = if (!is.null(object$omega)) {
+                   stats::quantile(sqrt(colSums(object$omega^2)))
+                 },
+                 size = utils::object.size(object)),
+            class = "summary.random_features")
+}
+
+#' @export
+print.summary.random_features <- function(x, ...) {
+  print(x$map)
+  if (!is.null(x$map$input$names)) {
+    cat("  inputs:", paste(utils::head(x$map$input$names, 10), collapse = ", "),
+        if (x$map$input$d > 10) "...", "\n")
+  }
+  if (!is.null(x$frequency_norms)) {
+    cat("  frequency norms ||w||:\n")
+    print(signif(x$frequency_norms, 4))
+  }
+  cat("  size:", format(x$size, units = "auto"), "\n")
+  invisible(x)
+}
+
+#' How well a feature map approximates its kernel
+#'
+#' Compares \eqn{Z Z^T}, from the map's features of `x`, with the exact Gram
+#' matrix of the map's kernel on `x`.  Both are \eqn{n \times n}, so keep
+#' `x` to a few thousand rows (a random subset of a larger data set says as
+#' much).
+#'
+#' @param map A map from [random_features()].
+#' @param x Data as for [predict.random_features()].
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @return A list of class `"kernel_approx_error"` with `max` (largest
+#'   absolute error over all pairs), `rms` (root mean square error over all
+#'   pairs, diagonal included), `n` and `n_features`.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(300), 100)
+#' for (D in c(100, 1000, 10000)) {
+#'   map <- random_features(x, gaussian_kernel(2), D = D)
+#'   print(kernel_approx_error(map, x)$rms)
+#' }
+#' @export
+kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
+  if (!inherits(map, "random_features")) stop_arg("map", "must be a map from random_features()")
+  xm <- map_input_matrix(map, x, arg = "x")
+  if (nrow(xm) > 10000L) {
+    stop_arg("x", "has ", nrow(xm), " rows; the comparison needs three ", nrow(xm), " x ",
+             nrow(xm), " matrices; use a random subset of at most 10000 rows")
+  }
+  Z <- predict(map, xm, nthreads = nthreads)
+  K <- kernel_matrix(map$kernel, xm, nthreads = nthreads)
+  E <- tcrossprod(Z) - K
+  structure(list(max = max(abs(E)), rms = sqrt(mean(E^2)), n = nrow(xm),
+                 n_features = map$n_features),
+            class = "kernel_approx_error")
+}
+
+#' @export
+print.kernel_approx_error <- function(x, ...) {
+  cat(sprintf("Error of Z Z' against the exact kernel on %d points, %d features:\n",
+              x$n, x$n_features))
+  cat(sprintf("  max %.4g   rms %.4g\n", x$max, x$rms))
+  invisible(x)
+}

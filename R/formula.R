@@ -1,0 +1,40 @@
+# Formula interfaces: model frames to numeric design matrices, and the same
+# for new data at predict time.  Factors are one-hot coded (every level gets
+# a column): kernels compare points by distance or inner product, and
+# treatment contrasts would make one level special.
+
+design_from_formula <- function(formula, data, arg = "formula") {
+  if (!inherits(formula, "formula")) stop_arg(arg, "must be a formula")
+  if (missing(data) || is.null(data)) data <- environment(formula)
+  mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
+                           drop.unused.levels = TRUE)
+  terms <- stats::delete.response(attr(mf, "terms"))
+  xlevels <- stats::.getXlevels(attr(mf, "terms"), mf)
+  list(x = one_hot_matrix(terms, mf, xlevels),
+       y = stats::model.response(mf),
+       terms = terms, xlevels = xlevels)
+}
+
+design_for_newdata <- function(terms, xlevels, newdata, arg = "newdata") {
+  if (!is.data.frame(newdata) && !is.list(newdata)) {
+    stop_arg(arg, "must be a data frame with the variables of the formula")
+  }
+  mf <- tryCatch(
+    stats::model.frame(terms, newdata, na.action = stats::na.pass, xlev = xlevels),
+    error = function(e) stop_arg(arg, "does not fit the model's formula: ", conditionMessage(e)))
+  one_hot_matrix(terms, mf, xlevels)
+}
+
+one_hot_matrix <- function(terms, mf, xlevels) {
+  contrasts <- lapply(xlevels, function(lev) {
+    m <- diag(length(lev))
+    dimnames(m) <- list(lev, lev)
+    m
+  })
+  x <- stats::model.matrix(terms, mf, contrasts.arg = contrasts)
+  keep <- colnames(x) != "(Intercept)"
+  x <- x[, keep, drop = FALSE]
+  attr(x, "assign") <- NULL
+  attr(x, "contrasts") <- NULL
+  x
+}

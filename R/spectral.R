@@ -1,0 +1,61 @@
+#' Sample frequencies from a kernel's spectral density
+#'
+#' By Bochner's theorem a shift-invariant kernel with \eqn{k(0) = 1} is the
+#' characteristic function of a probability distribution \eqn{p}:
+#' \eqn{k(x - y) = E_{w \sim p}[\cos(w \cdot (x - y))]}.  This draws from
+#' \eqn{p} with R's random number generator, so [set.seed()] reproduces the
+#' draws.
+#'
+#' The distributions (see [shift_invariant_kernels]): Gaussian kernel,
+#' \eqn{N(0, \sigma^{-2} I)} (the same numbers as `rnorm(n * d, 0, 1/sigma)`);
+#' Laplace kernel, independent Cauchy\eqn{(0, 1/\sigma)} coordinates (as
+#' `rcauchy(n * d, 0, 1/sigma)`); Cauchy kernel, independent
+#' Laplace\eqn{(0, 1/\sigma)} coordinates, with density
+#' \eqn{\frac{\sigma}{2} e^{-\sigma |w|}}; Matérn kernel, a multivariate
+#' \eqn{t} with \eqn{2\nu} degrees of freedom,
+#' \eqn{w = z / (\sigma \sqrt{u / (2\nu)})} with \eqn{z \sim N(0, I_d)} and
+#' \eqn{u \sim \chi^2_{2\nu}} (one \eqn{u} per row).
+#'
+#' @param kernel A shift-invariant kernel with a numeric `sigma`.
+#' @param n Number of frequencies (rows).
+#' @param d Dimension of the data (columns).
+#' @return An \eqn{n \times d} matrix whose rows are independent draws.
+#' @examples
+#' set.seed(1)
+#' w <- spectral_sample(gaussian_kernel(sigma = 2), 5000, 1)
+#' sd(w)   # close to 1/2
+#' # the empirical characteristic function approximates the kernel:
+#' mean(cos(w * 1.5)); exp(-1.5^2 / (2 * 2^2))
+#' @export
+spectral_sample <- function(kernel, n, d) {
+  check_shift_invariant(kernel)
+  if (identical(kernel$sigma, "median")) {
+    stop_arg("kernel", "has sigma = \"median\", which needs data; ",
+             "give sigma as a number, or use random_features()")
+  }
+  n <- check_count(n, "n")
+  d <- check_count(d, "d")
+  check_allocation(n, d, "the frequency matrix")
+  .Call(C_spectral_sample, kernel_code(kernel), kernel_parameters(kernel), n, d)
+}
+
+check_shift_invariant <- function(kernel, arg = "kernel") {
+  check_kernel(kernel, arg)
+  if (!isTRUE(kernel$shift_invariant)) {
+    stop_arg(arg, "must be shift-invariant (Gaussian, Laplace, Cauchy or Matern); the ",
+             kernel$name, " kernel has no spectral density")
+  }
+  kernel
+}
+
+# E||w||^2 under the spectral density in d dimensions: Inf where the
+# density has no second moment.
+spectral_second_moment <- function(kernel, d) {
+  s2 <- kernel$sigma^2
+  switch(kernel$name,
+    gaussian = d / s2,
+    laplace = Inf,                      # Cauchy coordinates
+    cauchy = 2 * d / s2,                # Laplace(0, 1/sigma): variance 2/sigma^2
+    matern = if (kernel$nu > 1) d / s2 * kernel$nu / (kernel$nu - 1) else Inf,
+    stop("unknown kernel", call. = FALSE))
+}

@@ -1,0 +1,59 @@
+/* bochner: every C entry point and the pure-C routines shared between files. */
+#ifndef BOCHNER_H
+#define BOCHNER_H
+
+#define USE_FC_LEN_T
+#include <stddef.h>
+#include <R.h>
+#include <Rinternals.h>
+
+/* Kernel codes shared with R (R/kernels.R, kernel_code()). */
+enum bochner_kernel_code {
+    BK_GAUSSIAN = 1,
+    BK_LAPLACE = 2,
+    BK_CAUCHY = 3,
+    BK_MATERN = 4,
+    BK_POLYNOMIAL = 5,
+    BK_MIN = 6
+};
+
+/* Status codes returned by the pure-C routines. */
+enum bochner_status {
+    BOCHNER_OK = 0,
+    BOCHNER_BAD_KERNEL = 1,
+    BOCHNER_BAD_ARGUMENT = 2
+};
+
+/* threads.c */
+int bochner_nthreads(int requested);
+
+/* fastmath.c: vectorised cosine and sine */
+void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
+                        double shift, double scale);
+void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
+                           double scale);
+
+/* kernels.c */
+int bochner_kernel_matrix(int code, const double *par, int npar,
+                          const double *x, R_xlen_t nx, const double *y,
+                          R_xlen_t ny, int d, double *out, int nthreads);
+
+/* spectral.c */
+int bochner_spectral_sample(int code, const double *par, int npar,
+                            R_xlen_t n, int d, double *out);
+
+/* features.c */
+void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
+                               const double *w, int nfreq, const double *b,
+                               double scale, double *z, int nthreads);
+
+/* .Call entry points */
+SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
+                                SEXP nthreads);
+SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);
+SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale,
+                                SEXP nthreads);
+SEXP bochner_fast_sincos(SEXP x);
+SEXP bochner_max_threads(void);
+
+#endif

@@ -1,0 +1,288 @@
+/* Exact kernels and Gram matrices.
+ *
+ * Euclidean kernels (Gaussian, Matern) get squared distances from one BLAS
+ * product, |x|^2 + |y|^2 - 2 x.y on data centred at the mean of x (centring
+ * leaves distances unchanged and keeps the cancellation small).  Coordinate-
+ * wise kernels (Laplace, Cauchy, min) accumulate over coordinates with the
+ * row index innermost so that the loops vectorise over a column of the
+ * output.  Columns are processed in chunks, threads inside a chunk, user
+ * interrupts between chunks. */
+#include "bochner.h"
+#include <math.h>
+#include <string.h>
+#include <Rmath.h>
+#include <R_ext/BLAS.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+#define COL_CHUNK 256
+
+/* Centre x (and y) at the column means of x, and return the row norms. */
+static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
+                             R_xlen_t ny, int d, double *xc, double *yc,
+                             double *xn, double *yn)
+{
+    for (int k = 0; k < d; k++) {
+        const double *xk = x + (R_xlen_t) k * nx;
+        double m = 0.0;
+        for (R_xlen_t i = 0; i < nx; i++) m += xk[i];
+        m /= (double) nx;
+        for (R_xlen_t i = 0; i < nx; i++) xc[i + (R_xlen_t) k * nx] = xk[i] - m;
+        if (y) {
+            const double *yk = y + (R_xlen_t) k * ny;
+            for (R_xlen_t j = 0; j < ny; j++)
+                yc[j + (R_xlen_t) k * ny] = yk[j] - m;
+        }
+    }
+    memset(xn, 0, sizeof(double) * (size_t) nx);
+    for (int k = 0; k < d; k++)
+        for (R_xlen_t i = 0; i < nx; i++) {
+            double v = xc[i + (R_xlen_t) k * nx];
+            xn[i] += v * v;
+        }
+    if (y) {
+        memset(yn, 0, sizeof(double) * (size_t) ny);
+        for (int k = 0; k < d; k++)
+            for (R_xlen_t j = 0; j < ny; j++) {
+                double v = yc[j + (R_xlen_t) k * ny];
+                yn[j] += v * v;
+            }
+    }
+}
+
+/* out = alpha * a %*% t(b) for a (na x d), b (nb x d), column-major. */
+static void outer_products(const double *a, R_xlen_t na, const double *b,
+                           R_xlen_t nb, int d, double alpha, double *out)
+{
+    int m = (int) na, n = (int) nb, k = d;
+    double zero = 0.0;
+    if (na == 0 || nb == 0) return;
+    if (d == 0) {
+        memset(out, 0, sizeof(double) * (size_t) (na * nb));
+        return;
+    }
+    F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b, &n, &zero, out,
+                    &m FCONE FCONE);
+}
+
+/* Squared Euclidean distances into out (nx x ny). */
+static void squared_distances(const double *x, R_xlen_t nx, const double *y,
+                              R_xlen_t ny, int d, double *out)
+{
+    int self = (y == NULL);
+    double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
+    double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
+    double *yc = self ? xc : (double *) R_alloc((size_t) ny * (size_t) (d > 0 ? d : 1), sizeof(double));
+    double *yn = self ? xn : (double *) R_alloc((size_t) ny, sizeof(double));
+    centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
+                     self ? NULL : yn);
+    outer_products(xc, nx, yc, ny, d, -2.0, out);
+    for (R_xlen_t j = 0; j < ny; j++) {
+        double *col = out + j * nx;
+        double ynj = yn[j];
+        for (R_xlen_t i = 0; i < nx; i++) {
+            double v = col[i] + xn[i] + ynj;
+            col[i] = v > 0.0 ? v : 0.0;
+        }
+    }
+    if (self) {
+        /* exact zeros on the diagonal and exact symmetry, whatever the BLAS */
+        for (R_xlen_t j = 0; j < ny; j++) {
+            out[j + j * nx] = 0.0;
+            for (R_xlen_t i = j + 1; i < nx; i++) out[j + i * nx] = out[i + j * nx];
+        }
+    }
+}
+
+/* Matern correlation at scaled distance z = sqrt(2 nu) r / sigma, for any
+ * nu > 0: 2^(1-nu)/Gamma(nu) z^nu K_nu(z), via the exponentially scaled
+ * Bessel function so that neither z^nu nor K_nu(z) over- or underflows. */
+static double matern_bessel(double z, double nu, double lognorm, double *bk)
+{
+    if (z <= 0.0) return 1.0;
+    double ks = bessel_k_ex(z, nu, 2.0, bk);  /* exp(z) K_nu(z) */
+    double v = exp(lognorm + nu * log(z) - z) * ks;
+    return v > 1.0 ? 1.0 : v;
+}
+
+static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
+                         int nthreads)
+{
+    R_xlen_t i;
+    if (nu == 0.5) {
+        double s = 1.0 / sigma;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) out[i] = exp(-sqrt(out[i]) * s);
+    } else if (nu == 1.5) {
+        double s = sqrt(3.0) / sigma;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) {
+            double z = sqrt(out[i]) * s;
+            out[i] = (1.0 + z) * exp(-z);
+        }
+    } else if (nu == 2.5) {
+        double s = sqrt(5.0) / sigma;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) {
+            double z = sqrt(out[i]) * s;
+            out[i] = (1.0 + z + z * z / 3.0) * exp(-z);
+        }
+    } else {
+        /* bessel_k_ex is R's nmath code: kept serial, with interrupts */
+        double s = sqrt(2.0 * nu) / sigma;
+        double lognorm = (1.0 - nu) * M_LN2 - lgammafn(nu);
+        double *bk = (double *) R_alloc((size_t) floor(nu) + 1, sizeof(double));
+        for (i = 0; i < len; i++) {
+            if ((i & 0xFFFF) == 0) R_CheckUserInterrupt();
+            out[i] = matern_bessel(sqrt(out[i]) * s, nu, lognorm, bk);
+        }
+    }
+}
+
+/* Coordinate-wise kernels: one output column per point of y. */
+static void coordinatewise(int code, const double *par, const double *x,
+                           R_xlen_t nx, const double *y, R_xlen_t ny, int d,
+                           double *out, int nthreads)
+{
+    for (R_xlen_t j0 = 0; j0 < ny; j0 += COL_CHUNK) {
+        R_xlen_t j1 = j0 + COL_CHUNK < ny ? j0 + COL_CHUNK : ny;
+        R_xlen_t j;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (j = j0; j < j1; j++) {
+            double *col = out + j * nx;
+            if (code == BK_LAPLACE) {
+                double s = -1.0 / par[0];
+                for (R_xlen_t i = 0; i < nx; i++) col[i] = 0.0;
+                for (int k = 0; k < d; k++) {
+                    const double *xk = x + (R_xlen_t) k * nx;
+                    double yk = y[j + (R_xlen_t) k * ny];
+                    for (R_xlen_t i = 0; i < nx; i++) col[i] += fabs(xk[i] - yk);
+                }
+                for (R_xlen_t i = 0; i < nx; i++) col[i] = exp(col[i] * s);
+            } else if (code == BK_CAUCHY) {
+                double s = 1.0 / par[0];
+                for (R_xlen_t i = 0; i < nx; i++) col[i] = 1.0;
+                for (int k = 0; k < d; k++) {
+                    const double *xk = x + (R_xlen_t) k * nx;
+                    double yk = y[j + (R_xlen_t) k * ny];
+                    for (R_xlen_t i = 0; i < nx; i++) {
+                        double t = (xk[i] - yk) * s;
+                        col[i] /= 1.0 + t * t;
+                    }
+                }
+            } else { /* BK_MIN */
+                double offset = par[0];
+                for (R_xlen_t i = 0; i < nx; i++) col[i] = offset;
+                for (int k = 0; k < d; k++) {
+                    const double *xk = x + (R_xlen_t) k * nx;
+                    double yk = y[j + (R_xlen_t) k * ny];
+                    for (R_xlen_t i = 0; i < nx; i++)
+                        col[i] += xk[i] < yk ? xk[i] : yk;
+                }
+            }
+        }
+        R_CheckUserInterrupt();
+    }
+}
+
+/* Polynomial kernel of the dot product.  par[0] == 0: (scale t + offset)^p
+ * with par = (0, p, scale, offset); par[0] == 1: sum_i c_i t^i with
+ * par = (1, c_0, ..., c_l), evaluated by Horner's rule. */
+static void apply_polynomial(double *out, R_xlen_t len, const double *par,
+                             int npar, int nthreads)
+{
+    R_xlen_t i;
+    if (par[0] == 0.0) {
+        double p = par[1], scale = par[2], offset = par[3];
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) out[i] = R_pow_di(scale * out[i] + offset, (int) p);
+    } else {
+        const double *c = par + 1;
+        int l = npar - 2;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) {
+            double t = out[i], v = c[l];
+            for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
+            out[i] = v;
+        }
+    }
+}
+
+int bochner_kernel_matrix(int code, const double *par, int npar,
+                          const double *x, R_xlen_t nx, const double *y,
+                          R_xlen_t ny, int d, double *out, int nthreads)
+{
+    R_xlen_t len = nx * ny;
+    R_xlen_t i;
+    switch (code) {
+    case BK_GAUSSIAN: {
+        if (npar != 1) return BOCHNER_BAD_ARGUMENT;
+        double s = -0.5 / (par[0] * par[0]);
+        squared_distances(x, nx, y, ny, d, out);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+        return BOCHNER_OK;
+    }
+    case BK_MATERN:
+        if (npar != 2) return BOCHNER_BAD_ARGUMENT;
+        squared_distances(x, nx, y, ny, d, out);
+        apply_matern(out, len, par[0], par[1], nthreads);
+        return BOCHNER_OK;
+    case BK_LAPLACE:
+    case BK_CAUCHY:
+    case BK_MIN:
+        if (npar != 1) return BOCHNER_BAD_ARGUMENT;
+        coordinatewise(code, par, x, nx, y ? y : x, y ? ny : nx, d, out,
+                       nthreads);
+        return BOCHNER_OK;
+    case BK_POLYNOMIAL:
+        if (npar < 2 || (par[0] == 0.0 && npar != 4)) return BOCHNER_BAD_ARGUMENT;
+        outer_products(x, nx, y ? y : x, ny, d, 1.0, out);
+        if (!y) /* exact symmetry, whatever the BLAS */
+            for (R_xlen_t j = 0; j < ny; j++)
+                for (R_xlen_t k = j + 1; k < nx; k++) out[j + k * nx] = out[k + j * nx];
+        apply_polynomial(out, len, par, npar, nthreads);
+        return BOCHNER_OK;
+    default:
+        return BOCHNER_BAD_KERNEL;
+    }
+}
+
+static int is_real_matrix(SEXP m)
+{
+    return TYPEOF(m) == REALSXP && isMatrix(m);
+}
+
+SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
+                                SEXP nthreads)
+{
+    if (!is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!isNull(y) && !is_real_matrix(y)) error("'y' must be a double matrix or NULL");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    R_xlen_t nx = nrows(x), ny = isNull(y) ? nx : nrows(y);
+    int d = ncols(x);
+    if (!isNull(y) && ncols(y) != d) error("'x' and 'y' must have the same number of columns");
+    SEXP out = PROTECT(allocMatrix(REALSXP, (int) nx, (int) ny));
+    int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par),
+                                       REAL(x), nx, isNull(y) ? NULL : REAL(y),
+                                       ny, d, REAL(out),
+                                       bochner_nthreads(asInteger(nthreads)));
+    if (status != BOCHNER_OK) error("kernel_matrix: unknown kernel or bad parameters (status %d)", status);
+    UNPROTECT(1);
+    return out;
+}
