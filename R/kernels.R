@@ -262,7 +262,8 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
   resolved <- resolve_kernel(kernel, x)
   K <- .Call(C_kernel_matrix, kernel_code(resolved), kernel_parameters(resolved),
              x, y, nthreads)
-  dimnames(K) <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
+  names <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
+  if (!is.null(names[[1L]]) || !is.null(names[[2L]])) dimnames(K) <- names
   if (isTRUE(resolved$sigma_from_median)) attr(K, "sigma") <- resolved$sigma
   K
 }
