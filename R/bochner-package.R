@@ -15,4 +15,5 @@
 #'
 #' @keywords internal
 #' @useDynLib bochner, .registration = TRUE, .fixes = "C_"
+#' @importFrom stats predict
 "_PACKAGE"

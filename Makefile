@@ -1,0 +1,27 @@
+# Developer entry points.  README.md has the two commands a new user needs.
+R ?= R
+RSCRIPT ?= Rscript
+
+.PHONY: demo test install document check bench clean
+
+demo: install
+	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
+
+test:
+	bash .ci/run
+
+install:
+	$(R) CMD INSTALL --preclean --no-multiarch .
+	rm -f src/*.o src/*.so
+
+document:
+	$(RSCRIPT) -e 'roxygen2::roxygenise()'
+	rm -f src/*.o src/*.so
+
+check: test
+
+bench: install
+	$(RSCRIPT) bench/transform.R
+
+clean:
+	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png
