@@ -82,18 +82,38 @@ check_no_dots <- function(...) {
   }
 }
 
-# Refuse an allocation of n x m doubles that cannot succeed, before trying.
+# Refuse an allocation of n x m doubles that cannot succeed, before trying:
+# beyond R's dimension limit, or larger than the machine's memory.
 check_allocation <- function(n, m, what) {
-  bytes <- 8 * as.double(n) * as.double(m)
   if (as.double(n) > .Machine$integer.max || as.double(m) > .Machine$integer.max) {
     stop(sprintf("%s would be %.0f x %.0f, beyond R's limit of 2^31 - 1 rows or columns",
                  what, n, m), call. = FALSE)
   }
-  if (bytes > 2^52) {
-    stop(sprintf("%s would need %s of memory", what, format_bytes(bytes)), call. = FALSE)
+  bytes <- 8 * as.double(n) * as.double(m)
+  available <- physical_memory()
+  if (bytes > available) {
+    stop(sprintf("%s (%.0f x %.0f) would need %s of memory; this machine has %s",
+                 what, n, m, format_bytes(bytes), format_bytes(available)), call. = FALSE)
   }
   invisible(bytes)
 }
+
+# Total physical memory in bytes where the system says (Linux), else a
+# bound no allocation reaches (2^52 bytes, 4 PB).
+physical_memory <- local({
+  cached <- NULL
+  function() {
+    if (is.null(cached)) {
+      total <- NA_real_
+      if (file.exists("/proc/meminfo")) {
+        line <- grep("^MemTotal:", readLines("/proc/meminfo", n = 5L, warn = FALSE), value = TRUE)
+        if (length(line) == 1L) total <- 1024 * as.double(gsub("[^0-9]", "", line))
+      }
+      cached <<- if (is.finite(total) && total > 0) total else 2^52
+    }
+    cached
+  }
+})
 
 format_bytes <- function(bytes) {
   units <- c("bytes", "KB", "MB", "GB", "TB", "PB")

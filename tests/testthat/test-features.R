@@ -148,6 +148,8 @@ test_that("predict refuses data that does not fit the map", {
   expect_error(predict(map), "'newdata' is required")
   expect_error(predict(map, x, nthreads = -1), "'nthreads'")
   expect_error(predict(map, x, foo = 1), "unused argument")
+  wide <- random_features(1:10, gaussian_kernel(1), D = 1e5)
+  expect_error(predict(wide, rep(1, 1e7)), "would need [0-9.]+ TB of memory")
 })
 
 test_that("random_features refuses bad arguments, naming them", {
