@@ -32,6 +32,11 @@
 
 #define KM_ROW_BLOCK 256        /* rows per block */
 #define KM_BLOCKS_PER_CHECK 16  /* row blocks per thread between interrupt checks */
+#define ACC_TILE 32768         /* bytes / 8 of a tile of S in the pass over K */
+#define KM_PARALLEL_MIN 65536  /* less work than this runs on one thread */
+/* Centres are updated from the points that moved while few moved, and
+ * recomputed after this many updates, which bounds the rounding drift. */
+#define KM_MAX_INCREMENTAL 8
 
 /* ------------------------------------------------------------------------ */
 /* The problem interface used by the driver                                  */
@@ -41,9 +46,15 @@ struct km_problem {
     R_xlen_t n;
     int k;
     int nthreads;
-    /* Centres of assignment a (empty clusters allowed, never divided by);
-     * the squared distance of every point to its own centre into dist. */
-    void (*refresh)(km_problem *p, const int *a, const int *size, double *dist);
+    /* Centres of assignment a (empty clusters allowed, never divided by),
+     * returning the objective: the sum over the points of the squared
+     * distance to their own centre.  prev is NULL, or the assignment at the
+     * previous refresh, which lets the problem update its centres from the
+     * points that moved rather than recompute them. */
+    double (*refresh)(km_problem *p, const int *a, const int *prev, const int *size);
+    /* Squared distance of every point to its own centre (those of the last
+     * refresh, for the assignment a given to it), into dist. */
+    void (*own_dist)(km_problem *p, const int *a, double *dist);
     /* Nearest current centre of every point into b, its distance into bdist. */
     void (*assign)(km_problem *p, int *b, double *bdist);
     /* Squared distance of every point to point s, into out. */
@@ -68,7 +79,21 @@ typedef struct {
     double *T;         /* k: sum_{j, l in c} K_jl */
     double *sq;        /* k: T_c / |c|^2, the squared norm of the centre */
     int *size;         /* k: sizes at the last refresh */
+    R_xlen_t *moved;   /* n: scratch for the points that moved */
+    int since_full;    /* incremental updates since the last full pass */
 } gram_problem;
+
+/* Rows per block in the passes over K: long contiguous runs of each column
+ * of K while the block's tile of S (rows x k) stays small, and at least one
+ * block per thread.  Each entry of S is summed over the columns in order
+ * whatever the blocks, so the result does not depend on them. */
+static R_xlen_t acc_rows(R_xlen_t nr, int k, int nthreads)
+{
+    R_xlen_t rows = ACC_TILE / k, per_thread = (nr + nthreads - 1) / nthreads;
+    if (rows > per_thread) rows = per_thread;
+    if (rows < KM_ROW_BLOCK) rows = KM_ROW_BLOCK;
+    return rows;
+}
 
 /* S[, c] = sum over columns j with a[j] == c of K[, j], for K (nr x nc) and
  * S (nr x k): row blocks (parallel), and within a block one pass over the
@@ -76,17 +101,18 @@ typedef struct {
 static void accumulate_columns(const double *K, R_xlen_t nr, R_xlen_t nc,
                                const int *a, int k, double *S, int nthreads)
 {
-    R_xlen_t nb = n_row_blocks(nr);
-    R_xlen_t group = (R_xlen_t) KM_BLOCKS_PER_CHECK * nthreads;
+    R_xlen_t rows = acc_rows(nr, k, nthreads);
+    R_xlen_t nb = (nr + rows - 1) / rows;
+    R_xlen_t group = (R_xlen_t) nthreads;
     for (R_xlen_t g0 = 0; g0 < nb; g0 += group) {
         R_xlen_t g1 = g0 + group < nb ? g0 + group : nb;
         R_xlen_t blk;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if(nb > 1)
 #endif
         for (blk = g0; blk < g1; blk++) {
-            R_xlen_t i0 = blk * KM_ROW_BLOCK;
-            R_xlen_t m = nr - i0 < KM_ROW_BLOCK ? nr - i0 : KM_ROW_BLOCK;
+            R_xlen_t i0 = blk * rows;
+            R_xlen_t m = nr - i0 < rows ? nr - i0 : rows;
             for (int c = 0; c < k; c++)
                 memset(S + (R_xlen_t) c * nr + i0, 0, sizeof(double) * (size_t) m);
             for (R_xlen_t j = 0; j < nc; j++) {
@@ -105,12 +131,51 @@ static double gram_distance(const gram_problem *g, R_xlen_t i, int c)
     return g->diag[i] - 2.0 * g->S[i + (R_xlen_t) c * g->base.n] / sz + g->sq[c];
 }
 
-static void gram_refresh(km_problem *p, const int *a, const int *size, double *dist)
+/* S[, c] += K[, j] for the points j that joined c, -= for those that left:
+ * the same row blocks as accumulate_columns, O(n) per moved point. */
+static void update_columns(const double *K, R_xlen_t n, const int *a, const int *prev,
+                           const R_xlen_t *moved, R_xlen_t nmoved, int k, double *S,
+                           int nthreads)
+{
+    R_xlen_t rows = acc_rows(n, k, nthreads);
+    R_xlen_t nb = (n + rows - 1) / rows, blk;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static) if(nb > 1)
+#endif
+    for (blk = 0; blk < nb; blk++) {
+        R_xlen_t i0 = blk * rows;
+        R_xlen_t m = n - i0 < rows ? n - i0 : rows;
+        for (R_xlen_t q = 0; q < nmoved; q++) {
+            R_xlen_t j = moved[q];
+            double *to = S + (R_xlen_t) a[j] * n + i0;
+            double *from = S + (R_xlen_t) prev[j] * n + i0;
+            const double *kj = K + j * n + i0;
+            for (R_xlen_t i = 0; i < m; i++) {
+                to[i] += kj[i];
+                from[i] -= kj[i];
+            }
+        }
+    }
+    R_CheckUserInterrupt();
+}
+
+
+static double gram_refresh(km_problem *p, const int *a, const int *prev, const int *size)
 {
     gram_problem *g = (gram_problem *) p;
-    R_xlen_t n = p->n;
+    R_xlen_t n = p->n, nmoved = 0;
     int k = p->k;
-    accumulate_columns(g->K, n, n, a, k, g->S, p->nthreads);
+    if (prev && g->since_full < KM_MAX_INCREMENTAL) {
+        for (R_xlen_t i = 0; i < n && 4 * nmoved <= n; i++)
+            if (a[i] != prev[i]) g->moved[nmoved++] = i;
+    }
+    if (prev && g->since_full < KM_MAX_INCREMENTAL && 4 * nmoved <= n) {
+        update_columns(g->K, n, a, prev, g->moved, nmoved, k, g->S, p->nthreads);
+        g->since_full++;
+    } else {
+        accumulate_columns(g->K, n, n, a, k, g->S, p->nthreads);
+        g->since_full = 0;
+    }
     for (int c = 0; c < k; c++) g->T[c] = 0.0;
     for (R_xlen_t j = 0; j < n; j++) g->T[a[j]] += g->S[j + (R_xlen_t) a[j] * n];
     for (int c = 0; c < k; c++) {
@@ -118,7 +183,15 @@ static void gram_refresh(km_problem *p, const int *a, const int *size, double *d
         g->size[c] = size[c];
         g->sq[c] = size[c] > 0 ? g->T[c] / (sz * sz) : 0.0;
     }
-    for (R_xlen_t i = 0; i < n; i++) dist[i] = clamp0(gram_distance(g, i, a[i]));
+    double obj = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) obj += clamp0(gram_distance(g, i, a[i]));
+    return obj;
+}
+
+static void gram_own_dist(km_problem *p, const int *a, double *dist)
+{
+    gram_problem *g = (gram_problem *) p;
+    for (R_xlen_t i = 0; i < p->n; i++) dist[i] = clamp0(gram_distance(g, i, a[i]));
 }
 
 static void gram_assign(km_problem *p, int *b, double *bdist)
@@ -127,7 +200,7 @@ static void gram_assign(km_problem *p, int *b, double *bdist)
     R_xlen_t n = p->n, i;
     int k = p->k;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * k >= KM_PARALLEL_MIN)
 #endif
     for (i = 0; i < n; i++) {
         int best = -1;
@@ -159,8 +232,12 @@ typedef struct {
     int D;
     double *zn;        /* n: ||z_i||^2 */
     double *C;         /* k x D centroids */
+    double *Csum;      /* k x D sums of the points of each cluster */
     double *cn;        /* k: ||c||^2 */
     int *size;         /* k: sizes at the last refresh */
+    R_xlen_t *moved;   /* n: scratch for the points that moved */
+    int since_full;    /* incremental updates since the last full pass */
+    double *zsum;      /* k: scratch for sum_{i in c} ||z_i||^2 */
     double *scratch;   /* nthreads x KM_ROW_BLOCK x k */
 } lloyd_problem;
 
@@ -188,7 +265,7 @@ static void row_sq_norms(const double *Z, R_xlen_t n, int D, double *zn, int nth
 {
     R_xlen_t nb = n_row_blocks(n), blk;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
     for (blk = 0; blk < nb; blk++) {
         R_xlen_t i0 = blk * KM_ROW_BLOCK;
@@ -201,35 +278,77 @@ static void row_sq_norms(const double *Z, R_xlen_t n, int D, double *zn, int nth
     }
 }
 
-static void lloyd_refresh(km_problem *p, const int *a, const int *size, double *dist)
+/* The centroids, from sums over all points (threads own columns, each
+ * summed over the points in order) or, when few points moved, by moving
+ * those points' rows between the sums (O(D) per moved point).  The
+ * objective comes from sum_{i in c} ||z_i - mu_c||^2 =
+ * sum_{i in c} ||z_i||^2 - |c| ||mu_c||^2, without a pass over Z. */
+static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const int *size)
 {
     lloyd_problem *l = (lloyd_problem *) p;
-    R_xlen_t n = p->n;
+    R_xlen_t n = p->n, nmoved = 0;
     int k = p->k, D = l->D, d;
     const double *Z = l->Z;
-    double *C = l->C;
-    /* centroids: threads own columns, each summed over the points in order */
+    double *C = l->C, *Cs = l->Csum;
+    if (prev && l->since_full < KM_MAX_INCREMENTAL) {
+        for (R_xlen_t i = 0; i < n && 8 * nmoved <= n; i++)
+            if (a[i] != prev[i]) l->moved[nmoved++] = i;
+    }
+    if (prev && l->since_full < KM_MAX_INCREMENTAL && 8 * nmoved <= n) {
+        const R_xlen_t *mv = l->moved;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(nmoved * D >= KM_PARALLEL_MIN)
 #endif
-    for (d = 0; d < D; d++) {
-        double *cd = C + (R_xlen_t) d * k;
-        const double *zd = Z + (R_xlen_t) d * n;
-        for (int c = 0; c < k; c++) cd[c] = 0.0;
-        for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
-        for (int c = 0; c < k; c++) if (size[c] > 0) cd[c] /= (double) size[c];
+        for (d = 0; d < D; d++) {
+            double *cd = Cs + (R_xlen_t) d * k;
+            const double *zd = Z + (R_xlen_t) d * n;
+            for (R_xlen_t q = 0; q < nmoved; q++) {
+                R_xlen_t i = mv[q];
+                cd[a[i]] += zd[i];
+                cd[prev[i]] -= zd[i];
+            }
+        }
+        l->since_full++;
+    } else {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
+#endif
+        for (d = 0; d < D; d++) {
+            double *cd = Cs + (R_xlen_t) d * k;
+            const double *zd = Z + (R_xlen_t) d * n;
+            for (int c = 0; c < k; c++) cd[c] = 0.0;
+            for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+        }
+        l->since_full = 0;
     }
     R_CheckUserInterrupt();
     for (int c = 0; c < k; c++) {
-        double s = 0.0;
-        for (int j = 0; j < D; j++) s += C[c + (R_xlen_t) j * k] * C[c + (R_xlen_t) j * k];
+        double s = 0.0, sz = (double) size[c];
+        for (int j = 0; j < D; j++) {
+            R_xlen_t at = c + (R_xlen_t) j * k;
+            C[at] = size[c] > 0 ? Cs[at] / sz : 0.0;
+            s += C[at] * C[at];
+        }
         l->cn[c] = s;
         l->size[c] = size[c];
     }
-    /* distance of each point to its own centroid, computed directly */
-    R_xlen_t nb = n_row_blocks(n), blk;
+    double *zsum = l->zsum;
+    for (int c = 0; c < k; c++) zsum[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) zsum[a[i]] += l->zn[i];
+    double obj = 0.0;
+    for (int c = 0; c < k; c++) obj += clamp0(zsum[c] - (double) size[c] * l->cn[c]);
+    return obj;
+}
+
+/* Distance of each point to its own centroid, computed directly. */
+static void lloyd_own_dist(km_problem *p, const int *a, double *dist)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    R_xlen_t n = p->n, nb = n_row_blocks(n), blk;
+    int k = p->k, D = l->D;
+    const double *Z = l->Z, *C = l->C;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
     for (blk = 0; blk < nb; blk++) {
         R_xlen_t i0 = blk * KM_ROW_BLOCK;
@@ -258,7 +377,7 @@ static void lloyd_assign(km_problem *p, int *b, double *bdist)
         R_xlen_t g1 = g0 + group < nb ? g0 + group : nb;
         R_xlen_t blk;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(g1 - g0 > 1)
 #endif
         for (blk = g0; blk < g1; blk++) {
             int me = 0;
@@ -292,7 +411,7 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     int D = l->D;
     const double *Z = l->Z;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
     for (blk = 0; blk < nb; blk++) {
         R_xlen_t i0 = blk * KM_ROW_BLOCK;
@@ -423,13 +542,13 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
     count_sizes(a, n, k, size);
     for (int c = 0; c < k; c++) {
         if (size[c] == 0) {
-            p->refresh(p, a, size, dist);
+            p->refresh(p, a, NULL, size);
+            p->own_dist(p, a, dist);
             *reseeded += fix_empty(a, size, dist, n, k);
             break;
         }
     }
-    p->refresh(p, a, size, dist);
-    trace_put(trace, 0, sum_doubles(dist, n));
+    trace_put(trace, 0, p->refresh(p, a, NULL, size));
     *converged = 0;
     while (t < itermax) {
         p->assign(p, b, bdist);
@@ -443,9 +562,9 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
             *converged = 1;
             break;
         }
+        double obj = p->refresh(p, b, a, size);
         memcpy(a, b, sizeof(int) * (size_t) n);
-        p->refresh(p, a, size, dist);
-        trace_put(trace, t, sum_doubles(dist, n));
+        trace_put(trace, t, obj);
     }
     *iter = t;
 }
@@ -490,7 +609,6 @@ static int km_fit(km_problem *p, const int *init, int nstart, int itermax,
             best_run = r;
             memcpy(res->cluster, a, sizeof(int) * (size_t) n);
             memcpy(res->size, size, sizeof(int) * (size_t) k);
-            memcpy(res->dist, dist, sizeof(double) * (size_t) n);
             res->trace = (double *) R_alloc((size_t) iter + 1, sizeof(double));
             memcpy(res->trace, trace.v, sizeof(double) * ((size_t) iter + 1));
             res->iter = iter;
@@ -498,7 +616,8 @@ static int km_fit(km_problem *p, const int *init, int nstart, int itermax,
             res->reseeded = reseeded;
         }
     }
-    if (best_run != nstart - 1) p->refresh(p, res->cluster, res->size, dist);
+    if (best_run != nstart - 1) p->refresh(p, res->cluster, NULL, res->size);
+    p->own_dist(p, res->cluster, res->dist);
     return BOCHNER_OK;
 }
 
@@ -521,6 +640,7 @@ int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
     g.base.k = k;
     g.base.nthreads = nthreads;
     g.base.refresh = gram_refresh;
+    g.base.own_dist = gram_own_dist;
     g.base.assign = gram_assign;
     g.base.point_dist = gram_point_dist;
     g.K = K;
@@ -529,6 +649,8 @@ int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
     g.T = (double *) R_alloc((size_t) k, sizeof(double));
     g.sq = (double *) R_alloc((size_t) k, sizeof(double));
     g.size = (int *) R_alloc((size_t) k, sizeof(int));
+    g.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    g.since_full = 0;
     for (R_xlen_t i = 0; i < n; i++) g.diag[i] = K[i + i * n];
 
     /* total sum of squares: sum_i K_ii - (1/n) sum_ij K_ij, row sums via S */
@@ -562,12 +684,17 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
     l.base.k = k;
     l.base.nthreads = nthreads;
     l.base.refresh = lloyd_refresh;
+    l.base.own_dist = lloyd_own_dist;
     l.base.assign = lloyd_assign;
     l.base.point_dist = lloyd_point_dist;
     l.Z = Z;
     l.D = D;
     l.zn = (double *) R_alloc((size_t) n, sizeof(double));
     l.C = centres;
+    l.Csum = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
+    l.zsum = (double *) R_alloc((size_t) k, sizeof(double));
+    l.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    l.since_full = 0;
     l.cn = (double *) R_alloc((size_t) k, sizeof(double));
     l.size = (int *) R_alloc((size_t) k, sizeof(int));
     l.scratch = (double *) R_alloc((size_t) nthreads * KM_ROW_BLOCK * (size_t) k,
@@ -611,7 +738,7 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
     }
     R_xlen_t nb = n_row_blocks(m), blk;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if(nb > 1)
 #endif
     for (blk = 0; blk < nb; blk++) {
         int me = 0;
