@@ -31,13 +31,14 @@
 #'
 #' **method = "exact"** computes the \eqn{n \times n} Gram matrix once, in
 #' C (BLAS for the inner products), and each iteration makes one pass over
-#' it: \eqn{O(n^2)} time per iteration.  The Gram matrix takes
-#' \eqn{8 n^2} bytes: 200 MB at \eqn{n = 5000}, 800 MB at 10 000, 3.2 GB at
-#' 20 000, 20 GB at 50 000.  It is refused, with a message suggesting
-#' `method = "rff"`, when it exceeds the memory available (on Linux,
-#' `MemAvailable` in `/proc/meminfo`) or `getOption("bochner.max_gram_bytes")`
-#' if that is set.  Any kernel works, including [polynomial_kernel()] and
-#' [min_kernel()].
+#' it: \eqn{O(n^2)} time per iteration (once few points move, only their
+#' columns are revisited).  The Gram matrix takes \eqn{8 n^2} bytes: 200 MB
+#' at \eqn{n = 5000}, 800 MB at 10 000, 3.2 GB at 20 000, 20 GB at 50 000;
+#' the cluster sums \eqn{\sum_{j \in c} K_{ij}} another \eqn{8 n k}.  A
+#' fit needing more than the memory available (on Linux, `MemAvailable` in
+#' `/proc/meminfo`), or than `getOption("bochner.max_gram_bytes")` if that
+#' is set, is refused with a message suggesting `method = "rff"`.  Any
+#' kernel works, including [polynomial_kernel()] and [min_kernel()].
 #'
 #' **method = "rff"** draws a phase map of `D` random Fourier features
 #' ([random_features()] with `type = "phase"`), so that
@@ -245,24 +246,24 @@ kkm_available_memory <- function() {
   if (is.na(kb)) NA_real_ else kb * 1024
 }
 
-kkm_gram_refusal <- function(n, why) {
-  stop(sprintf(paste0("method = \"exact\" needs the %d x %d Gram matrix, %s (8 n^2 bytes), %s; ",
-                      "use method = \"rff\", which needs 8 n D bytes (%s with D = 500), ",
-                      "or cluster a subsample"),
-               n, n, format_bytes(8 * as.double(n)^2), why,
+kkm_gram_refusal <- function(n, k, why) {
+  stop(sprintf(paste0("method = \"exact\" needs the %d x %d Gram matrix and the %d x %d ",
+                      "cluster sums, %s (8 n (n + k) bytes), %s; use method = \"rff\", ",
+                      "which needs 8 n D bytes (%s with D = 500), or cluster a subsample"),
+               n, n, n, k, format_bytes(kkm_gram_bytes(n, k)), why,
                format_bytes(8 * 500 * as.double(n))), call. = FALSE)
 }
+
+kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)
 
 kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
-  bytes <- 8 * as.double(n)^2
   check_allocation(n, n, "the Gram matrix")
   limit <- kkm_gram_limit()
-  if (bytes > limit) {
-    kkm_gram_refusal(n, sprintf("but only %s is available%s", format_bytes(limit),
-                                if (is.null(getOption("bochner.max_gram_bytes"))) ""
-                                else " (options(bochner.max_gram_bytes))"))
+  if (kkm_gram_bytes(n, start$k) > limit) {
+    where <- if (is.null(getOption("bochner.max_gram_bytes"))) "" else " (options(bochner.max_gram_bytes))"
+    kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit), where))
   }
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
@@ -270,7 +271,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
           start$k, start$init, nstart, iter.max, nthreads),
     error = function(e) {
       if (grepl("cannot allocate", conditionMessage(e))) {
-        kkm_gram_refusal(n, "and allocating it failed")
+        kkm_gram_refusal(n, start$k, "and allocating them failed")
       }
       stop(e)
     }))
@@ -286,7 +287,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads) {
   resolved <- resolve_kernel(kernel, x)
   out <- with_seed(seed, {
     map <- random_features(x, resolved, D = D, type = "phase")
-    Z <- predict(map, x, nthreads = nthreads)
+    Z <- stats::predict(map, x, nthreads = nthreads)
     list(map = map, res = .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart,
                                 iter.max, nthreads))
   })
