@@ -123,6 +123,7 @@
 #' fit3 <- kernel_kmeans(~ Petal.Length + Petal.Width, data = iris, centers = 3,
 #'                       kernel = gaussian_kernel(1), nstart = 3)
 #' table(iris$Species, fit3$cluster)
+#' @md
 #' @export
 kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 
@@ -343,6 +344,7 @@ kkm_result <- function(res, x, k, kernel, method, nstart) {
 #' fit <- kernel_kmeans(x, 2, gaussian_kernel(2), nstart = 3)
 #' predict(fit, rbind(c(0, 0), c(4, 4), c(2, 2)))
 #' predict(fit, rbind(c(0, 0), c(4, 4)), type = "distance")
+#' @md
 #' @export
 predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance"),
                                   nthreads = bochner_threads(), ...) {
@@ -424,6 +426,7 @@ kkm_input_matrix <- function(object, newdata, arg = "newdata") {
 #' fit <- kernel_kmeans(faithful, 2, gaussian_kernel("median"))
 #' table(fitted(fit))
 #' head(fitted(fit, "distances"))
+#' @md
 #' @export
 fitted.kernel_kmeans <- function(object, method = c("classes", "distances"), ...) {
   check_no_dots(...)

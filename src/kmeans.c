@@ -8,9 +8,11 @@
  *   exact  the centre of cluster c is the mean of phi(x_j), j in c, known
  *          through S[i, c] = sum_{j in c} K_ij and T_c = sum_{j,l in c} K_jl:
  *          ||phi(x_i) - mu_c||^2 = K_ii - 2 S[i, c] / |c| + T_c / |c|^2.
- *          S comes from one pass over K per iteration, in row blocks so that
- *          the n_block x k tile of S stays in cache while K streams past.
- *   rff    explicit centroids in the n x D feature matrix Z; distances by
+ *          S comes from one pass over K, in row blocks so that the block's
+ *          tile of S stays in cache while K streams past; once few points
+ *          move, S is updated from their columns of K alone.
+ *   rff    explicit centroids of the n x D feature matrix Z (their sums
+ *          likewise updated from the points that moved); distances by
  *          ||z||^2 - 2 z.c + ||c||^2 with one dgemm per row block.
  *
  * Randomness: unif_rand() only, drawn serially (first seed uniform, the
@@ -158,7 +160,6 @@ static void update_columns(const double *K, R_xlen_t n, const int *a, const int 
     }
     R_CheckUserInterrupt();
 }
-
 
 static double gram_refresh(km_problem *p, const int *a, const int *prev, const int *size)
 {
