@@ -45,10 +45,11 @@
 #' \eqn{z(x) \cdot z(y) \approx k(x, y)}, and runs Lloyd's k-means with
 #' k-means++ seeding on the \eqn{n \times D} feature matrix: \eqn{O(n D k)}
 #' time per iteration and \eqn{8 n D} bytes (400 MB for a million points
-#' with `D = 50`, 4 GB with the default `D = 500`).  It needs a
-#' shift-invariant kernel.  The clusters approximate those of the exact
-#' method, better as `D` grows; a few hundred features usually suffice for
-#' well separated clusters.
+#' with `D = 50`, 4 GB with the default `D = 500`).  The clusters
+#' approximate those of the exact method, better as `D` grows; a few hundred
+#' features usually suffice for well separated clusters.  Kernels that are
+#' not shift-invariant use whatever map [random_features()] builds for them,
+#' and are refused (pointing to `method = "exact"`) when it builds none.
 #'
 #' @param x Data: a numeric matrix, a data frame of numeric columns, a
 #'   numeric vector (one column), or a one-sided formula such as `~ a + b`
@@ -285,9 +286,17 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
 }
 
 kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads) {
+  fourier <- isTRUE(kernel$shift_invariant)
+  if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
+                                             optional = TRUE))) {
+    stop_arg("kernel", "must be shift-invariant for method = \"rff\" (random Fourier ",
+             "features); the ", kernel$name, " kernel has no random feature map here: ",
+             "use method = \"exact\"")
+  }
   resolved <- resolve_kernel(kernel, x)
   out <- with_seed(seed, {
-    map <- random_features(x, resolved, D = D, type = "phase")
+    map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
+           else random_features(x, resolved, D = D)
     Z <- stats::predict(map, x, nthreads = nthreads)
     list(map = map, res = .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart,
                                 iter.max, nthreads))
@@ -437,7 +446,8 @@ fitted.kernel_kmeans <- function(object, method = c("classes", "distances"), ...
 
 kkm_description <- function(x) {
   what <- if (x$method == "exact") "exact, on the Gram matrix"
-          else sprintf("on %d random Fourier features", x$map$n_features)
+          else sprintf("on %d random %sfeatures", x$map$n_features,
+                       if (inherits(x$map, "fourier_features")) "Fourier " else "")
   kern <- paste0(kernel_label(x$kernel), " kernel")
   params <- kernel_parameter_text(x$kernel)
   if (nzchar(params)) kern <- paste0(kern, ", ", params)

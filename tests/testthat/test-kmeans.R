@@ -553,7 +553,10 @@ test_that("bad input gets clear errors naming the argument", {
   expect_error(kernel_kmeans(x, 2, "gaussian"), "'kernel' must be a kernel object")
   expect_error(kernel_kmeans(x, 2, k, foo = 1), "unused argument")
   expect_error(kernel_kmeans(-abs(x), 2, min_kernel()), "'x' must be non-negative for the min kernel")
-  expect_error(kernel_kmeans(x, 2, polynomial_kernel(2), method = "rff"), "'kernel' must be shift-invariant")
+  no_map <- structure(list(name = "nomap", shift_invariant = FALSE),
+                      class = c("nomap_kernel", "bochner_kernel"))
+  expect_error(kernel_kmeans(x, 2, no_map, method = "rff"),
+               "'kernel' must be shift-invariant for method = \"rff\" .* use method = \"exact\"")
   expect_error(kernel_kmeans(matrix(0, 0, 2), 1, k), "'x' has no rows")
   expect_error(kernel_kmeans(data.frame(a = letters[1:3]), 1, k), "non-numeric columns")
   expect_warning(kernel_kmeans(x, rep(1:2, 5), k, nstart = 3), "'nstart' is ignored")
