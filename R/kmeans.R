@@ -97,7 +97,8 @@
 #' the training data `x` and `centre_sqnorm`, the squared norms
 #' \eqn{\frac{1}{|c|^2}\sum_{j,l \in c} K_{jl}} of the cluster means; for
 #' `method = "rff"` the feature `map` (a [random_features()] object), `D` and
-#' `centers`, the \eqn{k \times D} cluster means in feature space.
+#' `centers`, the cluster means in feature space (one row per cluster, one
+#' column per feature: `D` for the phase map).
 #' @seealso [predict.kernel_kmeans()], [fitted.kernel_kmeans()],
 #'   [stats::kmeans()] for k-means in the input space.
 #' @examples
