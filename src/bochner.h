@@ -47,6 +47,26 @@ void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
                                double scale, double *z, int nthreads);
 
+/* kmeans.c */
+int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
+                        int nstart, int itermax, int nthreads, int *cluster,
+                        int *size, double *dist, double **trace, int *iter,
+                        int *converged, int *reseeded, double *start_obj,
+                        double *sq, double *totss);
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
+                         const int *init, int nstart, int itermax, int nthreads,
+                         int *cluster, int *size, double *dist, double **trace,
+                         int *iter, int *converged, int *reseeded,
+                         double *start_obj, double *centres, double *totss);
+void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
+                                     const double *C, int k, double *out,
+                                     int nthreads);
+int bochner_kmeans_gram_distances(int code, const double *par, int npar,
+                                  const double *y, R_xlen_t m, const double *x,
+                                  R_xlen_t n, int d, const int *cluster,
+                                  const int *size, const double *sq, int k,
+                                  double *out, int nthreads);
+
 /* .Call entry points */
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads);
@@ -54,6 +74,14 @@ SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);
 SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale,
                                 SEXP nthreads);
 SEXP bochner_fast_sincos(SEXP x);
+SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
+                              SEXP nstart, SEXP itermax, SEXP nthreads);
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP nstart,
+                               SEXP itermax, SEXP nthreads);
+SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
+SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
+                                        SEXP cluster, SEXP size, SEXP sq,
+                                        SEXP nthreads);
 SEXP bochner_max_threads(void);
 
 #endif

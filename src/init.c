@@ -10,6 +10,10 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("rff_transform", bochner_rff_transform_call, 5),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
     CALLDEF("max_threads", bochner_max_threads, 0),
+    CALLDEF("kmeans_gram", bochner_kmeans_gram_call, 8),
+    CALLDEF("kmeans_lloyd", bochner_kmeans_lloyd_call, 6),
+    CALLDEF("kmeans_centre_distances", bochner_kmeans_centre_distances_call, 3),
+    CALLDEF("kmeans_gram_distances", bochner_kmeans_gram_distances_call, 8),
     {NULL, NULL, 0}
 };
 
