@@ -10,6 +10,8 @@
 #' * Frequencies: [spectral_sample()].
 #' * Feature maps: [random_features()] and [predict.random_features()];
 #'   their accuracy with [kernel_approx_error()] and [rff_dimension()].
+#' * Clustering: [kernel_kmeans()], exact on the Gram matrix or on random
+#'   features.
 #'
 #' The C routines use OpenMP threads, see [bochner_threads()].
 #'
