@@ -33,6 +33,14 @@ void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
 void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
                            double scale);
 
+/* gemm.c: the product of a transform tile, SIMD where the CPU allows */
+void bochner_tile_product(const double *x, int ldx, const double *w, int d,
+                          int nr, int nj, double *c);
+int bochner_product_isa(void);
+void bochner_set_product_isa(int isa);
+void bochner_product_init(void);
+SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
+
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
                           const double *x, R_xlen_t nx, const double *y,

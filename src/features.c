@@ -3,19 +3,16 @@
  * Z = scale * cos(X W + b) (phase map) or scale * [cos(X W), sin(X W)] with
  * the cos/sin columns of each frequency side by side (pair map).  The output
  * is cut into tiles of ROW_BLOCK rows by FREQ_BLOCK frequencies; for each
- * tile one dgemm writes X[rows, ] %*% W[, freqs] into a per-thread scratch
- * block that stays in cache, and the vectorised cosine (fastmath.c) adds the
- * phase, takes the cosine and scales it on the way into Z.  No n x D
+ * tile the SIMD product of gemm.c (BLAS where the CPU lacks AVX2) writes
+ * X[rows, ] %*% W[, freqs] into a per-thread scratch block that stays in
+ * cache, and the vectorised cosine (fastmath.c) adds the phase, takes the
+ * cosine and scales it on the way into Z.  No n x D
  * temporary exists besides Z itself.  The tiling does not depend on the
  * number of threads, so neither does the result. */
 #include "bochner.h"
 #include <limits.h>
-#include <R_ext/BLAS.h>
 #ifdef _OPENMP
 #include <omp.h>
-#endif
-#ifndef FCONE
-#define FCONE
 #endif
 
 #define ROW_BLOCK 256
@@ -26,11 +23,8 @@ static void transform_tile(const double *x, R_xlen_t n, int d, const double *w,
                            const double *b, double scale, double *z,
                            R_xlen_t r0, int nr, int j0, int nj, double *scratch)
 {
-    double one = 1.0, zero = 0.0;
     /* scratch (nr x nj) = X[r0 + 0:nr, ] %*% W[, j0 + 0:nj] */
-    int ldx = (int) n;
-    F77_CALL(dgemm)("N", "N", &nr, &nj, &d, &one, x + r0, &ldx,
-                    w + (R_xlen_t) j0 * d, &d, &zero, scratch, &nr FCONE FCONE);
+    bochner_tile_product(x + r0, (int) n, w + (R_xlen_t) j0 * d, d, nr, nj, scratch);
     if (b) {
         for (int j = 0; j < nj; j++)
             bochner_cos_affine(z + r0 + (R_xlen_t) (j0 + j) * n,

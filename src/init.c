@@ -9,6 +9,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("spectral_sample", bochner_spectral_sample_call, 4),
     CALLDEF("rff_transform", bochner_rff_transform_call, 5),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
+    CALLDEF("tile_product", bochner_tile_product_call, 3),
     CALLDEF("max_threads", bochner_max_threads, 0),
     CALLDEF("kmeans_gram", bochner_kmeans_gram_call, 8),
     CALLDEF("kmeans_lloyd", bochner_kmeans_lloyd_call, 6),
@@ -22,4 +23,5 @@ void R_init_bochner(DllInfo *dll)
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+    bochner_product_init();
 }

@@ -1,0 +1,90 @@
+# Tests for the tile product kernel (src/gemm.c).
+# isa: 0 = BLAS, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
+tile_product <- function(x, w, isa = -1L) .Call(bochner:::C_tile_product, x, w, as.integer(isa))
+best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L)
+
+rand_mat <- function(n, m) matrix(stats::runif(n * m, -1, 1), n, m)
+
+# max |got - ref| / (|x| %*% |w|): error relative to the size of the terms summed
+scaled_err <- function(got, x, w) {
+  ref <- x %*% w
+  max(abs(got - ref) / pmax(abs(x) %*% abs(w), .Machine$double.xmin))
+}
+
+test_that("tile product matches x %*% w for every code path and edge size", {
+  set.seed(1)
+  ns <- c(1:25, 37L, 255L, 256L, 257L, 520L)  # rows: every tail of the 24/12-row kernels, tile 256
+  ms <- c(1:9, 15L, 256L, 257L)                # columns: every tail of the 8/4-wide kernels, tile 256
+  ds <- c(1L, 3L, 65L, 257L)                   # inner dimension; 257 crosses the K-block of 256
+  worst <- c(rel = 0, scaled = 0)
+  bad <- character()
+  for (d in ds) {
+    x <- rand_mat(max(ns), d)
+    w <- rand_mat(d, max(ms))
+    for (n in ns) for (m in ms) {
+      xs <- x[seq_len(n), , drop = FALSE]
+      ws <- w[, seq_len(m), drop = FALSE]
+      ref <- xs %*% ws
+      scale <- pmax(abs(xs) %*% abs(ws), .Machine$double.xmin)
+      for (isa in 0:2) {
+        got <- tile_product(xs, ws, isa)
+        # relative to max |ref|, and to the size of the terms summed (|x| %*% |w|)
+        err <- c(rel = max(abs(got - ref)) / max(abs(ref)),
+                 scaled = max(abs(got - ref) / scale))
+        if (!identical(dim(got), c(n, m)) || anyNA(got) || any(!(err < 1e-13)))
+          bad <- c(bad, sprintf("isa=%d n=%d m=%d d=%d", isa, n, m, d))
+        worst <- pmax(worst, err)
+      }
+    }
+  }
+  expect_identical(bad, character())
+  expect_lt(worst[["rel"]], 1e-13)
+  expect_lt(worst[["scaled"]], 1e-13)
+})
+
+test_that("d = 1 and degenerate shapes", {
+  x <- matrix(c(1, -2, 3.5), 3, 1)
+  w <- matrix(c(2, 0.5, -4), 1, 3)
+  for (isa in 0:2) {
+    expect_identical(tile_product(x, w, isa), x %*% w)    # single products are exact
+    expect_identical(dim(tile_product(x[0, , drop = FALSE], w, isa)), c(0L, 3L))
+    expect_identical(dim(tile_product(x, w[, 0, drop = FALSE], isa)), c(3L, 0L))
+    expect_identical(tile_product(matrix(0, 2, 0), matrix(0, 0, 4), isa), matrix(0, 2, 4))
+  }
+  expect_error(tile_product(x, matrix(1, 2, 2)), "non-conformable")
+  expect_error(tile_product(1:3, w), "double matrix")
+})
+
+test_that("SIMD paths are deterministic: a row's result does not depend on the tiling", {
+  skip_if(best_isa() < 1L, "no AVX2/AVX-512 path on this machine")
+  set.seed(2)
+  n <- 530L
+  res <- list()
+  for (d in c(1L, 7L, 64L, 300L)) {
+    x <- rand_mat(n, d)
+    w <- rand_mat(d, 270L)
+    for (isa in seq_len(best_isa())) {
+      full <- tile_product(x, w, isa)
+      # rows 2..n computed as rows 1..n-1 of another product: every row changes its
+      # position inside the 256-row tiles and the kernel row blocks
+      expect_identical(tile_product(x[-1, , drop = FALSE], w, isa), full[-1, , drop = FALSE])
+      expect_identical(tile_product(x[-(1:13), , drop = FALSE], w, isa),
+                       full[-(1:13), , drop = FALSE])
+      # the same for columns
+      expect_identical(tile_product(x, w[, -(1:3), drop = FALSE], isa),
+                       full[, -(1:3), drop = FALSE])
+      res[[isa]] <- full
+    }
+    # AVX2 and AVX-512 evaluate the same FMA chain, so they agree bit for bit
+    if (length(res) == 2L) expect_identical(res[[1]], res[[2]])
+  }
+})
+
+test_that("requesting an isa does not change the automatic choice afterwards", {
+  x <- rand_mat(30, 5)
+  w <- rand_mat(5, 9)
+  a <- tile_product(x, w, -1L)
+  invisible(tile_product(x, w, 0L))
+  expect_identical(tile_product(x, w, -1L), a)
+  expect_true(best_isa() %in% 0:2)
+})
