@@ -10,6 +10,10 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("rff_transform", bochner_rff_transform_call, 5),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
     CALLDEF("max_threads", bochner_max_threads, 0),
+    CALLDEF("fft", bochner_fft_call, 2),
+    CALLDEF("projection_transform", bochner_projection_transform_call, 7),
+    CALLDEF("tensorsketch_transform", bochner_tensorsketch_transform_call, 7),
+    CALLDEF("min_transform", bochner_min_transform_call, 5),
     {NULL, NULL, 0}
 };
 
