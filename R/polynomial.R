@@ -51,7 +51,13 @@
 #' into \eqn{D} buckets (hash \eqn{h_j} and signs \eqn{s_j} per
 #' coordinate) are multiplied in the Fourier domain, which gives the count
 #' sketch of \eqn{x'^{\otimes p}} without forming it: \eqn{O(p(d + D \log
-#' D))} per row instead of \eqn{d^p}.  The features are unscaled and there
+#' D))} per row instead of \eqn{d^p}.  Only the independent random signs
+#' matter for unbiasedness, so the hashes are drawn *balanced*: each sketch
+#' puts the \eqn{d + 1} coordinates in distinct random buckets when
+#' \eqn{d + 1 \le D} (and otherwise spreads them as evenly as possible).
+#' This removes the rare but large errors that independent uniform hashes
+#' cause in low dimension, when two large coordinates share a bucket and the
+#' error of every diagonal entry jumps.  The features are unscaled and there
 #' is no separate constant column (the offset is sketched with the rest),
 #' so the map has `D` columns.  Its variance is far below that of the
 #' product construction at the same `D`.  The FFTs are the package's own
@@ -295,7 +301,12 @@ build_maclaurin <- function(kernel, d, D, projection, rho, c0, degrees, log_coef
 build_tensorsketch <- function(kernel, d, D) {
   p <- kernel$degree
   if (p == 0L) return(constant_only_map(kernel, d, D, "tensorsketch", 1))
-  hash <- matrix(sample.int(D, (d + 1) * p, replace = TRUE), d + 1, p)
+  # balanced hashes: each sketch spreads the d + 1 coordinates over the D
+  # buckets as evenly as possible, in random buckets and random order (a
+  # random injection when d + 1 <= D); the signs alone make the map unbiased
+  hash <- vapply(seq_len(p), function(j) sample(rep_len(sample.int(D), d + 1L)),
+                 integer(d + 1L))
+  hash <- matrix(hash, d + 1L, p)
   sign <- matrix(sample(c(-1, 1), (d + 1) * p, replace = TRUE), d + 1, p)
   new_polynomial_map(kernel, D, "tensorsketch", D, degree = p, scale = kernel$scale,
                      offset = kernel$offset, hash = hash, sign = sign)

@@ -1,0 +1,4 @@
+library(testthat)
+library(bochner)
+
+test_check("bochner")
