@@ -34,11 +34,14 @@
 #' an unbiased map (importance sampling); Kar and Karnick use
 #' \eqn{P(N = n) = 2^{-(n+1)}}.  Here \eqn{P(N = n) \propto c_n \rho^n} on
 #' the degrees \eqn{n \ge 1} with \eqn{c_n > 0}, where \eqn{\rho} is the
-#' mean squared norm of the rows of `x` at fit time (stored as `rho`): each
-#' degree is drawn about as often as its term weighs on data of that size,
-#' no feature is spent on a degree whose coefficient is zero, and every
-#' feature has the weight \eqn{\sqrt{Z/\rho^N}} with
-#' \eqn{Z = \sum_{n \ge 1} c_n \rho^n}.  For \eqn{\exp(x \cdot y / \sigma^2)}
+#' largest squared norm of the rows of `x` at fit time (stored as `rho`):
+#' each degree is drawn about as often as its term weighs on the largest
+#' points, where the kernel and its errors are largest; no feature is spent
+#' on a degree whose coefficient is zero; and every feature has the weight
+#' \eqn{\sqrt{Z/\rho^N}} with \eqn{Z = \sum_{n \ge 1} c_n \rho^n}.  (With
+#' the mean squared norm instead, rows of larger norm than the mean get too
+#' few high-degree samples, and their errors grow exponentially in the
+#' excess.)  For \eqn{\exp(x \cdot y / \sigma^2)}
 #' this law is the Poisson law with mean \eqn{\rho/\sigma^2} restricted to
 #' \eqn{N \ge 1}, drawn exactly by inversion.  `projection = "gaussian"` is
 #' allowed here too.
@@ -197,9 +200,9 @@ draw_projections <- function(d, V, projection) {
   }
 }
 
-# Mean squared row norm of the training data (1 for all-zero data).
-mean_square_norm <- function(x) {
-  rho <- mean(rowSums(x^2))
+# Largest squared row norm of the training data (1 for all-zero data).
+max_square_norm <- function(x) {
+  rho <- max(rowSums(x^2))
   if (!(rho > 0)) 1 else rho
 }
 
@@ -226,7 +229,7 @@ build_feature_map.polynomial_kernel <- function(kernel, x, D, type, method = NUL
   } else {
     degrees <- which(coef[-1L] > 0)
     build_maclaurin(kernel, ncol(x), D, match_projection(projection, "rademacher"),
-                    mean_square_norm(x), c0 = coef[1L], degrees = degrees,
+                    max_square_norm(x), c0 = coef[1L], degrees = degrees,
                     log_coef = log(coef[degrees + 1L]))
   }
 }
@@ -240,7 +243,7 @@ build_feature_map.exponential_dot_kernel <- function(kernel, x, D, type, method 
                      "\"maclaurin\" samples its degrees")
   match_poly_method(method, "maclaurin", list(product = infinite, tensorsketch = infinite))
   build_maclaurin(kernel, ncol(x), D, match_projection(projection, "rademacher"),
-                  mean_square_norm(x), c0 = 1, degrees = NULL, log_coef = NULL)
+                  max_square_norm(x), c0 = 1, degrees = NULL, log_coef = NULL)
 }
 
 new_polynomial_map <- function(kernel, D, method, n_features, ...) {
@@ -279,7 +282,7 @@ build_maclaurin <- function(kernel, d, D, projection, rho, c0, degrees, log_coef
     mu <- rho / kernel$sigma^2
     log_z <- log(expm1(mu))   # sum_{n >= 1} rho^n / (n! sigma^(2n))
     if (!is.finite(log_z)) {
-      stop_arg("kernel", "exp(x.y / sigma^2) overflows on this data (mean ||x||^2 / sigma^2 = ",
+      stop_arg("kernel", "exp(x.y / sigma^2) overflows on this data (max ||x||^2 / sigma^2 = ",
                format(mu, digits = 4), "); scale the data or increase sigma")
     }
     # inversion of the upper tail: P(N > n) <= v, v uniform on (0, P(N >= 1))
