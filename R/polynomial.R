@@ -307,6 +307,9 @@ build_maclaurin <- function(kernel, d, D, projection, rho, c0, degrees, log_coef
 build_tensorsketch <- function(kernel, d, D) {
   p <- kernel$degree
   if (p == 0L) return(constant_only_map(kernel, d, D, "tensorsketch", 1))
+  if (D > .Machine$integer.max %/% 4L) {
+    stop_arg("D", "is too large for TensorSketch (at most ", .Machine$integer.max %/% 4L, ")")
+  }
   # balanced hashes: each sketch spreads the d + 1 coordinates over the D
   # buckets as evenly as possible, in random buckets and random order (a
   # random injection when d + 1 <= D); the signs alone make the map unbiased

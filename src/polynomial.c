@@ -324,7 +324,8 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
     check_data_matrix(x);
     R_xlen_t n = nrows(x);
     int d = ncols(x), DD = asInteger(D);
-    if (DD == NA_INTEGER || DD < 1) error("'D' must be a positive count");
+    if (DD == NA_INTEGER || DD < 1 || DD > INT_MAX / 4)
+        error("'D' must be a count between 1 and INT_MAX / 4");
     if (TYPEOF(hash) != INTSXP || !isMatrix(hash) || nrows(hash) != d + 1 || ncols(hash) < 1)
         error("'hash' must be an integer matrix with one row per column of 'x', plus one");
     if (TYPEOF(sign) != REALSXP || !isMatrix(sign) || nrows(sign) != d + 1 ||

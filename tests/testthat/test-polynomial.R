@@ -412,6 +412,8 @@ test_that("bad input gives clear errors", {
   map <- random_features(x, polynomial_kernel(2), D = 10)
   expect_error(predict(map, x[, 1]), "'newdata' has 1 column")
   expect_error(random_features(abs(x), min_kernel(), D = 2^30), "'D' is too large")
+  expect_error(random_features(x, polynomial_kernel(2), D = 2^30, method = "tensorsketch"),
+               "'D' is too large for TensorSketch")
 })
 
 test_that("stray .Call arguments are refused, not crashed on", {
