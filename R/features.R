@@ -2,7 +2,11 @@
 #'
 #' Fits a random feature map \eqn{z} for a kernel, so that
 #' \eqn{z(x) \cdot z(y) \approx k(x, y)}; [predict()][predict.random_features]
-#' applies it to data.  For a shift-invariant kernel (Gaussian, Laplace,
+#' applies it to data.  The kernel's class picks the construction.  For the
+#' polynomial, exponential dot-product and min kernels, which are not
+#' shift-invariant, see [polynomial_features]: random projections and
+#' sketches (`method = "product"`, `"maclaurin"` or `"tensorsketch"`) and
+#' indicator features.  For a shift-invariant kernel (Gaussian, Laplace,
 #' Cauchy, Matérn) the map uses random Fourier features: `D` frequencies
 #' \eqn{w_j} drawn from the kernel's spectral density ([spectral_sample()])
 #' and
@@ -29,20 +33,29 @@
 #'   names of its columns, and the data for `sigma = "median"`, are used.
 #' @param kernel A kernel object; the default is [gaussian_kernel()] with the
 #'   median heuristic.
-#' @param D Number of random frequencies, a positive whole number.
-#' @param type `"phase"` or `"pair"`, see Details.
+#' @param D Number of random frequencies, a positive whole number (for
+#'   the other kernels, see [polynomial_features]).
+#' @param type `"phase"` or `"pair"`, see Details; Fourier features only.
 #' @param seed `NULL` to use the current random number stream, or a number to
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
+#' @param method `NULL` (the kernel's default construction) or, for
+#'   polynomial and exponential dot-product kernels, `"product"`,
+#'   `"maclaurin"` or `"tensorsketch"`; see [polynomial_features].  Asking
+#'   for a method that does not fit the kernel is an error.
 #' @param data A data frame, for the formula method.
-#' @param ... Passed from the formula method to the default method.
-#' @return An object of class `c("fourier_features", "random_features")`: a
-#'   list with the `kernel` (sigma resolved), `D`, `type`, `omega` (the
+#' @param ... Options of a particular construction (such as `projection`
+#'   for the polynomial methods, see [polynomial_features]); the formula
+#'   method passes them on to the default method.  Arguments no
+#'   construction knows are an error.
+#' @return For a shift-invariant kernel, an object of class
+#'   `c("fourier_features", "random_features")`: a list with the `kernel` (sigma resolved), `D`, `type`, `omega` (the
 #'   \eqn{d \times D} frequency matrix, one column per frequency), `phase`
 #'   (the \eqn{b_j}, or `NULL` for the pair map), `scale`, `n_features` (the
 #'   number of output columns), and `input` (the column names, and for the
-#'   formula method its terms and factor levels).
+#'   formula method its terms and factor levels).  Other kernels give the
+#'   classes described in [polynomial_features].
 #' @seealso [predict.random_features()], [kernel_approx_error()],
-#'   [rff_dimension()].
+#'   [rff_dimension()], [polynomial_features].
 #' @examples
 #' set.seed(42)
 #' x <- matrix(rnorm(400), 200, 2)
@@ -65,14 +78,21 @@ random_features <- function(x, ...) UseMethod("random_features")
 #' @rdname random_features
 #' @export
 random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 500,
-                                    type = c("phase", "pair"), seed = NULL, ...) {
-  check_no_dots(...)
+                                    type = c("phase", "pair"), seed = NULL,
+                                    method = NULL, ...) {
   x <- as_data_matrix(x, "x")
   check_kernel(kernel)
   D <- check_count(D, "D")
   type <- match.arg(type)
   resolved <- resolve_kernel(kernel, x)
-  map <- with_seed(seed, build_feature_map(resolved, x, D, type))
+  # 'method' is passed on only when given, so that builders of kernels
+  # without methods need not know it; unknown options in '...' are refused
+  # by the builder (check_no_dots)
+  map <- with_seed(seed, if (is.null(method)) {
+    build_feature_map(resolved, x, D, type, ...)
+  } else {
+    build_feature_map(resolved, x, D, type, method = method, ...)
+  })
   map$input <- list(d = ncol(x), names = colnames(x), terms = NULL, xlevels = NULL)
   map
 }
@@ -90,12 +110,20 @@ random_features.formula <- function(x, data = NULL, ...) {
   map
 }
 
-# Construct the map for a resolved kernel; other kernel families add methods.
-build_feature_map <- function(kernel, x, D, type) UseMethod("build_feature_map")
+# Construct the map for a resolved kernel; other kernel families add methods
+# (R/polynomial.R).  Options of a construction arrive in '...'.
+build_feature_map <- function(kernel, x, D, type, ...) UseMethod("build_feature_map")
 
 #' @export
-build_feature_map.default <- function(kernel, x, D, type) {
+build_feature_map.default <- function(kernel, x, D, type, method = NULL, ...) {
+  check_no_dots(...)
   check_shift_invariant(kernel)
+  if (!is.null(method)) {
+    stop_arg("method", "does not apply to the ", kernel_label(kernel), " kernel: ",
+             "its random Fourier features take 'type' (\"phase\" or \"pair\"); ",
+             "the methods \"product\", \"maclaurin\" and \"tensorsketch\" are for ",
+             "polynomial kernels")
+  }
   d <- ncol(x)
   n_features <- if (type == "pair") 2 * D else D
   check_allocation(d, D, "the frequency matrix")
@@ -169,7 +197,9 @@ map_input_matrix <- function(map, newdata, arg = "newdata") {
 print.random_features <- function(x, ...) {
   cat(feature_map_title(x), "\n", sep = "")
   cat(sprintf("  %d features of %d input column(s)\n", x$n_features, x$input$d))
-  cat("  kernel: ", kernel_label(x$kernel), ", ", kernel_parameter_text(x$kernel), "\n", sep = "")
+  params <- kernel_parameter_text(x$kernel)
+  if (!x$kernel$shift_invariant) params <- paste("k(x, y) =", kernel_formula(x$kernel))
+  cat("  kernel: ", kernel_label(x$kernel), ", ", params, "\n", sep = "")
   invisible(x)
 }
 

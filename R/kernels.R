@@ -68,17 +68,27 @@ matern_kernel <- function(sigma = 1, nu = 3 / 2) {
   new_kernel("matern", sigma = check_sigma(sigma), nu = check_positive(nu, "nu"))
 }
 
-#' Polynomial and min kernels
+#' Polynomial, exponential dot-product and min kernels
 #'
 #' Kernels that are not shift-invariant, so Bochner's theorem does not apply;
-#' their exact Gram matrices come from [kernel_matrix()].
+#' their exact Gram matrices come from [kernel_matrix()], and
+#' [random_features()] approximates them with random projections, sketches
+#' or indicator features (see [polynomial_features]).
 #'
 #' `polynomial_kernel()` is a polynomial in the dot product: either
 #' \eqn{(s\, x \cdot y + c)^p} with `degree` \eqn{p}, `scale` \eqn{s} and
 #' `offset` \eqn{c}, or \eqn{\sum_{i=0}^{l} c_i (x \cdot y)^i} from a vector
 #' of non-negative coefficients `coef`.  Either way the object stores the
 #' coefficient vector (for the first form, \eqn{c_i = \binom{p}{i} s^i
-#' c^{p-i}}).
+#' c^{p-i}}).  Degree 0 is the constant kernel 1.
+#'
+#' `exponential_dot_kernel()` is \eqn{\exp(x \cdot y / \sigma^2)
+#' = \sum_{n \ge 0} (x \cdot y)^n / (n!\, \sigma^{2n})}, a dot-product
+#' kernel with infinitely many non-negative Maclaurin coefficients.  (The
+#' Gaussian kernel with the same \eqn{\sigma} is this kernel times
+#' \eqn{e^{-\|x\|^2/(2\sigma^2)} e^{-\|y\|^2/(2\sigma^2)}}.)  Its values grow fast with the norms of the data: scale
+#' the data or choose \eqn{\sigma} so that \eqn{\|x\|^2/\sigma^2} stays
+#' moderate.
 #'
 #' `min_kernel()` is \eqn{\mathrm{offset} + \sum_j \min(x_j, y_j)} for data
 #' with non-negative coordinates.
@@ -88,15 +98,20 @@ matern_kernel <- function(sigma = 1, nu = 3 / 2) {
 #' @param offset A non-negative number added to it (for `min_kernel()`, the
 #'   constant added to the sum of minima).
 #' @param coef Instead of `degree`, `scale` and `offset`: the coefficients
-#'   \eqn{c_0, \dots, c_l}, non-negative, so that the kernel is positive
-#'   definite.
-#' @return An object of class `c("polynomial_kernel", "bochner_kernel")` or
+#'   \eqn{c_0, \dots, c_l}, non-negative (so that the kernel is positive
+#'   definite) and not all zero.
+#' @param sigma Scale of the exponential dot-product kernel, a positive
+#'   number.
+#' @return An object of class `c("polynomial_kernel", "bochner_kernel")`,
+#'   `c("exponential_dot_kernel", "bochner_kernel")` or
 #'   `c("min_kernel", "bochner_kernel")`.
 #' @examples
 #' polynomial_kernel(degree = 3)
 #' polynomial_kernel(coef = c(0.5, 1, 0, 0.25))
+#' exponential_dot_kernel(sigma = 2)
 #' x <- matrix(runif(6), 3)
 #' kernel_matrix(min_kernel(), x)
+#' kernel_matrix(exponential_dot_kernel(), x)
 #' @export
 polynomial_kernel <- function(degree = 2, scale = 1, offset = 1, coef = NULL) {
   if (!is.null(coef)) {
@@ -107,6 +122,7 @@ polynomial_kernel <- function(degree = 2, scale = 1, offset = 1, coef = NULL) {
       stop_arg("coef", "must be a vector of finite numbers")
     }
     if (any(coef < 0)) stop_arg("coef", "must be non-negative, so that the kernel is positive definite")
+    if (all(coef == 0)) stop_arg("coef", "has no positive coefficient: the kernel would be zero")
     coef <- as.double(coef)
     # trailing zeros do not change the kernel and would only cost work
     last <- max(c(1L, which(coef != 0)))
@@ -121,6 +137,13 @@ polynomial_kernel <- function(degree = 2, scale = 1, offset = 1, coef = NULL) {
   coef <- choose(degree, i) * scale^i * offset^(degree - i)
   new_kernel("polynomial", coef = coef, degree = degree, scale = scale,
              offset = offset, shift_invariant = FALSE)
+}
+
+#' @rdname polynomial_kernel
+#' @export
+exponential_dot_kernel <- function(sigma = 1) {
+  new_kernel("exponential_dot", sigma = check_positive(sigma, "sigma"),
+             shift_invariant = FALSE)
 }
 
 #' @rdname polynomial_kernel
@@ -141,6 +164,7 @@ print.bochner_kernel <- function(x, ...) {
 kernel_label <- function(kernel) {
   switch(kernel$name, gaussian = "Gaussian", laplace = "Laplace", cauchy = "Cauchy",
          matern = "Matern", polynomial = "Polynomial", min = "Min",
+         exponential_dot = "Exponential dot-product",
          kernel$name)
 }
 
@@ -160,10 +184,12 @@ kernel_formula <- function(kernel) {
       terms <- sprintf("%s (x.y)^%d", format(kernel$coef), seq_along(kernel$coef) - 1L)
       paste(terms[kernel$coef != 0], collapse = " + ")
     },
+    exponential_dot = "exp(x.y / sigma^2)",
     min = sprintf("%s + sum_j min(x_j, y_j)", format(kernel$offset)))
 }
 
 kernel_parameter_text <- function(kernel) {
+  if (kernel$name == "exponential_dot") return(sprintf("sigma = %s", format(kernel$sigma)))
   if (!kernel$shift_invariant) return("")
   sigma <- if (is.character(kernel$sigma)) {
     "sigma = \"median\" (median heuristic, resolved on the data)"
@@ -179,7 +205,7 @@ kernel_parameter_text <- function(kernel) {
 # Integer codes shared with src/bochner.h.
 kernel_code <- function(kernel) {
   switch(kernel$name, gaussian = 1L, laplace = 2L, cauchy = 3L, matern = 4L,
-         polynomial = 5L, min = 6L,
+         polynomial = 5L, min = 6L, exponential_dot = 7L,
          stop("unknown kernel '", kernel$name, "'", call. = FALSE))
 }
 

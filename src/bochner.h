@@ -14,7 +14,8 @@ enum bochner_kernel_code {
     BK_CAUCHY = 3,
     BK_MATERN = 4,
     BK_POLYNOMIAL = 5,
-    BK_MIN = 6
+    BK_MIN = 6,
+    BK_EXPDOT = 7
 };
 
 /* Status codes returned by the pure-C routines. */
@@ -74,6 +75,41 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
                                   R_xlen_t n, int d, const int *cluster,
                                   const int *size, const double *sq, int k,
                                   double *out, int nthreads);
+/* fft.c: complex FFT of any length (R's C API has none since R 3.3.0) */
+typedef struct {
+    double re, im;
+} bcx;
+
+typedef struct bochner_fft_plan {
+    int n;
+    int nfac;                       /* number of (radix, remaining length) pairs */
+    int fac[64];
+    int max_radix;
+    bcx *tw;                        /* exp(-2 pi i k / n), k < n */
+    int bluestein;                  /* 1: length with a large prime factor */
+    int m;                          /* Bluestein: power-of-two length >= 2n - 1 */
+    struct bochner_fft_plan *sub;   /* Bluestein: plan of length m */
+    bcx *chirp;                     /* Bluestein: exp(-i pi k^2 / n) */
+    bcx *bfft;                      /* Bluestein: transform of the wrapped conj(chirp) */
+} bochner_fft_plan;
+
+bochner_fft_plan *bochner_fft_plan_make(int n);
+size_t bochner_fft_work_size(const bochner_fft_plan *pl);
+void bochner_fft(const bochner_fft_plan *pl, bcx *in, bcx *out, bcx *work,
+                 int inverse);
+
+/* polynomial.c: random projections, TensorSketch, min-kernel features */
+void bochner_projection_features(const double *x, R_xlen_t n, int d,
+                                 const double *w, int nfeat,
+                                 const int *term_ptr, const int *term_deg,
+                                 const double *term_weight, double *z,
+                                 int nthreads);
+void bochner_tensor_sketch(const double *x, R_xlen_t n, int d,
+                           const int *hash, const double *sign, int p, int D,
+                           double sx, double s0, double *z, int nthreads);
+void bochner_min_features(const double *x, R_xlen_t n, int d,
+                          const double *t, int D, const double *scale,
+                          double *z, int nthreads);
 
 /* .Call entry points */
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
@@ -90,6 +126,15 @@ SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads);
+SEXP bochner_fft_call(SEXP z, SEXP inverse);
+SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
+                                       SEXP term_deg, SEXP term_weight,
+                                       SEXP constant, SEXP nthreads);
+SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
+                                         SEXP D, SEXP scale, SEXP offset,
+                                         SEXP nthreads);
+SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
+                                SEXP nthreads);
 SEXP bochner_max_threads(void);
 
 #endif

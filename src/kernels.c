@@ -5,8 +5,9 @@
  * leaves distances unchanged and keeps the cancellation small).  Coordinate-
  * wise kernels (Laplace, Cauchy, min) accumulate over coordinates with the
  * row index innermost so that the loops vectorise over a column of the
- * output.  Columns are processed in chunks, threads inside a chunk, user
- * interrupts between chunks. */
+ * output.  Dot-product kernels (polynomial, exponential) apply their
+ * function to one BLAS product x y'.  Columns are processed in chunks,
+ * threads inside a chunk, user interrupts between chunks. */
 #include "bochner.h"
 #include <math.h>
 #include <string.h>
@@ -251,12 +252,24 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
                        nthreads);
         return BOCHNER_OK;
     case BK_POLYNOMIAL:
-        if (npar < 2 || (par[0] == 0.0 && npar != 4)) return BOCHNER_BAD_ARGUMENT;
+    case BK_EXPDOT:
+        if (code == BK_POLYNOMIAL && (npar < 2 || (par[0] == 0.0 && npar != 4)))
+            return BOCHNER_BAD_ARGUMENT;
+        if (code == BK_EXPDOT && (npar != 1 || !(par[0] > 0)))
+            return BOCHNER_BAD_ARGUMENT;
         outer_products(x, nx, y ? y : x, ny, d, 1.0, out);
         if (!y) /* exact symmetry, whatever the BLAS */
             for (R_xlen_t j = 0; j < ny; j++)
                 for (R_xlen_t k = j + 1; k < nx; k++) out[j + k * nx] = out[k + j * nx];
-        apply_polynomial(out, len, par, npar, nthreads);
+        if (code == BK_POLYNOMIAL) {
+            apply_polynomial(out, len, par, npar, nthreads);
+        } else { /* exp(x.y / sigma^2) */
+            double s = 1.0 / (par[0] * par[0]);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+            for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+        }
         return BOCHNER_OK;
     default:
         return BOCHNER_BAD_KERNEL;

@@ -1,0 +1,373 @@
+/* Random features for kernels that are not shift-invariant.
+ *
+ * 1. Sums of products of random projections (the product construction and
+ *    Random Maclaurin features).  Feature f is
+ *        z_f(x) = sum over its terms t of weight_t * prod_{v in t} (w_v . x),
+ *    the projection vectors w_v being columns of W, stored feature by
+ *    feature and term by term.  The output is cut into tiles of ROW_BLOCK
+ *    rows by a block of consecutive features with at most VEC_BLOCK vectors
+ *    between them; one dgemm per tile gives the projections into a
+ *    per-thread scratch block, and the products and sums are formed from it
+ *    while it is in cache.
+ * 2. TensorSketch of (scale x.y + offset)^p: p count sketches of the
+ *    augmented vector (sqrt(scale) x, sqrt(offset)), multiplied in the
+ *    Fourier domain.  Two rows share each complex FFT (one as the real part,
+ *    one as the imaginary part).
+ * 3. Indicator features of the min kernel: sqrt(T_j / D) 1{t_jk <= x_j}.
+ *
+ * The tiling never depends on the number of threads, so neither do the
+ * results.  The random draws come from R (R/polynomial.R) and are passed in. */
+#include "bochner.h"
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <R_ext/BLAS.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifndef FCONE
+#define FCONE
+#endif
+
+#define ROW_BLOCK 256
+#define VEC_BLOCK 256
+#define TILES_PER_CHECK 64     /* tiles per thread between interrupt checks */
+#define PAIRS_PER_CHECK 16     /* row pairs per thread between interrupt checks */
+#define COLS_PER_CHECK 1024    /* min-feature columns per thread between checks */
+
+static int this_thread(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+/* 1. sums of products of projections                                      */
+
+static void projection_tile(const double *x, R_xlen_t n, int d, const double *w,
+                            const R_xlen_t *fvec, const int *term_ptr,
+                            const int *term_deg, const double *term_weight,
+                            double *z, R_xlen_t r0, int nr, int f0, int f1,
+                            double *scratch, double *prod)
+{
+    R_xlen_t v0 = fvec[f0];
+    int nv = (int) (fvec[f1] - v0);
+    if (nv > 0) {
+        double one = 1.0, zero = 0.0;
+        int ldx = (int) n;
+        F77_CALL(dgemm)("N", "N", &nr, &nv, &d, &one, x + r0, &ldx,
+                        w + v0 * d, &d, &zero, scratch, &nr FCONE FCONE);
+    }
+    for (int f = f0; f < f1; f++) {
+        double *zc = z + r0 + (R_xlen_t) f * n;
+        for (int i = 0; i < nr; i++) zc[i] = 0.0;
+        R_xlen_t v = fvec[f] - v0;
+        for (int t = term_ptr[f]; t < term_ptr[f + 1]; t++) {
+            double wt = term_weight[t];
+            for (int i = 0; i < nr; i++) prod[i] = wt;
+            for (int j = 0; j < term_deg[t]; j++) {
+                const double *col = scratch + (v + j) * nr;
+                for (int i = 0; i < nr; i++) prod[i] *= col[i];
+            }
+            v += term_deg[t];
+            for (int i = 0; i < nr; i++) zc[i] += prod[i];
+        }
+    }
+}
+
+void bochner_projection_features(const double *x, R_xlen_t n, int d,
+                                 const double *w, int nfeat,
+                                 const int *term_ptr, const int *term_deg,
+                                 const double *term_weight, double *z,
+                                 int nthreads)
+{
+    if (n == 0 || nfeat == 0) return;
+    /* first vector of each feature */
+    R_xlen_t *fvec = (R_xlen_t *) R_alloc((size_t) nfeat + 1, sizeof(R_xlen_t));
+    fvec[0] = 0;
+    for (int f = 0; f < nfeat; f++) {
+        R_xlen_t nv = 0;
+        for (int t = term_ptr[f]; t < term_ptr[f + 1]; t++) nv += term_deg[t];
+        fvec[f + 1] = fvec[f] + nv;
+    }
+    /* feature blocks: as many features as fit in VEC_BLOCK vectors, at
+     * least one */
+    int *bstart = (int *) R_alloc((size_t) nfeat + 1, sizeof(int));
+    int nblocks = 0;
+    R_xlen_t maxv = 1;
+    for (int f = 0; f < nfeat;) {
+        int g = f + 1;
+        while (g < nfeat && fvec[g + 1] - fvec[f] <= VEC_BLOCK) g++;
+        bstart[nblocks++] = f;
+        if (fvec[g] - fvec[f] > maxv) maxv = fvec[g] - fvec[f];
+        f = g;
+    }
+    bstart[nblocks] = nfeat;
+
+    R_xlen_t nrb = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    R_xlen_t ntiles = nrb * nblocks;
+    R_xlen_t per_thread = ROW_BLOCK * maxv + ROW_BLOCK;
+    double *scratch = (double *) R_alloc((size_t) nthreads * (size_t) per_thread,
+                                         sizeof(double));
+    R_xlen_t group = (R_xlen_t) TILES_PER_CHECK * nthreads;
+    for (R_xlen_t g0 = 0; g0 < ntiles; g0 += group) {
+        R_xlen_t g1 = g0 + group < ntiles ? g0 + group : ntiles;
+        R_xlen_t tile;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (tile = g0; tile < g1; tile++) {
+            double *s = scratch + (R_xlen_t) this_thread() * per_thread;
+            R_xlen_t rb = tile / nblocks;
+            int b = (int) (tile % nblocks);
+            R_xlen_t r0 = rb * ROW_BLOCK;
+            int nr = (int) (n - r0 < ROW_BLOCK ? n - r0 : ROW_BLOCK);
+            projection_tile(x, n, d, w, fvec, term_ptr, term_deg, term_weight,
+                            z, r0, nr, bstart[b], bstart[b + 1], s,
+                            s + ROW_BLOCK * maxv);
+        }
+        R_CheckUserInterrupt();
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* 2. TensorSketch                                                         */
+
+/* Count sketch of the augmented rows a (real part) and b (imaginary part,
+ * when b >= 0) with hash h and signs s. */
+static void count_sketch_pair(const double *x, R_xlen_t n, int d, R_xlen_t a,
+                              R_xlen_t b, const int *h, const double *s,
+                              double sx, double s0, bcx *y, int D)
+{
+    memset(y, 0, sizeof(bcx) * (size_t) D);
+    for (int k = 0; k < d; k++) {
+        double c = s[k] * sx;
+        y[h[k]].re += c * x[a + (R_xlen_t) k * n];
+        if (b >= 0) y[h[k]].im += c * x[b + (R_xlen_t) k * n];
+    }
+    y[h[d]].re += s[d] * s0;
+    if (b >= 0) y[h[d]].im += s[d] * s0;
+}
+
+static void sketch_pair(const double *x, R_xlen_t n, int d, R_xlen_t a,
+                        R_xlen_t b, const int *hash, const double *sign, int p,
+                        int D, double sx, double s0, double *z,
+                        const bochner_fft_plan *pl, bcx *buf)
+{
+    bcx *y = buf, *f = buf + D, *pa = buf + 2 * (R_xlen_t) D,
+        *pb = buf + 3 * (R_xlen_t) D, *work = buf + 4 * (R_xlen_t) D;
+    for (int j = 0; j < p; j++) {
+        count_sketch_pair(x, n, d, a, b, hash + (R_xlen_t) j * (d + 1),
+                          sign + (R_xlen_t) j * (d + 1), sx, s0, y, D);
+        bochner_fft(pl, y, f, work, 0);
+        /* the transforms of the real and imaginary parts:
+         * A = (F[k] + conj(F[-k])) / 2, B = (F[k] - conj(F[-k])) / (2i) */
+        for (int k = 0; k < D; k++) {
+            int kk = k == 0 ? 0 : D - k;
+            bcx ya = {0.5 * (f[k].re + f[kk].re), 0.5 * (f[k].im - f[kk].im)};
+            bcx yb = {0.5 * (f[k].im + f[kk].im), -0.5 * (f[k].re - f[kk].re)};
+            if (j == 0) {
+                pa[k] = ya;
+                pb[k] = yb;
+            } else {
+                double re = pa[k].re * ya.re - pa[k].im * ya.im;
+                pa[k].im = pa[k].re * ya.im + pa[k].im * ya.re;
+                pa[k].re = re;
+                re = pb[k].re * yb.re - pb[k].im * yb.im;
+                pb[k].im = pb[k].re * yb.im + pb[k].im * yb.re;
+                pb[k].re = re;
+            }
+        }
+    }
+    /* both inverse transforms are real: invert A + iB in one go */
+    for (int k = 0; k < D; k++) {
+        y[k].re = pa[k].re - pb[k].im;
+        y[k].im = pa[k].im + pb[k].re;
+    }
+    bochner_fft(pl, y, f, work, 1);
+    double s = 1.0 / (double) D;
+    for (int k = 0; k < D; k++) z[a + (R_xlen_t) k * n] = f[k].re * s;
+    if (b >= 0)
+        for (int k = 0; k < D; k++) z[b + (R_xlen_t) k * n] = f[k].im * s;
+}
+
+void bochner_tensor_sketch(const double *x, R_xlen_t n, int d,
+                           const int *hash, const double *sign, int p, int D,
+                           double sx, double s0, double *z, int nthreads)
+{
+    if (n == 0) return;
+    memset(z, 0, sizeof(double) * (size_t) n * (size_t) D);
+    if (p == 1) {
+        /* a single count sketch: no transform needed */
+        for (int k = 0; k < d; k++) {
+            double *col = z + (R_xlen_t) hash[k] * n;
+            double c = sign[k] * sx;
+            const double *xk = x + (R_xlen_t) k * n;
+            for (R_xlen_t i = 0; i < n; i++) col[i] += c * xk[i];
+        }
+        double *col = z + (R_xlen_t) hash[d] * n;
+        for (R_xlen_t i = 0; i < n; i++) col[i] += sign[d] * s0;
+        return;
+    }
+    bochner_fft_plan *pl = bochner_fft_plan_make(D);
+    size_t per_thread = 4 * (size_t) D + bochner_fft_work_size(pl);
+    bcx *buf = (bcx *) R_alloc((size_t) nthreads * per_thread, sizeof(bcx));
+    R_xlen_t npairs = (n + 1) / 2;
+    R_xlen_t group = (R_xlen_t) PAIRS_PER_CHECK * nthreads;
+    for (R_xlen_t g0 = 0; g0 < npairs; g0 += group) {
+        R_xlen_t g1 = g0 + group < npairs ? g0 + group : npairs;
+        R_xlen_t q;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (q = g0; q < g1; q++) {
+            R_xlen_t a = 2 * q, b = 2 * q + 1 < n ? 2 * q + 1 : -1;
+            sketch_pair(x, n, d, a, b, hash, sign, p, D, sx, s0, z, pl,
+                        buf + (size_t) this_thread() * per_thread);
+        }
+        R_CheckUserInterrupt();
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* 3. min-kernel indicator features                                        */
+
+void bochner_min_features(const double *x, R_xlen_t n, int d,
+                          const double *t, int D, const double *scale,
+                          double *z, int nthreads)
+{
+    R_xlen_t ncol = (R_xlen_t) d * D;
+    R_xlen_t group = (R_xlen_t) COLS_PER_CHECK * nthreads;
+    for (R_xlen_t g0 = 0; g0 < ncol; g0 += group) {
+        R_xlen_t g1 = g0 + group < ncol ? g0 + group : ncol;
+        R_xlen_t c;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (c = g0; c < g1; c++) {
+            R_xlen_t j = c / D;
+            double thr = t[c], s = scale[j];   /* t is D x d: t[k + j D] = t[c] */
+            const double *xj = x + j * n;
+            double *zc = z + c * n;
+            for (R_xlen_t i = 0; i < n; i++) zc[i] = xj[i] >= thr ? s : 0.0;
+        }
+        R_CheckUserInterrupt();
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* .Call wrappers                                                          */
+
+static void check_data_matrix(SEXP x)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    if (ncols(x) < 1) error("'x' must have at least one column");
+}
+
+/* An n x (ncol + has_constant) matrix, the last column filled with the
+ * constant. */
+static SEXP alloc_features(R_xlen_t n, R_xlen_t ncol, SEXP constant)
+{
+    int has_const = !isNull(constant);
+    if (has_const && (TYPEOF(constant) != REALSXP || XLENGTH(constant) != 1))
+        error("'constant' must be NULL or one number");
+    if (ncol + has_const > INT_MAX) error("too many features");
+    SEXP z = PROTECT(allocMatrix(REALSXP, (int) n, (int) (ncol + has_const)));
+    if (has_const) {
+        double c = REAL(constant)[0], *zc = REAL(z) + ncol * n;
+        for (R_xlen_t i = 0; i < n; i++) zc[i] = c;
+    }
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
+                                       SEXP term_deg, SEXP term_weight,
+                                       SEXP constant, SEXP nthreads)
+{
+    check_data_matrix(x);
+    if (TYPEOF(w) != REALSXP || !isMatrix(w)) error("'w' must be a double matrix");
+    if (TYPEOF(term_ptr) != INTSXP || XLENGTH(term_ptr) < 1)
+        error("'term_ptr' must be an integer vector");
+    if (TYPEOF(term_deg) != INTSXP) error("'term_deg' must be an integer vector");
+    if (TYPEOF(term_weight) != REALSXP || XLENGTH(term_weight) != XLENGTH(term_deg))
+        error("'term_weight' must be a double vector as long as 'term_deg'");
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (nrows(w) != d) error("'w' must have one row per column of 'x'");
+    R_xlen_t nfeat = XLENGTH(term_ptr) - 1, nterm = XLENGTH(term_deg);
+    const int *tp = INTEGER(term_ptr), *td = INTEGER(term_deg);
+    if (tp[0] != 0 || tp[nfeat] != nterm) error("'term_ptr' does not match 'term_deg'");
+    for (R_xlen_t f = 0; f < nfeat; f++)
+        if (tp[f + 1] < tp[f]) error("'term_ptr' must be non-decreasing");
+    double nvec = 0;
+    for (R_xlen_t t = 0; t < nterm; t++) {
+        if (td[t] == NA_INTEGER || td[t] < 0) error("'term_deg' must be non-negative");
+        nvec += td[t];
+    }
+    if (nvec != (double) ncols(w)) error("'w' must have one column per projection");
+    SEXP z = PROTECT(alloc_features(n, nfeat, constant));
+    bochner_projection_features(REAL(x), n, d, REAL(w), (int) nfeat, tp, td,
+                                REAL(term_weight), REAL(z),
+                                bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
+                                         SEXP D, SEXP scale, SEXP offset,
+                                         SEXP nthreads)
+{
+    check_data_matrix(x);
+    R_xlen_t n = nrows(x);
+    int d = ncols(x), DD = asInteger(D);
+    if (DD == NA_INTEGER || DD < 1 || DD > INT_MAX / 4)
+        error("'D' must be a count between 1 and INT_MAX / 4");
+    if (TYPEOF(hash) != INTSXP || !isMatrix(hash) || nrows(hash) != d + 1 || ncols(hash) < 1)
+        error("'hash' must be an integer matrix with one row per column of 'x', plus one");
+    if (TYPEOF(sign) != REALSXP || !isMatrix(sign) || nrows(sign) != d + 1 ||
+        ncols(sign) != ncols(hash))
+        error("'sign' must be a double matrix shaped like 'hash'");
+    double sc = asReal(scale), off = asReal(offset);
+    if (!(sc >= 0) || !(off >= 0)) error("'scale' and 'offset' must be non-negative");
+    int p = ncols(hash);
+    R_xlen_t len = XLENGTH(hash);
+    int *h = (int *) R_alloc((size_t) len, sizeof(int));
+    for (R_xlen_t i = 0; i < len; i++) {
+        int v = INTEGER(hash)[i];
+        if (v == NA_INTEGER || v < 1 || v > DD) error("'hash' values must lie in 1..D");
+        h[i] = v - 1;
+    }
+    SEXP z = PROTECT(allocMatrix(REALSXP, (int) n, DD));
+    bochner_tensor_sketch(REAL(x), n, d, h, REAL(sign), p, DD, sqrt(sc), sqrt(off),
+                          REAL(z), bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
+                                SEXP nthreads)
+{
+    check_data_matrix(x);
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (TYPEOF(t) != REALSXP || !isMatrix(t) || ncols(t) != d || nrows(t) < 1)
+        error("'t' must be a double matrix with one column per column of 'x'");
+    if (TYPEOF(tmax) != REALSXP || XLENGTH(tmax) != d)
+        error("'tmax' must be a double vector with one value per column of 'x'");
+    int D = nrows(t);
+    double *scale = (double *) R_alloc((size_t) d, sizeof(double));
+    for (int j = 0; j < d; j++) {
+        double v = REAL(tmax)[j];
+        if (!(v >= 0) || !R_FINITE(v)) error("'tmax' must be finite and non-negative");
+        scale[j] = sqrt(v / (double) D);
+    }
+    SEXP z = PROTECT(alloc_features(n, (R_xlen_t) d * D, constant));
+    bochner_min_features(REAL(x), n, d, REAL(t), D, scale, REAL(z),
+                         bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
