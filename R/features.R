@@ -93,7 +93,7 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   } else {
     build_feature_map(resolved, x, D, type, method = method, ...)
   })
-  map$input <- list(d = ncol(x), names = colnames(x), terms = NULL, xlevels = NULL)
+  map$input <- input_description(x)
   map
 }
 
@@ -172,25 +172,7 @@ transform_features.fourier_features <- function(map, x, nthreads) {
 
 # newdata as the numeric matrix the map was fitted on, or a clear error.
 map_input_matrix <- function(map, newdata, arg = "newdata") {
-  input <- map$input
-  if (!is.null(input$terms)) {
-    x <- design_for_newdata(input$terms, input$xlevels, newdata, arg)
-    return(as_data_matrix(x, arg))
-  }
-  x <- as_data_matrix(newdata, arg)
-  if (ncol(x) != input$d) {
-    stop_arg(arg, "has ", ncol(x), " column(s) but the map was fitted on ", input$d)
-  }
-  fitted_names <- input$names
-  if (!is.null(fitted_names) && !is.null(colnames(x)) && !identical(colnames(x), fitted_names)) {
-    missing_names <- setdiff(fitted_names, colnames(x))
-    if (length(missing_names) > 0L) {
-      stop_arg(arg, "lacks column(s) the map was fitted on: ",
-               paste(missing_names, collapse = ", "))
-    }
-    x <- x[, fitted_names, drop = FALSE]
-  }
-  x
+  newdata_matrix(map$input, newdata, arg, fitted = "the map")
 }
 
 #' @export

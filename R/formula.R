@@ -38,3 +38,34 @@ one_hot_matrix <- function(terms, mf, xlevels) {
   attr(x, "contrasts") <- NULL
   x
 }
+
+# What a fitted object remembers of its input columns, to check new data;
+# the formula methods add the terms and factor levels.
+input_description <- function(x) {
+  list(d = ncol(x), names = colnames(x), terms = NULL, xlevels = NULL)
+}
+
+# newdata as the numeric matrix an object was fitted on (described by
+# input_description()), or an error naming the argument: through the
+# formula's terms for formula fits, else by column count and, where both
+# sides have names, by name (reordering columns that are only permuted).
+newdata_matrix <- function(input, newdata, arg = "newdata", fitted = "the model") {
+  if (!is.null(input$terms)) {
+    x <- design_for_newdata(input$terms, input$xlevels, newdata, arg)
+    return(as_data_matrix(x, arg))
+  }
+  x <- as_data_matrix(newdata, arg)
+  if (ncol(x) != input$d) {
+    stop_arg(arg, "has ", ncol(x), " column(s) but ", fitted, " was fitted on ", input$d)
+  }
+  fitted_names <- input$names
+  if (!is.null(fitted_names) && !is.null(colnames(x)) && !identical(colnames(x), fitted_names)) {
+    missing_names <- setdiff(fitted_names, colnames(x))
+    if (length(missing_names) > 0L) {
+      stop_arg(arg, "lacks column(s) ", fitted, " was fitted on: ",
+               paste(missing_names, collapse = ", "))
+    }
+    x <- x[, fitted_names, drop = FALSE]
+  }
+  x
+}

@@ -152,7 +152,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
     warning("'nstart' is ignored when 'centers' is an initial assignment", call. = FALSE)
     nstart <- 1L
   }
-  input <- list(d = ncol(x), names = colnames(x), terms = NULL, xlevels = NULL)
+  input <- input_description(x)
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads)
   } else {
@@ -402,25 +402,7 @@ kkm_rff_distances <- function(object, x, nthreads) {
 
 # newdata as the numeric matrix the model was fitted on, or a clear error.
 kkm_input_matrix <- function(object, newdata, arg = "newdata") {
-  input <- object$input
-  if (!is.null(input$terms)) {
-    x <- design_for_newdata(input$terms, input$xlevels, newdata, arg)
-    return(as_data_matrix(x, arg))
-  }
-  x <- as_data_matrix(newdata, arg)
-  if (ncol(x) != input$d) {
-    stop_arg(arg, "has ", ncol(x), " column(s) but the model was fitted on ", input$d)
-  }
-  fitted_names <- input$names
-  if (!is.null(fitted_names) && !is.null(colnames(x)) && !identical(colnames(x), fitted_names)) {
-    missing_names <- setdiff(fitted_names, colnames(x))
-    if (length(missing_names) > 0L) {
-      stop_arg(arg, "lacks column(s) the model was fitted on: ",
-               paste(missing_names, collapse = ", "))
-    }
-    x <- x[, fitted_names, drop = FALSE]
-  }
-  x
+  newdata_matrix(object$input, newdata, arg, fitted = "the model")
 }
 
 #' Fitted clusters of a kernel k-means fit
