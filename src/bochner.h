@@ -25,6 +25,9 @@ enum bochner_status {
     BOCHNER_BAD_ARGUMENT = 2
 };
 
+/* memory.c */
+SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol);
+
 /* threads.c */
 int bochner_nthreads(int requested);
 

@@ -85,7 +85,7 @@ SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale,
     double s = asReal(scale);
     R_xlen_t ncol = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
     if (ncol > INT_MAX) error("too many features");
-    SEXP z = PROTECT(allocMatrix(REALSXP, (int) n, (int) ncol));
+    SEXP z = PROTECT(bochner_alloc_output(n, ncol));
     if (n > 0)
         bochner_fourier_transform(REAL(x), n, d, REAL(w), nfreq,
                                   isNull(b) ? NULL : REAL(b), s, REAL(z),

@@ -290,7 +290,7 @@ SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
     R_xlen_t nx = nrows(x), ny = isNull(y) ? nx : nrows(y);
     int d = ncols(x);
     if (!isNull(y) && ncols(y) != d) error("'x' and 'y' must have the same number of columns");
-    SEXP out = PROTECT(allocMatrix(REALSXP, (int) nx, (int) ny));
+    SEXP out = PROTECT(bochner_alloc_output(nx, ny));
     int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par),
                                        REAL(x), nx, isNull(y) ? NULL : REAL(y),
                                        ny, d, REAL(out),

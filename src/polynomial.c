@@ -275,7 +275,7 @@ static SEXP alloc_features(R_xlen_t n, R_xlen_t ncol, SEXP constant)
     if (has_const && (TYPEOF(constant) != REALSXP || XLENGTH(constant) != 1))
         error("'constant' must be NULL or one number");
     if (ncol + has_const > INT_MAX) error("too many features");
-    SEXP z = PROTECT(allocMatrix(REALSXP, (int) n, (int) (ncol + has_const)));
+    SEXP z = PROTECT(bochner_alloc_output(n, ncol + has_const));
     if (has_const) {
         double c = REAL(constant)[0], *zc = REAL(z) + ncol * n;
         for (R_xlen_t i = 0; i < n; i++) zc[i] = c;
@@ -341,7 +341,7 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
         if (v == NA_INTEGER || v < 1 || v > DD) error("'hash' values must lie in 1..D");
         h[i] = v - 1;
     }
-    SEXP z = PROTECT(allocMatrix(REALSXP, (int) n, DD));
+    SEXP z = PROTECT(bochner_alloc_output(n, DD));
     bochner_tensor_sketch(REAL(x), n, d, h, REAL(sign), p, DD, sqrt(sc), sqrt(off),
                           REAL(z), bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);

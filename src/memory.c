@@ -1,0 +1,41 @@
+/* Large outputs: allocMatrix, then ask Linux to back the matrix with
+ * transparent huge pages.
+ *
+ * A fresh n x D feature matrix is new memory: every 4 KiB page costs a page
+ * fault on first write, and for the transform that is as much time as the
+ * product and the cosines together (about 3 ns per entry here).  Where the
+ * kernel's THP mode is "madvise" (Debian's default), MADV_HUGEPAGE lets one
+ * fault map 2 MiB.  numpy does the same for arrays of 4 MiB or more.  The
+ * advice only changes how the pages are backed, never their contents, and a
+ * failing madvise is harmless, so its result is ignored. */
+#include "bochner.h"
+#include <limits.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define HUGE_PAGE ((uintptr_t) 2 << 20)
+#define ADVISE_MIN_BYTES ((size_t) 4 << 20)
+
+static void advise_huge_pages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes < ADVISE_MIN_BYTES) return;
+    uintptr_t start = ((uintptr_t) p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uintptr_t end = ((uintptr_t) p + bytes) & ~(HUGE_PAGE - 1);
+    if (end > start) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#else
+    (void) p; (void) bytes;
+#endif
+}
+
+/* A double matrix for an output about to be written in full. */
+SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol)
+{
+    if (nrow > INT_MAX || ncol > INT_MAX) error("too many rows or columns for a matrix");
+    SEXP z = PROTECT(allocMatrix(REALSXP, (int) nrow, (int) ncol));
+    advise_huge_pages(REAL(z), (size_t) XLENGTH(z) * sizeof(double));
+    UNPROTECT(1);
+    return z;
+}
