@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install document check bench clean
+.PHONY: demo test install document check bench bench-transform clean
 
 demo: install
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
@@ -20,7 +20,13 @@ document:
 
 check: test
 
+# Every benchmark; each records its figures under bench/ (see bench/README.md).
 bench: install
+	$(RSCRIPT) bench/transform.R
+	$(RSCRIPT) bench/kmeans.R
+	$(RSCRIPT) bench/polynomial.R
+
+bench-transform: install
 	$(RSCRIPT) bench/transform.R
 
 clean:
