@@ -15,10 +15,13 @@
 #' * `type = "pair"`: \eqn{z(x) = \sqrt{1/D}\,(\cos(w_j \cdot x), \sin(w_j \cdot x))_{j=1}^D},
 #'   the cosine and sine of each frequency side by side: `2 * D` columns.
 #'
-#' Both are unbiased, \eqn{E[z(x) \cdot z(y)] = k(x, y)}.  Per frequency the
-#' pair map has the lower variance (each term of its inner product is
-#' \eqn{\cos(w \cdot (x - y))} exactly, with no random phase), at twice the
-#' columns; for the same number of columns the two are close.
+#' Both are unbiased, \eqn{E[z(x) \cdot z(y)] = k(x, y)}.  Each term of the
+#' pair map's inner product is \eqn{\cos(w \cdot (x - y))}, of variance
+#' \eqn{v}; the phase map's adds \eqn{\cos(w \cdot (x + y) + 2b)}, so its
+#' variance is \eqn{v + 1/2}.  With \eqn{m} columns the estimate's variance
+#' is \eqn{2v/m} for the pair map against \eqn{(v + 1/2)/m}: much lower for
+#' nearby points (\eqn{v \to 0}), equal only where the kernel has
+#' decayed to zero (\eqn{v \to 1/2} for the Gaussian kernel).
 #' See [rff_dimension()] for how many features a given accuracy needs.
 #'
 #' The map stores the frequencies, the phases and a resolved `sigma`
