@@ -22,6 +22,7 @@ check: test
 
 bench: install
 	$(RSCRIPT) bench/transform.R
+	$(RSCRIPT) bench/svm.R
 
 clean:
 	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png
