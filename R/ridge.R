@@ -76,7 +76,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   check_kernel(kernel)
   D <- check_count(D, "D")
   lambda <- check_positive(lambda, "lambda")
-  scale <- check_flag(scale, "scale")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   nthreads <- check_threads(nthreads)
 
   input <- input_description(x)

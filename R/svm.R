@@ -52,7 +52,8 @@
 #' @param cost The cost \eqn{C} of a unit of loss, a positive number; larger
 #'   values fit the training data more closely.
 #' @param loss `"hinge"` (the classic SVM) or `"squared_hinge"`.
-#' @param scale Standardise the columns of `x` first, see Details.
+#' @param scale Standardise the columns of `x` first, see Details.  Must be
+#'   `FALSE` for [min_kernel()], which needs non-negative inputs.
 #' @param class.weights `NULL`, or positive weights named by class that
 #'   multiply `cost` for the samples of that class (classes not named get 1).
 #' @param epsilon Stopping tolerance on the projected gradient, see Details.
@@ -117,7 +118,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   D <- check_count(D, "D")
   cost <- check_positive(cost, "cost")
   loss <- match_choice(loss, c("hinge", "squared_hinge"), "loss")
-  scale <- check_flag(scale, "scale")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   epsilon <- check_positive(epsilon, "epsilon")
   max_iter <- check_count(max_iter, "max_iter")
   shrinking <- check_flag(shrinking, "shrinking")
@@ -136,7 +137,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
     zt <- rff_features_t(map, xs, nthreads)
     res <- .Call(C_svm_dcd, zt, as.integer(y), k, as.double(costs$cp), as.double(costs$cn),
                  if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking)
-    list(map = map, res = res)
+    list(map = map, res = res, zt = zt)
   })
   res <- out$res
   nf <- out$map$n_features
@@ -152,7 +153,9 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                         map = out$map, scaling = scaling, input = input),
                    class = "rff_svm")
   colnames(fit$weights) <- lev
-  dec <- rff_decision(fit, xs, nthreads)
+  # training decision values from the features already computed
+  dec <- crossprod(out$zt, fit$weights) + rep(fit$intercept, each = nrow(x))
+  out$zt <- NULL
   fit$fitted <- factor(lev[max.col(dec, ties.method = "first")], levels = lev)
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
@@ -339,6 +342,15 @@ rff_apply_scaling <- function(x, scaling) {
   if (is.null(scaling)) return(x)
   x <- sweep(x, 2L, scaling$center, check.margin = FALSE)
   sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
+}
+
+# The min kernel needs non-negative inputs, which standardising destroys.
+rff_check_scale <- function(kernel, scale) {
+  if (scale && identical(kernel$name, "min")) {
+    stop_arg("scale", "must be FALSE for the min kernel: standardising centres the ",
+             "inputs, and the min kernel needs them non-negative")
+  }
+  invisible(scale)
 }
 
 # The feature map of the (scaled) training data, sigma resolved on it.

@@ -180,6 +180,15 @@ test_that("iris through the formula interface: three classes, one-vs-rest", {
   expect_error(predict(fit2, df[1:3, "a", drop = FALSE]), "newdata")
 })
 
+test_that("any kernel with a feature map works: polynomial and min kernels", {
+  poly <- rff_svm(Species ~ ., data = iris, kernel = polynomial_kernel(2), D = 64, seed = 1)
+  expect_gt(poly$accuracy, 0.9)
+  mn <- rff_svm(Species ~ ., data = iris, kernel = min_kernel(), D = 64, seed = 1,
+                scale = FALSE)
+  expect_gt(mn$accuracy, 0.9)
+  expect_identical(predict(mn, iris), mn$fitted)
+})
+
 test_that("each one-vs-rest column is the binary problem of its class", {
   x <- as.matrix(iris[, 1:4])
   multi <- rff_svm(x, iris$Species, D = 64, seed = 3, epsilon = 1e-3)
@@ -277,6 +286,7 @@ test_that("bad input gets an error naming the argument", {
   expect_error(rff_svm(x, y, class.weights = c(a = -2)), "'class.weights'")
   expect_error(rff_svm(x, y, class.weights = 2), "'class.weights'")
   expect_error(rff_svm(x, y, kernel = "gaussian"), "'kernel'")
+  expect_error(rff_svm(abs(x), y, kernel = min_kernel()), "'scale' must be FALSE")
   expect_error(rff_svm(replace(x, 5, NA), y), "'x'")
   expect_error(rff_svm(x, y, bogus = 1), "bogus")
   expect_error(rff_svm(~ a, data = data.frame(a = 1:4)), "two-sided")
