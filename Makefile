@@ -25,6 +25,7 @@ bench: install
 	$(RSCRIPT) bench/transform.R
 	$(RSCRIPT) bench/kmeans.R
 	$(RSCRIPT) bench/polynomial.R
+	$(RSCRIPT) bench/svm.R
 
 bench-transform: install
 	$(RSCRIPT) bench/transform.R

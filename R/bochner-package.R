@@ -12,6 +12,9 @@
 #'   their accuracy with [kernel_approx_error()] and [rff_dimension()].
 #' * Clustering: [kernel_kmeans()], exact on the Gram matrix or on random
 #'   features.
+#' * Kernel machines on random features: [rff_svm()] (support vector
+#'   machines, by dual coordinate descent) and [rff_ridge()] (ridge
+#'   regression and classification).
 #'
 #' The C routines use OpenMP threads, see [bochner_threads()].
 #'

@@ -19,6 +19,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("projection_transform", bochner_projection_transform_call, 7),
     CALLDEF("tensorsketch_transform", bochner_tensorsketch_transform_call, 7),
     CALLDEF("min_transform", bochner_min_transform_call, 5),
+    CALLDEF("svm_dcd", bochner_svm_dcd_call, 10),
     {NULL, NULL, 0}
 };
 

@@ -1,0 +1,271 @@
+#' Ridge regression on random features
+#'
+#' Fits ridge regression on random features of the data, which approximates
+#' kernel ridge regression at \eqn{O(n D^2)} cost instead of the
+#' \eqn{O(n^3)} of the \eqn{n \times n} Gram matrix.  A numeric `y` gives
+#' regression; a factor (or character or logical) `y` gives classification
+#' by regression on one-hot targets (one 0/1 column per class), each point
+#' going to the class with the largest fitted value.
+#'
+#' **The problem.**  With the \eqn{n \times D} feature matrix \eqn{Z} (rows
+#' \eqn{z(x_i)}) and targets \eqn{y} (a vector, or the one-hot matrix), the
+#' fit minimises the penalised sum of squares
+#' \deqn{\|y - Z\beta - b\|^2 + \lambda \|\beta\|^2}{||y - Z beta - b||^2 + lambda ||beta||^2}
+#' over the weights \eqn{\beta} and an unpenalised intercept \eqn{b}.  So
+#' `lambda` is on the scale of a sum over the \eqn{n} training rows, not of a
+#' mean: the same `lambda` regularises less as \eqn{n} grows, and
+#' `lambda / n` is the penalty of the mean-squared-error form.  With
+#' \eqn{z(x) \cdot z(y) \approx k(x, y)}, it is the \eqn{\lambda} of kernel
+#' ridge regression, \eqn{\hat f(x) = k(x, X)(K + \lambda I)^{-1} y} (with
+#' centred \eqn{y}).
+#'
+#' **The solution.**  Centring the columns of \eqn{Z} and \eqn{y} removes the
+#' intercept, \eqn{b = \bar y - \bar z \cdot \beta}; then
+#' \eqn{\beta = (Z_c^T Z_c + \lambda I)^{-1} Z_c^T y_c} by a Cholesky
+#' factorisation of the \eqn{D \times D} matrix (LAPACK through [chol()]),
+#' or, when \eqn{n < D}, the same \eqn{\beta = Z_c^T (Z_c Z_c^T +
+#' \lambda I)^{-1} y_c} from the \eqn{n \times n} side.
+#'
+#' Inputs are standardised with `scale = TRUE` and `sigma = "median"` is
+#' resolved on the scaled data, as in [rff_svm()].
+#'
+#' @inheritParams rff_svm
+#' @param y The response, one per row of `x`: a numeric vector for
+#'   regression; a factor, or a character or logical vector, for
+#'   classification (at least two classes).  No missing values.
+#' @param lambda The penalty \eqn{\lambda}, a positive number, on the scale
+#'   of the sum of squares (see Details).  The default, 0.01, suits
+#'   standardised inputs with the median bandwidth and a few hundred to a
+#'   few thousand rows with little noise; noisier data want more.  As in any
+#'   ridge regression, choose it by cross-validation when it matters.
+#' @param D Number of random features.
+#' @return An object of class `"rff_ridge"`: a list with `weights` (a
+#'   `n_features` \eqn{\times m} matrix, \eqn{m = 1} for regression and the
+#'   number of classes for classification), `intercept` (\eqn{m} values),
+#'   `type` (`"regression"` or `"classification"`), `levels` (the classes,
+#'   or `NULL`), `fitted` (fitted values, or fitted classes), `residuals`
+#'   (regression), the training
+#'   `rmse` and `r.squared` (regression) or `accuracy` (classification),
+#'   `lambda`, the feature `map`, `scaling`, the settings and `input`.
+#' @seealso [predict.rff_ridge()], [rff_svm()], [random_features()].
+#' @examples
+#' # a smooth function from noisy samples
+#' set.seed(1)
+#' x <- runif(300, -3, 3)
+#' y <- sin(2 * x) + rnorm(300, sd = 0.1)
+#' fit <- rff_ridge(x, y, D = 200)
+#' fit
+#' grid <- seq(-3, 3, length.out = 7)
+#' cbind(predicted = predict(fit, grid), truth = sin(2 * grid))
+#'
+#' # classification through one-hot targets
+#' fit2 <- rff_ridge(Species ~ ., data = iris, D = 200, seed = 1)
+#' table(iris$Species, fitted(fit2))
+#' @md
+#' @export
+rff_ridge <- function(x, ...) UseMethod("rff_ridge")
+
+#' @rdname rff_ridge
+#' @export
+rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
+                              lambda = 0.01, scale = TRUE, seed = NULL,
+                              nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  x <- as_data_matrix(x, "x")
+  resp <- ridge_response(y, nrow(x))
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  lambda <- check_positive(lambda, "lambda")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  nthreads <- check_threads(nthreads)
+
+  input <- input_description(x)
+  scaling <- if (scale) rff_scaling(x) else NULL
+  xs <- rff_apply_scaling(x, scaling)
+  map <- with_seed(seed, rff_build_map(xs, kernel, D))
+  n <- nrow(xs)
+  nf <- map$n_features
+  check_allocation(n, nf, "the feature matrix")
+  Z <- transform_features(map, xs, nthreads)
+  zbar <- colMeans(Z)
+  Z <- sweep(Z, 2L, zbar, check.margin = FALSE)
+  Y <- resp$Y
+  ybar <- colMeans(Y)
+  Yc <- sweep(Y, 2L, ybar, check.margin = FALSE)
+  beta <- ridge_solve(Z, Yc, lambda)
+  fitted <- Z %*% beta + rep(ybar, each = n)
+  rm(Z)
+  intercept <- ybar - drop(zbar %*% beta)
+  fit <- structure(list(weights = beta, intercept = intercept, type = resp$type,
+                        levels = resp$levels, kernel = map$kernel, D = D,
+                        n_features = nf, lambda = lambda, n = n, map = map,
+                        scaling = scaling, input = input),
+                   class = "rff_ridge")
+  if (resp$type == "regression") {
+    fit$fitted <- stats::setNames(drop(fitted), rownames(x))
+    res <- resp$y - fit$fitted
+    fit$residuals <- res
+    fit$rmse <- sqrt(mean(res^2))
+    tss <- sum((resp$y - mean(resp$y))^2)
+    fit$r.squared <- if (tss > 0) 1 - sum(res^2) / tss else NA_real_
+  } else {
+    colnames(fit$weights) <- resp$levels
+    names(fit$intercept) <- resp$levels
+    fit$fitted <- factor(resp$levels[max.col(fitted, ties.method = "first")],
+                         levels = resp$levels)
+    names(fit$fitted) <- rownames(x)
+    fit$accuracy <- mean(fit$fitted == resp$y)
+  }
+  fit
+}
+
+#' @rdname rff_ridge
+#' @export
+rff_ridge.formula <- function(x, data = NULL, ...) {
+  design <- design_from_formula(x, data, arg = "x")
+  if (is.null(design$y)) stop_arg("x", "must be a two-sided formula such as y ~ a + b")
+  fit <- rff_ridge.default(design$x, design$y, ...)
+  fit$input$terms <- design$terms
+  fit$input$xlevels <- design$xlevels
+  fit
+}
+
+# The response as a target matrix: the values for regression, one-hot
+# columns for classification.
+ridge_response <- function(y, n) {
+  if (missing(y) || is.null(y)) stop_arg("y", "is required: the response for each row of 'x'")
+  if (is.factor(y) || is.character(y) || is.logical(y)) {
+    y <- rff_class_response(y, n)
+    Y <- matrix(0, n, nlevels(y))
+    Y[cbind(seq_len(n), as.integer(y))] <- 1
+    return(list(type = "classification", y = y, levels = levels(y), Y = Y))
+  }
+  if (!is.numeric(y) || !is.null(dim(y)) && !(is.matrix(y) && ncol(y) == 1L)) {
+    stop_arg("y", "must be a numeric vector (regression) or a factor (classification)")
+  }
+  y <- as.double(y)
+  if (length(y) != n) stop_arg("y", "has length ", length(y), " but 'x' has ", n, " row(s)")
+  if (anyNA(y)) stop_arg("y", "contains NA (at position ", which(is.na(y))[1L], ")")
+  if (any(!is.finite(y))) stop_arg("y", "contains infinite values")
+  list(type = "regression", y = y, levels = NULL, Y = matrix(y, ncol = 1L))
+}
+
+# beta = (Zc' Zc + lambda I)^{-1} Zc' Yc, from the smaller side.
+ridge_solve <- function(Zc, Yc, lambda) {
+  n <- nrow(Zc)
+  D <- ncol(Zc)
+  singular <- function(e) {
+    stop("rff_ridge: the regularised normal equations are numerically singular (",
+         conditionMessage(e), "); increase 'lambda'", call. = FALSE)
+  }
+  if (n >= D) {
+    A <- crossprod(Zc)
+    diag(A) <- diag(A) + lambda
+    R <- tryCatch(chol(A), error = singular)
+    backsolve(R, backsolve(R, crossprod(Zc, Yc), transpose = TRUE))
+  } else {
+    G <- tcrossprod(Zc)
+    diag(G) <- diag(G) + lambda
+    R <- tryCatch(chol(G), error = singular)
+    crossprod(Zc, backsolve(R, backsolve(R, Yc, transpose = TRUE)))
+  }
+}
+
+#' Predict with random-feature ridge regression
+#'
+#' @param object A fit from [rff_ridge()].
+#' @param newdata Data with the columns the model was fitted on (matched by
+#'   name where both have names), or a data frame with the formula's
+#'   variables for a fit with a formula.  Without `newdata`, the fitted
+#'   values (or classes) of the training data.
+#' @param type For regression, `"response"` (or `"decision"`, the same) for
+#'   the predicted values.  For classification, `"class"` (or `"response"`,
+#'   the same) for the predicted classes, or `"decision"` for the fitted
+#'   one-hot scores, one column per class.  The default is `"response"`.
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @param ... Unused.
+#' @return A numeric vector (regression), a factor with the training levels,
+#'   or a numeric matrix of scores.
+#' @examples
+#' fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 100, seed = 1)
+#' predict(fit, mtcars[1:3, ])
+#' @md
+#' @export
+predict.rff_ridge <- function(object, newdata, type = c("response", "class", "decision"),
+                              nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  type <- match_choice(type, c("response", "class", "decision"), "type")
+  regression <- object$type == "regression"
+  if (regression && type == "class") {
+    stop_arg("type", "= \"class\" needs a classification fit; this one is a regression")
+  }
+  if (missing(newdata)) {
+    if (regression || type != "decision") return(object$fitted)
+    stop_arg("newdata", "is required for type = \"decision\"")
+  }
+  nthreads <- check_threads(nthreads)
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
+  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
+  if (regression) return(stats::setNames(drop(dec), rownames(x)))
+  dimnames(dec) <- list(rownames(x), object$levels)
+  if (type == "decision") return(dec)
+  cls <- factor(object$levels[max.col(dec, ties.method = "first")], levels = object$levels)
+  names(cls) <- rownames(x)
+  cls
+}
+
+#' @rdname predict.rff_ridge
+#' @export
+fitted.rff_ridge <- function(object, ...) object$fitted
+
+rff_ridge_description <- function(x) {
+  kern <- paste0(kernel_label(x$kernel), " kernel")
+  params <- kernel_parameter_text(x$kernel)
+  if (nzchar(params)) kern <- paste0(kern, ", ", params)
+  what <- if (x$type == "regression") "regression"
+          else sprintf("classification, %d classes by one-hot targets", length(x$levels))
+  c(sprintf("Ridge %s on %d random features, lambda = %s", what, x$n_features,
+            format(x$lambda)),
+    paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
+    if (x$type == "regression") {
+      sprintf("  training RMSE %.4g, R-squared %.4f on %d rows", x$rmse, x$r.squared, x$n)
+    } else {
+      c(sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
+        sprintf("  training accuracy %.4f on %d rows", x$accuracy, x$n))
+    })
+}
+
+#' @export
+print.rff_ridge <- function(x, ...) {
+  cat(rff_ridge_description(x), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.rff_ridge <- function(object, ...) {
+  out <- list(description = rff_ridge_description(object),
+              weight_norm = sqrt(colSums(object$weights^2)),
+              intercept = object$intercept)
+  if (object$type == "regression") {
+    out$residuals <- stats::quantile(object$residuals)
+  } else {
+    out$fitted_counts <- table(fitted = object$fitted)
+  }
+  structure(out, class = "summary.rff_ridge")
+}
+
+#' @export
+print.summary.rff_ridge <- function(x, ...) {
+  cat(x$description, sep = "\n")
+  cat("\nNorm of the feature weights:", paste(signif(x$weight_norm, 4), collapse = ", "), "\n")
+  cat("Intercept:", paste(signif(x$intercept, 4), collapse = ", "), "\n")
+  if (!is.null(x$residuals)) {
+    cat("\nResiduals of the training data:\n")
+    print(signif(x$residuals, 4))
+  }
+  if (!is.null(x$fitted_counts)) {
+    cat("\nPredicted classes of the training data:\n")
+    print(x$fitted_counts)
+  }
+  invisible(x)
+}

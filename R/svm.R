@@ -1,0 +1,396 @@
+#' Support vector machines on random features
+#'
+#' Trains a linear support vector machine in the primal on random features
+#' of the data: with \eqn{D} features, \eqn{z(x) \cdot z(y) \approx k(x, y)},
+#' so a linear SVM on \eqn{z(x)} approximates the kernel SVM, at
+#' \eqn{O(n D)} cost per pass instead of the \eqn{n \times n} Gram matrix.
+#'
+#' **The problem.**  For two classes with labels \eqn{y_i = \pm 1} (the first
+#' level of `y` is \eqn{+1}), features \eqn{z_i = z(x_i)} augmented with a
+#' constant 1 for the intercept, and weights \eqn{w} (whose last entry is the
+#' intercept \eqn{b}), the solver minimises
+#' \deqn{\frac12 \|w\|^2 + \sum_i C_i \, \ell(1 - y_i\, w \cdot (z_i, 1))}{1/2 ||w||^2 + sum_i C_i l(1 - y_i w.(z_i, 1))}
+#' with \eqn{\ell(t) = \max(0, t)} (`loss = "hinge"`) or
+#' \eqn{\max(0, t)^2} (`loss = "squared_hinge"`).  As in LIBLINEAR (with its
+#' bias option `-B 1`) the intercept is regularised with the weights.
+#' \eqn{C_i} is `cost`, times the weight of the sample's class from
+#' `class.weights`.  With more than two classes, one binary problem per class
+#' separates it from the rest (one-vs-rest); as in LIBLINEAR, the class's own
+#' samples then cost `cost` times its weight and all others `cost`.  A point
+#' goes to the class with the largest decision value.
+#'
+#' **The solver** is dual coordinate descent (Hsieh et al. 2008, the method
+#' of LIBLINEAR), in C: each step updates one dual variable in closed form
+#' from one sample's features, in a random order per pass drawn from R's
+#' generator (so `set.seed()` reproduces the fit), with shrinking of
+#' variables stuck at a bound.  It stops when the projected gradients over
+#' all samples spread by at most `epsilon` (LIBLINEAR's criterion; its
+#' default is 0.1), or after `max_iter` passes with a warning.
+#'
+#' **Scaling and bandwidth.**  With `scale = TRUE` each column is centred
+#' and divided by its standard deviation (constant columns are only centred)
+#' before the features are computed, and new data gets the same
+#' transformation at prediction.  `sigma = "median"` is then resolved on the
+#' scaled data.
+#'
+#' **Memory.**  The features are held once, transposed (one sample's `D`
+#' features contiguous): \eqn{8 n D} bytes, 400 MB for \eqn{n = 50\,000}
+#' and \eqn{D = 1024}.
+#'
+#' @param x Training data: a numeric matrix, a data frame of numeric
+#'   columns, a numeric vector (one column), or, for the formula method, a
+#'   formula such as `Species ~ .` with `data` (factors among the predictors
+#'   are one-hot coded).  No missing or infinite values.
+#' @param y The classes, one per row of `x`: a factor, or a character,
+#'   logical or whole-number vector (turned into a factor); at least two
+#'   classes, no missing values.  Unused factor levels are dropped.
+#' @param kernel A kernel object with a random feature map (see
+#'   [random_features()]); the default is [gaussian_kernel()] with the median
+#'   heuristic.
+#' @param D Number of random features.  The default, 1024, gets within a
+#'   point of the exact Gaussian-kernel SVM on the benchmarks in `bench/`.
+#' @param cost The cost \eqn{C} of a unit of loss, a positive number; larger
+#'   values fit the training data more closely.
+#' @param loss `"hinge"` (the classic SVM) or `"squared_hinge"`.
+#' @param scale Standardise the columns of `x` first, see Details.  Must be
+#'   `FALSE` for [min_kernel()], which needs non-negative inputs.
+#' @param class.weights `NULL`, or positive weights named by class that
+#'   multiply `cost` for the samples of that class (classes not named get 1).
+#' @param epsilon Stopping tolerance on the projected gradient, see Details.
+#' @param max_iter Maximum number of passes over the data per binary problem.
+#' @param shrinking Use shrinking (it changes the path, not the solution).
+#' @param seed `NULL` to use the current random number stream, or a number to
+#'   draw from `set.seed(seed)` and leave the user's stream as it was.
+#' @param nthreads Number of threads for the features, see
+#'   [bochner_threads()].  The fit does not depend on it.
+#' @param data A data frame, for the formula method.
+#' @param ... Passed from the formula method to the default method.
+#' @return An object of class `"rff_svm"`: a list with `weights` (a
+#'   `n_features` \eqn{\times k} matrix, one column of feature weights per
+#'   class) and `intercept` (one per class), so that the decision values are
+#'   `Z %*% weights + intercept`; for two classes the second column is the
+#'   negated first.  Also `levels` (the classes), `fitted` (the predicted
+#'   class of each training row), `accuracy` (on the training data), `iter`
+#'   and `converged` (per binary problem), `n_sv` (support vectors per binary
+#'   problem: samples with a non-zero dual variable), the `map` (a
+#'   [random_features()] object, sigma resolved), `scaling` (the centre and
+#'   scale, or `NULL`), the settings, and `input` (the columns, and for the
+#'   formula method its terms and factor levels).
+#' @references Hsieh, C.-J., Chang, K.-W., Lin, C.-J., Keerthi, S. S. and
+#'   Sundararajan, S. (2008). A dual coordinate descent method for
+#'   large-scale linear SVM. *Proceedings of the 25th International
+#'   Conference on Machine Learning*, 408--415.
+#'
+#'   Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel
+#'   machines. *Advances in Neural Information Processing Systems 20*.
+#' @seealso [predict.rff_svm()], [rff_ridge()], [random_features()].
+#' @examples
+#' # two concentric rings, which no linear classifier separates
+#' set.seed(1)
+#' n <- 300
+#' angle <- runif(2 * n, 0, 2 * pi)
+#' radius <- rep(c(1, 3), each = n) + rnorm(2 * n, sd = 0.2)
+#' rings <- cbind(a = radius * cos(angle), b = radius * sin(angle))
+#' ring <- factor(rep(c("inner", "outer"), each = n))
+#' fit <- rff_svm(rings, ring, D = 256)
+#' fit
+#' predict(fit, rbind(c(0, 1), c(3, 0)))
+#'
+#' # three classes through a formula
+#' fit2 <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1)
+#' table(iris$Species, fitted(fit2))
+#' head(predict(fit2, iris, type = "decision"))
+#' @md
+#' @export
+rff_svm <- function(x, ...) UseMethod("rff_svm")
+
+#' @rdname rff_svm
+#' @export
+rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
+                            cost = 1, loss = c("hinge", "squared_hinge"), scale = TRUE,
+                            class.weights = NULL, epsilon = 0.1, max_iter = 1000,
+                            shrinking = TRUE, seed = NULL, nthreads = bochner_threads(),
+                            ...) {
+  check_no_dots(...)
+  x <- as_data_matrix(x, "x")
+  y <- rff_class_response(y, nrow(x))
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  cost <- check_positive(cost, "cost")
+  loss <- match_choice(loss, c("hinge", "squared_hinge"), "loss")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  epsilon <- check_positive(epsilon, "epsilon")
+  max_iter <- check_count(max_iter, "max_iter")
+  shrinking <- check_flag(shrinking, "shrinking")
+  nthreads <- check_threads(nthreads)
+  lev <- levels(y)
+  k <- length(lev)
+  cw <- rff_class_weights(class.weights, lev)
+  costs <- if (k == 2L) list(cp = cost * cw[1L], cn = cost * cw[2L])
+           else list(cp = cost * cw, cn = rep(cost, k))
+
+  input <- input_description(x)
+  scaling <- if (scale) rff_scaling(x) else NULL
+  xs <- rff_apply_scaling(x, scaling)
+  out <- with_seed(seed, {
+    map <- rff_build_map(xs, kernel, D)
+    zt <- rff_features_t(map, xs, nthreads)
+    res <- .Call(C_svm_dcd, zt, as.integer(y), k, as.double(costs$cp), as.double(costs$cn),
+                 if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking)
+    list(map = map, res = res, zt = zt)
+  })
+  res <- out$res
+  nf <- out$map$n_features
+  W <- res$w
+  if (k == 2L) W <- cbind(W, -W)
+  fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE],
+                        intercept = stats::setNames(W[nf + 1L, ], lev),
+                        levels = lev, k = k, kernel = out$map$kernel, D = D,
+                        n_features = nf, cost = cost, loss = loss,
+                        class.weights = cw, epsilon = epsilon, max_iter = max_iter,
+                        shrinking = shrinking, iter = res$iter, converged = res$converged,
+                        n_sv = colSums(res$alpha > 0), n = nrow(x),
+                        map = out$map, scaling = scaling, input = input),
+                   class = "rff_svm")
+  colnames(fit$weights) <- lev
+  # training decision values from the features already computed
+  dec <- crossprod(out$zt, fit$weights) + rep(fit$intercept, each = nrow(x))
+  out$zt <- NULL
+  fit$fitted <- factor(lev[max.col(dec, ties.method = "first")], levels = lev)
+  names(fit$fitted) <- rownames(x)
+  fit$accuracy <- mean(fit$fitted == y)
+  if (!all(res$converged)) {
+    warning(sprintf(paste0("rff_svm: the solver reached max_iter = %d passes before the ",
+                           "tolerance epsilon = %g%s; increase 'max_iter' or 'epsilon', ",
+                           "or lower 'cost'"),
+                    max_iter, epsilon,
+                    if (k > 2L) sprintf(" (classes %s)", paste(lev[!res$converged], collapse = ", "))
+                    else ""), call. = FALSE)
+  }
+  fit
+}
+
+#' @rdname rff_svm
+#' @export
+rff_svm.formula <- function(x, data = NULL, ...) {
+  design <- design_from_formula(x, data, arg = "x")
+  if (is.null(design$y)) stop_arg("x", "must be a two-sided formula such as class ~ a + b")
+  fit <- rff_svm.default(design$x, design$y, ...)
+  fit$input$terms <- design$terms
+  fit$input$xlevels <- design$xlevels
+  fit
+}
+
+#' Predict with a random-feature SVM
+#'
+#' @param object A fit from [rff_svm()].
+#' @param newdata Data with the columns the model was fitted on (matched by
+#'   name where both have names), or a data frame with the formula's
+#'   variables for a fit with a formula.  Without `newdata`, the fitted
+#'   classes of the training data.
+#' @param type `"class"` for the predicted classes, or `"decision"` for the
+#'   decision values \eqn{w_c \cdot z(x) + b_c}, one column per class (for
+#'   two classes the second column is the negated first).
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @param ... Unused.
+#' @return A factor with the training levels, or a numeric matrix with one
+#'   row per row of `newdata` and one column per class.
+#' @examples
+#' fit <- rff_svm(Species ~ Petal.Length + Petal.Width, data = iris, D = 128, seed = 1)
+#' predict(fit, iris[c(1, 51, 101), ])
+#' predict(fit, iris[c(1, 51, 101), ], type = "decision")
+#' @md
+#' @export
+predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
+                            nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  type <- match_choice(type, c("class", "decision"), "type")
+  if (missing(newdata)) {
+    if (type == "class") return(object$fitted)
+    stop_arg("newdata", "is required for type = \"decision\"")
+  }
+  nthreads <- check_threads(nthreads)
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
+  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
+  dimnames(dec) <- list(rownames(x), object$levels)
+  if (type == "decision") return(dec)
+  cls <- factor(object$levels[max.col(dec, ties.method = "first")], levels = object$levels)
+  names(cls) <- rownames(x)
+  cls
+}
+
+#' @rdname predict.rff_svm
+#' @export
+fitted.rff_svm <- function(object, ...) object$fitted
+
+rff_svm_description <- function(x) {
+  kern <- paste0(kernel_label(x$kernel), " kernel")
+  params <- kernel_parameter_text(x$kernel)
+  if (nzchar(params)) kern <- paste0(kern, ", ", params)
+  c(sprintf("Support vector machine on %d random features (%s loss, cost = %s), %d classes%s",
+            x$n_features, if (x$loss == "hinge") "hinge" else "squared hinge",
+            format(x$cost), x$k, if (x$k > 2L) " (one-vs-rest)" else ""),
+    paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
+    sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
+    sprintf("  training accuracy %.4f on %d rows; solver passes %s%s",
+            x$accuracy, x$n, paste(x$iter, collapse = ", "),
+            if (all(x$converged)) "" else " (did not converge)"))
+}
+
+#' @export
+print.rff_svm <- function(x, ...) {
+  cat(rff_svm_description(x), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.rff_svm <- function(object, ...) {
+  nprob <- length(object$iter)
+  problems <- data.frame(
+    problem = if (object$k == 2L) paste(object$levels, collapse = " vs ")
+              else paste(object$levels, "vs rest"),
+    passes = object$iter, converged = object$converged, support_vectors = object$n_sv,
+    stringsAsFactors = FALSE)
+  rownames(problems) <- NULL
+  tab <- table(fitted = object$fitted)
+  structure(list(description = rff_svm_description(object), problems = problems[seq_len(nprob), ],
+                 fitted_counts = tab, accuracy = object$accuracy,
+                 class.weights = object$class.weights, epsilon = object$epsilon),
+            class = "summary.rff_svm")
+}
+
+#' @export
+print.summary.rff_svm <- function(x, ...) {
+  cat(x$description, sep = "\n")
+  cat(sprintf("\nBinary problems (tolerance epsilon = %g):\n", x$epsilon))
+  print(x$problems, row.names = FALSE)
+  if (any(x$class.weights != 1)) {
+    cat("\nClass weights:\n")
+    print(x$class.weights)
+  }
+  cat("\nPredicted classes of the training data:\n")
+  print(x$fitted_counts)
+  invisible(x)
+}
+
+# ---------------------------------------------------------------------------
+# Shared by rff_svm() and rff_ridge().
+
+match_choice <- function(value, choices, arg) {
+  if (identical(value, choices)) return(choices[1L])
+  if (!is.character(value) || length(value) != 1L || is.na(value)) {
+    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "))
+  }
+  hit <- pmatch(value, choices)
+  if (is.na(hit)) {
+    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "),
+             " (got \"", value, "\")")
+  }
+  choices[hit]
+}
+
+# y as a factor of classes, one per row of x, at least two classes.
+rff_class_response <- function(y, n, arg = "y") {
+  if (missing(y) || is.null(y)) stop_arg(arg, "is required: the class of each row of 'x'")
+  if (is.matrix(y) || is.data.frame(y)) stop_arg(arg, "must be a vector or factor, not a matrix")
+  if (!(is.factor(y) || is.character(y) || is.logical(y) || is.numeric(y))) {
+    stop_arg(arg, "must be a factor, or a character, logical or whole-number vector")
+  }
+  if (length(y) != n) {
+    stop_arg(arg, "has length ", length(y), " but 'x' has ", n, " row(s)")
+  }
+  if (anyNA(y)) stop_arg(arg, "contains NA (at position ", which(is.na(y))[1L], ")")
+  if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
+    stop_arg(arg, "must hold classes, but has non-integer values; for regression use rff_ridge()")
+  }
+  y <- droplevels(as.factor(y))
+  if (nlevels(y) < 2L) {
+    stop_arg(arg, "has only one class (\"", levels(y)[1L], "\"); a classifier needs at least two")
+  }
+  y
+}
+
+rff_class_weights <- function(class.weights, lev) {
+  w <- stats::setNames(rep(1, length(lev)), lev)
+  if (is.null(class.weights)) return(w)
+  if (!is.numeric(class.weights) || is.null(names(class.weights)) ||
+      any(!nzchar(names(class.weights)))) {
+    stop_arg("class.weights", "must be a numeric vector named by class, such as c(a = 1, b = 5)")
+  }
+  if (anyNA(class.weights) || any(!is.finite(class.weights)) || any(class.weights <= 0)) {
+    stop_arg("class.weights", "must be positive and finite")
+  }
+  unknown <- setdiff(names(class.weights), lev)
+  if (length(unknown) > 0L) {
+    stop_arg("class.weights", "names class(es) not in 'y': ", paste(unknown, collapse = ", "))
+  }
+  if (anyDuplicated(names(class.weights))) stop_arg("class.weights", "names a class twice")
+  w[names(class.weights)] <- class.weights
+  w
+}
+
+# Column centres and scales (standard deviations; 1 for constant columns).
+rff_scaling <- function(x) {
+  center <- colMeans(x)
+  s <- if (nrow(x) > 1L) sqrt(colSums(sweep(x, 2L, center)^2) / (nrow(x) - 1L))
+       else rep(1, ncol(x))
+  s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
+  list(center = unname(center), scale = unname(s))
+}
+
+rff_apply_scaling <- function(x, scaling) {
+  if (is.null(scaling)) return(x)
+  x <- sweep(x, 2L, scaling$center, check.margin = FALSE)
+  sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
+}
+
+# The min kernel needs non-negative inputs, which standardising destroys.
+rff_check_scale <- function(kernel, scale) {
+  if (scale && identical(kernel$name, "min")) {
+    stop_arg("scale", "must be FALSE for the min kernel: standardising centres the ",
+             "inputs, and the min kernel needs them non-negative")
+  }
+  invisible(scale)
+}
+
+# The feature map of the (scaled) training data, sigma resolved on it.
+rff_build_map <- function(xs, kernel, D) {
+  if (!isTRUE(kernel$shift_invariant) &&
+      is.null(utils::getS3method("build_feature_map", class(kernel)[1L], optional = TRUE))) {
+    stop_arg("kernel", "has no random feature map here (the ", kernel$name, " kernel)")
+  }
+  resolved <- resolve_kernel(kernel, xs)
+  random_features.default(xs, resolved, D = D)
+}
+
+# Rows per block when features are computed in pieces: at most 32 MB.
+rff_block_rows <- function(n, nf) max(1L, min(n, 2^22 %/% nf))
+
+# The transposed feature matrix t(Z), n_features x n, built in row blocks.
+rff_features_t <- function(map, xs, nthreads) {
+  n <- nrow(xs)
+  nf <- map$n_features
+  check_allocation(nf, n, "the feature matrix")
+  zt <- matrix(0, nf, n)
+  rows <- rff_block_rows(n, nf)
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    zt[, idx] <- t(transform_features(map, xs[idx, , drop = FALSE], nthreads))
+  }
+  zt
+}
+
+# Decision values Z %*% weights + intercept for scaled data, in row blocks.
+rff_decision <- function(object, xs, nthreads) {
+  n <- nrow(xs)
+  m <- ncol(object$weights)
+  check_allocation(n, m, "the matrix of predictions")
+  out <- matrix(0, n, m)
+  rows <- rff_block_rows(n, object$map$n_features)
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    Z <- transform_features(object$map, xs[idx, , drop = FALSE], nthreads)
+    out[idx, ] <- Z %*% object$weights + rep(object$intercept, each = length(idx))
+  }
+  out
+}

@@ -1,0 +1,261 @@
+/* Linear SVMs in the primal on random features: dual coordinate descent for
+ * L2-regularised L1-loss (hinge) and L2-loss (squared hinge) SVMs, the
+ * method of Hsieh, Chang, Lin, Keerthi and Sundararajan (2008) that LIBLINEAR
+ * implements (solve_l2r_l1l2_svc), with its shrinking and its stopping rule.
+ *
+ * For labels y_i = +-1 and feature vectors x_i augmented with a constant B
+ * (the bias feature, regularised like the other weights, as LIBLINEAR's
+ * -B 1), the primal is
+ *     min_w  1/2 w.w + sum_i C_i xi(w; x_i, y_i),
+ *     xi = max(0, 1 - y_i w.x_i)       (hinge, loss = 1)
+ *     xi = max(0, 1 - y_i w.x_i)^2     (squared hinge, loss = 2)
+ * and the dual
+ *     min_a  1/2 a' Qbar a - e'a,  0 <= a_i <= U_i,
+ *     Qbar = Q + Dg, Q_ij = y_i y_j x_i.x_j,
+ * with U_i = C_i, Dg_ii = 0 (hinge) or U_i = Inf, Dg_ii = 1/(2 C_i) (squared
+ * hinge).  Coordinate descent keeps w = sum_i y_i a_i x_i, so each step costs
+ * two passes over one sample's features: G = y_i w.x_i - 1 + Dg_ii a_i, then
+ * a_i <- min(max(a_i - G / Qbar_ii, 0), U_i) and w += (a_i - a_old) y_i x_i.
+ *
+ * The features arrive transposed, D x n (one sample per column), so that a
+ * sample's features are contiguous.  Coordinates are visited in a random
+ * order each epoch, drawn with unif_rand(): set.seed() reproduces the fit.
+ * Shrinking drops coordinates at a bound whose projected gradient says they
+ * will stay there; the solver stops when the spread of projected gradients
+ * over the active set, max PG - min PG, is at most eps over the full set.
+ * Everything is serial and in a fixed order, so the result does not depend
+ * on any thread count. */
+#include "bochner.h"
+#include <math.h>
+#include <limits.h>
+#include <R_ext/Random.h>
+
+/* sum_j a[j] b[j] in four interleaved partial sums (a fixed order). */
+static double svm_dot(const double *a, const double *b, int D)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int j = 0;
+    for (; j + 4 <= D; j += 4) {
+        s0 += a[j] * b[j];
+        s1 += a[j + 1] * b[j + 1];
+        s2 += a[j + 2] * b[j + 2];
+        s3 += a[j + 3] * b[j + 3];
+    }
+    for (; j < D; j++) s0 += a[j] * b[j];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static void svm_axpy(double *y, double a, const double *x, int D)
+{
+    for (int j = 0; j < D; j++) y[j] += a * x[j];
+}
+
+/* Uniform integer in [0, m), m >= 1, from R's generator. */
+static R_xlen_t svm_unif_index(R_xlen_t m)
+{
+    R_xlen_t r = (R_xlen_t) (unif_rand() * (double) m);
+    return r < m ? r : m - 1;
+}
+
+/* One binary problem.  zt: D x n features (column i is sample i); sign: +1
+ * or -1 per sample; cp, cn: costs of the positive and negative samples;
+ * loss: 1 hinge, 2 squared hinge; B: the bias feature (0 for none); w: D + 1
+ * weights out (the last multiplies B); alpha: n dual variables out; index,
+ * qd: n scratch.  *iter gets the number of epochs; the return value is
+ * BOCHNER_OK, and *converged says whether the tolerance was met before
+ * max_iter epochs. */
+int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
+                    double cp, double cn, int loss, double B, double eps,
+                    int max_iter, int shrink, double *w, double *alpha,
+                    int *iter, int *converged, R_xlen_t *index, double *qd)
+{
+    if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(cp > 0.0) || !(cn > 0.0) ||
+        !(B >= 0.0) || !(eps > 0.0) || max_iter < 1)
+        return BOCHNER_BAD_ARGUMENT;
+    /* diag and upper bound per label: [0] negative, [1] positive */
+    double diag[2], ub[2];
+    if (loss == 1) {
+        diag[0] = diag[1] = 0.0;
+        ub[0] = cn;
+        ub[1] = cp;
+    } else {
+        diag[0] = 0.5 / cn;
+        diag[1] = 0.5 / cp;
+        ub[0] = ub[1] = R_PosInf;
+    }
+    for (int j = 0; j <= D; j++) w[j] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        const double *xi = zt + i * (R_xlen_t) D;
+        int g = sign[i] > 0;
+        alpha[i] = 0.0;
+        qd[i] = diag[g] + svm_dot(xi, xi, D) + B * B;
+        index[i] = i;
+    }
+    R_xlen_t active = n;
+    double pgmax_old = R_PosInf, pgmin_old = R_NegInf;
+    int it = 0, conv = 0;
+    while (it < max_iter) {
+        double pgmax_new = R_NegInf, pgmin_new = R_PosInf;
+        for (R_xlen_t s = 0; s < active; s++) {
+            R_xlen_t j = s + svm_unif_index(active - s);
+            R_xlen_t t = index[s];
+            index[s] = index[j];
+            index[j] = t;
+        }
+        for (R_xlen_t s = 0; s < active; s++) {
+            R_xlen_t i = index[s];
+            const double *xi = zt + i * (R_xlen_t) D;
+            int g = sign[i] > 0;
+            double yi = g ? 1.0 : -1.0;
+            double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 + alpha[i] * diag[g];
+            double C = ub[g], PG = 0.0;
+            if (alpha[i] == 0.0) {
+                if (shrink && G > pgmax_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G < 0.0) PG = G;
+            } else if (alpha[i] == C) {
+                if (shrink && G < pgmin_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G > 0.0) PG = G;
+            } else {
+                PG = G;
+            }
+            if (PG > pgmax_new) pgmax_new = PG;
+            if (PG < pgmin_new) pgmin_new = PG;
+            if (fabs(PG) > 1.0e-12) {
+                double old = alpha[i], a = old - G / qd[i];
+                if (a < 0.0) a = 0.0;
+                if (a > C) a = C;
+                alpha[i] = a;
+                double d = (a - old) * yi;
+                svm_axpy(w, d, xi, D);
+                w[D] += d * B;
+            }
+        }
+        it++;
+        R_CheckUserInterrupt();
+        if (active == 0) {
+            /* everything shrunk: check the full set */
+            active = n;
+            pgmax_old = R_PosInf;
+            pgmin_old = R_NegInf;
+            continue;
+        }
+        if (pgmax_new - pgmin_new <= eps) {
+            if (active == n) {
+                conv = 1;
+                break;
+            }
+            active = n;
+            pgmax_old = R_PosInf;
+            pgmin_old = R_NegInf;
+            continue;
+        }
+        pgmax_old = pgmax_new;
+        pgmin_old = pgmin_new;
+        if (pgmax_old <= 0.0) pgmax_old = R_PosInf;
+        if (pgmin_old >= 0.0) pgmin_old = R_NegInf;
+    }
+    *iter = it;
+    *converged = conv;
+    return BOCHNER_OK;
+}
+
+static int svm_count(SEXP v, const char *what, int lower)
+{
+    int x = (TYPEOF(v) == INTSXP || TYPEOF(v) == REALSXP) && XLENGTH(v) == 1 ? asInteger(v)
+                                                                           : NA_INTEGER;
+    if (x == NA_INTEGER || x < lower) error("'%s' must be a whole number of at least %d", what, lower);
+    return x;
+}
+
+static double svm_real(SEXP v, const char *what)
+{
+    if ((TYPEOF(v) != REALSXP && TYPEOF(v) != INTSXP) || XLENGTH(v) != 1)
+        error("'%s' must be a single number", what);
+    double x = asReal(v);
+    if (!R_FINITE(x)) error("'%s' must be finite", what);
+    return x;
+}
+
+/* zt: D x n double matrix of features (one sample per column); y: integer
+ * classes 1..k; cp, cn: double vectors with the positive and negative costs
+ * of each binary problem (one problem when k = 2, class 1 against class 2;
+ * else k, class c against the rest).  Returns list(w = (D + 1) x nprob,
+ * alpha = n x nprob, iter, converged). */
+SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
+                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink)
+{
+    if (TYPEOF(zt) != REALSXP || !isMatrix(zt)) error("'zt' must be a double matrix");
+    int D = nrows(zt);
+    R_xlen_t n = ncols(zt);
+    if (D < 1 || n < 1) error("'zt' must have at least one row and one column");
+    if (D == INT_MAX) error("'zt' has too many rows");
+    if (TYPEOF(y) != INTSXP || XLENGTH(y) != n) error("'y' must be an integer vector with one class per column of 'zt'");
+    int kk = svm_count(k, "k", 2);
+    int nprob = kk == 2 ? 1 : kk;
+    if (TYPEOF(cp) != REALSXP || XLENGTH(cp) != nprob) error("'cp' must be a double vector of length %d", nprob);
+    if (TYPEOF(cn) != REALSXP || XLENGTH(cn) != nprob) error("'cn' must be a double vector of length %d", nprob);
+    for (int c = 0; c < nprob; c++)
+        if (!(REAL(cp)[c] > 0.0) || !R_FINITE(REAL(cp)[c]) || !(REAL(cn)[c] > 0.0) ||
+            !R_FINITE(REAL(cn)[c]))
+            error("the costs must be positive and finite");
+    int lo = svm_count(loss, "loss", 1);
+    if (lo > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
+    double B = svm_real(bias, "bias"), ep = svm_real(eps, "epsilon");
+    if (B < 0.0) error("'bias' must be non-negative");
+    if (!(ep > 0.0)) error("'epsilon' must be positive");
+    int mi = svm_count(max_iter, "max_iter", 1);
+    if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
+        error("'shrinking' must be TRUE or FALSE");
+    int sh = LOGICAL(shrink)[0];
+    const int *cls = INTEGER(y);
+    for (R_xlen_t i = 0; i < n; i++)
+        if (cls[i] == NA_INTEGER || cls[i] < 1 || cls[i] > kk) error("'y' must hold classes 1..k");
+
+    SEXP W = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
+    SEXP A = PROTECT(allocMatrix(REALSXP, (int) n, nprob));
+    SEXP IT = PROTECT(allocVector(INTSXP, nprob));
+    SEXP CV = PROTECT(allocVector(LGLSXP, nprob));
+    int *sign = (int *) R_alloc((size_t) n, sizeof(int));
+    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    double *qd = (double *) R_alloc((size_t) n, sizeof(double));
+    GetRNGstate();
+    for (int c = 0; c < nprob; c++) {
+        for (R_xlen_t i = 0; i < n; i++) sign[i] = cls[i] == c + 1 ? 1 : -1;
+        int it = 0, conv = 0;
+        int status = bochner_svm_dcd(REAL(zt), n, D, sign, REAL(cp)[c], REAL(cn)[c], lo, B, ep,
+                                     mi, sh, REAL(W) + (R_xlen_t) c * (D + 1),
+                                     REAL(A) + (R_xlen_t) c * n, &it, &conv, index, qd);
+        if (status != BOCHNER_OK) {
+            PutRNGstate();
+            error("rff_svm: bad arguments (status %d)", status);
+        }
+        INTEGER(IT)[c] = it;
+        LOGICAL(CV)[c] = conv;
+    }
+    PutRNGstate();
+    SEXP res = PROTECT(allocVector(VECSXP, 4));
+    SEXP nms = PROTECT(allocVector(STRSXP, 4));
+    SET_VECTOR_ELT(res, 0, W);
+    SET_VECTOR_ELT(res, 1, A);
+    SET_VECTOR_ELT(res, 2, IT);
+    SET_VECTOR_ELT(res, 3, CV);
+    SET_STRING_ELT(nms, 0, mkChar("w"));
+    SET_STRING_ELT(nms, 1, mkChar("alpha"));
+    SET_STRING_ELT(nms, 2, mkChar("iter"));
+    SET_STRING_ELT(nms, 3, mkChar("converged"));
+    setAttrib(res, R_NamesSymbol, nms);
+    UNPROTECT(6);
+    return res;
+}

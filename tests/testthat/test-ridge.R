@@ -1,0 +1,109 @@
+# rff_ridge(): against the normal equations solved directly, and the R
+# interface.
+
+# Minimiser of ||y - Z beta - b||^2 + lambda ||beta||^2 from the full
+# (D + 1) x (D + 1) normal equations, intercept unpenalised.
+ref_ridge <- function(Z, Y, lambda) {
+  A <- cbind(Z, 1)
+  P <- diag(c(rep(lambda, ncol(Z)), 0))
+  sol <- solve(crossprod(A) + P, crossprod(A, Y))
+  list(beta = sol[seq_len(ncol(Z)), , drop = FALSE], b = sol[ncol(Z) + 1L, ])
+}
+
+test_that("the fit solves the penalised least squares problem, from either side", {
+  set.seed(1)
+  x <- matrix(rnorm(60), 30)
+  y <- x[, 1]^2 + rnorm(30, sd = 0.1)
+  for (D in c(10, 50)) {          # n >= D: D x D system; n < D: n x n system
+    for (lambda in c(0.01, 3)) {
+      fit <- rff_ridge(x, y, D = D, lambda = lambda, seed = 2)
+      xs <- bochner:::rff_apply_scaling(x, fit$scaling)
+      Z <- predict(fit$map, xs)
+      ref <- ref_ridge(Z, y, lambda)
+      expect_equal(fit$weights, ref$beta, tolerance = 1e-7, ignore_attr = TRUE)
+      expect_equal(unname(fit$intercept), ref$b, tolerance = 1e-7)
+      expect_equal(unname(fit$fitted), drop(Z %*% ref$beta) + ref$b, tolerance = 1e-8)
+      expect_equal(unname(predict(fit, x)), unname(fit$fitted), tolerance = 1e-10)
+    }
+  }
+})
+
+test_that("ridge recovers a smooth function to the noise level", {
+  set.seed(3)
+  n <- 1000
+  x <- runif(n, -3, 3)
+  y <- sin(2 * x) + rnorm(n, sd = 0.1)
+  fit <- rff_ridge(x, y, seed = 1)
+  grid <- seq(-2.9, 2.9, length.out = 200)
+  err <- sqrt(mean((predict(fit, grid) - sin(2 * grid))^2))
+  # the error of the fitted function is below the noise sd ...
+  expect_lt(err, 0.05)
+  # ... and the training residuals are at the noise level, not below it
+  expect_gt(fit$rmse, 0.085)
+  expect_lt(fit$rmse, 0.115)
+  expect_gt(fit$r.squared, 0.97)
+  # a heavy penalty shrinks the fit towards the mean
+  flat <- rff_ridge(x, y, D = 100, seed = 1, lambda = 1e5)
+  expect_lt(sd(predict(flat, grid)), 0.2)
+})
+
+test_that("classification by one-hot targets: iris through a formula", {
+  fit <- rff_ridge(Species ~ ., data = iris, D = 256, seed = 1)
+  expect_identical(fit$type, "classification")
+  expect_identical(fit$levels, levels(iris$Species))
+  expect_gt(fit$accuracy, 0.93)
+  expect_identical(predict(fit, iris), fit$fitted)
+  expect_identical(predict(fit, iris, type = "class"), fit$fitted)
+  dec <- predict(fit, iris[1:4, ], type = "decision")
+  expect_identical(colnames(dec), levels(iris$Species))
+  # one-hot targets sum to one, and so do the fitted scores (the constant
+  # is in the span of the intercept)
+  expect_equal(unname(rowSums(dec)), rep(1, 4), tolerance = 1e-8)
+  expect_identical(fitted(fit), fit$fitted)
+  expect_error(predict(fit, type = "decision"), "'newdata'")
+})
+
+test_that("results are reproducible and do not depend on nthreads", {
+  set.seed(4)
+  x <- matrix(rnorm(200), 100)
+  y <- sin(x[, 1]) + x[, 2]
+  set.seed(5)
+  a <- rff_ridge(x, y, D = 64, nthreads = 1)
+  set.seed(5)
+  b <- rff_ridge(x, y, D = 64, nthreads = 2)
+  expect_identical(a$weights, b$weights)
+  expect_identical(predict(a, x, nthreads = 1), predict(b, x, nthreads = 2))
+  expect_identical(rff_ridge(x, y, D = 64, seed = 9)$weights,
+                   rff_ridge(x, y, D = 64, seed = 9)$weights)
+})
+
+test_that("print, summary and a saveRDS round trip", {
+  fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 50, seed = 1)
+  expect_output(print(fit), "Ridge regression on 50 random features, lambda = 0.01")
+  expect_output(print(summary(fit)), "Residuals")
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  unlink(path)
+  expect_identical(predict(back, mtcars), predict(fit, mtcars))
+  cls <- rff_ridge(Species ~ ., data = iris, D = 32, seed = 1)
+  expect_output(print(summary(cls)), "Predicted classes")
+})
+
+test_that("bad input gets an error naming the argument", {
+  x <- matrix(rnorm(40), 20)
+  y <- rnorm(20)
+  expect_error(rff_ridge(x, y[1:19]), "'y' has length 19 but 'x' has 20")
+  expect_error(rff_ridge(x, replace(y, 2, NA)), "'y' contains NA")
+  expect_error(rff_ridge(x, replace(y, 2, Inf)), "'y'")
+  expect_error(rff_ridge(x, factor(rep("a", 20))), "'y' has only one class")
+  expect_error(rff_ridge(x, y, lambda = -1), "'lambda'")
+  expect_error(rff_ridge(x, y, lambda = 0), "'lambda'")
+  expect_error(rff_ridge(x, y, D = 1.5), "'D'")
+  expect_error(rff_ridge(x, y, scale = "yes"), "'scale'")
+  expect_error(rff_ridge(x, matrix(1, 20, 2)), "'y'")
+  expect_error(rff_ridge(x, y, wrong = 1), "wrong")
+  fit <- rff_ridge(x, y, D = 16, seed = 1)
+  expect_error(predict(fit, matrix(0, 2, 1)), "'newdata' has 1 column")
+  expect_error(predict(fit, x, type = "class"), "'type'")
+})

@@ -1,0 +1,297 @@
+# rff_svm(): the C dual coordinate descent against plain-R references, and
+# the R interface.
+
+svm_c <- function(Z, cls, k, cp, cn, loss = 1L, eps = 1e-10, max_iter = 100000L,
+                  shrink = TRUE) {
+  .Call(bochner:::C_svm_dcd, t(Z), as.integer(cls), as.integer(k), as.double(cp),
+        as.double(cn), as.integer(loss), 1, eps, as.integer(max_iter), shrink)
+}
+
+# Primal and dual objectives of the binary problem, from the formulas of
+# Hsieh et al. (2008), on features X augmented with a constant 1.
+svm_primal <- function(w, X, s, C, loss) {
+  m <- pmax(0, 1 - s * drop(X %*% w))
+  0.5 * sum(w^2) + sum(C * if (loss == 1L) m else m^2)
+}
+svm_dual <- function(alpha, X, s, C, loss) {
+  w <- colSums(alpha * s * X)
+  sum(alpha) - 0.5 * sum(w^2) - if (loss == 1L) 0 else sum(alpha^2 / (4 * C))
+}
+
+# Plain-R dual coordinate descent, cyclic order, no shrinking.
+ref_dcd <- function(X, s, C, loss, epochs = 3000) {
+  dg <- if (loss == 1L) rep(0, length(s)) else 0.5 / C
+  U <- if (loss == 1L) C else rep(Inf, length(s))
+  Q <- rowSums(X^2) + dg
+  alpha <- rep(0, length(s))
+  w <- rep(0, ncol(X))
+  for (e in seq_len(epochs)) {
+    for (i in seq_along(s)) {
+      G <- s[i] * sum(w * X[i, ]) - 1 + dg[i] * alpha[i]
+      a <- min(max(alpha[i] - G / Q[i], 0), U[i])
+      w <- w + (a - alpha[i]) * s[i] * X[i, ]
+      alpha[i] <- a
+    }
+  }
+  list(w = w, alpha = alpha)
+}
+
+small_problem <- function(n = 40, p = 5, seed = 1) {
+  set.seed(seed)
+  Z <- matrix(rnorm(n * p), n, p)
+  cls <- ifelse(Z[, 1] + 0.5 * Z[, 2] + rnorm(n, sd = 0.7) > 0, 1L, 2L)
+  list(Z = Z, cls = cls, X = cbind(Z, 1), s = ifelse(cls == 1L, 1, -1))
+}
+
+test_that("the C solver reaches the optimum of the hinge-loss problem", {
+  pr <- small_problem()
+  for (costs in list(c(1, 1), c(0.3, 2))) {
+    C <- ifelse(pr$cls == 1L, costs[1], costs[2])
+    res <- svm_c(pr$Z, pr$cls, 2, costs[1], costs[2], loss = 1L)
+    expect_true(res$converged)
+    w <- drop(res$w)
+    alpha <- drop(res$alpha)
+    # w is the dual combination of the samples, and alpha is feasible
+    expect_equal(w, colSums(alpha * pr$s * pr$X), tolerance = 1e-12)
+    expect_true(all(alpha >= 0 & alpha <= C * (1 + 1e-15)))
+    # zero duality gap, to the tolerance
+    P <- svm_primal(w, pr$X, pr$s, C, 1L)
+    expect_lt(P - svm_dual(alpha, pr$X, pr$s, C, 1L), 1e-7 * P)
+    # the same optimum as a plain-R solver
+    ref <- ref_dcd(pr$X, pr$s, C, 1L)
+    expect_equal(P, svm_primal(ref$w, pr$X, pr$s, C, 1L), tolerance = 1e-7)
+    expect_equal(w, ref$w, tolerance = 1e-4)
+  }
+})
+
+test_that("the C solver reaches the optimum of the squared-hinge problem (against optim)", {
+  pr <- small_problem(n = 50, p = 4, seed = 2)
+  for (costs in list(c(1, 1), c(2, 0.5))) {
+    C <- ifelse(pr$cls == 1L, costs[1], costs[2])
+    res <- svm_c(pr$Z, pr$cls, 2, costs[1], costs[2], loss = 2L)
+    expect_true(res$converged)
+    w <- drop(res$w)
+    alpha <- drop(res$alpha)
+    expect_equal(w, colSums(alpha * pr$s * pr$X), tolerance = 1e-12)
+    # the squared hinge primal is smooth and strictly convex: BFGS finds the
+    # unique minimiser
+    f <- function(v) svm_primal(v, pr$X, pr$s, C, 2L)
+    g <- function(v) {
+      m <- pmax(0, 1 - pr$s * drop(pr$X %*% v))
+      v - 2 * colSums(C * m * pr$s * pr$X)
+    }
+    opt <- optim(rep(0, ncol(pr$X)), f, g, method = "BFGS",
+                 control = list(reltol = 1e-14, maxit = 10000))
+    expect_equal(f(w), opt$value, tolerance = 1e-7)
+    expect_equal(w, opt$par, tolerance = 1e-4)
+    expect_lt(f(w) - svm_dual(alpha, pr$X, pr$s, C, 2L), 1e-7 * f(w))
+  }
+})
+
+test_that("shrinking changes the path but not the solution", {
+  pr <- small_problem(n = 60, p = 6, seed = 3)
+  a <- svm_c(pr$Z, pr$cls, 2, 1, 1, shrink = TRUE)
+  b <- svm_c(pr$Z, pr$cls, 2, 1, 1, shrink = FALSE)
+  C <- rep(1, 60)
+  expect_equal(svm_primal(drop(a$w), pr$X, pr$s, C, 1L),
+               svm_primal(drop(b$w), pr$X, pr$s, C, 1L), tolerance = 1e-8)
+})
+
+test_that("edge cases: D = 1, one sample per class, several classes", {
+  res <- svm_c(matrix(c(-1, 1), 2, 1), c(1L, 2L), 2, 1, 1)
+  # class 1 (+1) at z = -1, class 2 (-1) at z = 1: by symmetry the bias is 0
+  # and w = -a with 1/2 a^2 + 2 max(0, 1 - a), minimised at a = 1
+  expect_equal(drop(res$w), c(-1, 0), tolerance = 1e-8)
+  set.seed(4)
+  Z <- matrix(rnorm(30), 30, 1)
+  res <- svm_c(Z, rep(1:3, 10), 3, rep(1, 3), rep(1, 3))
+  expect_equal(dim(res$w), c(2L, 3L))
+  expect_equal(dim(res$alpha), c(30L, 3L))
+  expect_true(all(res$converged))
+})
+
+test_that("the C entry point refuses malformed input without crashing", {
+  Z <- matrix(rnorm(10), 5, 2)
+  zt <- t(Z)
+  call <- function(...) {
+    args <- modifyList(list(zt = zt, y = c(1L, 2L, 1L, 2L, 1L), k = 2L, cp = 1, cn = 1,
+                            loss = 1L, bias = 1, eps = 0.1, max_iter = 10L, shrink = TRUE),
+                       list(...))
+    do.call(.Call, c(list(bochner:::C_svm_dcd), unname(args)))
+  }
+  expect_type(call(), "list")
+  expect_error(call(zt = 1:10), "zt")
+  expect_error(call(y = c(1L, 2L)), "'y'")
+  expect_error(call(y = c(1L, 2L, 3L, 2L, 1L)), "'y'")
+  expect_error(call(y = c(1L, NA, 1L, 2L, 1L)), "'y'")
+  expect_error(call(k = 1L), "'k'")
+  expect_error(call(cp = -1), "costs")
+  expect_error(call(cp = c(1, 1)), "'cp'")
+  expect_error(call(loss = 3L), "'loss'")
+  expect_error(call(eps = 0), "'epsilon'")
+  expect_error(call(max_iter = 0L), "'max_iter'")
+  expect_error(call(shrink = NA), "'shrinking'")
+})
+
+rings_data <- function(n, seed) {
+  set.seed(seed)
+  angle <- runif(2 * n, 0, 2 * pi)
+  radius <- rep(c(1, 3), each = n) + rnorm(2 * n, sd = 0.2)
+  list(x = cbind(a = radius * cos(angle), b = radius * sin(angle)),
+       y = factor(rep(c("inner", "outer"), each = n)))
+}
+
+test_that("two rings are separated by a Gaussian rff_svm with either loss", {
+  train <- rings_data(300, 10)
+  test <- rings_data(300, 11)
+  for (loss in c("hinge", "squared_hinge")) {
+    fit <- rff_svm(train$x, train$y, D = 256, loss = loss, seed = 1)
+    expect_s3_class(fit, "rff_svm")
+    expect_gt(fit$accuracy, 0.99)
+    pred <- predict(fit, test$x)
+    expect_identical(levels(pred), c("inner", "outer"))
+    # the rings are 2 apart with noise sd 0.2: essentially separable
+    expect_gt(mean(pred == test$y), 0.98)
+    dec <- predict(fit, test$x, type = "decision")
+    expect_identical(colnames(dec), c("inner", "outer"))
+    expect_equal(dec[, 2], -dec[, 1])
+  }
+  # a linear kernel cannot do it: the random features matter
+  lin <- glm(y ~ ., data = data.frame(train$x, y = train$y), family = binomial)
+  expect_lt(mean((fitted(lin) > 0.5) == (train$y == "outer")), 0.8)
+})
+
+test_that("iris through the formula interface: three classes, one-vs-rest", {
+  fit <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1)
+  expect_identical(fit$levels, levels(iris$Species))
+  expect_gt(fit$accuracy, 0.93)
+  expect_identical(predict(fit, iris), fit$fitted)
+  expect_identical(fitted(fit), fit$fitted)
+  dec <- predict(fit, iris[1:5, ], type = "decision")
+  expect_identical(colnames(dec), levels(iris$Species))
+  expect_identical(dim(fit$weights), c(256L, 3L))
+  # factor predictors are one-hot coded through the formula's terms
+  df <- data.frame(a = c(rnorm(40, 0), rnorm(40, 3)), g = factor(rep(c("u", "v"), 40)),
+                   y = factor(rep(c("p", "q"), each = 40)))
+  fit2 <- rff_svm(y ~ a + g, data = df, D = 64, seed = 2)
+  expect_identical(ncol(fit2$map$omega), 64L)
+  expect_identical(nrow(fit2$map$omega), 3L)
+  expect_length(predict(fit2, df[1:3, c("a", "g")]), 3L)
+  expect_error(predict(fit2, df[1:3, "a", drop = FALSE]), "newdata")
+})
+
+test_that("any kernel with a feature map works: polynomial and min kernels", {
+  poly <- rff_svm(Species ~ ., data = iris, kernel = polynomial_kernel(2), D = 64, seed = 1)
+  expect_gt(poly$accuracy, 0.9)
+  mn <- rff_svm(Species ~ ., data = iris, kernel = min_kernel(), D = 64, seed = 1,
+                scale = FALSE)
+  expect_gt(mn$accuracy, 0.9)
+  expect_identical(predict(mn, iris), mn$fitted)
+})
+
+test_that("each one-vs-rest column is the binary problem of its class", {
+  x <- as.matrix(iris[, 1:4])
+  multi <- rff_svm(x, iris$Species, D = 64, seed = 3, epsilon = 1e-3)
+  one <- factor(ifelse(iris$Species == "setosa", "setosa", "rest"), levels = c("setosa", "rest"))
+  binary <- rff_svm(x, one, D = 64, seed = 3, epsilon = 1e-3)
+  # same map and the same random stream for the first problem
+  expect_identical(binary$map, multi$map)
+  expect_identical(unname(binary$weights[, 1]), unname(multi$weights[, 1]))
+  expect_identical(unname(binary$intercept[1]), unname(multi$intercept[1]))
+})
+
+test_that("class weights scale the cost of a class", {
+  set.seed(5)
+  x <- matrix(rnorm(400), 200)
+  y <- factor(ifelse(x[, 1] + rnorm(200) > 0, "a", "b"))
+  plain <- rff_svm(x, y, D = 64, seed = 1)
+  heavy <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 10))
+  expect_identical(heavy$class.weights, c(a = 10, b = 1))
+  expect_gt(sum(heavy$fitted == "a"), sum(plain$fitted == "a"))
+  # cost 2 with weights 1 and cost 1 with weights 2 are the same problem
+  w2 <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 2, b = 2), epsilon = 1e-6)
+  c2 <- rff_svm(x, y, D = 64, seed = 1, cost = 2, epsilon = 1e-6)
+  expect_equal(w2$weights, c2$weights)
+})
+
+test_that("fits are reproducible with set.seed and do not depend on nthreads", {
+  d <- rings_data(100, 12)
+  set.seed(7)
+  a <- rff_svm(d$x, d$y, D = 128, nthreads = 1)
+  set.seed(7)
+  b <- rff_svm(d$x, d$y, D = 128, nthreads = 2)
+  expect_identical(a$weights, b$weights)
+  expect_identical(a$intercept, b$intercept)
+  expect_identical(predict(a, d$x, type = "decision", nthreads = 1),
+                   predict(b, d$x, type = "decision", nthreads = 2))
+  # seed = leaves the user's stream alone
+  set.seed(8)
+  before <- runif(1)
+  set.seed(8)
+  c1 <- rff_svm(d$x, d$y, D = 32, seed = 99)
+  expect_identical(runif(1), before)
+  expect_identical(rff_svm(d$x, d$y, D = 32, seed = 99)$weights, c1$weights)
+})
+
+test_that("standardisation: stored, applied at predict, constant columns handled", {
+  d <- rings_data(100, 13)
+  x <- cbind(d$x, const = 5)
+  fit <- rff_svm(x, d$y, D = 64, seed = 1)
+  expect_equal(fit$scaling$center, unname(colMeans(x)))
+  expect_identical(fit$scaling$scale[3], 1)
+  expect_true(all(is.finite(predict(fit, x, type = "decision"))))
+  # the fit depends on the data only through the standardised values
+  big <- rff_svm(sweep(x, 2, c(1000, 0.001, 7), "*"), d$y, D = 64, seed = 1)
+  expect_equal(big$weights, fit$weights, tolerance = 1e-6)
+  expect_equal(big$map$kernel$sigma, fit$map$kernel$sigma)
+  unscaled <- rff_svm(x, d$y, D = 64, seed = 1, scale = FALSE)
+  expect_null(unscaled$scaling)
+})
+
+test_that("max_iter warns when it stops the solver", {
+  d <- rings_data(100, 14)
+  expect_warning(fit <- rff_svm(d$x, d$y, D = 64, seed = 1, max_iter = 1, epsilon = 1e-8),
+                 "max_iter")
+  expect_false(fit$converged)
+})
+
+test_that("print, summary and a saveRDS round trip", {
+  fit <- rff_svm(Species ~ ., data = iris, D = 64, seed = 4)
+  expect_output(print(fit), "Support vector machine on 64 random features")
+  expect_output(print(fit), "one-vs-rest")
+  expect_output(print(summary(fit)), "setosa vs rest")
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  unlink(path)
+  expect_identical(predict(back, iris, type = "decision"), predict(fit, iris, type = "decision"))
+  expect_identical(predict(back, iris), predict(fit, iris))
+})
+
+test_that("bad input gets an error naming the argument", {
+  x <- matrix(rnorm(40), 20)
+  y <- factor(rep(c("a", "b"), 10))
+  expect_error(rff_svm(x, factor(rep("a", 20))), "'y' has only one class")
+  expect_error(rff_svm(x, replace(y, 3, NA)), "'y' contains NA")
+  expect_error(rff_svm(x, y[1:19]), "'y' has length 19 but 'x' has 20")
+  expect_error(rff_svm(x, rnorm(20)), "'y'")
+  expect_error(rff_svm(x, y, cost = -1), "'cost'")
+  expect_error(rff_svm(x, y, cost = 0), "'cost'")
+  expect_error(rff_svm(x, y, D = 0), "'D'")
+  expect_error(rff_svm(x, y, loss = "logistic"), "'loss'")
+  expect_error(rff_svm(x, y, epsilon = 0), "'epsilon'")
+  expect_error(rff_svm(x, y, max_iter = 0), "'max_iter'")
+  expect_error(rff_svm(x, y, scale = NA), "'scale'")
+  expect_error(rff_svm(x, y, class.weights = c(z = 2)), "'class.weights'")
+  expect_error(rff_svm(x, y, class.weights = c(a = -2)), "'class.weights'")
+  expect_error(rff_svm(x, y, class.weights = 2), "'class.weights'")
+  expect_error(rff_svm(x, y, kernel = "gaussian"), "'kernel'")
+  expect_error(rff_svm(abs(x), y, kernel = min_kernel()), "'scale' must be FALSE")
+  expect_error(rff_svm(replace(x, 5, NA), y), "'x'")
+  expect_error(rff_svm(x, y, bogus = 1), "bogus")
+  expect_error(rff_svm(~ a, data = data.frame(a = 1:4)), "two-sided")
+  fit <- rff_svm(x, y, D = 16, seed = 1)
+  expect_error(predict(fit, matrix(0, 2, 3)), "'newdata' has 3 column")
+  expect_error(predict(fit, x, type = "prob"), "'type'")
+  expect_error(predict(fit, type = "decision"), "'newdata'")
+})
