@@ -284,7 +284,9 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
     if (any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
     if (!is.null(y) && any(y < 0)) stop_arg("y", "must be non-negative for the min kernel")
   }
-  check_allocation(nrow(x), if (is.null(y)) nrow(x) else nrow(y), "the kernel matrix")
+  ny <- if (is.null(y)) nrow(x) else nrow(y)
+  check_allocation(nrow(x), ny, "the kernel matrix",
+                   arg = if (!is.null(y) && ny > nrow(x)) "y" else "x")
   resolved <- resolve_kernel(kernel, x)
   K <- .Call(C_kernel_matrix, kernel_code(resolved), kernel_parameters(resolved),
              x, y, nthreads)
