@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install document check bench clean
+.PHONY: demo test install document check bench clean sanitize valgrind
 
 demo: install
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
@@ -22,6 +22,14 @@ check: test
 
 bench: install
 	$(RSCRIPT) bench/transform.R
+
+# The test suite against an ASan+UBSan build (gcc), see .ci/sanitize.
+sanitize:
+	bash .ci/sanitize
+
+# The test suite under valgrind memcheck, see .ci/valgrind.
+valgrind:
+	bash .ci/valgrind
 
 clean:
 	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png

@@ -40,6 +40,7 @@ void bochner_tile_product(const double *x, int ldx, const double *w, int d,
 int bochner_product_isa(void);
 void bochner_set_product_isa(int isa);
 void bochner_product_init(void);
+int bochner_isa_cap(void);   /* BOCHNER_MAX_ISA: 0 portable, 1 AVX2, 2 all */
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
 
 /* kernels.c */

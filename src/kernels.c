@@ -18,6 +18,35 @@
 #endif
 
 #define COL_CHUNK 256
+/* Elementwise passes over the output run in chunks of this many entries,
+ * with a user-interrupt check between chunks (outside the parallel region):
+ * an n x n Gram matrix can take seconds to fill. */
+#define ELEM_CHUNK ((R_xlen_t) 1 << 22)
+/* outer_products calls the BLAS on column chunks of about this many
+ * multiply-adds (at least 64 columns), with interrupt checks between calls:
+ * a fraction of a second even with the reference BLAS.  Each entry is one
+ * dot product whatever the split. */
+#define GEMM_CHUNK_FLOPS ((double) (1 << 28))
+
+#ifdef _OPENMP
+# define BK_PARALLEL_FOR _Pragma("omp parallel for num_threads(nthreads) schedule(static)")
+#else
+# define BK_PARALLEL_FOR
+#endif
+
+/* out[i] = FUN(out[i]) for i < len, in chunks with interrupt checks between
+ * them.  FUN is an expression in v (the entry); the caller has 'nthreads'. */
+#define ELEMENTWISE(out, len, nthreads, FUN)                                   \
+    for (R_xlen_t i0_ = 0; i0_ < (len); i0_ += ELEM_CHUNK) {                   \
+        R_xlen_t i1_ = (len) - i0_ < ELEM_CHUNK ? (len) : i0_ + ELEM_CHUNK;    \
+        R_xlen_t i_;                                                           \
+        BK_PARALLEL_FOR                                                        \
+        for (i_ = i0_; i_ < i1_; i_++) {                                       \
+            double v = (out)[i_];                                              \
+            (out)[i_] = (FUN);                                                 \
+        }                                                                      \
+        R_CheckUserInterrupt();                                                \
+    }
 
 /* Centre x (and y) at the column means of x, and return the row norms. */
 static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
@@ -56,15 +85,21 @@ static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
 static void outer_products(const double *a, R_xlen_t na, const double *b,
                            R_xlen_t nb, int d, double alpha, double *out)
 {
-    int m = (int) na, n = (int) nb, k = d;
+    int m = (int) na, ldb = (int) nb, k = d;
     double zero = 0.0;
     if (na == 0 || nb == 0) return;
     if (d == 0) {
-        memset(out, 0, sizeof(double) * (size_t) (na * nb));
+        memset(out, 0, sizeof(double) * (size_t) na * (size_t) nb);
         return;
     }
-    F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b, &n, &zero, out,
-                    &m FCONE FCONE);
+    double per_col = (double) na * (double) d;
+    R_xlen_t chunk = per_col * 64 >= GEMM_CHUNK_FLOPS ? 64 : (R_xlen_t) (GEMM_CHUNK_FLOPS / per_col);
+    for (R_xlen_t j0 = 0; j0 < nb; j0 += chunk) {
+        int n = (int) (nb - j0 < chunk ? nb - j0 : chunk);
+        F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b + j0, &ldb, &zero,
+                        out + j0 * na, &m FCONE FCONE);
+        R_CheckUserInterrupt();
+    }
 }
 
 /* Squared Euclidean distances into out (nx x ny). */
@@ -86,12 +121,14 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
             double v = col[i] + xn[i] + ynj;
             col[i] = v > 0.0 ? v : 0.0;
         }
+        if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
     }
     if (self) {
         /* exact zeros on the diagonal and exact symmetry, whatever the BLAS */
         for (R_xlen_t j = 0; j < ny; j++) {
             out[j + j * nx] = 0.0;
             for (R_xlen_t i = j + 1; i < nx; i++) out[j + i * nx] = out[i + j * nx];
+            if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
         }
     }
 }
@@ -107,34 +144,22 @@ static double matern_bessel(double z, double nu, double lognorm, double *bk)
     return v > 1.0 ? 1.0 : v;
 }
 
+static inline double matern15(double z) { return (1.0 + z) * exp(-z); }
+static inline double matern25(double z) { return (1.0 + z + z * z / 3.0) * exp(-z); }
+
 static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
                          int nthreads)
 {
     R_xlen_t i;
     if (nu == 0.5) {
         double s = 1.0 / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = exp(-sqrt(out[i]) * s);
+        ELEMENTWISE(out, len, nthreads, exp(-sqrt(v) * s))
     } else if (nu == 1.5) {
         double s = sqrt(3.0) / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double z = sqrt(out[i]) * s;
-            out[i] = (1.0 + z) * exp(-z);
-        }
+        ELEMENTWISE(out, len, nthreads, matern15(sqrt(v) * s))
     } else if (nu == 2.5) {
         double s = sqrt(5.0) / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double z = sqrt(out[i]) * s;
-            out[i] = (1.0 + z + z * z / 3.0) * exp(-z);
-        }
+        ELEMENTWISE(out, len, nthreads, matern25(sqrt(v) * s))
     } else {
         /* bessel_k_ex is R's nmath code: kept serial, with interrupts */
         double s = sqrt(2.0 * nu) / sigma;
@@ -198,27 +223,24 @@ static void coordinatewise(int code, const double *par, const double *x,
 /* Polynomial kernel of the dot product.  par[0] == 0: (scale t + offset)^p
  * with par = (0, p, scale, offset); par[0] == 1: sum_i c_i t^i with
  * par = (1, c_0, ..., c_l), evaluated by Horner's rule. */
+static inline double horner(const double *c, int l, double t)
+{
+    double v = c[l];
+    for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
+    return v;
+}
+
 static void apply_polynomial(double *out, R_xlen_t len, const double *par,
                              int npar, int nthreads)
 {
-    R_xlen_t i;
     if (par[0] == 0.0) {
-        double p = par[1], scale = par[2], offset = par[3];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = R_pow_di(scale * out[i] + offset, (int) p);
+        double scale = par[2], offset = par[3];
+        int p = (int) par[1];
+        ELEMENTWISE(out, len, nthreads, R_pow_di(scale * v + offset, p))
     } else {
         const double *c = par + 1;
         int l = npar - 2;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double t = out[i], v = c[l];
-            for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
-            out[i] = v;
-        }
+        ELEMENTWISE(out, len, nthreads, horner(c, l, v))
     }
 }
 
@@ -227,16 +249,12 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
                           R_xlen_t ny, int d, double *out, int nthreads)
 {
     R_xlen_t len = nx * ny;
-    R_xlen_t i;
     switch (code) {
     case BK_GAUSSIAN: {
         if (npar != 1) return BOCHNER_BAD_ARGUMENT;
         double s = -0.5 / (par[0] * par[0]);
         squared_distances(x, nx, y, ny, d, out);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+        ELEMENTWISE(out, len, nthreads, exp(v * s))
         return BOCHNER_OK;
     }
     case BK_MATERN:
@@ -265,10 +283,7 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
             apply_polynomial(out, len, par, npar, nthreads);
         } else { /* exp(x.y / sigma^2) */
             double s = 1.0 / (par[0] * par[0]);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-            for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+            ELEMENTWISE(out, len, nthreads, exp(v * s))
         }
         return BOCHNER_OK;
     default:
