@@ -48,16 +48,23 @@
         R_CheckUserInterrupt();                                                \
     }
 
-/* Centre x (and y) at the column means of x, and return the row norms. */
+/* Centre x (and y) and return the row norms.  The centre is the column
+ * means of y when y is given, else of x: k(x, y) is then computed the same
+ * way whatever other rows x comes with, so a Gram matrix against fixed
+ * points y (as when predicting new rows x against training points y) is
+ * identical row by row, whether the rows of x come all at once or in
+ * chunks. */
 static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
                              R_xlen_t ny, int d, double *xc, double *yc,
                              double *xn, double *yn)
 {
     for (int k = 0; k < d; k++) {
         const double *xk = x + (R_xlen_t) k * nx;
+        const double *ck = y ? y + (R_xlen_t) k * ny : xk;
+        R_xlen_t nc = y ? ny : nx;
         double m = 0.0;
-        for (R_xlen_t i = 0; i < nx; i++) m += xk[i];
-        m /= (double) nx;
+        for (R_xlen_t i = 0; i < nc; i++) m += ck[i];
+        m /= (double) nc;
         for (R_xlen_t i = 0; i < nx; i++) xc[i + (R_xlen_t) k * nx] = xk[i] - m;
         if (y) {
             const double *yk = y + (R_xlen_t) k * ny;
