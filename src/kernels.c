@@ -184,8 +184,14 @@ static void coordinatewise(int code, const double *par, const double *x,
                            R_xlen_t nx, const double *y, R_xlen_t ny, int d,
                            double *out, int nthreads)
 {
-    for (R_xlen_t j0 = 0; j0 < ny; j0 += COL_CHUNK) {
-        R_xlen_t j1 = j0 + COL_CHUNK < ny ? j0 + COL_CHUNK : ny;
+    /* columns per interrupt check: at most COL_CHUNK, fewer when a column
+     * is long (about 2^26 operations between checks), at least one per thread */
+    double per_col = (double) nx * (double) (d > 0 ? d : 1);
+    R_xlen_t chunk = (R_xlen_t) ((double) (1 << 26) / per_col);
+    if (chunk > COL_CHUNK) chunk = COL_CHUNK;
+    if (chunk < nthreads) chunk = nthreads;
+    for (R_xlen_t j0 = 0; j0 < ny; j0 += chunk) {
+        R_xlen_t j1 = j0 + chunk < ny ? j0 + chunk : ny;
         R_xlen_t j;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(static)
