@@ -18,6 +18,11 @@ enum bochner_kernel_code {
     BK_EXPDOT = 7
 };
 
+/* Largest Matern smoothness nu (R/kernels.R has the same bound): beyond it
+ * the kernel is the Gaussian to within 1e-3, and the Bessel recursion costs
+ * O(nu) per entry. */
+#define BOCHNER_MATERN_NU_MAX 1000.0
+
 /* Status codes returned by the pure-C routines. */
 enum bochner_status {
     BOCHNER_OK = 0,

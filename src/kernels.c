@@ -10,6 +10,7 @@
  * threads inside a chunk, user interrupts between chunks. */
 #include "bochner.h"
 #include <math.h>
+#include <limits.h>
 #include <string.h>
 #include <Rmath.h>
 #include <R_ext/BLAS.h>
@@ -143,11 +144,51 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
 /* Matern correlation at scaled distance z = sqrt(2 nu) r / sigma, for any
  * nu > 0: 2^(1-nu)/Gamma(nu) z^nu K_nu(z), via the exponentially scaled
  * Bessel function so that neither z^nu nor K_nu(z) over- or underflows. */
+/* log(exp(z) K_nu(z)), for z so small against nu that K_nu(z) overflows a
+ * double: the upward recurrence K_{m+1} = K_{m-1} + (2m / z) K_m (stable for
+ * K, and the one R's bessel_k uses) from the orders nu - floor(nu) and
+ * nu - floor(nu) + 1, rescaled as it goes.  Needs floor(nu) >= 1 (bk holds
+ * 2 doubles then).  +Inf when even the rescaled steps overflow (z below
+ * about 1e-150 * nu). */
+static double log_bessel_k_scaled(double z, double nu, double *bk)
+{
+    const double big = 1e150, log_big = 150.0 * M_LN10;
+    double mu = nu - floor(nu);
+    double km = bessel_k_ex(z, mu, 2.0, bk), k = bessel_k_ex(z, mu + 1.0, 2.0, bk);
+    double logscale = 0.0, order = mu + 1.0;
+    if (!R_FINITE(km) || !R_FINITE(k)) return R_PosInf;
+    for (double steps = floor(nu) - 1.0; steps > 0.0; steps -= 1.0) {
+        double kn = km + 2.0 * order / z * k;
+        if (!R_FINITE(kn)) return R_PosInf;
+        km = k;
+        k = kn;
+        order += 1.0;
+        if (k > big) {
+            k /= big;
+            km /= big;
+            logscale += log_big;
+        }
+    }
+    return log(k) + logscale;
+}
+
 static double matern_bessel(double z, double nu, double lognorm, double *bk)
 {
     if (z <= 0.0) return 1.0;
     double ks = bessel_k_ex(z, nu, 2.0, bk);  /* exp(z) K_nu(z) */
-    double v = exp(lognorm + nu * log(z) - z) * ks;
+    double v;
+    if (R_FINITE(ks)) {
+        v = exp(lognorm + nu * log(z) - z) * ks;
+    } else {
+        /* K_nu(z) overflows (for nu = 50 below z = 2e-5, for nu = 300 below
+         * z = 20): it was multiplied as Inf by z^nu = 0, giving NaN.  In
+         * logs instead; where even that overflows, z is so small that the
+         * correlation is 1 - z^2 / (4 (nu - 1)) to double precision (and 1
+         * for nu < 1, whose overflow needs z < 1e-300). */
+        double lk = nu >= 1.0 ? log_bessel_k_scaled(z, nu, bk) : R_PosInf;
+        if (!R_FINITE(lk)) return nu > 1.0 ? 1.0 - z * z / (4.0 * (nu - 1.0)) : 1.0;
+        v = exp(lognorm + nu * log(z) - z + lk);
+    }
     return v > 1.0 ? 1.0 : v;
 }
 
@@ -264,14 +305,19 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     R_xlen_t len = nx * ny;
     switch (code) {
     case BK_GAUSSIAN: {
-        if (npar != 1) return BOCHNER_BAD_ARGUMENT;
+        if (npar != 1 || !(par[0] > 0) || !R_FINITE(par[0])) return BOCHNER_BAD_ARGUMENT;
         double s = -0.5 / (par[0] * par[0]);
         squared_distances(x, nx, y, ny, d, out);
         ELEMENTWISE(out, len, nthreads, exp(v * s))
         return BOCHNER_OK;
     }
     case BK_MATERN:
-        if (npar != 2) return BOCHNER_BAD_ARGUMENT;
+        /* nu is capped (R/kernels.R, matern_kernel()): the Bessel
+         * recursion needs floor(nu) + 1 doubles and as many steps per entry,
+         * and R's bessel_k_ex indexes them with an int */
+        if (npar != 2 || !(par[0] > 0) || !R_FINITE(par[0]) || !(par[1] > 0) ||
+            par[1] > BOCHNER_MATERN_NU_MAX)
+            return BOCHNER_BAD_ARGUMENT;
         squared_distances(x, nx, y, ny, d, out);
         apply_matern(out, len, par[0], par[1], nthreads);
         return BOCHNER_OK;
@@ -285,6 +331,9 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     case BK_POLYNOMIAL:
     case BK_EXPDOT:
         if (code == BK_POLYNOMIAL && (npar < 2 || (par[0] == 0.0 && npar != 4)))
+            return BOCHNER_BAD_ARGUMENT;
+        /* the degree becomes an int */
+        if (code == BK_POLYNOMIAL && par[0] == 0.0 && !(par[1] >= 0 && par[1] <= INT_MAX))
             return BOCHNER_BAD_ARGUMENT;
         if (code == BK_EXPDOT && (npar != 1 || !(par[0] > 0)))
             return BOCHNER_BAD_ARGUMENT;

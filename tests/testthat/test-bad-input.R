@@ -189,6 +189,8 @@ extra_cases <- list(
   case("rff_dimension", list(eps = 0.1, kernel = laplace_kernel(1), d = 2, diameter = 1),
        "kernel", "uniform bound without a second moment"),
   case("rff_dimension", list(eps = 0.1, kernel = K1, d = 2), "diameter", "d without diameter"),
+  case("matern_kernel", list(sigma = 1, nu = 1e300), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
+  case("matern_kernel", list(sigma = 1, nu = 3e9), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
   case("bochner_threads", list(), "options(bochner.threads)", "bad option")
 )
 
