@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install document check bench bench-transform clean
+.PHONY: demo test install document check bench bench-transform clean sanitize valgrind
 
 demo: install
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
@@ -29,6 +29,14 @@ bench: install
 
 bench-transform: install
 	$(RSCRIPT) bench/transform.R
+
+# The test suite against an ASan+UBSan build (gcc), see .ci/sanitize.
+sanitize:
+	bash .ci/sanitize
+
+# The test suite under valgrind memcheck, see .ci/valgrind.
+valgrind:
+	bash .ci/valgrind
 
 clean:
 	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png

@@ -83,19 +83,40 @@ check_no_dots <- function(...) {
 }
 
 # Refuse an allocation of n x m doubles that cannot succeed, before trying:
-# beyond R's dimension limit, or larger than the machine's memory.
-check_allocation <- function(n, m, what) {
+# beyond R's dimension limit, or larger than the machine's memory.  'arg'
+# names the argument whose size is to blame, so the message says what to
+# change as well as how much memory it would take.
+check_allocation <- function(n, m, what, arg = NULL) {
+  fail <- function(...) {
+    if (is.null(arg)) stop(paste0(...), call. = FALSE) else stop_arg(arg, "is too large: ", ...)
+  }
   if (as.double(n) > .Machine$integer.max || as.double(m) > .Machine$integer.max) {
-    stop(sprintf("%s would be %.0f x %.0f, beyond R's limit of 2^31 - 1 rows or columns",
-                 what, n, m), call. = FALSE)
+    fail(sprintf("%s would be %.0f x %.0f, beyond R's limit of 2^31 - 1 rows or columns",
+                 what, n, m))
   }
   bytes <- 8 * as.double(n) * as.double(m)
   available <- physical_memory()
   if (bytes > available) {
-    stop(sprintf("%s (%.0f x %.0f) would need %s of memory; this machine has %s",
-                 what, n, m, format_bytes(bytes), format_bytes(available)), call. = FALSE)
+    fail(sprintf("%s (%.0f x %.0f) would need %s of memory; this machine has %s",
+                 what, n, m, format_bytes(bytes), format_bytes(available)))
   }
   invisible(bytes)
+}
+
+# One of a few strings (partial matching, like match.arg), or an error that
+# names the argument; 'x' identical to 'choices' (the unset default) gives
+# the first.
+check_choice <- function(x, choices, arg) {
+  if (identical(x, choices)) return(choices[1L])
+  if (!is.character(x) || length(x) != 1L || is.na(x)) {
+    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "))
+  }
+  hit <- pmatch(x, choices)
+  if (is.na(hit)) {
+    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "),
+             " (got \"", x, "\")")
+  }
+  choices[hit]
 }
 
 # Total physical memory in bytes where the system says (Linux), else a

@@ -86,7 +86,7 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   x <- as_data_matrix(x, "x")
   check_kernel(kernel)
   D <- check_count(D, "D")
-  type <- match.arg(type)
+  type <- check_choice(type, c("phase", "pair"), "type")
   resolved <- resolve_kernel(kernel, x)
   # 'method' is passed on only when given, so that builders of kernels
   # without methods need not know it; unknown options in '...' are refused
@@ -129,7 +129,7 @@ build_feature_map.default <- function(kernel, x, D, type, method = NULL, ...) {
   }
   d <- ncol(x)
   n_features <- if (type == "pair") 2 * D else D
-  check_allocation(d, D, "the frequency matrix")
+  check_allocation(d, D, "the frequency matrix", arg = "D")
   if (n_features > .Machine$integer.max) stop_arg("D", "is too large")
   omega <- t(spectral_sample(kernel, D, d))
   phase <- if (type == "phase") stats::runif(D, 0, 2 * pi) else NULL
@@ -160,7 +160,7 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   if (missing(newdata)) stop_arg("newdata", "is required: a feature map keeps no training data")
   x <- map_input_matrix(object, newdata)
   nthreads <- check_threads(nthreads)
-  check_allocation(nrow(x), object$n_features, "the feature matrix")
+  check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
   Z <- transform_features(object, x, nthreads)
   rownames(Z) <- rownames(x)
   Z

@@ -5,9 +5,15 @@
 
 design_from_formula <- function(formula, data, arg = "formula") {
   if (!inherits(formula, "formula")) stop_arg(arg, "must be a formula")
-  if (missing(data) || is.null(data)) data <- environment(formula)
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
-                           drop.unused.levels = TRUE)
+  if (missing(data) || is.null(data)) {
+    data <- environment(formula)
+  } else if (!is.data.frame(data) && !is.list(data) && !is.environment(data)) {
+    stop_arg("data", "must be a data frame (or a list or environment) with the formula's variables")
+  }
+  mf <- tryCatch(
+    stats::model.frame(formula, data = data, na.action = stats::na.pass,
+                       drop.unused.levels = TRUE),
+    error = function(e) stop_arg("data", "does not fit the formula: ", conditionMessage(e)))
   terms <- stats::delete.response(attr(mf, "terms"))
   xlevels <- stats::.getXlevels(attr(mf, "terms"), mf)
   list(x = one_hot_matrix(terms, mf, xlevels),

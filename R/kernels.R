@@ -36,7 +36,8 @@ check_sigma <- function(sigma) {
 #'   Laplace kernel, per coordinate for the Cauchy kernel), computed on an
 #'   evenly spaced subsample of at most 1000 rows when a map or Gram matrix
 #'   is computed, and stored in the result.
-#' @param nu Smoothness of the Matérn kernel, a positive number.
+#' @param nu Smoothness of the Matérn kernel, a positive number, at most
+#'   1000 (beyond that the kernel is the Gaussian to within 1e-3).
 #' @return An object of class `c("<name>_kernel", "bochner_kernel")`.
 #' @seealso [kernel_matrix()] for Gram matrices, [spectral_sample()] for the
 #'   frequencies, [random_features()] for feature maps;
@@ -65,7 +66,13 @@ cauchy_kernel <- function(sigma = 1) new_kernel("cauchy", sigma = check_sigma(si
 #' @rdname shift_invariant_kernels
 #' @export
 matern_kernel <- function(sigma = 1, nu = 3 / 2) {
-  new_kernel("matern", sigma = check_sigma(sigma), nu = check_positive(nu, "nu"))
+  nu <- check_positive(nu, "nu")
+  # the same bound as BOCHNER_MATERN_NU_MAX in src/bochner.h
+  if (nu > 1000) {
+    stop_arg("nu", "must be at most 1000 (got ", format(nu), "); for larger nu the Matern ",
+             "kernel is the Gaussian kernel to within 1e-3: use gaussian_kernel(sigma)")
+  }
+  new_kernel("matern", sigma = check_sigma(sigma), nu = nu)
 }
 
 #' Polynomial, exponential dot-product and min kernels
@@ -284,7 +291,9 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
     if (any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
     if (!is.null(y) && any(y < 0)) stop_arg("y", "must be non-negative for the min kernel")
   }
-  check_allocation(nrow(x), if (is.null(y)) nrow(x) else nrow(y), "the kernel matrix")
+  ny <- if (is.null(y)) nrow(x) else nrow(y)
+  check_allocation(nrow(x), ny, "the kernel matrix",
+                   arg = if (!is.null(y) && ny > nrow(x)) "y" else "x")
   resolved <- resolve_kernel(kernel, x)
   K <- .Call(C_kernel_matrix, kernel_code(resolved), kernel_parameters(resolved),
              x, y, nthreads)

@@ -262,7 +262,7 @@ kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)
 kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
-  check_allocation(n, n, "the Gram matrix")
+  check_allocation(n, n, "the Gram matrix", arg = "x")
   limit <- kkm_gram_limit()
   if (kkm_gram_bytes(n, start$k) > limit) {
     where <- if (is.null(getOption("bochner.max_gram_bytes"))) "" else " (options(bochner.max_gram_bytes))"
@@ -298,6 +298,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads) {
   out <- with_seed(seed, {
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
+    check_allocation(nrow(x), map$n_features, "the random features of 'x'", arg = "D")
     Z <- stats::predict(map, x, nthreads = nthreads)
     list(map = map, res = .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart,
                                 iter.max, nthreads))
@@ -359,7 +360,7 @@ kkm_result <- function(res, x, k, kernel, method, nstart) {
 predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance"),
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  type <- match.arg(type)
+  type <- check_choice(type, c("cluster", "distance"), "type")
   if (missing(newdata)) {
     if (type == "cluster") return(object$cluster)
     stop_arg("newdata", "is required for type = \"distance\"")
@@ -390,7 +391,7 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
 kkm_rff_distances <- function(object, x, nthreads) {
   m <- nrow(x)
   rows <- max(1L, min(m, 2^22 %/% object$map$n_features))
-  check_allocation(m, object$k, "the distance matrix")
+  check_allocation(m, object$k, "the distance matrix", arg = "newdata")
   dist <- matrix(0, m, object$k)
   for (i0 in seq(1L, m, by = rows)) {
     idx <- i0:min(m, i0 + rows - 1L)
@@ -422,7 +423,7 @@ kkm_input_matrix <- function(object, newdata, arg = "newdata") {
 #' @export
 fitted.kernel_kmeans <- function(object, method = c("classes", "distances"), ...) {
   check_no_dots(...)
-  method <- match.arg(method)
+  method <- check_choice(method, c("classes", "distances"), "method")
   if (method == "classes") return(object$cluster)
   stats::setNames(object$distance, names(object$cluster))
 }

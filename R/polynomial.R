@@ -192,7 +192,7 @@ match_projection <- function(projection, default) {
 
 # d x V matrix of projection vectors with E[(w.x)(w.y)] = x.y.
 draw_projections <- function(d, V, projection) {
-  check_allocation(d, V, "the projection matrix")
+  check_allocation(d, V, "the projection matrix", arg = "D")
   if (projection == "gaussian") {
     matrix(stats::rnorm(d * V), d, V)
   } else {

@@ -35,7 +35,7 @@ spectral_sample <- function(kernel, n, d) {
   }
   n <- check_count(n, "n")
   d <- check_count(d, "d")
-  check_allocation(n, d, "the frequency matrix")
+  check_allocation(n, d, "the frequency matrix", arg = "n")
   .Call(C_spectral_sample, kernel_code(kernel), kernel_parameters(kernel), n, d)
 }
 

@@ -18,6 +18,11 @@ enum bochner_kernel_code {
     BK_EXPDOT = 7
 };
 
+/* Largest Matern smoothness nu (R/kernels.R has the same bound): beyond it
+ * the kernel is the Gaussian to within 1e-3, and the Bessel recursion costs
+ * O(nu) per entry. */
+#define BOCHNER_MATERN_NU_MAX 1000.0
+
 /* Status codes returned by the pure-C routines. */
 enum bochner_status {
     BOCHNER_OK = 0,
@@ -43,6 +48,7 @@ void bochner_tile_product(const double *x, int ldx, const double *w, int d,
 int bochner_product_isa(void);
 void bochner_set_product_isa(int isa);
 void bochner_product_init(void);
+int bochner_isa_cap(void);   /* BOCHNER_MAX_ISA: 0 portable, 1 AVX2, 2 all */
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
 
 /* kernels.c */

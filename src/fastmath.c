@@ -211,7 +211,7 @@ FM_DEFINE_KERNELS(_base, )
 # define FM_DISPATCH 1
 FM_DEFINE_KERNELS(_avx2, __attribute__((target("avx2"))))
 /* reads the feature word libgcc fills in at load time: cheap, no state */
-# define FM_HAVE_AVX2() __builtin_cpu_supports("avx2")
+# define FM_HAVE_AVX2() (__builtin_cpu_supports("avx2") && bochner_isa_cap() >= 1)
 #else
 # define FM_DISPATCH 0
 #endif

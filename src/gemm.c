@@ -11,6 +11,15 @@
  * -mavx/-march flags are needed; they are only called when the CPU (and OS)
  * supports the instructions (__builtin_cpu_supports).
  *
+ * The environment variable BOCHNER_MAX_ISA (read once, when the package is
+ * loaded) caps the paths the dispatcher will use, here and in fastmath.c:
+ *   BOCHNER_MAX_ISA=0  portable code only (BLAS here, SSE2 cosines there)
+ *   BOCHNER_MAX_ISA=1  at most AVX2 (+FMA)
+ *   unset or 2         whatever the CPU supports
+ * For tools that emulate the CPU without every instruction set, e.g.
+ * valgrind (3.19 hides AVX-512 from CPUID, but older releases did not), and
+ * to exercise the portable path on a machine that has the others.
+ *
  * Determinism (paths 1 and 2): every C(i,j) is computed as the single FMA chain
  *     acc = 0;  for l = 0 .. d-1:  acc = fma(x[i,l], w[l,j], acc)
  * in exactly that order, whatever nr, nj, ldx, the position of row i inside the tile
@@ -25,6 +34,7 @@
 #define USE_FC_LEN_T
 #include <stddef.h>
 #include <string.h>
+#include <stdlib.h>
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/BLAS.h>
@@ -286,6 +296,8 @@ static int detect_hw(void)
         hw = 1;
         if (__builtin_cpu_supports("avx512f")) hw = 2;
     }
+    int cap = bochner_isa_cap();
+    if (hw > cap) hw = cap;
     __atomic_store_n(&hw_isa, hw, __ATOMIC_RELAXED);
     return hw;
 }
@@ -318,7 +330,22 @@ void bochner_set_product_isa(int isa)
     __atomic_store_n(&cur_isa, isa, __ATOMIC_RELAXED);
 }
 
-#else  /* !BOCHNER_X86 */
+#endif
+
+/* BOCHNER_MAX_ISA as 0, 1 or 2 (2, no cap, when unset or not one of those). */
+int bochner_isa_cap(void)
+{
+    static int cap = -1;
+    int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+    if (c >= 0) return c;
+    const char *v = getenv("BOCHNER_MAX_ISA");
+    c = 2;
+    if (v && (v[0] == '0' || v[0] == '1') && v[1] == '\0') c = v[0] - '0';
+    __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
+    return c;
+}
+
+#if !BOCHNER_X86
 
 void bochner_product_init(void) { }
 int bochner_product_isa(void) { return 0; }

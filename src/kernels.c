@@ -10,6 +10,7 @@
  * threads inside a chunk, user interrupts between chunks. */
 #include "bochner.h"
 #include <math.h>
+#include <limits.h>
 #include <string.h>
 #include <Rmath.h>
 #include <R_ext/BLAS.h>
@@ -18,17 +19,53 @@
 #endif
 
 #define COL_CHUNK 256
+/* Elementwise passes over the output run in chunks of this many entries,
+ * with a user-interrupt check between chunks (outside the parallel region):
+ * an n x n Gram matrix can take seconds to fill. */
+#define ELEM_CHUNK ((R_xlen_t) 1 << 22)
+/* outer_products calls the BLAS on column chunks of about this many
+ * multiply-adds (at least 64 columns), with interrupt checks between calls:
+ * a fraction of a second even with the reference BLAS.  Each entry is one
+ * dot product whatever the split. */
+#define GEMM_CHUNK_FLOPS ((double) (1 << 28))
 
-/* Centre x (and y) at the column means of x, and return the row norms. */
+#ifdef _OPENMP
+# define BK_PARALLEL_FOR _Pragma("omp parallel for num_threads(nthreads) schedule(static)")
+#else
+# define BK_PARALLEL_FOR
+#endif
+
+/* out[i] = FUN(out[i]) for i < len, in chunks with interrupt checks between
+ * them.  FUN is an expression in v (the entry); the caller has 'nthreads'. */
+#define ELEMENTWISE(out, len, nthreads, FUN)                                   \
+    for (R_xlen_t i0_ = 0; i0_ < (len); i0_ += ELEM_CHUNK) {                   \
+        R_xlen_t i1_ = (len) - i0_ < ELEM_CHUNK ? (len) : i0_ + ELEM_CHUNK;    \
+        R_xlen_t i_;                                                           \
+        BK_PARALLEL_FOR                                                        \
+        for (i_ = i0_; i_ < i1_; i_++) {                                       \
+            double v = (out)[i_];                                              \
+            (out)[i_] = (FUN);                                                 \
+        }                                                                      \
+        R_CheckUserInterrupt();                                                \
+    }
+
+/* Centre x (and y) and return the row norms.  The centre is the column
+ * means of y when y is given, else of x: k(x, y) is then computed the same
+ * way whatever other rows x comes with, so a Gram matrix against fixed
+ * points y (as when predicting new rows x against training points y) is
+ * identical row by row, whether the rows of x come all at once or in
+ * chunks. */
 static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
                              R_xlen_t ny, int d, double *xc, double *yc,
                              double *xn, double *yn)
 {
     for (int k = 0; k < d; k++) {
         const double *xk = x + (R_xlen_t) k * nx;
+        const double *ck = y ? y + (R_xlen_t) k * ny : xk;
+        R_xlen_t nc = y ? ny : nx;
         double m = 0.0;
-        for (R_xlen_t i = 0; i < nx; i++) m += xk[i];
-        m /= (double) nx;
+        for (R_xlen_t i = 0; i < nc; i++) m += ck[i];
+        m /= (double) nc;
         for (R_xlen_t i = 0; i < nx; i++) xc[i + (R_xlen_t) k * nx] = xk[i] - m;
         if (y) {
             const double *yk = y + (R_xlen_t) k * ny;
@@ -56,15 +93,21 @@ static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
 static void outer_products(const double *a, R_xlen_t na, const double *b,
                            R_xlen_t nb, int d, double alpha, double *out)
 {
-    int m = (int) na, n = (int) nb, k = d;
+    int m = (int) na, ldb = (int) nb, k = d;
     double zero = 0.0;
     if (na == 0 || nb == 0) return;
     if (d == 0) {
-        memset(out, 0, sizeof(double) * (size_t) (na * nb));
+        memset(out, 0, sizeof(double) * (size_t) na * (size_t) nb);
         return;
     }
-    F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b, &n, &zero, out,
-                    &m FCONE FCONE);
+    double per_col = (double) na * (double) d;
+    R_xlen_t chunk = per_col * 64 >= GEMM_CHUNK_FLOPS ? 64 : (R_xlen_t) (GEMM_CHUNK_FLOPS / per_col);
+    for (R_xlen_t j0 = 0; j0 < nb; j0 += chunk) {
+        int n = (int) (nb - j0 < chunk ? nb - j0 : chunk);
+        F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b + j0, &ldb, &zero,
+                        out + j0 * na, &m FCONE FCONE);
+        R_CheckUserInterrupt();
+    }
 }
 
 /* Squared Euclidean distances into out (nx x ny). */
@@ -86,12 +129,14 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
             double v = col[i] + xn[i] + ynj;
             col[i] = v > 0.0 ? v : 0.0;
         }
+        if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
     }
     if (self) {
         /* exact zeros on the diagonal and exact symmetry, whatever the BLAS */
         for (R_xlen_t j = 0; j < ny; j++) {
             out[j + j * nx] = 0.0;
             for (R_xlen_t i = j + 1; i < nx; i++) out[j + i * nx] = out[i + j * nx];
+            if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
         }
     }
 }
@@ -99,13 +144,56 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
 /* Matern correlation at scaled distance z = sqrt(2 nu) r / sigma, for any
  * nu > 0: 2^(1-nu)/Gamma(nu) z^nu K_nu(z), via the exponentially scaled
  * Bessel function so that neither z^nu nor K_nu(z) over- or underflows. */
+/* log(exp(z) K_nu(z)), for z so small against nu that K_nu(z) overflows a
+ * double: the upward recurrence K_{m+1} = K_{m-1} + (2m / z) K_m (stable for
+ * K, and the one R's bessel_k uses) from the orders nu - floor(nu) and
+ * nu - floor(nu) + 1, rescaled as it goes.  Needs floor(nu) >= 1 (bk holds
+ * 2 doubles then).  +Inf when even the rescaled steps overflow (z below
+ * about 1e-150 * nu). */
+static double log_bessel_k_scaled(double z, double nu, double *bk)
+{
+    const double big = 1e150, log_big = 150.0 * M_LN10;
+    double mu = nu - floor(nu);
+    double km = bessel_k_ex(z, mu, 2.0, bk), k = bessel_k_ex(z, mu + 1.0, 2.0, bk);
+    double logscale = 0.0, order = mu + 1.0;
+    if (!R_FINITE(km) || !R_FINITE(k)) return R_PosInf;
+    for (double steps = floor(nu) - 1.0; steps > 0.0; steps -= 1.0) {
+        double kn = km + 2.0 * order / z * k;
+        if (!R_FINITE(kn)) return R_PosInf;
+        km = k;
+        k = kn;
+        order += 1.0;
+        if (k > big) {
+            k /= big;
+            km /= big;
+            logscale += log_big;
+        }
+    }
+    return log(k) + logscale;
+}
+
 static double matern_bessel(double z, double nu, double lognorm, double *bk)
 {
     if (z <= 0.0) return 1.0;
     double ks = bessel_k_ex(z, nu, 2.0, bk);  /* exp(z) K_nu(z) */
-    double v = exp(lognorm + nu * log(z) - z) * ks;
+    double v;
+    if (R_FINITE(ks)) {
+        v = exp(lognorm + nu * log(z) - z) * ks;
+    } else {
+        /* K_nu(z) overflows (for nu = 50 below z = 2e-5, for nu = 300 below
+         * z = 20): it was multiplied as Inf by z^nu = 0, giving NaN.  In
+         * logs instead; where even that overflows, z is so small that the
+         * correlation is 1 - z^2 / (4 (nu - 1)) to double precision (and 1
+         * for nu < 1, whose overflow needs z < 1e-300). */
+        double lk = nu >= 1.0 ? log_bessel_k_scaled(z, nu, bk) : R_PosInf;
+        if (!R_FINITE(lk)) return nu > 1.0 ? 1.0 - z * z / (4.0 * (nu - 1.0)) : 1.0;
+        v = exp(lognorm + nu * log(z) - z + lk);
+    }
     return v > 1.0 ? 1.0 : v;
 }
+
+static inline double matern15(double z) { return (1.0 + z) * exp(-z); }
+static inline double matern25(double z) { return (1.0 + z + z * z / 3.0) * exp(-z); }
 
 static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
                          int nthreads)
@@ -113,28 +201,13 @@ static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
     R_xlen_t i;
     if (nu == 0.5) {
         double s = 1.0 / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = exp(-sqrt(out[i]) * s);
+        ELEMENTWISE(out, len, nthreads, exp(-sqrt(v) * s))
     } else if (nu == 1.5) {
         double s = sqrt(3.0) / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double z = sqrt(out[i]) * s;
-            out[i] = (1.0 + z) * exp(-z);
-        }
+        ELEMENTWISE(out, len, nthreads, matern15(sqrt(v) * s))
     } else if (nu == 2.5) {
         double s = sqrt(5.0) / sigma;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double z = sqrt(out[i]) * s;
-            out[i] = (1.0 + z + z * z / 3.0) * exp(-z);
-        }
+        ELEMENTWISE(out, len, nthreads, matern25(sqrt(v) * s))
     } else {
         /* bessel_k_ex is R's nmath code: kept serial, with interrupts */
         double s = sqrt(2.0 * nu) / sigma;
@@ -152,8 +225,14 @@ static void coordinatewise(int code, const double *par, const double *x,
                            R_xlen_t nx, const double *y, R_xlen_t ny, int d,
                            double *out, int nthreads)
 {
-    for (R_xlen_t j0 = 0; j0 < ny; j0 += COL_CHUNK) {
-        R_xlen_t j1 = j0 + COL_CHUNK < ny ? j0 + COL_CHUNK : ny;
+    /* columns per interrupt check: at most COL_CHUNK, fewer when a column
+     * is long (about 2^26 operations between checks), at least one per thread */
+    double per_col = (double) nx * (double) (d > 0 ? d : 1);
+    R_xlen_t chunk = (R_xlen_t) ((double) (1 << 26) / per_col);
+    if (chunk > COL_CHUNK) chunk = COL_CHUNK;
+    if (chunk < nthreads) chunk = nthreads;
+    for (R_xlen_t j0 = 0; j0 < ny; j0 += chunk) {
+        R_xlen_t j1 = j0 + chunk < ny ? j0 + chunk : ny;
         R_xlen_t j;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(static)
@@ -198,27 +277,24 @@ static void coordinatewise(int code, const double *par, const double *x,
 /* Polynomial kernel of the dot product.  par[0] == 0: (scale t + offset)^p
  * with par = (0, p, scale, offset); par[0] == 1: sum_i c_i t^i with
  * par = (1, c_0, ..., c_l), evaluated by Horner's rule. */
+static inline double horner(const double *c, int l, double t)
+{
+    double v = c[l];
+    for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
+    return v;
+}
+
 static void apply_polynomial(double *out, R_xlen_t len, const double *par,
                              int npar, int nthreads)
 {
-    R_xlen_t i;
     if (par[0] == 0.0) {
-        double p = par[1], scale = par[2], offset = par[3];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = R_pow_di(scale * out[i] + offset, (int) p);
+        double scale = par[2], offset = par[3];
+        int p = (int) par[1];
+        ELEMENTWISE(out, len, nthreads, R_pow_di(scale * v + offset, p))
     } else {
         const double *c = par + 1;
         int l = npar - 2;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) {
-            double t = out[i], v = c[l];
-            for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
-            out[i] = v;
-        }
+        ELEMENTWISE(out, len, nthreads, horner(c, l, v))
     }
 }
 
@@ -227,20 +303,21 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
                           R_xlen_t ny, int d, double *out, int nthreads)
 {
     R_xlen_t len = nx * ny;
-    R_xlen_t i;
     switch (code) {
     case BK_GAUSSIAN: {
-        if (npar != 1) return BOCHNER_BAD_ARGUMENT;
+        if (npar != 1 || !(par[0] > 0) || !R_FINITE(par[0])) return BOCHNER_BAD_ARGUMENT;
         double s = -0.5 / (par[0] * par[0]);
         squared_distances(x, nx, y, ny, d, out);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+        ELEMENTWISE(out, len, nthreads, exp(v * s))
         return BOCHNER_OK;
     }
     case BK_MATERN:
-        if (npar != 2) return BOCHNER_BAD_ARGUMENT;
+        /* nu is capped (R/kernels.R, matern_kernel()): the Bessel
+         * recursion needs floor(nu) + 1 doubles and as many steps per entry,
+         * and R's bessel_k_ex indexes them with an int */
+        if (npar != 2 || !(par[0] > 0) || !R_FINITE(par[0]) || !(par[1] > 0) ||
+            par[1] > BOCHNER_MATERN_NU_MAX)
+            return BOCHNER_BAD_ARGUMENT;
         squared_distances(x, nx, y, ny, d, out);
         apply_matern(out, len, par[0], par[1], nthreads);
         return BOCHNER_OK;
@@ -255,6 +332,9 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     case BK_EXPDOT:
         if (code == BK_POLYNOMIAL && (npar < 2 || (par[0] == 0.0 && npar != 4)))
             return BOCHNER_BAD_ARGUMENT;
+        /* the degree becomes an int */
+        if (code == BK_POLYNOMIAL && par[0] == 0.0 && !(par[1] >= 0 && par[1] <= INT_MAX))
+            return BOCHNER_BAD_ARGUMENT;
         if (code == BK_EXPDOT && (npar != 1 || !(par[0] > 0)))
             return BOCHNER_BAD_ARGUMENT;
         outer_products(x, nx, y ? y : x, ny, d, 1.0, out);
@@ -265,10 +345,7 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
             apply_polynomial(out, len, par, npar, nthreads);
         } else { /* exp(x.y / sigma^2) */
             double s = 1.0 / (par[0] * par[0]);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-            for (i = 0; i < len; i++) out[i] = exp(out[i] * s);
+            ELEMENTWISE(out, len, nthreads, exp(v * s))
         }
         return BOCHNER_OK;
     default:

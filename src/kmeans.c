@@ -36,6 +36,7 @@
 #define KM_BLOCKS_PER_CHECK 16  /* row blocks per thread between interrupt checks */
 #define ACC_TILE 32768         /* bytes / 8 of a tile of S in the pass over K */
 #define KM_PARALLEL_MIN 65536  /* less work than this runs on one thread */
+#define KM_COLS_PER_CHECK 64    /* feature columns between interrupt checks */
 /* Centres are updated from the points that moved while few moved, and
  * recomputed after this many updates, which bounds the rounding drift. */
 #define KM_MAX_INCREMENTAL 8
@@ -264,18 +265,23 @@ static void block_centre_distances(const double *Z, R_xlen_t ldz, int D,
 
 static void row_sq_norms(const double *Z, R_xlen_t n, int D, double *zn, int nthreads)
 {
-    R_xlen_t nb = n_row_blocks(n), blk;
+    R_xlen_t nb = n_row_blocks(n);
+    R_xlen_t group = (R_xlen_t) KM_BLOCKS_PER_CHECK * nthreads;
+    for (R_xlen_t g0 = 0; g0 < nb; g0 += group) {
+        R_xlen_t g1 = g0 + group < nb ? g0 + group : nb, blk;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
-    for (blk = 0; blk < nb; blk++) {
-        R_xlen_t i0 = blk * KM_ROW_BLOCK;
-        R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
-        for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] = 0.0;
-        for (int d = 0; d < D; d++) {
-            const double *zd = Z + (R_xlen_t) d * n + i0;
-            for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] += zd[i] * zd[i];
+        for (blk = g0; blk < g1; blk++) {
+            R_xlen_t i0 = blk * KM_ROW_BLOCK;
+            R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
+            for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] = 0.0;
+            for (int d = 0; d < D; d++) {
+                const double *zd = Z + (R_xlen_t) d * n + i0;
+                for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] += zd[i] * zd[i];
+            }
         }
+        R_CheckUserInterrupt();
     }
 }
 
@@ -311,14 +317,19 @@ static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const 
         }
         l->since_full++;
     } else {
+        /* a pass over all of Z: interrupts checked between column groups */
+        for (int d0 = 0; d0 < D; d0 += KM_COLS_PER_CHECK) {
+            int d1 = D - d0 < KM_COLS_PER_CHECK ? D : d0 + KM_COLS_PER_CHECK;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * (d1 - d0) >= KM_PARALLEL_MIN)
 #endif
-        for (d = 0; d < D; d++) {
-            double *cd = Cs + (R_xlen_t) d * k;
-            const double *zd = Z + (R_xlen_t) d * n;
-            for (int c = 0; c < k; c++) cd[c] = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            for (d = d0; d < d1; d++) {
+                double *cd = Cs + (R_xlen_t) d * k;
+                const double *zd = Z + (R_xlen_t) d * n;
+                for (int c = 0; c < k; c++) cd[c] = 0.0;
+                for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            }
+            R_CheckUserInterrupt();
         }
         l->since_full = 0;
     }
@@ -348,23 +359,27 @@ static void lloyd_own_dist(km_problem *p, const int *a, double *dist)
     R_xlen_t n = p->n, nb = n_row_blocks(n), blk;
     int k = p->k, D = l->D;
     const double *Z = l->Z, *C = l->C;
+    R_xlen_t group = (R_xlen_t) KM_BLOCKS_PER_CHECK * p->nthreads;
+    for (R_xlen_t g0 = 0; g0 < nb; g0 += group) {
+        R_xlen_t g1 = g0 + group < nb ? g0 + group : nb;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
-    for (blk = 0; blk < nb; blk++) {
-        R_xlen_t i0 = blk * KM_ROW_BLOCK;
-        R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
-        for (R_xlen_t i = 0; i < m; i++) dist[i0 + i] = 0.0;
-        for (int j = 0; j < D; j++) {
-            const double *zj = Z + (R_xlen_t) j * n + i0;
-            const double *cj = C + (R_xlen_t) j * k;
-            for (R_xlen_t i = 0; i < m; i++) {
-                double t = zj[i] - cj[a[i0 + i]];
-                dist[i0 + i] += t * t;
+        for (blk = g0; blk < g1; blk++) {
+            R_xlen_t i0 = blk * KM_ROW_BLOCK;
+            R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
+            for (R_xlen_t i = 0; i < m; i++) dist[i0 + i] = 0.0;
+            for (int j = 0; j < D; j++) {
+                const double *zj = Z + (R_xlen_t) j * n + i0;
+                const double *cj = C + (R_xlen_t) j * k;
+                for (R_xlen_t i = 0; i < m; i++) {
+                    double t = zj[i] - cj[a[i0 + i]];
+                    dist[i0 + i] += t * t;
+                }
             }
         }
+        R_CheckUserInterrupt();
     }
-    R_CheckUserInterrupt();
 }
 
 static void lloyd_assign(km_problem *p, int *b, double *bdist)
@@ -411,21 +426,26 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     R_xlen_t n = p->n, nb = n_row_blocks(n), blk;
     int D = l->D;
     const double *Z = l->Z;
+    R_xlen_t group = (R_xlen_t) KM_BLOCKS_PER_CHECK * p->nthreads;
+    for (R_xlen_t g0 = 0; g0 < nb; g0 += group) {
+        R_xlen_t g1 = g0 + group < nb ? g0 + group : nb;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(p->nthreads) schedule(static) if(n * D >= KM_PARALLEL_MIN)
 #endif
-    for (blk = 0; blk < nb; blk++) {
-        R_xlen_t i0 = blk * KM_ROW_BLOCK;
-        R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
-        for (R_xlen_t i = 0; i < m; i++) out[i0 + i] = 0.0;
-        for (int j = 0; j < D; j++) {
-            const double *zj = Z + (R_xlen_t) j * n;
-            double zs = zj[s];
-            for (R_xlen_t i = 0; i < m; i++) {
-                double t = zj[i0 + i] - zs;
-                out[i0 + i] += t * t;
+        for (blk = g0; blk < g1; blk++) {
+            R_xlen_t i0 = blk * KM_ROW_BLOCK;
+            R_xlen_t m = n - i0 < KM_ROW_BLOCK ? n - i0 : KM_ROW_BLOCK;
+            for (R_xlen_t i = 0; i < m; i++) out[i0 + i] = 0.0;
+            for (int j = 0; j < D; j++) {
+                const double *zj = Z + (R_xlen_t) j * n;
+                double zs = zj[s];
+                for (R_xlen_t i = 0; i < m; i++) {
+                    double t = zj[i0 + i] - zs;
+                    out[i0 + i] += t * t;
+                }
             }
         }
+        R_CheckUserInterrupt();
     }
 }
 
@@ -709,6 +729,7 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
         double m = sum_doubles(zj, n) / (double) n, s = 0.0;
         for (R_xlen_t i = 0; i < n; i++) s += (zj[i] - m) * (zj[i] - m);
         tss += s;
+        if ((j + 1) % KM_COLS_PER_CHECK == 0) R_CheckUserInterrupt();
     }
     *totss = tss;
 

@@ -13,6 +13,10 @@
 #include <limits.h>
 #include <Rmath.h>
 
+/* Draws between user-interrupt checks (n * d can be in the billions). */
+#define DRAWS_PER_CHECK ((R_xlen_t) 1 << 20)
+#define CHECK_EVERY(i) if (((i) + 1) % DRAWS_PER_CHECK == 0) R_CheckUserInterrupt()
+
 int bochner_spectral_sample(int code, const double *par, int npar,
                             R_xlen_t n, int d, double *out)
 {
@@ -20,15 +24,22 @@ int bochner_spectral_sample(int code, const double *par, int npar,
     double scale = 1.0 / par[0];
     switch (code) {
     case BK_GAUSSIAN:
-        for (R_xlen_t i = 0; i < len; i++) out[i] = scale * norm_rand();
+        for (R_xlen_t i = 0; i < len; i++) {
+            out[i] = scale * norm_rand();
+            CHECK_EVERY(i);
+        }
         return BOCHNER_OK;
     case BK_LAPLACE:
-        for (R_xlen_t i = 0; i < len; i++) out[i] = rcauchy(0.0, scale);
+        for (R_xlen_t i = 0; i < len; i++) {
+            out[i] = rcauchy(0.0, scale);
+            CHECK_EVERY(i);
+        }
         return BOCHNER_OK;
     case BK_CAUCHY:
         for (R_xlen_t i = 0; i < len; i++) {
             double u = unif_rand();
             out[i] = u < 0.5 ? scale * log(2.0 * u) : -scale * log(2.0 * (1.0 - u));
+            CHECK_EVERY(i);
         }
         return BOCHNER_OK;
     case BK_MATERN: {
@@ -38,6 +49,7 @@ int bochner_spectral_sample(int code, const double *par, int npar,
             double u = rchisq(df);
             double s = scale / sqrt(u / df);
             for (int k = 0; k < d; k++) out[i + (R_xlen_t) k * n] = s * norm_rand();
+            if ((i + 1) % (DRAWS_PER_CHECK / d + 1) == 0) R_CheckUserInterrupt();
         }
         return BOCHNER_OK;
     }

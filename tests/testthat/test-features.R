@@ -159,7 +159,7 @@ test_that("random_features refuses bad arguments, naming them", {
   expect_error(random_features(x, gaussian_kernel(1), D = 10.5), "'D'")
   expect_error(random_features(x, gaussian_kernel(1), D = NA), "'D'")
   expect_error(random_features(x, gaussian_kernel(1), D = "10"), "'D'")
-  expect_error(random_features(x, gaussian_kernel(1), D = 10, type = "sine"), "'arg'")
+  expect_error(random_features(x, gaussian_kernel(1), D = 10, type = "sine"), "'type'")
   expect_error(random_features(x, "gaussian", D = 10), "'kernel'")
   expect_error(random_features(x, polynomial_kernel(), D = 10, type = "pair"))
   expect_error(random_features(rbind(x, NaN)), "'x'")

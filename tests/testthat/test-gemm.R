@@ -88,3 +88,21 @@ test_that("requesting an isa does not change the automatic choice afterwards", {
   expect_identical(tile_product(x, w, -1L), a)
   expect_true(best_isa() %in% 0:2)
 })
+
+test_that("BOCHNER_MAX_ISA caps the dispatcher (used under valgrind)", {
+  # a fresh R process: the cap is read once, when the package loads
+  rscript <- file.path(R.home("bin"), "Rscript")
+  lib <- dirname(find.package("bochner"))
+  code <- paste0(".libPaths(c('", lib, "', .libPaths())); library(bochner);",
+                 "cat(.Call(bochner:::C_tile_product, NULL, NULL, -2L));",
+                 "set.seed(1); x <- matrix(rnorm(600), 200); m <- random_features(x, gaussian_kernel(1), D = 50);",
+                 "z <- predict(m, x); k <- kernel_matrix(gaussian_kernel(1), x);",
+                 "cat('', max(abs(tcrossprod(z) - k)) < 1)")
+  for (cap in c("0", "1")) {
+    out <- system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
+                   env = paste0("BOCHNER_MAX_ISA=", cap))
+    got <- strsplit(tail(out, 1), " ")[[1]]
+    expect_identical(got[1], as.character(min(as.integer(cap), best_isa())), label = paste(out, collapse = "\n"))
+    expect_identical(got[2], "TRUE")
+  }
+})

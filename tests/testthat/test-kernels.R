@@ -132,3 +132,47 @@ test_that("bad data for kernel_matrix is refused, naming the argument", {
   expect_error(kernel_matrix(k, x, nthreads = 0), "'nthreads'")
   expect_error(kernel_matrix(k, x, nthreads = 1.5), "'nthreads'")
 })
+
+test_that("Matern with large nu has no NaN at small distances and tends to the Gaussian", {
+  # K_nu(z) overflows for z small against nu; the result was Inf * 0 = NaN
+  # (already at nu = 50, distance 1e-12; at nu = 300 up to distance 0.8),
+  # and nu >= 2^31 crashed R.  Reference: log K_nu(z) from the integral
+  # K_nu(z) = int_0^Inf exp(-z cosh t) cosh(nu t) dt, evaluated in logs.
+  log_bessel_k <- function(z, nu) {
+    f <- function(t) -z * cosh(t) + nu * t + log1p(exp(-2 * nu * t)) - log(2)
+    ts <- asinh(nu / z)                    # z sinh t = nu: near the peak
+    top <- optimize(f, c(max(0, ts - 5), ts + 5), maximum = TRUE)
+    g <- function(t) exp(f(t) - top$objective)
+    log(integrate(g, 0, top$maximum, rel.tol = 1e-13, subdivisions = 1000L)$value +
+        integrate(g, top$maximum, Inf, rel.tol = 1e-13, subdivisions = 1000L)$value) +
+      top$objective
+  }
+  matern_ref <- function(r, nu) {
+    z <- sqrt(2 * nu) * r
+    pmin(1, exp((1 - nu) * log(2) - lgamma(nu) + nu * log(z) +
+                vapply(z, log_bessel_k, 0, nu = nu)))
+  }
+  r <- c(0, 10^seq(-12, 1, by = 0.25))
+  x <- matrix(r, ncol = 1)
+  for (nu in c(7.3, 50, 140.5, 300, 1000)) {
+    K <- kernel_matrix(matern_kernel(1, nu = nu), x, matrix(0, 1, 1))[, 1]
+    expect_false(anyNA(K), label = paste("nu =", nu))
+    expect_true(all(K >= 0 & K <= 1), label = paste("nu =", nu))
+    keep <- r > 0 & r < 3   # beyond, both are below 1e-100
+    expect_equal(K[keep], matern_ref(r[keep], nu), tolerance = 1e-8, label = paste("nu =", nu))
+  }
+  expect_equal(kernel_matrix(matern_kernel(1, 1000), x), kernel_matrix(gaussian_kernel(1), x),
+               tolerance = 1e-3)
+  expect_error(matern_kernel(1, 1001), "'nu' must be at most 1000")
+})
+
+test_that("stray .Call kernel parameters are refused, not crashed on", {
+  km <- function(code, par) .Call(bochner:::C_kernel_matrix, code, par, matrix(c(0, 1), 2), NULL, 1L)
+  expect_error(km(4L, c(1, 1e300)), "bad parameters")   # nu for R's Bessel code
+  expect_error(km(4L, c(1, 3e9)), "bad parameters")
+  expect_error(km(4L, c(1, NaN)), "bad parameters")
+  expect_error(km(4L, c(-1, 2)), "bad parameters")
+  expect_error(km(1L, -1), "bad parameters")
+  expect_error(km(5L, c(0, 1e300, 1, 1)), "bad parameters")   # degree cast to int
+  expect_error(km(5L, c(0, -1, 1, 1)), "bad parameters")
+})

@@ -1,0 +1,241 @@
+# Table-driven bad input: every exported function, every argument.
+#
+# Each case is list(fn, args, arg): calling fn with args must give an R error
+# whose message names 'arg' (quoted, as stop_arg() writes it).  None may
+# crash, return silently or warn instead.
+#
+# The table is built from `specs`: for each function, a set of valid
+# arguments and, per argument, the family of bad values to try (see `bad`).
+# To cover a new function (rff_svm(), rff_ridge(), ...) add one spec:
+#   spec("rff_ridge", list(x = X, y = Y, kernel = K1, D = 10, lambda = 1),
+#        x = "data", y = "response", D = "count", lambda = "positive", ...)
+# or append hand-written rows to `extra_cases`.
+
+X <- matrix(c(0.1, 0.5, 0.9, 0.3, 0.2, 0.8, 0.4, 0.7, 0.6, 0.05, 0.95, 0.15), 6, 2,
+            dimnames = list(NULL, c("a", "b")))
+K1 <- gaussian_kernel(1)
+
+# Families of bad values.  Each is a named list, so a failure says which one.
+bad_numbers <- list(`NA` = NA, NA_real = NA_real_, `NaN` = NaN, `Inf` = Inf, minus_Inf = -Inf,
+                    character = "1", list = list(1), factor = factor(1),
+                    length_2 = c(1, 2), length_0 = numeric(0), NULL_value = NULL,
+                    logical = TRUE, complex = 1i)
+bad <- list(
+  # whole numbers >= 1 (sizes, counts)
+  count = c(bad_numbers, list(zero = 0, negative = -3, fraction = 1.5, huge = 1e12)),
+  # whole numbers >= 0 (degrees)
+  count0 = c(bad_numbers, list(negative = -3, fraction = 1.5, huge = 1e12)),
+  # positive real numbers
+  positive = c(bad_numbers, list(zero = 0, negative = -1)),
+  # non-negative real numbers
+  nonnegative = c(bad_numbers, list(negative = -1)),
+  # probabilities in (0, 1)
+  probability = c(bad_numbers, list(zero = 0, one = 1, negative = -0.5, above = 1.5)),
+  # data matrices (with the columns of X)
+  data = list(`NA` = replace(X, 3, NA), `NaN` = replace(X, 4, NaN), `Inf` = replace(X, 5, Inf),
+              minus_Inf = replace(X, 2, -Inf), character = matrix(as.character(X), 6),
+              list = as.list(X), factor = factor(X), zero_rows = X[0, , drop = FALSE],
+              zero_cols = X[, 0, drop = FALSE],
+              df_character = data.frame(a = letters[1:6], b = X[, 2]),
+              complex = X + 0i),
+  # required data: the data family plus NULL
+  data_required = list(NULL_value = NULL, `NA` = replace(X, 3, NA),
+                       character = matrix(as.character(X), 6), zero_rows = X[0, , drop = FALSE]),
+  # a second data matrix that must match the first's width
+  data2 = list(`NA` = replace(X, 3, NA), `Inf` = replace(X, 5, Inf), character = matrix("a", 6, 2),
+               list = list(1, 2), factor = factor(1:2), zero_rows = X[0, , drop = FALSE],
+               zero_cols = X[, 0, drop = FALSE], wrong_width = cbind(X, X)),
+  # new data for a model fitted on X: the data family plus the wrong width
+  newdata = list(`NA` = replace(X, 3, NA), `NaN` = replace(X, 4, NaN), `Inf` = replace(X, 5, Inf),
+                 character = matrix(as.character(X), 6), list = list(1, 2),
+                 factor = factor(1:2), zero_rows = X[0, , drop = FALSE],
+                 zero_cols = X[, 0, drop = FALSE], NULL_value = NULL,
+                 wrong_width = cbind(X, X), wrong_names = `colnames<-`(X, c("p", "q"))),
+  kernel = list(character = "gaussian", list = list(name = "gaussian", sigma = 1),
+                number = 1, NULL_value = NULL, `NA` = NA, `function` = gaussian_kernel),
+  # arguments that take one of a few strings
+  choice = list(`NA` = NA_character_, unknown = "nonsense", number = 1, length_2 = c("a", "b"),
+                list = list("exact"), factor = factor("x"), empty = character(0)),
+  # seed: NULL or a whole number
+  seed = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, character = "1", list = list(1),
+              length_2 = c(1, 2), fraction = 1.5),
+  # sigma: a positive number or "median"
+  sigma = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, minus_Inf = -Inf, character = "mean",
+               list = list(1), factor = factor(1), length_2 = c(1, 2), zero = 0,
+               negative = -1, NULL_value = NULL, empty = numeric(0)),
+  # a fitted object of the wrong kind
+  object = list(list = list(), number = 1, NULL_value = NULL, kernel = K1),
+  # coefficient vectors
+  coef = list(`NA` = c(1, NA), `NaN` = c(1, NaN), `Inf` = c(1, Inf), character = c("1", "2"),
+              list = list(1, 2), factor = factor(1:2), negative = c(1, -1),
+              zero = c(0, 0), empty = numeric(0)),
+  # initial assignments or cluster counts for kernel_kmeans (6 rows)
+  centers = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, character = "2", list = list(2),
+                 zero = 0, negative = -1, fraction = 1.5, too_many = 7,
+                 wrong_length = c(1, 2, 1), NA_in_assignment = c(1, 2, NA, 1, 2, 1),
+                 fraction_in_assignment = c(1, 2, 1.5, 1, 2, 1),
+                 matrix = X, factor_wrong_length = factor(c("u", "v"))),
+  # the min kernel needs non-negative data
+  negative_data = list(negative = replace(X, 1, -1))
+)
+
+case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
+
+# All cases for one function: each argument named in ... replaced by each
+# value of its family, the others valid.
+spec <- function(fn, valid, ...) {
+  families <- list(...)
+  out <- list()
+  for (arg in names(families)) {
+    fam <- bad[[families[[arg]]]]
+    for (what in names(fam)) {
+      args <- valid
+      if (is.null(fam[[what]])) args[arg] <- list(NULL) else args[[arg]] <- fam[[what]]
+      out[[length(out) + 1L]] <- case(fn, args, arg, paste(families[[arg]], what))
+    }
+  }
+  out
+}
+
+set.seed(1)
+fit_map <- random_features(X, K1, D = 8)
+fit_km_exact <- kernel_kmeans(X, 2, K1, seed = 1)
+fit_km_rff <- kernel_kmeans(X, 2, K1, method = "rff", D = 8, seed = 1)
+
+specs <- c(
+  spec("gaussian_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("laplace_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("cauchy_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("matern_kernel", list(sigma = 1, nu = 1.5), sigma = "sigma", nu = "positive"),
+  spec("exponential_dot_kernel", list(sigma = 1), sigma = "positive"),
+  spec("min_kernel", list(offset = 1), offset = "nonnegative"),
+  spec("polynomial_kernel", list(degree = 2, scale = 1, offset = 1),
+       degree = "count0", scale = "positive", offset = "nonnegative"),
+  spec("polynomial_kernel", list(coef = c(1, 2)), coef = "coef"),
+  spec("kernel_matrix", list(kernel = K1, x = X, y = X, nthreads = 1),
+       kernel = "kernel", x = "data", y = "data2", nthreads = "count"),
+  spec("kernel_matrix", list(kernel = K1, x = X), x = "data_required"),
+  spec("kernel_matrix", list(kernel = min_kernel(), x = X), x = "negative_data"),
+  spec("kernel_matrix", list(kernel = min_kernel(), x = X, y = X), y = "negative_data"),
+  spec("spectral_sample", list(kernel = K1, n = 5, d = 2),
+       kernel = "kernel", n = "count", d = "count"),
+  spec("random_features", list(x = X, kernel = K1, D = 8, type = "phase", seed = 1),
+       x = "data", kernel = "kernel", D = "count", type = "choice", seed = "seed"),
+  spec("random_features", list(x = X, kernel = K1, D = 8), x = "data_required"),
+  spec("random_features", list(x = X, kernel = polynomial_kernel(2), D = 8),
+       method = "choice", projection = "choice"),
+  spec("random_features", list(x = X, kernel = min_kernel(), D = 8), x = "negative_data"),
+  spec("predict.random_features", list(object = fit_map, newdata = X, nthreads = 1),
+       newdata = "newdata", nthreads = "count"),
+  spec("kernel_approx_error", list(map = fit_map, x = X, nthreads = 1),
+       map = "object", x = "newdata", nthreads = "count"),
+  spec("rff_dimension", list(eps = 0.1, delta = 0.05, kernel = K1, d = 2, diameter = 1),
+       eps = "probability", delta = "probability", kernel = "kernel", d = "count",
+       diameter = "positive"),
+  spec("rff_dimension", list(eps = 0.1, kernel = K1, x = X), x = "data"),
+  spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "exact", D = 8,
+                             nstart = 1, iter.max = 10, seed = 1, nthreads = 1),
+       x = "data", centers = "centers", kernel = "kernel", method = "choice",
+       nstart = "count", iter.max = "count", seed = "seed", nthreads = "count"),
+  spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1), x = "data_required"),
+  spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "rff", D = 8),
+       D = "count"),
+  spec("predict.kernel_kmeans", list(object = fit_km_exact, newdata = X, nthreads = 1),
+       newdata = "newdata", type = "choice", nthreads = "count"),
+  spec("predict.kernel_kmeans", list(object = fit_km_rff, newdata = X, nthreads = 1),
+       newdata = "newdata", nthreads = "count"),
+  spec("fitted.kernel_kmeans", list(object = fit_km_exact), method = "choice")
+)
+
+big <- matrix(0.5, 1e5, 1)   # 0.8 MB of data, but the results below are huge
+extra_cases <- list(
+  # sizes too large to allocate: refused before allocating, saying how much
+  case("predict.random_features",
+       list(object = random_features(big[1:10, , drop = FALSE], K1, D = 1e5, seed = 1),
+            newdata = big), "newdata", "feature matrix beyond memory"),
+  case("kernel_matrix", list(kernel = K1, x = matrix(0, 2e6, 1)), "x", "Gram matrix beyond memory"),
+  case("kernel_matrix", list(kernel = K1, x = big, y = matrix(0, 2e5, 1)), "y",
+       "kernel matrix beyond memory"),
+  case("spectral_sample", list(kernel = K1, n = 2e9, d = 4), "n", "frequencies beyond memory"),
+  case("random_features", list(x = matrix(0, 2, 5000), kernel = K1, D = 2e9), "D",
+       "frequency matrix beyond memory"),
+  case("random_features", list(x = matrix(0, 2, 1), kernel = K1, D = 2^31), "D",
+       "D beyond the integer range"),
+  case("kernel_kmeans", list(x = matrix(rnorm(4e5), 2e5), centers = 2, kernel = K1), "x",
+       "Gram matrix of kernel k-means beyond memory"),
+  case("kernel_kmeans", list(x = big, centers = 2, kernel = K1, method = "rff", D = 2e5),
+       "D", "rff features of kernel k-means beyond memory"),
+  # arguments that only make sense together
+  case("random_features", list(x = X, kernel = K1, D = 8, method = "product"), "method",
+       "method for a Fourier kernel"),
+  case("random_features", list(x = X, kernel = min_kernel(), D = 8, type = "pair"), "type",
+       "pair map for the min kernel"),
+  case("random_features", list(x = X, kernel = K1, D = 8, foo = 1), "foo", "unknown option"),
+  case("random_features", list(x = ~ a + b, data = data.frame(a = c(1, NA), b = 1:2),
+                               kernel = K1, D = 8), "x", "NA in formula data"),
+  case("random_features", list(x = y ~ a, data = data.frame(a = 1:3, y = 1:3), kernel = K1,
+                               D = 8), "x", "two-sided formula"),
+  case("random_features", list(x = ~ a + b, data = 5, kernel = K1, D = 8), "data", "data a number"),
+  case("random_features", list(x = ~ a + b, data = "df", kernel = K1, D = 8), "data", "data a string"),
+  case("random_features", list(x = ~ a + b, data = data.frame(q = 1:3), kernel = K1, D = 8), "data",
+       "data without the formula's variables"),
+  case("kernel_kmeans", list(x = ~ a + b, data = NA, centers = 2, kernel = K1), "data", "data NA"),
+  case("kernel_kmeans", list(x = ~ a + zz, data = data.frame(a = 1:6), centers = 2, kernel = K1),
+       "data", "data without the formula's variables"),
+  case("kernel_matrix", list(kernel = K1, x = X, y = X[, 1]), "y", "y of another width"),
+  case("spectral_sample", list(kernel = polynomial_kernel(2), n = 5, d = 2), "kernel",
+       "kernel without spectral density"),
+  case("spectral_sample", list(kernel = gaussian_kernel("median"), n = 5, d = 2), "kernel",
+       "median sigma without data"),
+  case("kernel_kmeans", list(x = X, kernel = K1), "centers", "missing centers"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = polynomial_kernel(2), method = "rff",
+                             D = 8, projection = "nonsense"), "projection",
+       "unknown option for kernel_kmeans"),
+  case("predict.random_features", list(object = fit_map), "newdata", "missing newdata"),
+  case("polynomial_kernel", list(degree = 2, coef = c(1, 1)), "coef", "both forms"),
+  case("rff_dimension", list(eps = 0.1, kernel = laplace_kernel(1), d = 2, diameter = 1),
+       "kernel", "uniform bound without a second moment"),
+  case("rff_dimension", list(eps = 0.1, kernel = K1, d = 2), "diameter", "d without diameter"),
+  case("matern_kernel", list(sigma = 1, nu = 1e300), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
+  case("matern_kernel", list(sigma = 1, nu = 3e9), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
+  case("bochner_threads", list(), "options(bochner.threads)", "bad option")
+)
+
+cases <- c(specs, extra_cases)
+
+run_case <- function(cs) {
+  f <- get(cs$fn, envir = asNamespace("bochner"))
+  if (cs$fn == "bochner_threads") {
+    old <- options(bochner.threads = -1)
+    on.exit(options(old))
+  }
+  tryCatch(
+    withCallingHandlers({
+      do.call(f, cs$args)
+      "returned without an error"
+    }, warning = function(w) invokeRestart("muffleWarning")),
+    error = function(e) conditionMessage(e))
+}
+
+test_that("the table covers every exported function", {
+  covered <- unique(sub("^(predict|fitted)\\..*", "\\1", vapply(cases, `[[`, "", "fn")))
+  exported <- getNamespaceExports("bochner")
+  # S3 methods are exercised through their generics above
+  expect_setequal(setdiff(exported, covered), character(0))
+  expect_gt(length(cases), 300L)
+})
+
+test_that("every bad argument gives an error naming it", {
+  for (cs in cases) {
+    msg <- run_case(cs)
+    label <- sprintf("%s(%s = <%s>): %s", cs$fn, cs$arg, cs$what, msg)
+    expect_true(grepl(sprintf("'%s'", cs$arg), msg, fixed = TRUE), label = label)
+  }
+})
+
+test_that("allocations beyond memory are refused with what they would need", {
+  for (cs in extra_cases[grepl("beyond memory", vapply(extra_cases, `[[`, "", "what"))]) {
+    msg <- run_case(cs)
+    expect_match(msg, "would need [0-9.]+ [KMGTP]B", label = paste(cs$fn, cs$what, msg))
+  }
+})

@@ -1,0 +1,153 @@
+# Persistence and determinism of every kind of fitted object, in one table:
+# every feature map (Fourier phase and pair maps for every shift-invariant
+# kernel, the polynomial constructions, min features) and kernel k-means
+# (exact and on random features).  For each:
+#   * saveRDS()/readRDS() gives an identical object that predicts identically;
+#   * predictions are identical for nthreads = 1 and nthreads = 2;
+#   * predicting on row chunks and rbind-ing gives the prediction on the whole.
+# (test-features.R, test-polynomial.R and test-kmeans.R check some of these
+# for a few objects; this file covers every kind, and row chunks for all.)
+
+set.seed(2024)
+n_fit <- 60L
+x_fit <- matrix(runif(n_fit * 3), n_fit, 3, dimnames = list(NULL, c("u", "v", "w")))
+x_new <- matrix(runif(301 * 3), 301, 3, dimnames = list(NULL, c("u", "v", "w")))
+
+map_cases <- list(
+  gaussian_phase = list(kernel = gaussian_kernel("median"), D = 300, type = "phase"),
+  gaussian_pair = list(kernel = gaussian_kernel(1), D = 300, type = "pair"),
+  laplace_phase = list(kernel = laplace_kernel(0.5), D = 300, type = "phase"),
+  laplace_pair = list(kernel = laplace_kernel("median"), D = 300, type = "pair"),
+  cauchy_phase = list(kernel = cauchy_kernel(2), D = 300, type = "phase"),
+  cauchy_pair = list(kernel = cauchy_kernel(1), D = 300, type = "pair"),
+  matern15_phase = list(kernel = matern_kernel(1, nu = 1.5), D = 300, type = "phase"),
+  matern07_pair = list(kernel = matern_kernel(1, nu = 0.7), D = 300, type = "pair"),
+  poly_product = list(kernel = polynomial_kernel(3), D = 200, method = "product"),
+  poly_product_rademacher = list(kernel = polynomial_kernel(2), D = 200, method = "product",
+                                 projection = "rademacher"),
+  poly_maclaurin = list(kernel = polynomial_kernel(3), D = 200, method = "maclaurin"),
+  poly_coef_maclaurin = list(kernel = polynomial_kernel(coef = c(1, 0, 2, 0.5)), D = 200,
+                             method = "maclaurin"),
+  poly_tensorsketch = list(kernel = polynomial_kernel(3, scale = 0.5), D = 128,
+                           method = "tensorsketch"),
+  expdot_maclaurin = list(kernel = exponential_dot_kernel(2), D = 200),
+  min_features = list(kernel = min_kernel(0.5), D = 100)
+)
+
+fit_map_case <- function(case) {
+  do.call(random_features, c(list(x = x_fit), case, list(seed = 11)))
+}
+
+kmeans_cases <- list(
+  exact_gaussian = list(centers = 3, kernel = gaussian_kernel(0.5), method = "exact"),
+  exact_polynomial = list(centers = 2, kernel = polynomial_kernel(2), method = "exact"),
+  exact_min = list(centers = 3, kernel = min_kernel(), method = "exact"),
+  rff_gaussian = list(centers = 3, kernel = gaussian_kernel(0.5), method = "rff", D = 200),
+  rff_laplace = list(centers = 3, kernel = laplace_kernel(1), method = "rff", D = 150),
+  rff_polynomial = list(centers = 2, kernel = polynomial_kernel(2), method = "rff", D = 100)
+)
+
+fit_kmeans_case <- function(case) {
+  do.call(kernel_kmeans, c(list(x = x_fit), case, list(nstart = 2, seed = 5)))
+}
+
+round_trip <- function(object) {
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path))
+  saveRDS(object, path)
+  readRDS(path)
+}
+
+# row chunks: an even split, an odd split and three uneven pieces
+chunkings <- list(even = list(1:150, 151:301), odd = list(1:151, 152:301),
+                  three = list(1:7, 8:263, 264:301))
+
+test_that("every feature map survives saveRDS and predicts identically", {
+  for (name in names(map_cases)) {
+    map <- fit_map_case(map_cases[[name]])
+    back <- round_trip(map)
+    expect_identical(back, map, label = name)
+    expect_identical(predict(back, x_new), predict(map, x_new), label = name)
+  }
+})
+
+test_that("every feature map predicts identically for 1 and 2 threads", {
+  for (name in names(map_cases)) {
+    map <- fit_map_case(map_cases[[name]])
+    expect_identical(predict(map, x_new, nthreads = 1), predict(map, x_new, nthreads = 2),
+                     label = name)
+  }
+})
+
+test_that("every feature map predicts the same on row chunks as on the whole", {
+  for (name in names(map_cases)) {
+    map <- fit_map_case(map_cases[[name]])
+    whole <- predict(map, x_new)
+    for (ch in names(chunkings)) {
+      pieces <- lapply(chunkings[[ch]], function(i) predict(map, x_new[i, , drop = FALSE]))
+      joined <- do.call(rbind, pieces)
+      if (identical(map$method, "tensorsketch") && ch != "even") {
+        # TensorSketch transforms two rows in one complex FFT (one as the
+        # real part, one as the imaginary part), so a chunk starting at an
+        # odd row pairs rows differently: equal to rounding, not identical
+        expect_equal(joined, whole, tolerance = 1e-13, label = paste(name, ch))
+      } else {
+        expect_identical(joined, whole, label = paste(name, ch))
+      }
+    }
+  }
+})
+
+test_that("kernel k-means fits survive saveRDS and predict identically", {
+  for (name in names(kmeans_cases)) {
+    fit <- fit_kmeans_case(kmeans_cases[[name]])
+    back <- round_trip(fit)
+    expect_identical(back, fit, label = name)
+    for (type in c("cluster", "distance")) {
+      expect_identical(predict(back, x_new, type = type), predict(fit, x_new, type = type),
+                       label = paste(name, type))
+    }
+  }
+})
+
+test_that("kernel k-means fits and predictions are identical for 1 and 2 threads", {
+  for (name in names(kmeans_cases)) {
+    case <- kmeans_cases[[name]]
+    f1 <- do.call(kernel_kmeans, c(list(x = x_fit), case, list(nstart = 2, seed = 5, nthreads = 1)))
+    f2 <- do.call(kernel_kmeans, c(list(x = x_fit), case, list(nstart = 2, seed = 5, nthreads = 2)))
+    expect_identical(f1, f2, label = name)
+    expect_identical(predict(f1, x_new, type = "distance", nthreads = 1),
+                     predict(f1, x_new, type = "distance", nthreads = 2), label = name)
+  }
+})
+
+test_that("kernel k-means predicts the same on row chunks as on the whole", {
+  for (name in names(kmeans_cases)) {
+    fit <- fit_kmeans_case(kmeans_cases[[name]])
+    for (type in c("cluster", "distance")) {
+      whole <- predict(fit, x_new, type = type)
+      for (ch in names(chunkings)) {
+        pieces <- lapply(chunkings[[ch]], function(i) predict(fit, x_new[i, , drop = FALSE], type = type))
+        joined <- if (type == "cluster") unlist(pieces) else do.call(rbind, pieces)
+        expect_identical(joined, whole, label = paste(name, type, ch))
+      }
+    }
+  }
+})
+
+test_that("formula fits survive saveRDS and predict identically on data frames", {
+  df <- data.frame(a = runif(40), b = runif(40), g = factor(sample(c("p", "q", "r"), 40, TRUE)))
+  fits <- list(random_features(~ a + g, data = df, kernel = gaussian_kernel(1), D = 50, seed = 1),
+               random_features(~ a + b, data = df, kernel = polynomial_kernel(2), D = 50, seed = 1),
+               kernel_kmeans(~ a + b + g, data = df, centers = 2, kernel = gaussian_kernel(1),
+                             seed = 1),
+               kernel_kmeans(~ a + g, data = df, centers = 2, kernel = gaussian_kernel(1),
+                             method = "rff", D = 40, seed = 1))
+  for (f in fits) {
+    back <- round_trip(f)
+    expect_identical(predict(back, df), predict(f, df))
+    a <- predict(f, df[1:13, ])
+    b <- predict(f, df[14:40, ])
+    expect_identical(if (is.matrix(a)) rbind(a, b) else c(a, b), predict(f, df))
+  }
+})
