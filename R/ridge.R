@@ -85,7 +85,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   map <- with_seed(seed, rff_build_map(xs, kernel, D))
   n <- nrow(xs)
   nf <- map$n_features
-  check_allocation(n, nf, "the feature matrix")
+  check_allocation(n, nf, "the feature matrix", arg = "D")
   Z <- transform_features(map, xs, nthreads)
   zbar <- colMeans(Z)
   Z <- sweep(Z, 2L, zbar, check.margin = FALSE)

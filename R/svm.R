@@ -370,7 +370,7 @@ rff_block_rows <- function(n, nf) max(1L, min(n, 2^22 %/% nf))
 rff_features_t <- function(map, xs, nthreads) {
   n <- nrow(xs)
   nf <- map$n_features
-  check_allocation(nf, n, "the feature matrix")
+  check_allocation(nf, n, "the feature matrix", arg = "D")
   zt <- matrix(0, nf, n)
   rows <- rff_block_rows(n, nf)
   for (i0 in seq(1L, n, by = rows)) {
@@ -384,7 +384,7 @@ rff_features_t <- function(map, xs, nthreads) {
 rff_decision <- function(object, xs, nthreads) {
   n <- nrow(xs)
   m <- ncol(object$weights)
-  check_allocation(n, m, "the matrix of predictions")
+  check_allocation(n, m, "the matrix of predictions", arg = "newdata")
   out <- matrix(0, n, m)
   rows <- rff_block_rows(n, object$map$n_features)
   for (i0 in seq(1L, n, by = rows)) {

@@ -14,6 +14,8 @@
 X <- matrix(c(0.1, 0.5, 0.9, 0.3, 0.2, 0.8, 0.4, 0.7, 0.6, 0.05, 0.95, 0.15), 6, 2,
             dimnames = list(NULL, c("a", "b")))
 K1 <- gaussian_kernel(1)
+YC <- factor(c("u", "v", "u", "v", "u", "v"))
+YN <- c(0.3, 1.2, -0.4, 0.8, 2.1, 0.5)
 
 # Families of bad values.  Each is a named list, so a failure says which one.
 bad_numbers <- list(`NA` = NA, NA_real = NA_real_, `NaN` = NaN, `Inf` = Inf, minus_Inf = -Inf,
@@ -76,7 +78,24 @@ bad <- list(
                  fraction_in_assignment = c(1, 2, 1.5, 1, 2, 1),
                  matrix = X, factor_wrong_length = factor(c("u", "v"))),
   # the min kernel needs non-negative data
-  negative_data = list(negative = replace(X, 1, -1))
+  negative_data = list(negative = replace(X, 1, -1)),
+  # TRUE or FALSE
+  flag = list(`NA` = NA, character = "yes", number = 1, length_2 = c(TRUE, FALSE),
+              NULL_value = NULL, list = list(TRUE), empty = logical(0)),
+  # class labels for the 6 rows of X
+  labels = list(`NA` = replace(YC, 2, NA), one_class = factor(rep("u", 6)),
+                wrong_length = YC[1:5], NULL_value = NULL, list = as.list(YC),
+                matrix = matrix(1:6, 3), fraction = c(1, 2, 1.5, 1, 2, 1),
+                complex = rep(1i, 6)),
+  # a numeric response (or labels) for the 6 rows of X
+  response = list(`NA` = replace(YN, 2, NA), `NaN` = replace(YN, 2, NaN),
+                  `Inf` = replace(YN, 3, Inf), wrong_length = YN[1:5], NULL_value = NULL,
+                  list = as.list(YN), matrix = matrix(1:6, 3), one_class = factor(rep("u", 6)),
+                  complex = rep(1i, 6)),
+  # class weights for the classes of YC
+  class_weights = list(unnamed = c(1, 2), `NA` = c(u = NA, v = 1), negative = c(u = -1, v = 1),
+                       zero = c(u = 0, v = 1), unknown_class = c(w = 1), character = c(u = "1"),
+                       duplicated = c(u = 1, u = 2), `Inf` = c(u = Inf))
 )
 
 case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
@@ -102,7 +121,32 @@ fit_map <- random_features(X, K1, D = 8)
 fit_km_exact <- kernel_kmeans(X, 2, K1, seed = 1)
 fit_km_rff <- kernel_kmeans(X, 2, K1, method = "rff", D = 8, seed = 1)
 
+fit_svm <- rff_svm(X, YC, K1, D = 8, seed = 1)
+fit_ridge <- rff_ridge(X, YN, K1, D = 8, seed = 1)
+fit_ridge_class <- rff_ridge(X, YC, K1, D = 8, seed = 1)
+
 specs <- c(
+  spec("rff_svm", list(x = X, y = YC, kernel = K1, D = 8, cost = 1, loss = "hinge",
+                       scale = TRUE, class.weights = c(u = 1, v = 2), epsilon = 0.1,
+                       max_iter = 100, shrinking = TRUE, seed = 1, nthreads = 1),
+       x = "data", y = "labels", kernel = "kernel", D = "count", cost = "positive",
+       loss = "choice", scale = "flag", class.weights = "class_weights",
+       epsilon = "positive", max_iter = "count", shrinking = "flag", seed = "seed",
+       nthreads = "count"),
+  spec("rff_svm", list(x = X, y = YC, kernel = K1), x = "data_required"),
+  spec("predict.rff_svm", list(object = fit_svm, newdata = X, type = "class", nthreads = 1),
+       newdata = "newdata", type = "choice", nthreads = "count"),
+  spec("rff_ridge", list(x = X, y = YN, kernel = K1, D = 8, lambda = 1, scale = TRUE,
+                         seed = 1, nthreads = 1),
+       x = "data", y = "response", kernel = "kernel", D = "count", lambda = "positive",
+       scale = "flag", seed = "seed", nthreads = "count"),
+  spec("rff_ridge", list(x = X, y = YN, kernel = K1), x = "data_required"),
+  spec("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "response",
+                                 nthreads = 1),
+       newdata = "newdata", type = "choice", nthreads = "count"),
+  spec("predict.rff_ridge", list(object = fit_ridge_class, newdata = X, type = "class",
+                                 nthreads = 1),
+       newdata = "newdata", nthreads = "count"),
   spec("gaussian_kernel", list(sigma = 1), sigma = "sigma"),
   spec("laplace_kernel", list(sigma = 1), sigma = "sigma"),
   spec("cauchy_kernel", list(sigma = 1), sigma = "sigma"),
@@ -198,6 +242,17 @@ extra_cases <- list(
   case("rff_dimension", list(eps = 0.1, kernel = K1, d = 2), "diameter", "d without diameter"),
   case("matern_kernel", list(sigma = 1, nu = 1e300), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
   case("matern_kernel", list(sigma = 1, nu = 3e9), "nu", "nu beyond 1000 (crashed R's Bessel code)"),
+  case("rff_svm", list(x = X, y = YC, kernel = K1, D = 8, foo = 1), "foo", "unknown option"),
+  case("rff_svm", list(x = ~ a + b, data = data.frame(a = 1:6, b = 6:1), kernel = K1, D = 8),
+       "x", "one-sided formula"),
+  case("rff_ridge", list(x = y ~ a + zz, data = data.frame(a = 1:6, y = YN), kernel = K1, D = 8),
+       "data", "data without the formula's variables"),
+  case("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "class"), "type",
+       "class predictions from a regression"),
+  case("rff_svm", list(x = big, y = rep(YC, length.out = nrow(big)), kernel = K1, D = 2e5),
+       "D", "features of the SVM beyond memory"),
+  case("rff_ridge", list(x = big, y = seq_len(nrow(big)), kernel = K1, D = 2e5),
+       "D", "features of ridge beyond memory"),
   case("bochner_threads", list(), "options(bochner.threads)", "bad option")
 )
 

@@ -151,3 +151,42 @@ test_that("formula fits survive saveRDS and predict identically on data frames",
     expect_identical(if (is.matrix(a)) rbind(a, b) else c(a, b), predict(f, df))
   }
 })
+
+# kernel machines: a two-class and a three-class SVM, both losses; ridge
+# regression and ridge classification
+y_two <- factor(ifelse(x_fit[, 1] + x_fit[, 2] > 1, "hi", "lo"))
+y_three <- cut(x_fit[, 1], c(-Inf, 1 / 3, 2 / 3, Inf), labels = c("a", "b", "c"))
+y_num <- sin(3 * x_fit[, 1]) + x_fit[, 2]
+machine_cases <- list(
+  svm_two_hinge = function(...) rff_svm(x_fit, y_two, gaussian_kernel(1), D = 100, ...),
+  svm_three_squared = function(...) rff_svm(x_fit, y_three, laplace_kernel("median"), D = 100,
+                                            loss = "squared_hinge", ...),
+  svm_polynomial = function(...) rff_svm(x_fit, y_two, polynomial_kernel(2), D = 100, ...),
+  ridge_regression = function(...) rff_ridge(x_fit, y_num, gaussian_kernel(1), D = 100, ...),
+  ridge_classes = function(...) rff_ridge(x_fit, y_three, gaussian_kernel(1), D = 100, ...)
+)
+machine_types <- function(fit) {
+  if (inherits(fit, "rff_svm")) c("class", "decision")
+  else if (identical(fit$type, "regression")) "response" else c("class", "decision")
+}
+
+test_that("kernel machines survive saveRDS, and predict the same for any threads and chunks", {
+  for (name in names(machine_cases)) {
+    fit <- machine_cases[[name]](seed = 3)
+    back <- round_trip(fit)
+    expect_identical(back, fit, label = name)
+    expect_identical(machine_cases[[name]](seed = 3, nthreads = 2), fit, label = name)
+    for (type in machine_types(fit)) {
+      whole <- predict(fit, x_new, type = type)
+      expect_identical(predict(back, x_new, type = type), whole, label = paste(name, type))
+      expect_identical(predict(fit, x_new, type = type, nthreads = 2), whole,
+                       label = paste(name, type, "threads"))
+      for (ch in names(chunkings)) {
+        pieces <- lapply(chunkings[[ch]], function(i) predict(fit, x_new[i, , drop = FALSE], type = type))
+        joined <- if (is.matrix(whole)) do.call(rbind, pieces) else unlist(pieces, use.names = FALSE)
+        if (is.factor(whole)) joined <- factor(levels(whole)[joined], levels = levels(whole))
+        expect_identical(unname(joined), unname(whole), label = paste(name, type, ch))
+      }
+    }
+  }
+})
