@@ -23,6 +23,7 @@ check: test
 # Every benchmark; each records its figures under bench/ (see bench/README.md).
 bench: install
 	$(RSCRIPT) bench/transform.R
+	$(RSCRIPT) bench/cosine.R
 	$(RSCRIPT) bench/kmeans.R
 	$(RSCRIPT) bench/polynomial.R
 	$(RSCRIPT) bench/svm.R
