@@ -111,8 +111,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   } else {
     colnames(fit$weights) <- resp$levels
     names(fit$intercept) <- resp$levels
-    fit$fitted <- factor(resp$levels[max.col(fitted, ties.method = "first")],
-                         levels = resp$levels)
+    fit$fitted <- rff_decision_classes(fitted, resp$levels)
     names(fit$fitted) <- rownames(x)
     fit$accuracy <- mean(fit$fitted == resp$y)
   }
@@ -194,7 +193,7 @@ ridge_solve <- function(Zc, Yc, lambda) {
 predict.rff_ridge <- function(object, newdata, type = c("response", "class", "decision"),
                               nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  type <- match_choice(type, c("response", "class", "decision"), "type")
+  type <- check_choice(type, c("response", "class", "decision"), "type")
   regression <- object$type == "regression"
   if (regression && type == "class") {
     stop_arg("type", "= \"class\" needs a classification fit; this one is a regression")
@@ -209,9 +208,7 @@ predict.rff_ridge <- function(object, newdata, type = c("response", "class", "de
   if (regression) return(stats::setNames(drop(dec), rownames(x)))
   dimnames(dec) <- list(rownames(x), object$levels)
   if (type == "decision") return(dec)
-  cls <- factor(object$levels[max.col(dec, ties.method = "first")], levels = object$levels)
-  names(cls) <- rownames(x)
-  cls
+  rff_decision_classes(dec, object$levels)
 }
 
 #' @rdname predict.rff_ridge

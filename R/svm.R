@@ -117,7 +117,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   check_kernel(kernel)
   D <- check_count(D, "D")
   cost <- check_positive(cost, "cost")
-  loss <- match_choice(loss, c("hinge", "squared_hinge"), "loss")
+  loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   epsilon <- check_positive(epsilon, "epsilon")
   max_iter <- check_count(max_iter, "max_iter")
@@ -156,7 +156,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   # training decision values from the features already computed
   dec <- crossprod(out$zt, fit$weights) + rep(fit$intercept, each = nrow(x))
   out$zt <- NULL
-  fit$fitted <- factor(lev[max.col(dec, ties.method = "first")], levels = lev)
+  fit$fitted <- rff_decision_classes(dec, lev)
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
   if (!all(res$converged)) {
@@ -204,7 +204,7 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
                             nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  type <- match_choice(type, c("class", "decision"), "type")
+  type <- check_choice(type, c("class", "decision"), "type")
   if (missing(newdata)) {
     if (type == "class") return(object$fitted)
     stop_arg("newdata", "is required for type = \"decision\"")
@@ -214,9 +214,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
   dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
   dimnames(dec) <- list(rownames(x), object$levels)
   if (type == "decision") return(dec)
-  cls <- factor(object$levels[max.col(dec, ties.method = "first")], levels = object$levels)
-  names(cls) <- rownames(x)
-  cls
+  rff_decision_classes(dec, object$levels)
 }
 
 #' @rdname predict.rff_svm
@@ -276,17 +274,12 @@ print.summary.rff_svm <- function(x, ...) {
 # ---------------------------------------------------------------------------
 # Shared by rff_svm() and rff_ridge().
 
-match_choice <- function(value, choices, arg) {
-  if (identical(value, choices)) return(choices[1L])
-  if (!is.character(value) || length(value) != 1L || is.na(value)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "))
-  }
-  hit <- pmatch(value, choices)
-  if (is.na(hit)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "),
-             " (got \"", value, "\")")
-  }
-  choices[hit]
+# The class of largest decision value in each row, as a factor with the
+# training levels, named by the rows.
+rff_decision_classes <- function(dec, levels) {
+  cls <- factor(levels[max.col(dec, ties.method = "first")], levels = levels)
+  names(cls) <- rownames(dec)
+  cls
 }
 
 # y as a factor of classes, one per row of x, at least two classes.
