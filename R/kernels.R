@@ -195,6 +195,12 @@ kernel_formula <- function(kernel) {
     min = sprintf("%s + sum_j min(x_j, y_j)", format(kernel$offset)))
 }
 
+# "Gaussian kernel, sigma = 1.5": the kernel in one phrase, for print methods.
+kernel_summary <- function(kernel) {
+  params <- kernel_parameter_text(kernel)
+  paste0(kernel_label(kernel), " kernel", if (nzchar(params)) paste0(", ", params))
+}
+
 kernel_parameter_text <- function(kernel) {
   if (kernel$name == "exponential_dot") return(sprintf("sigma = %s", format(kernel$sigma)))
   if (!kernel$shift_invariant) return("")

@@ -432,9 +432,7 @@ kkm_description <- function(x) {
   what <- if (x$method == "exact") "exact, on the Gram matrix"
           else sprintf("on %d random %sfeatures", x$map$n_features,
                        if (inherits(x$map, "fourier_features")) "Fourier " else "")
-  kern <- paste0(kernel_label(x$kernel), " kernel")
-  params <- kernel_parameter_text(x$kernel)
-  if (nzchar(params)) kern <- paste0(kern, ", ", params)
+  kern <- kernel_summary(x$kernel)
   c(sprintf("Kernel k-means (%s): %d cluster%s of sizes %s", what, x$k,
             if (x$k == 1L) "" else "s", paste(x$size, collapse = ", ")),
     paste0("  ", kern),

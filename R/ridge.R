@@ -202,11 +202,9 @@ predict.rff_ridge <- function(object, newdata, type = c("response", "class", "de
     if (regression || type != "decision") return(object$fitted)
     stop_arg("newdata", "is required for type = \"decision\"")
   }
-  nthreads <- check_threads(nthreads)
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
-  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
-  if (regression) return(stats::setNames(drop(dec), rownames(x)))
-  dimnames(dec) <- list(rownames(x), object$levels)
+  dec <- rff_new_decision(object, newdata, nthreads)
+  if (regression) return(stats::setNames(drop(dec), rownames(dec)))
+  colnames(dec) <- object$levels
   if (type == "decision") return(dec)
   rff_decision_classes(dec, object$levels)
 }
@@ -216,9 +214,7 @@ predict.rff_ridge <- function(object, newdata, type = c("response", "class", "de
 fitted.rff_ridge <- function(object, ...) object$fitted
 
 rff_ridge_description <- function(x) {
-  kern <- paste0(kernel_label(x$kernel), " kernel")
-  params <- kernel_parameter_text(x$kernel)
-  if (nzchar(params)) kern <- paste0(kern, ", ", params)
+  kern <- kernel_summary(x$kernel)
   what <- if (x$type == "regression") "regression"
           else sprintf("classification, %d classes by one-hot targets", length(x$levels))
   c(sprintf("Ridge %s on %d random features, lambda = %s", what, x$n_features,

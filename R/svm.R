@@ -209,10 +209,8 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
     if (type == "class") return(object$fitted)
     stop_arg("newdata", "is required for type = \"decision\"")
   }
-  nthreads <- check_threads(nthreads)
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
-  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
-  dimnames(dec) <- list(rownames(x), object$levels)
+  dec <- rff_new_decision(object, newdata, nthreads)
+  colnames(dec) <- object$levels
   if (type == "decision") return(dec)
   rff_decision_classes(dec, object$levels)
 }
@@ -222,9 +220,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
 fitted.rff_svm <- function(object, ...) object$fitted
 
 rff_svm_description <- function(x) {
-  kern <- paste0(kernel_label(x$kernel), " kernel")
-  params <- kernel_parameter_text(x$kernel)
-  if (nzchar(params)) kern <- paste0(kern, ", ", params)
+  kern <- kernel_summary(x$kernel)
   c(sprintf("Support vector machine on %d random features (%s loss, cost = %s), %d classes%s",
             x$n_features, if (x$loss == "hinge") "hinge" else "squared hinge",
             format(x$cost), x$k, if (x$k > 2L) " (one-vs-rest)" else ""),
@@ -273,6 +269,16 @@ print.summary.rff_svm <- function(x, ...) {
 
 # ---------------------------------------------------------------------------
 # Shared by rff_svm() and rff_ridge().
+
+# Decision values for new data: checked against the fitted columns, scaled
+# as the training data were, one row per row of newdata (named like them).
+rff_new_decision <- function(object, newdata, nthreads) {
+  nthreads <- check_threads(nthreads)
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
+  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
+  rownames(dec) <- rownames(x)
+  dec
+}
 
 # The class of largest decision value in each row, as a factor with the
 # training levels, named by the rows.
