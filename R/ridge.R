@@ -24,7 +24,19 @@
 #' \eqn{\beta = (Z_c^T Z_c + \lambda I)^{-1} Z_c^T y_c} by a Cholesky
 #' factorisation of the \eqn{D \times D} matrix (LAPACK through [chol()]),
 #' or, when \eqn{n < D}, the same \eqn{\beta = Z_c^T (Z_c Z_c^T +
-#' \lambda I)^{-1} y_c} from the \eqn{n \times n} side.
+#' \lambda I)^{-1} y_c} from the \eqn{n \times n} side.  The products
+#' \eqn{Z_c^T Z_c} and \eqn{Z_c^T y_c} are accumulated over blocks of rows
+#' whose features are computed on the fly, so the \eqn{n \times D} feature
+#' matrix is never held: memory is \eqn{O(D^2)} plus one block, whatever
+#' \eqn{n}; predictions likewise work a block of rows at a time.
+#'
+#' **Reproducibility.**  Every product runs on the package's own kernel, so
+#' a fit does not depend on the number of threads, and predictions are
+#' identical however the rows are split.  The Cholesky factorisation and
+#' triangular solves are LAPACK's and BLAS's: with another BLAS library
+#' (say OpenBLAS instead of R's reference BLAS) the weights agree to
+#' rounding, about \eqn{10^{-12}} relative for a well-conditioned problem,
+#' not bit for bit.
 #'
 #' Inputs are standardised with `scale = TRUE` and `sigma = "median"` is
 #' resolved on the scaled data, as in [rff_svm()].
@@ -85,17 +97,11 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   map <- with_seed(seed, rff_build_map(xs, kernel, D))
   n <- nrow(xs)
   nf <- map$n_features
-  check_allocation(n, nf, "the feature matrix", arg = "D")
-  Z <- transform_features(map, xs, nthreads)
-  zbar <- colMeans(Z)
-  Z <- sweep(Z, 2L, zbar, check.margin = FALSE)
-  Y <- resp$Y
-  ybar <- colMeans(Y)
-  Yc <- sweep(Y, 2L, ybar, check.margin = FALSE)
-  beta <- ridge_solve(Z, Yc, lambda)
-  fitted <- Z %*% beta + rep(ybar, each = n)
-  rm(Z)
-  intercept <- ybar - drop(zbar %*% beta)
+  sol <- if (n >= nf) ridge_primal(map, xs, resp$Y, lambda, nthreads)
+         else ridge_dual(map, xs, resp$Y, lambda, nthreads)
+  beta <- sol$beta
+  intercept <- sol$intercept
+  fitted <- rff_feature_decision(map, xs, beta, intercept, nthreads)
   fit <- structure(list(weights = beta, intercept = intercept, type = resp$type,
                         levels = resp$levels, kernel = map$kernel, D = D,
                         n_features = nf, lambda = lambda, n = n, map = map,
@@ -149,26 +155,53 @@ ridge_response <- function(y, n) {
   list(type = "regression", y = y, levels = NULL, Y = matrix(y, ncol = 1L))
 }
 
-# beta = (Zc' Zc + lambda I)^{-1} Zc' Yc, from the smaller side.
-ridge_solve <- function(Zc, Yc, lambda) {
-  n <- nrow(Zc)
-  D <- ncol(Zc)
-  singular <- function(e) {
+# beta = (Zc' Zc + lambda I)^{-1} Zc' Yc with Zc' Zc and Zc' Yc accumulated
+# over row blocks of features computed on the fly (products.c): memory
+# O(D^2 + block), never the n x D feature matrix.
+ridge_primal <- function(map, xs, Y, lambda, nthreads) {
+  n <- nrow(xs)
+  check_allocation(map$n_features, map$n_features, "the normal equations", arg = "D")
+  rows <- ridge_block_rows(n, map$n_features)
+  starts <- seq(1L, n, by = rows)
+  block <- function(i) {
+    idx <- starts[i]:min(n, starts[i] + rows - 1L)
+    list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
+  }
+  ne <- .Call(C_crossprod_stream, block, length(starts), environment(), nthreads)
+  beta <- ridge_cholesky_solve(ne$zz, ne$zy, lambda)
+  list(beta = beta, intercept = ne$ybar - colSums(beta * ne$zbar))
+}
+
+# Fewer rows than features: the same beta = Zc' (Zc Zc' + lambda I)^{-1} Yc
+# from the n x n side (Z has fewer entries than Zc' Zc here).
+ridge_dual <- function(map, xs, Y, lambda, nthreads) {
+  check_allocation(nrow(xs), map$n_features, "the feature matrix", arg = "D")
+  Z <- transform_features(map, xs, nthreads)
+  zbar <- colMeans(Z)
+  Zct <- t(sweep(Z, 2L, zbar, check.margin = FALSE))
+  rm(Z)
+  ybar <- colMeans(Y)
+  Yc <- sweep(Y, 2L, ybar, check.margin = FALSE)
+  alpha <- ridge_cholesky_solve(.Call(C_crossprod, Zct, nthreads), Yc, lambda)
+  beta <- .Call(C_matprod, Zct, alpha, nthreads)
+  list(beta = beta, intercept = ybar - colSums(beta * zbar))
+}
+
+# (A + lambda I)^{-1} B for a symmetric positive semi-definite A, by LAPACK's
+# Cholesky factorisation: the one step that uses R's BLAS/LAPACK, so the
+# weights agree between BLAS libraries to rounding (not bit for bit).
+ridge_cholesky_solve <- function(A, B, lambda) {
+  diag(A) <- diag(A) + lambda
+  R <- tryCatch(chol(A), error = function(e) {
     stop("rff_ridge: the regularised normal equations are numerically singular (",
          conditionMessage(e), "); increase 'lambda'", call. = FALSE)
-  }
-  if (n >= D) {
-    A <- crossprod(Zc)
-    diag(A) <- diag(A) + lambda
-    R <- tryCatch(chol(A), error = singular)
-    backsolve(R, backsolve(R, crossprod(Zc, Yc), transpose = TRUE))
-  } else {
-    G <- tcrossprod(Zc)
-    diag(G) <- diag(G) + lambda
-    R <- tryCatch(chol(G), error = singular)
-    crossprod(Zc, backsolve(R, backsolve(R, Yc, transpose = TRUE)))
-  }
+  })
+  backsolve(R, backsolve(R, B, transpose = TRUE))
 }
+
+# Rows per block when accumulating Z'Z: about 16 MB of features, at least
+# 256 rows (each block's product streams Z'Z through memory once).
+ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
 
 #' Predict with random-feature ridge regression
 #'

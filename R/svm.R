@@ -154,7 +154,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                    class = "rff_svm")
   colnames(fit$weights) <- lev
   # training decision values from the features already computed
-  dec <- crossprod(out$zt, fit$weights) + rep(fit$intercept, each = nrow(x))
+  dec <- rff_decision_t(out$zt, fit$weights, fit$intercept, nthreads)
   out$zt <- NULL
   fit$fitted <- rff_decision_classes(dec, lev)
   names(fit$fitted) <- rownames(x)
@@ -379,17 +379,37 @@ rff_features_t <- function(map, xs, nthreads) {
   zt
 }
 
-# Decision values Z %*% weights + intercept for scaled data, in row blocks.
+# Decision values Z %*% weights + intercept for scaled data, features
+# computed a row block at a time (memory O(block), whatever n) and multiplied
+# by the package's own product: identical for any BLAS, threads and blocks.
 rff_decision <- function(object, xs, nthreads) {
+  rff_feature_decision(object$map, xs, object$weights, object$intercept, nthreads)
+}
+
+rff_feature_decision <- function(map, xs, weights, intercept, nthreads) {
   n <- nrow(xs)
-  m <- ncol(object$weights)
+  m <- ncol(weights)
   check_allocation(n, m, "the matrix of predictions", arg = "newdata")
   out <- matrix(0, n, m)
-  rows <- rff_block_rows(n, object$map$n_features)
+  rows <- rff_block_rows(n, map$n_features)
   for (i0 in seq(1L, n, by = rows)) {
     idx <- i0:min(n, i0 + rows - 1L)
-    Z <- transform_features(object$map, xs[idx, , drop = FALSE], nthreads)
-    out[idx, ] <- Z %*% object$weights + rep(object$intercept, each = length(idx))
+    Z <- transform_features(map, xs[idx, , drop = FALSE], nthreads)
+    out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
+  }
+  out
+}
+
+# t(zt) %*% weights + intercept for transposed features zt (n_features x n),
+# a column block at a time.
+rff_decision_t <- function(zt, weights, intercept, nthreads) {
+  n <- ncol(zt)
+  out <- matrix(0, n, ncol(weights))
+  rows <- rff_block_rows(n, nrow(zt))
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    out[idx, ] <- .Call(C_matprod, t(zt[, idx, drop = FALSE]), weights, nthreads) +
+      rep(intercept, each = length(idx))
   }
   out
 }

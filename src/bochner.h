@@ -27,14 +27,29 @@ enum bochner_kernel_code {
 enum bochner_status {
     BOCHNER_OK = 0,
     BOCHNER_BAD_KERNEL = 1,
-    BOCHNER_BAD_ARGUMENT = 2
+    BOCHNER_BAD_ARGUMENT = 2,
+    BOCHNER_NOT_POSITIVE_DEFINITE = 3
 };
 
 /* memory.c */
 SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol);
 
-/* threads.c */
+/* checks.c: cheap checks of the .Call wrappers, one message per status */
+int bochner_is_real_matrix(SEXP m);
+int bochner_count_arg(SEXP v, const char *what, int lower);
+void bochner_stop_on_status(int status, const char *where);
+
+/* threads.c: the thread policy and the one parallel loop */
 int bochner_nthreads(int requested);
+int bochner_threads_for(int nthreads, double work);
+int bochner_thread_num(void);
+typedef void (*bochner_block_fn)(void *ctx, R_xlen_t block, int thread);
+void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
+                             bochner_block_fn fn, void *ctx);
+
+/* cpu.c: vector instructions, detected once at load */
+void bochner_cpu_init(void);
+int bochner_cpu_isa(void);    /* 0 portable, 1 AVX2 + FMA, 2 AVX-512F */
 
 /* fastmath.c: vectorised cosine and sine */
 void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
@@ -42,14 +57,19 @@ void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
 void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
                            double scale);
 
-/* gemm.c: the product of a transform tile, SIMD where the CPU allows */
-void bochner_tile_product(const double *x, int ldx, const double *w, int d,
-                          int nr, int nj, double *c);
-int bochner_product_isa(void);
-void bochner_set_product_isa(int isa);
-void bochner_product_init(void);
-int bochner_isa_cap(void);   /* BOCHNER_MAX_ISA: 0 portable, 1 AVX2, 2 all */
-SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
+/* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
+void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                  int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);
+void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
+                       ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                       int accumulate);
+
+/* products.c: tiled, threaded products on that kernel */
+void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
+                     int upper, int nthreads);
+void bochner_mirror_upper(double *g, R_xlen_t n);
+void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t);
 
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
@@ -153,5 +173,9 @@ SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink);
 SEXP bochner_max_threads(void);
+SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
+SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
+SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
+SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
 
 #endif

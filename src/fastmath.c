@@ -8,15 +8,16 @@
  *                                  subtraction is exact by Sterbenz)
  *   cos t = (-1)^k cos r,  sin t = (-1)^k sin r,  |r| <= pi/2
  * cos r and sin r are minimax polynomials (degree 16 and 17, absolute
- * approximation error 4e-18 and 3e-19 on [0, pi/2]; fitted by Remez in
- * tools/remez.py).  Reducing by pi rather than pi/2 costs a longer
+ * approximation error 4e-18 and 3e-19 on [0, pi/2]; minimax fits by
+ * the Remez exchange algorithm).  Reducing by pi rather than pi/2 costs a longer
  * polynomial but removes all quadrant selection: the sign (-1)^k is bit 0 of
  * k, which sits in the last mantissa bit of t/pi + MAGIC, so one 64-bit
  * shift and one xor into `scale` apply it.  Everything is add/mul/xor/shift
  * on 64-bit lanes, which SSE2 has.
  *
  * Accuracy: reduction error <= ulp(pi/2)/2 + 3e-22, evaluation error a few
- * 1e-17 -> measured max abs error vs libm about 3e-16 (harness.c).
+ * 1e-17 -> measured max abs error vs libm about 3e-16 (tests/testthat/
+ * test-fastmath.R checks 1e-15).
  *
  * Elements with !(|t| <= FM_LIMIT) (large, Inf, NaN) get garbage from the
  * vector loop; it sets a flag and a scalar pass then recomputes those with
@@ -210,15 +211,15 @@ FM_DEFINE_KERNELS(_base, )
  * inside the 1e-15 bound), and never between thread counts, since every
  * thread runs the same path.  Skipped on Windows (gcc there cannot align
  * 32-byte stack spills) and when the whole file is already built for AVX2.  -DFM_NO_DISPATCH forces the baseline
- * path (used by harness.c to check both paths agree bit for bit). */
+ * path; BOCHNER_MAX_ISA=0 does the same at run time. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && \
     !defined(__AVX2__) && !defined(_WIN32) && !defined(FM_NO_DISPATCH)
 # define FM_DISPATCH 1
 FM_DEFINE_KERNELS(_avx2, __attribute__((target("avx2"))))
 FM_DEFINE_KERNELS(_avx512, __attribute__((target("avx512f,prefer-vector-width=512"))))
-# define FM_HAVE_AVX512() (__builtin_cpu_supports("avx512f") && bochner_isa_cap() >= 2)
-/* reads the feature word libgcc fills in at load time: cheap, no state */
-# define FM_HAVE_AVX2() (__builtin_cpu_supports("avx2") && bochner_isa_cap() >= 1)
+/* the level detected once at load (cpu.c) */
+# define FM_HAVE_AVX512() (bochner_cpu_isa() >= 2)
+# define FM_HAVE_AVX2() (bochner_cpu_isa() >= 1)
 #else
 # define FM_DISPATCH 0
 #endif

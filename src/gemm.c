@@ -1,50 +1,62 @@
 /*
- * gemm.c -- tile product for the random Fourier feature hot path.
+ * gemm.c -- the package's own dense product, independent of R's BLAS.
  *
- *   c (nr x nj, ldc = nr) = x (nr x d, leading dim ldx) %*% w (d x nj, leading dim d)
+ *   c (m x n, ldc) = [c +] a (m x k, lda) %*% b (k x n, ldb)     (serial)
  *
- * Three code paths, chosen at run time:
- *   0  BLAS dgemm (portable; the only path on non-x86-64 platforms)
+ * Every heavy product of the package (the transform tile, Z'Z for ridge,
+ * decision values, k-means centre distances, Gram matrices) goes through
+ * here, so results do not depend on which BLAS R links, and the product can
+ * run inside the package's own OpenMP regions (a BLAS must never be called
+ * there: a threaded BLAS would oversubscribe the cores).
+ *
+ * Three code paths; the CPU's is chosen once, when the package is loaded
+ * (cpu.c), and the test hook passes a path explicitly:
+ *   0  portable C (SSE2 on x86-64): c = c + a * b, vectorised over rows
  *   1  AVX2+FMA micro-kernel, 12 rows (3 ymm) x 4 columns
  *   2  AVX-512F micro-kernel, 24 rows (3 zmm) x 8 columns
  * The SIMD kernels are compiled through gcc/clang function attributes, so no
- * -mavx/-march flags are needed; they are only called when the CPU (and OS)
- * supports the instructions (__builtin_cpu_supports).
+ * -mavx/-march flags are needed.
  *
- * The environment variable BOCHNER_MAX_ISA (read once, when the package is
- * loaded) caps the paths the dispatcher will use, here and in fastmath.c:
- *   BOCHNER_MAX_ISA=0  portable code only (BLAS here, SSE2 cosines there)
- *   BOCHNER_MAX_ISA=1  at most AVX2 (+FMA)
- *   unset or 2         whatever the CPU supports
- * For tools that emulate the CPU without every instruction set, e.g.
- * valgrind (3.19 hides AVX-512 from CPUID, but older releases did not), and
- * to exercise the portable path on a machine that has the others.
- *
- * Determinism (paths 1 and 2): every C(i,j) is computed as the single FMA chain
- *     acc = 0;  for l = 0 .. d-1:  acc = fma(x[i,l], w[l,j], acc)
- * in exactly that order, whatever nr, nj, ldx, the position of row i inside the tile
- * or of column j inside the tile (row/column tails use the same kernels with masked
- * stores and zero-padded packed rows; K-blocking stores/reloads the exact double
- * accumulator, which does not change the chain).  Hence results are bit-identical
- * across tilings, and also bit-identical between the AVX2 and the AVX-512 paths.
- * Path 0 (reference BLAS) computes a different (mul + add) chain, also independent
- * of the tiling for the reference BLAS, but that depends on the BLAS R is linked to.
+ * Determinism: every c(i,j) is one chain over l = 0 .. k-1 in that order,
+ *     acc = c(i,j) or 0;  for l:  acc = fma(a[i,l], b[l,j], acc)   (paths 1, 2)
+ *                                 acc = acc + a[i,l] * b[l,j]       (path 0)
+ * whatever m, n, the position of row i or column j inside the call, or
+ * the leading dimensions (row/column tails use the same kernels with masked
+ * stores and zero-padded packed rows; K-blocking stores and reloads the
+ * exact double accumulator).  So a product cut into tiles, or accumulated
+ * over row blocks with accumulate = 1, equals the product in one call bit
+ * for bit, on any number of threads.  Paths 1 and 2 agree bit for bit; path
+ * 0 rounds differently (it is only used on CPUs without AVX2+FMA, or under
+ * BOCHNER_MAX_ISA=0).
  */
 
-#define USE_FC_LEN_T
 #include <stddef.h>
 #include <string.h>
-#include <stdlib.h>
 #include <R.h>
 #include <Rinternals.h>
-#include <R_ext/BLAS.h>
-#ifndef FCONE
-# define FCONE
-#endif
 
 #include "bochner.h"
 
-/* x86 SIMD paths: gcc/clang on x86-64 only (i386 is deliberately left to BLAS: only
+/* ------------------------------------------------------------------------- */
+/* Portable path                                                              */
+/* ------------------------------------------------------------------------- */
+
+static void tile_portable(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                          ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc)
+{
+    for (int j = 0; j < nj; j++) {
+        double *restrict cj = c + (ptrdiff_t) j * ldc;
+        const double *wj = w + (ptrdiff_t) j * ldw;
+        if (!acc) memset(cj, 0, sizeof(double) * (size_t) nr);
+        for (ptrdiff_t l = 0; l < d; l++) {
+            const double b = wj[l];
+            const double *restrict xl = x + l * ldx;
+            for (int i = 0; i < nr; i++) cj[i] = cj[i] + xl[i] * b;
+        }
+    }
+}
+
+/* x86 SIMD paths: gcc/clang on x86-64 only (i386 is deliberately left to the portable path: only
  * 8 vector registers there, the register-blocked kernels would spill). */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32)
 # define BOCHNER_X86 1
@@ -57,18 +69,6 @@
 #ifndef BOCHNER_KC
 # define BOCHNER_KC 256
 #endif
-
-/* ------------------------------------------------------------------------- */
-/* Portable path: BLAS                                                        */
-/* ------------------------------------------------------------------------- */
-
-static void tile_blas(const double *x, int ldx, const double *w, int d,
-                      int nr, int nj, double *c)
-{
-    const double one = 1.0, zero = 0.0;
-    F77_CALL(dgemm)("N", "N", &nr, &nj, &d, &one, x, &ldx, w, &d, &zero, c, &nr
-                    FCONE FCONE);
-}
 
 #if BOCHNER_X86
 
@@ -145,14 +145,13 @@ B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdif
 }
 
 __attribute__((target("avx512f"), noinline))
-static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t d,
-                    int nr, int nj, double *c)
+static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
 {
     double xp[24 * BOCHNER_KC] __attribute__((aligned(64)));
-    const ptrdiff_t ldc = nr;
     for (ptrdiff_t pc = 0; pc < d; pc += BOCHNER_KC) {
         const int kc = (int) (d - pc < BOCHNER_KC ? d - pc : BOCHNER_KC);
-        const int acc = pc > 0;
+        const int acc = acc0 || pc > 0;
         for (int i0 = 0; i0 < nr; i0 += 24) {
             const int mr = nr - i0 < 24 ? nr - i0 : 24;
             const int mv = (mr + 7) / 8;
@@ -167,9 +166,9 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t d
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows512(3, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows512(2, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows512(1, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows512(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows512(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows512(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
@@ -241,14 +240,13 @@ B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdif
 }
 
 __attribute__((target("avx2,fma"), noinline))
-static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t d,
-                    int nr, int nj, double *c)
+static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
 {
     double xp[12 * BOCHNER_KC] __attribute__((aligned(32)));
-    const ptrdiff_t ldc = nr;
     for (ptrdiff_t pc = 0; pc < d; pc += BOCHNER_KC) {
         const int kc = (int) (d - pc < BOCHNER_KC ? d - pc : BOCHNER_KC);
-        const int acc = pc > 0;
+        const int acc = acc0 || pc > 0;
         for (int i0 = 0; i0 < nr; i0 += 12) {
             const int mr = nr - i0 < 12 ? nr - i0 : 12;
             const int mv = (mr + 3) / 4;
@@ -270,161 +268,79 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t d
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows256(3, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows256(2, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows256(1, xp, wp, d, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows256(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows256(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows256(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
 
-/* ------------------------------------------------------------------------- */
-/* Dispatch (x86-64)                                                          */
-/* ------------------------------------------------------------------------- */
-
-/* Only mutable state: the detected hardware level and the selected path.
- * Accessed atomically (relaxed); detection is idempotent. */
-static int hw_isa = -1;
-static int cur_isa = -1;
-
-static int detect_hw(void)
-{
-    int hw = __atomic_load_n(&hw_isa, __ATOMIC_RELAXED);
-    if (hw >= 0) return hw;
-    hw = 0;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        hw = 1;
-        if (__builtin_cpu_supports("avx512f")) hw = 2;
-    }
-    int cap = bochner_isa_cap();
-    if (hw > cap) hw = cap;
-    __atomic_store_n(&hw_isa, hw, __ATOMIC_RELAXED);
-    return hw;
-}
-
-static int current_isa(void)
-{
-    int isa = __atomic_load_n(&cur_isa, __ATOMIC_RELAXED);
-    if (isa >= 0) return isa;
-    int expected = -1, hw = detect_hw();
-    if (__atomic_compare_exchange_n(&cur_isa, &expected, hw, 0,
-                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return hw;
-    return expected;
-}
-
-void bochner_product_init(void)
-{
-    (void) current_isa();
-}
-
-int bochner_product_isa(void)
-{
-    return current_isa();
-}
-
-void bochner_set_product_isa(int isa)
-{
-    int hw = detect_hw();
-    if (isa < 0 || isa > hw) isa = hw;
-    __atomic_store_n(&cur_isa, isa, __ATOMIC_RELAXED);
-}
-
-#endif
-
-/* BOCHNER_MAX_ISA as 0, 1 or 2 (2, no cap, when unset or not one of those). */
-int bochner_isa_cap(void)
-{
-    static int cap = -1;
-    int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
-    if (c >= 0) return c;
-    const char *v = getenv("BOCHNER_MAX_ISA");
-    c = 2;
-    if (v && (v[0] == '0' || v[0] == '1') && v[1] == '\0') c = v[0] - '0';
-    __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
-    return c;
-}
-
-#if !BOCHNER_X86
-
-void bochner_product_init(void) { }
-int bochner_product_isa(void) { return 0; }
-void bochner_set_product_isa(int isa) { (void) isa; }
-
-#endif
+#endif /* BOCHNER_X86 */
 
 /* ------------------------------------------------------------------------- */
-/* Public entry                                                               */
+/* Entry points                                                               */
 /* ------------------------------------------------------------------------- */
 
-void bochner_tile_product(const double *x, int ldx, const double *w, int d,
-                          int nr, int nj, double *c)
+void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
+                       ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                       int accumulate)
 {
-    if (nr <= 0 || nj <= 0 || ldx < nr) return;
-    if (d <= 0) {
-        memset(c, 0, (size_t) nr * (size_t) nj * sizeof(double));
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        if (!accumulate)
+            for (int j = 0; j < n; j++) memset(c + (ptrdiff_t) j * ldc, 0, sizeof(double) * (size_t) m);
         return;
     }
 #if BOCHNER_X86
-    switch (current_isa()) {
-    case 2: tile512(x, ldx, w, d, nr, nj, c); return;
-    case 1: tile256(x, ldx, w, d, nr, nj, c); return;
+    switch (isa) {
+    case 2: tile512(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return;
+    case 1: tile256(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return;
     default: break;
     }
+#else
+    (void) isa;
 #endif
-    tile_blas(x, ldx, w, d, nr, nj, c);
+    tile_portable(a, lda, b, ldb, k, m, n, c, ldc, accumulate);
+}
+
+void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                  int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate)
+{
+    bochner_gemm_path(bochner_cpu_isa(), a, lda, b, ldb, m, n, k, c, ldc, accumulate);
 }
 
 /* ------------------------------------------------------------------------- */
-/* R entry point for tests: .Call(C_tile_product, x, w, isa)                 */
+/* Test hook: .Call(C_tile_product, x, w, isa)                               */
 /* ------------------------------------------------------------------------- */
 
-/* Returns x %*% w (computed in 256 x 256 tiles) using code path 'isa' (-1 = automatic;
- * clamped to what the CPU supports; the previous choice is restored before returning).
- * Query: isa = -2L returns the best path supported here (integer 0/1/2); x, w are ignored. */
+/* x %*% w computed in 256 x 256 tiles on code path 'isa' (-1: the one chosen
+ * at load; requests above it clamp down to it).  isa = -2L returns the path
+ * chosen at load (0, 1 or 2); x and w are then ignored. */
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa)
 {
     if (TYPEOF(isa) != INTSXP || XLENGTH(isa) != 1 || INTEGER(isa)[0] == NA_INTEGER)
         error("'isa' must be a single non-NA integer");
-    if (INTEGER(isa)[0] == -2) {
-        const int prev = bochner_product_isa();
-        bochner_set_product_isa(-1);
-        const int best = bochner_product_isa();
-        bochner_set_product_isa(prev);
-        return ScalarInteger(best);
-    }
-    if (TYPEOF(x) != REALSXP || !isMatrix(x))
-        error("'x' must be a double matrix");
-    if (TYPEOF(w) != REALSXP || !isMatrix(w))
-        error("'w' must be a double matrix");
+    const int best = bochner_cpu_isa();
+    if (INTEGER(isa)[0] == -2) return ScalarInteger(best);
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
     const int n = nrows(x), d = ncols(x), m = ncols(w);
     if (nrows(w) != d)
         error("non-conformable arguments: ncol(x) = %d, nrow(w) = %d", d, nrows(w));
+    int path = INTEGER(isa)[0];
+    if (path < 0 || path > best) path = best;
     SEXP ans = PROTECT(allocMatrix(REALSXP, n, m));
     double *a = REAL(ans);
-    if (n == 0 || m == 0) { UNPROTECT(1); return ans; }
-    if (d == 0) {
-        memset(a, 0, (size_t) n * (size_t) m * sizeof(double));
-        UNPROTECT(1);
-        return ans;
-    }
-    enum { TILE = 256 };
-    double *buf = (double *) R_alloc(TILE * TILE, sizeof(double));
     const double *xx = REAL(x), *ww = REAL(w);
-    /* no R API calls (hence no longjmp) between here and the restore below */
-    const int prev = bochner_product_isa();
-    bochner_set_product_isa(INTEGER(isa)[0]);
+    enum { TILE = 256 };
     for (int j0 = 0; j0 < m; j0 += TILE) {
         const int nj = m - j0 < TILE ? m - j0 : TILE;
         for (int r0 = 0; r0 < n; r0 += TILE) {
             const int nr = n - r0 < TILE ? n - r0 : TILE;
-            bochner_tile_product(xx + r0, n, ww + (ptrdiff_t) j0 * d, d, nr, nj, buf);
-            for (int jj = 0; jj < nj; jj++)
-                memcpy(a + (ptrdiff_t) (j0 + jj) * n + r0, buf + (ptrdiff_t) jj * nr,
-                       (size_t) nr * sizeof(double));
+            bochner_gemm_path(path, xx + r0, n, ww + (ptrdiff_t) j0 * d, d, nr, nj, d,
+                              a + (ptrdiff_t) j0 * n + r0, n, 0);
         }
     }
-    bochner_set_product_isa(prev);
     UNPROTECT(1);
     return ans;
 }

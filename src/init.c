@@ -20,6 +20,9 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("tensorsketch_transform", bochner_tensorsketch_transform_call, 7),
     CALLDEF("min_transform", bochner_min_transform_call, 5),
     CALLDEF("svm_dcd", bochner_svm_dcd_call, 10),
+    CALLDEF("matprod", bochner_matprod_call, 3),
+    CALLDEF("crossprod", bochner_crossprod_call, 2),
+    CALLDEF("crossprod_stream", bochner_crossprod_stream_call, 4),
     {NULL, NULL, 0}
 };
 
@@ -28,5 +31,5 @@ void R_init_bochner(DllInfo *dll)
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
-    bochner_product_init();
+    bochner_cpu_init();
 }

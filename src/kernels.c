@@ -1,53 +1,79 @@
 /* Exact kernels and Gram matrices.
  *
- * Euclidean kernels (Gaussian, Matern) get squared distances from one BLAS
- * product, |x|^2 + |y|^2 - 2 x.y on data centred at the mean of x (centring
+ * Euclidean kernels (Gaussian, Matern) get squared distances from one
+ * product (the package's own, products.c), |x|^2 + |y|^2 - 2 x.y on data centred at the mean of x (centring
  * leaves distances unchanged and keeps the cancellation small).  Coordinate-
  * wise kernels (Laplace, Cauchy, min) accumulate over coordinates with the
  * row index innermost so that the loops vectorise over a column of the
  * output.  Dot-product kernels (polynomial, exponential) apply their
- * function to one BLAS product x y'.  Columns are processed in chunks,
- * threads inside a chunk, user interrupts between chunks. */
+ * function to one product x y'.  All loops are blocks of
+ * bochner_parallel_blocks (threads.c): threads inside a group of blocks,
+ * user interrupts between groups. */
 #include "bochner.h"
 #include <math.h>
 #include <limits.h>
 #include <string.h>
 #include <Rmath.h>
-#include <R_ext/BLAS.h>
-#ifndef FCONE
-#define FCONE
-#endif
 
 #define COL_CHUNK 256
-/* Elementwise passes over the output run in chunks of this many entries,
- * with a user-interrupt check between chunks (outside the parallel region):
- * an n x n Gram matrix can take seconds to fill. */
-#define ELEM_CHUNK ((R_xlen_t) 1 << 22)
-/* outer_products calls the BLAS on column chunks of about this many
- * multiply-adds (at least 64 columns), with interrupt checks between calls:
- * a fraction of a second even with the reference BLAS.  Each entry is one
- * dot product whatever the split. */
-#define GEMM_CHUNK_FLOPS ((double) (1 << 28))
+/* Elementwise passes over the output run in blocks of this many entries. */
+#define ELEM_BLOCK ((R_xlen_t) 1 << 16)
+#define ELEM_BLOCKS_PER_CHECK 64
 
-#ifdef _OPENMP
-# define BK_PARALLEL_FOR _Pragma("omp parallel for num_threads(nthreads) schedule(static)")
-#else
-# define BK_PARALLEL_FOR
-#endif
+enum elem_kind { EL_EXP, EL_MATERN05, EL_MATERN15, EL_MATERN25, EL_POWER, EL_HORNER };
 
-/* out[i] = FUN(out[i]) for i < len, in chunks with interrupt checks between
- * them.  FUN is an expression in v (the entry); the caller has 'nthreads'. */
-#define ELEMENTWISE(out, len, nthreads, FUN)                                   \
-    for (R_xlen_t i0_ = 0; i0_ < (len); i0_ += ELEM_CHUNK) {                   \
-        R_xlen_t i1_ = (len) - i0_ < ELEM_CHUNK ? (len) : i0_ + ELEM_CHUNK;    \
-        R_xlen_t i_;                                                           \
-        BK_PARALLEL_FOR                                                        \
-        for (i_ = i0_; i_ < i1_; i_++) {                                       \
-            double v = (out)[i_];                                              \
-            (out)[i_] = (FUN);                                                 \
-        }                                                                      \
-        R_CheckUserInterrupt();                                                \
+typedef struct {
+    double *out;
+    R_xlen_t len;
+    int kind;
+    double s, offset;     /* scale and offset of the argument */
+    int power;            /* EL_POWER */
+    const double *coef;   /* EL_HORNER: c_0 .. c_l */
+    int l;
+} elem_job;
+
+static inline double matern15(double z) { return (1.0 + z) * exp(-z); }
+static inline double matern25(double z) { return (1.0 + z + z * z / 3.0) * exp(-z); }
+
+static inline double horner(const double *c, int l, double t)
+{
+    double v = c[l];
+    for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
+    return v;
+}
+
+static void elem_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const elem_job *p = (const elem_job *) ctx;
+    R_xlen_t i0 = blk * ELEM_BLOCK, i1 = p->len - i0 < ELEM_BLOCK ? p->len : i0 + ELEM_BLOCK;
+    double *o = p->out, s = p->s;
+    switch (p->kind) {
+    case EL_EXP: for (R_xlen_t i = i0; i < i1; i++) o[i] = exp(o[i] * s); break;
+    case EL_MATERN05: for (R_xlen_t i = i0; i < i1; i++) o[i] = exp(-sqrt(o[i]) * s); break;
+    case EL_MATERN15: for (R_xlen_t i = i0; i < i1; i++) o[i] = matern15(sqrt(o[i]) * s); break;
+    case EL_MATERN25: for (R_xlen_t i = i0; i < i1; i++) o[i] = matern25(sqrt(o[i]) * s); break;
+    case EL_POWER:
+        for (R_xlen_t i = i0; i < i1; i++) o[i] = R_pow_di(s * o[i] + p->offset, p->power);
+        break;
+    default:
+        for (R_xlen_t i = i0; i < i1; i++) o[i] = horner(p->coef, p->l, o[i]);
     }
+}
+
+/* out[i] = f(out[i]) for the function p describes, threaded. */
+static void elementwise(elem_job p, int nthreads)
+{
+    R_xlen_t nb = (p.len + ELEM_BLOCK - 1) / ELEM_BLOCK;
+    bochner_parallel_blocks(nb, bochner_threads_for(nthreads, 20.0 * (double) p.len),
+                            ELEM_BLOCKS_PER_CHECK, elem_block, &p);
+}
+
+static void elementwise_simple(double *out, R_xlen_t len, int kind, double s, int nthreads)
+{
+    elem_job p = {out, len, kind, s, 0.0, 0, NULL, 0};
+    elementwise(p, nthreads);
+}
 
 /* Centre x (and y) and return the row norms.  The centre is the column
  * means of y when y is given, else of x: k(x, y) is then computed the same
@@ -89,30 +115,55 @@ static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
     }
 }
 
-/* out = alpha * a %*% t(b) for a (na x d), b (nb x d), column-major. */
+/* out (na x nb) = alpha * a %*% t(b) for a (na x d), b (nb x d), column-
+ * major; when b is a (self), only the tiles on and above the diagonal, then
+ * mirrored: exactly symmetric. */
 static void outer_products(const double *a, R_xlen_t na, const double *b,
-                           R_xlen_t nb, int d, double alpha, double *out)
+                           R_xlen_t nb, int d, double alpha, double *out,
+                           int self, int nthreads)
 {
-    int m = (int) na, ldb = (int) nb, k = d;
-    double zero = 0.0;
     if (na == 0 || nb == 0) return;
     if (d == 0) {
         memset(out, 0, sizeof(double) * (size_t) na * (size_t) nb);
         return;
     }
-    double per_col = (double) na * (double) d;
-    R_xlen_t chunk = per_col * 64 >= GEMM_CHUNK_FLOPS ? 64 : (R_xlen_t) (GEMM_CHUNK_FLOPS / per_col);
-    for (R_xlen_t j0 = 0; j0 < nb; j0 += chunk) {
-        int n = (int) (nb - j0 < chunk ? nb - j0 : chunk);
-        F77_CALL(dgemm)("N", "T", &m, &n, &k, &alpha, a, &m, b + j0, &ldb, &zero,
-                        out + j0 * na, &m FCONE FCONE);
-        R_CheckUserInterrupt();
+    /* bt = alpha * t(b): d x nb, so that out = a %*% bt */
+    double *bt = (double *) R_alloc((size_t) d * (size_t) nb, sizeof(double));
+    bochner_transpose(b, nb, (int) nb, d, bt);
+    if (alpha != 1.0)
+        for (R_xlen_t i = 0; i < (R_xlen_t) d * nb; i++) bt[i] *= alpha;
+    bochner_product(a, na, bt, d, (int) na, (int) nb, d, out, na, 0, self, nthreads);
+    if (self) bochner_mirror_upper(out, na);
+}
+
+/* out[i, j] = max(0, out[i, j] + xn[i] + yn[j]), a block of columns at a time */
+typedef struct {
+    double *out;
+    R_xlen_t nx;
+    const double *xn, *yn;
+    R_xlen_t cols;       /* columns per block */
+    R_xlen_t ny;
+} norms_job;
+
+static void add_norms(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const norms_job *p = (const norms_job *) ctx;
+    R_xlen_t nx = p->nx;
+    for (R_xlen_t j = blk * p->cols, j1 = j + p->cols; j < j1; j++) {
+        /* the last block may run past ny: yn has ny entries, out ny columns */
+        if (j >= p->ny) break;
+        double *col = p->out + j * nx, ynj = p->yn[j];
+        for (R_xlen_t i = 0; i < nx; i++) {
+            double v = col[i] + p->xn[i] + ynj;
+            col[i] = v > 0.0 ? v : 0.0;
+        }
     }
 }
 
 /* Squared Euclidean distances into out (nx x ny). */
 static void squared_distances(const double *x, R_xlen_t nx, const double *y,
-                              R_xlen_t ny, int d, double *out)
+                              R_xlen_t ny, int d, double *out, int nthreads)
 {
     int self = (y == NULL);
     double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
@@ -121,23 +172,16 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
     double *yn = self ? xn : (double *) R_alloc((size_t) ny, sizeof(double));
     centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
                      self ? NULL : yn);
-    outer_products(xc, nx, yc, ny, d, -2.0, out);
-    for (R_xlen_t j = 0; j < ny; j++) {
-        double *col = out + j * nx;
-        double ynj = yn[j];
-        for (R_xlen_t i = 0; i < nx; i++) {
-            double v = col[i] + xn[i] + ynj;
-            col[i] = v > 0.0 ? v : 0.0;
-        }
-        if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
-    }
+    outer_products(xc, nx, yc, ny, d, -2.0, out, self, nthreads);
+    norms_job p = {out, nx, xn, yn, (R_xlen_t) (ELEM_BLOCK / (nx > 0 ? nx : 1)) + 1, ny};
+    bochner_parallel_blocks((ny + p.cols - 1) / p.cols,
+                            bochner_threads_for(nthreads, 2.0 * (double) nx * (double) ny),
+                            ELEM_BLOCKS_PER_CHECK, add_norms, &p);
     if (self) {
-        /* exact zeros on the diagonal and exact symmetry, whatever the BLAS */
-        for (R_xlen_t j = 0; j < ny; j++) {
-            out[j + j * nx] = 0.0;
-            for (R_xlen_t i = j + 1; i < nx; i++) out[j + i * nx] = out[i + j * nx];
-            if ((j + 1) % COL_CHUNK == 0) R_CheckUserInterrupt();
-        }
+        /* exact symmetry (xn[i] + yn[j] rounds unlike yn[j] + xn[i]) and
+         * exact zeros on the diagonal */
+        bochner_mirror_upper(out, nx);
+        for (R_xlen_t j = 0; j < ny; j++) out[j + j * nx] = 0.0;
     }
 }
 
@@ -192,22 +236,16 @@ static double matern_bessel(double z, double nu, double lognorm, double *bk)
     return v > 1.0 ? 1.0 : v;
 }
 
-static inline double matern15(double z) { return (1.0 + z) * exp(-z); }
-static inline double matern25(double z) { return (1.0 + z + z * z / 3.0) * exp(-z); }
-
 static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
                          int nthreads)
 {
     R_xlen_t i;
     if (nu == 0.5) {
-        double s = 1.0 / sigma;
-        ELEMENTWISE(out, len, nthreads, exp(-sqrt(v) * s))
+        elementwise_simple(out, len, EL_MATERN05, 1.0 / sigma, nthreads);
     } else if (nu == 1.5) {
-        double s = sqrt(3.0) / sigma;
-        ELEMENTWISE(out, len, nthreads, matern15(sqrt(v) * s))
+        elementwise_simple(out, len, EL_MATERN15, sqrt(3.0) / sigma, nthreads);
     } else if (nu == 2.5) {
-        double s = sqrt(5.0) / sigma;
-        ELEMENTWISE(out, len, nthreads, matern25(sqrt(v) * s))
+        elementwise_simple(out, len, EL_MATERN25, sqrt(5.0) / sigma, nthreads);
     } else {
         /* bessel_k_ex is R's nmath code: kept serial, with interrupts */
         double s = sqrt(2.0 * nu) / sigma;
@@ -220,81 +258,87 @@ static void apply_matern(double *out, R_xlen_t len, double sigma, double nu,
     }
 }
 
-/* Coordinate-wise kernels: one output column per point of y. */
+/* Coordinate-wise kernels: one output column per point of y, a block of
+ * columns at a time. */
+typedef struct {
+    int code;
+    const double *par, *x, *y;
+    R_xlen_t nx, ny;
+    int d;
+    double *out;
+    R_xlen_t cols;       /* columns per block */
+} coord_job;
+
+static void coord_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const coord_job *p = (const coord_job *) ctx;
+    const R_xlen_t nx = p->nx, ny = p->ny;
+    const double *x = p->x, *y = p->y;
+    const int d = p->d;
+    R_xlen_t j1 = (blk + 1) * p->cols < ny ? (blk + 1) * p->cols : ny;
+    for (R_xlen_t j = blk * p->cols; j < j1; j++) {
+        double *col = p->out + j * nx;
+        if (p->code == BK_LAPLACE) {
+            double s = -1.0 / p->par[0];
+            for (R_xlen_t i = 0; i < nx; i++) col[i] = 0.0;
+            for (int k = 0; k < d; k++) {
+                const double *xk = x + (R_xlen_t) k * nx;
+                double yk = y[j + (R_xlen_t) k * ny];
+                for (R_xlen_t i = 0; i < nx; i++) col[i] += fabs(xk[i] - yk);
+            }
+            for (R_xlen_t i = 0; i < nx; i++) col[i] = exp(col[i] * s);
+        } else if (p->code == BK_CAUCHY) {
+            double s = 1.0 / p->par[0];
+            for (R_xlen_t i = 0; i < nx; i++) col[i] = 1.0;
+            for (int k = 0; k < d; k++) {
+                const double *xk = x + (R_xlen_t) k * nx;
+                double yk = y[j + (R_xlen_t) k * ny];
+                for (R_xlen_t i = 0; i < nx; i++) {
+                    double t = (xk[i] - yk) * s;
+                    col[i] /= 1.0 + t * t;
+                }
+            }
+        } else { /* BK_MIN */
+            double offset = p->par[0];
+            for (R_xlen_t i = 0; i < nx; i++) col[i] = offset;
+            for (int k = 0; k < d; k++) {
+                const double *xk = x + (R_xlen_t) k * nx;
+                double yk = y[j + (R_xlen_t) k * ny];
+                for (R_xlen_t i = 0; i < nx; i++)
+                    col[i] += xk[i] < yk ? xk[i] : yk;
+            }
+        }
+    }
+}
+
 static void coordinatewise(int code, const double *par, const double *x,
                            R_xlen_t nx, const double *y, R_xlen_t ny, int d,
                            double *out, int nthreads)
 {
-    /* columns per interrupt check: at most COL_CHUNK, fewer when a column
-     * is long (about 2^26 operations between checks), at least one per thread */
+    /* about 2^20 operations per block, at most COL_CHUNK columns */
     double per_col = (double) nx * (double) (d > 0 ? d : 1);
-    R_xlen_t chunk = (R_xlen_t) ((double) (1 << 26) / per_col);
-    if (chunk > COL_CHUNK) chunk = COL_CHUNK;
-    if (chunk < nthreads) chunk = nthreads;
-    for (R_xlen_t j0 = 0; j0 < ny; j0 += chunk) {
-        R_xlen_t j1 = j0 + chunk < ny ? j0 + chunk : ny;
-        R_xlen_t j;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (j = j0; j < j1; j++) {
-            double *col = out + j * nx;
-            if (code == BK_LAPLACE) {
-                double s = -1.0 / par[0];
-                for (R_xlen_t i = 0; i < nx; i++) col[i] = 0.0;
-                for (int k = 0; k < d; k++) {
-                    const double *xk = x + (R_xlen_t) k * nx;
-                    double yk = y[j + (R_xlen_t) k * ny];
-                    for (R_xlen_t i = 0; i < nx; i++) col[i] += fabs(xk[i] - yk);
-                }
-                for (R_xlen_t i = 0; i < nx; i++) col[i] = exp(col[i] * s);
-            } else if (code == BK_CAUCHY) {
-                double s = 1.0 / par[0];
-                for (R_xlen_t i = 0; i < nx; i++) col[i] = 1.0;
-                for (int k = 0; k < d; k++) {
-                    const double *xk = x + (R_xlen_t) k * nx;
-                    double yk = y[j + (R_xlen_t) k * ny];
-                    for (R_xlen_t i = 0; i < nx; i++) {
-                        double t = (xk[i] - yk) * s;
-                        col[i] /= 1.0 + t * t;
-                    }
-                }
-            } else { /* BK_MIN */
-                double offset = par[0];
-                for (R_xlen_t i = 0; i < nx; i++) col[i] = offset;
-                for (int k = 0; k < d; k++) {
-                    const double *xk = x + (R_xlen_t) k * nx;
-                    double yk = y[j + (R_xlen_t) k * ny];
-                    for (R_xlen_t i = 0; i < nx; i++)
-                        col[i] += xk[i] < yk ? xk[i] : yk;
-                }
-            }
-        }
-        R_CheckUserInterrupt();
-    }
+    R_xlen_t cols = (R_xlen_t) ((double) (1 << 20) / per_col);
+    if (cols > COL_CHUNK) cols = COL_CHUNK;
+    if (cols < 1) cols = 1;
+    coord_job p = {code, par, x, y, nx, ny, d, out, cols};
+    bochner_parallel_blocks((ny + cols - 1) / cols,
+                            bochner_threads_for(nthreads, per_col * (double) ny * 4.0),
+                            64, coord_block, &p);
 }
 
 /* Polynomial kernel of the dot product.  par[0] == 0: (scale t + offset)^p
  * with par = (0, p, scale, offset); par[0] == 1: sum_i c_i t^i with
  * par = (1, c_0, ..., c_l), evaluated by Horner's rule. */
-static inline double horner(const double *c, int l, double t)
-{
-    double v = c[l];
-    for (int q = l - 1; q >= 0; q--) v = v * t + c[q];
-    return v;
-}
-
 static void apply_polynomial(double *out, R_xlen_t len, const double *par,
                              int npar, int nthreads)
 {
     if (par[0] == 0.0) {
-        double scale = par[2], offset = par[3];
-        int p = (int) par[1];
-        ELEMENTWISE(out, len, nthreads, R_pow_di(scale * v + offset, p))
+        elem_job p = {out, len, EL_POWER, par[2], par[3], (int) par[1], NULL, 0};
+        elementwise(p, nthreads);
     } else {
-        const double *c = par + 1;
-        int l = npar - 2;
-        ELEMENTWISE(out, len, nthreads, horner(c, l, v))
+        elem_job p = {out, len, EL_HORNER, 0.0, 0.0, 0, par + 1, npar - 2};
+        elementwise(p, nthreads);
     }
 }
 
@@ -307,8 +351,8 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     case BK_GAUSSIAN: {
         if (npar != 1 || !(par[0] > 0) || !R_FINITE(par[0])) return BOCHNER_BAD_ARGUMENT;
         double s = -0.5 / (par[0] * par[0]);
-        squared_distances(x, nx, y, ny, d, out);
-        ELEMENTWISE(out, len, nthreads, exp(v * s))
+        squared_distances(x, nx, y, ny, d, out, nthreads);
+        elementwise_simple(out, len, EL_EXP, s, nthreads);
         return BOCHNER_OK;
     }
     case BK_MATERN:
@@ -318,7 +362,7 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
         if (npar != 2 || !(par[0] > 0) || !R_FINITE(par[0]) || !(par[1] > 0) ||
             par[1] > BOCHNER_MATERN_NU_MAX)
             return BOCHNER_BAD_ARGUMENT;
-        squared_distances(x, nx, y, ny, d, out);
+        squared_distances(x, nx, y, ny, d, out, nthreads);
         apply_matern(out, len, par[0], par[1], nthreads);
         return BOCHNER_OK;
     case BK_LAPLACE:
@@ -337,15 +381,12 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
             return BOCHNER_BAD_ARGUMENT;
         if (code == BK_EXPDOT && (npar != 1 || !(par[0] > 0)))
             return BOCHNER_BAD_ARGUMENT;
-        outer_products(x, nx, y ? y : x, ny, d, 1.0, out);
-        if (!y) /* exact symmetry, whatever the BLAS */
-            for (R_xlen_t j = 0; j < ny; j++)
-                for (R_xlen_t k = j + 1; k < nx; k++) out[j + k * nx] = out[k + j * nx];
+        outer_products(x, nx, y ? y : x, ny, d, 1.0, out, y == NULL, nthreads);
         if (code == BK_POLYNOMIAL) {
             apply_polynomial(out, len, par, npar, nthreads);
         } else { /* exp(x.y / sigma^2) */
             double s = 1.0 / (par[0] * par[0]);
-            ELEMENTWISE(out, len, nthreads, exp(v * s))
+            elementwise_simple(out, len, EL_EXP, s, nthreads);
         }
         return BOCHNER_OK;
     default:
@@ -353,16 +394,11 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     }
 }
 
-static int is_real_matrix(SEXP m)
-{
-    return TYPEOF(m) == REALSXP && isMatrix(m);
-}
-
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads)
 {
-    if (!is_real_matrix(x)) error("'x' must be a double matrix");
-    if (!isNull(y) && !is_real_matrix(y)) error("'y' must be a double matrix or NULL");
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!isNull(y) && !bochner_is_real_matrix(y)) error("'y' must be a double matrix or NULL");
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
     R_xlen_t nx = nrows(x), ny = isNull(y) ? nx : nrows(y);
     int d = ncols(x);
@@ -372,7 +408,7 @@ SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                        REAL(x), nx, isNull(y) ? NULL : REAL(y),
                                        ny, d, REAL(out),
                                        bochner_nthreads(asInteger(nthreads)));
-    if (status != BOCHNER_OK) error("kernel_matrix: unknown kernel or bad parameters (status %d)", status);
+    bochner_stop_on_status(status, "kernel_matrix");
     UNPROTECT(1);
     return out;
 }

@@ -6,7 +6,7 @@
  *    the projection vectors w_v being columns of W, stored feature by
  *    feature and term by term.  The output is cut into tiles of ROW_BLOCK
  *    rows by a block of consecutive features with at most VEC_BLOCK vectors
- *    between them; one dgemm per tile gives the projections into a
+ *    between them; one product per tile (gemm.c) gives the projections into a
  *    per-thread scratch block, and the products and sums are formed from it
  *    while it is in cache.
  * 2. TensorSketch of (scale x.y + offset)^p: p count sketches of the
@@ -21,28 +21,12 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
-#include <R_ext/BLAS.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#ifndef FCONE
-#define FCONE
-#endif
 
 #define ROW_BLOCK 256
 #define VEC_BLOCK 256
 #define TILES_PER_CHECK 64     /* tiles per thread between interrupt checks */
 #define PAIRS_PER_CHECK 16     /* row pairs per thread between interrupt checks */
 #define COLS_PER_CHECK 1024    /* min-feature columns per thread between checks */
-
-static int this_thread(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 /* ---------------------------------------------------------------------- */
 /* 1. sums of products of projections                                      */
@@ -55,12 +39,7 @@ static void projection_tile(const double *x, R_xlen_t n, int d, const double *w,
 {
     R_xlen_t v0 = fvec[f0];
     int nv = (int) (fvec[f1] - v0);
-    if (nv > 0) {
-        double one = 1.0, zero = 0.0;
-        int ldx = (int) n;
-        F77_CALL(dgemm)("N", "N", &nr, &nv, &d, &one, x + r0, &ldx,
-                        w + v0 * d, &d, &zero, scratch, &nr FCONE FCONE);
-    }
+    if (nv > 0) bochner_gemm(x + r0, n, w + v0 * d, d, nr, nv, d, scratch, nr, 0);
     for (int f = f0; f < f1; f++) {
         double *zc = z + r0 + (R_xlen_t) f * n;
         for (int i = 0; i < nr; i++) zc[i] = 0.0;
@@ -76,6 +55,33 @@ static void projection_tile(const double *x, R_xlen_t n, int d, const double *w,
             for (int i = 0; i < nr; i++) zc[i] += prod[i];
         }
     }
+}
+
+typedef struct {
+    const double *x;
+    R_xlen_t n;
+    int d;
+    const double *w;
+    const R_xlen_t *fvec;
+    const int *term_ptr, *term_deg;
+    const double *term_weight;
+    double *z;
+    const int *bstart;
+    int nblocks;
+    R_xlen_t maxv, per_thread;
+    double *scratch;
+} projection_job;
+
+static void projection_block(void *ctx, R_xlen_t tile, int thread)
+{
+    const projection_job *p = (const projection_job *) ctx;
+    double *s = p->scratch + (R_xlen_t) thread * p->per_thread;
+    R_xlen_t r0 = (tile / p->nblocks) * ROW_BLOCK;
+    int b = (int) (tile % p->nblocks);
+    int nr = (int) (p->n - r0 < ROW_BLOCK ? p->n - r0 : ROW_BLOCK);
+    projection_tile(p->x, p->n, p->d, p->w, p->fvec, p->term_ptr, p->term_deg,
+                    p->term_weight, p->z, r0, nr, p->bstart[b], p->bstart[b + 1], s,
+                    s + ROW_BLOCK * p->maxv);
 }
 
 void bochner_projection_features(const double *x, R_xlen_t n, int d,
@@ -108,29 +114,14 @@ void bochner_projection_features(const double *x, R_xlen_t n, int d,
     bstart[nblocks] = nfeat;
 
     R_xlen_t nrb = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-    R_xlen_t ntiles = nrb * nblocks;
     R_xlen_t per_thread = ROW_BLOCK * maxv + ROW_BLOCK;
-    double *scratch = (double *) R_alloc((size_t) nthreads * (size_t) per_thread,
-                                         sizeof(double));
-    R_xlen_t group = (R_xlen_t) TILES_PER_CHECK * nthreads;
-    for (R_xlen_t g0 = 0; g0 < ntiles; g0 += group) {
-        R_xlen_t g1 = g0 + group < ntiles ? g0 + group : ntiles;
-        R_xlen_t tile;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (tile = g0; tile < g1; tile++) {
-            double *s = scratch + (R_xlen_t) this_thread() * per_thread;
-            R_xlen_t rb = tile / nblocks;
-            int b = (int) (tile % nblocks);
-            R_xlen_t r0 = rb * ROW_BLOCK;
-            int nr = (int) (n - r0 < ROW_BLOCK ? n - r0 : ROW_BLOCK);
-            projection_tile(x, n, d, w, fvec, term_ptr, term_deg, term_weight,
-                            z, r0, nr, bstart[b], bstart[b + 1], s,
-                            s + ROW_BLOCK * maxv);
-        }
-        R_CheckUserInterrupt();
-    }
+    double work = (double) n * (double) (fvec[nfeat] + nfeat) * (double) d;
+    nthreads = bochner_threads_for(nthreads, work);
+    projection_job p = {x, n, d, w, fvec, term_ptr, term_deg, term_weight, z, bstart,
+                        nblocks, maxv, per_thread,
+                        (double *) R_alloc((size_t) nthreads * (size_t) per_thread,
+                                           sizeof(double))};
+    bochner_parallel_blocks(nrb * nblocks, nthreads, TILES_PER_CHECK, projection_block, &p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -194,6 +185,27 @@ static void sketch_pair(const double *x, R_xlen_t n, int d, R_xlen_t a,
         for (int k = 0; k < D; k++) z[b + (R_xlen_t) k * n] = f[k].im * s;
 }
 
+typedef struct {
+    const double *x;
+    R_xlen_t n;
+    int d;
+    const int *hash;
+    const double *sign;
+    int p, D;
+    double sx, s0, *z;
+    const bochner_fft_plan *pl;
+    size_t per_thread;
+    bcx *buf;
+} sketch_job;
+
+static void sketch_block(void *ctx, R_xlen_t q, int thread)
+{
+    const sketch_job *j = (const sketch_job *) ctx;
+    R_xlen_t a = 2 * q, b = 2 * q + 1 < j->n ? 2 * q + 1 : -1;
+    sketch_pair(j->x, j->n, j->d, a, b, j->hash, j->sign, j->p, j->D, j->sx, j->s0, j->z,
+                j->pl, j->buf + (size_t) thread * j->per_thread);
+}
+
 void bochner_tensor_sketch(const double *x, R_xlen_t n, int d,
                            const int *hash, const double *sign, int p, int D,
                            double sx, double s0, double *z, int nthreads)
@@ -214,48 +226,43 @@ void bochner_tensor_sketch(const double *x, R_xlen_t n, int d,
     }
     bochner_fft_plan *pl = bochner_fft_plan_make(D);
     size_t per_thread = 4 * (size_t) D + bochner_fft_work_size(pl);
-    bcx *buf = (bcx *) R_alloc((size_t) nthreads * per_thread, sizeof(bcx));
     R_xlen_t npairs = (n + 1) / 2;
-    R_xlen_t group = (R_xlen_t) PAIRS_PER_CHECK * nthreads;
-    for (R_xlen_t g0 = 0; g0 < npairs; g0 += group) {
-        R_xlen_t g1 = g0 + group < npairs ? g0 + group : npairs;
-        R_xlen_t q;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (q = g0; q < g1; q++) {
-            R_xlen_t a = 2 * q, b = 2 * q + 1 < n ? 2 * q + 1 : -1;
-            sketch_pair(x, n, d, a, b, hash, sign, p, D, sx, s0, z, pl,
-                        buf + (size_t) this_thread() * per_thread);
-        }
-        R_CheckUserInterrupt();
-    }
+    nthreads = bochner_threads_for(nthreads, (double) npairs * p * D * (d + 20.0));
+    sketch_job job = {x, n, d, hash, sign, p, D, sx, s0, z, pl, per_thread,
+                      (bcx *) R_alloc((size_t) nthreads * per_thread, sizeof(bcx))};
+    bochner_parallel_blocks(npairs, nthreads, PAIRS_PER_CHECK, sketch_block, &job);
 }
 
 /* ---------------------------------------------------------------------- */
 /* 3. min-kernel indicator features                                        */
 
+typedef struct {
+    const double *x;
+    R_xlen_t n;
+    int D;
+    const double *t, *scale;
+    double *z;
+} min_job;
+
+static void min_column(void *ctx, R_xlen_t c, int thread)
+{
+    (void) thread;
+    const min_job *p = (const min_job *) ctx;
+    R_xlen_t j = c / p->D, n = p->n;
+    double thr = p->t[c], s = p->scale[j];   /* t is D x d: t[k + j D] = t[c] */
+    const double *xj = p->x + j * n;
+    double *zc = p->z + c * n;
+    for (R_xlen_t i = 0; i < n; i++) zc[i] = xj[i] >= thr ? s : 0.0;
+}
+
 void bochner_min_features(const double *x, R_xlen_t n, int d,
                           const double *t, int D, const double *scale,
                           double *z, int nthreads)
 {
+    min_job p = {x, n, D, t, scale, z};
     R_xlen_t ncol = (R_xlen_t) d * D;
-    R_xlen_t group = (R_xlen_t) COLS_PER_CHECK * nthreads;
-    for (R_xlen_t g0 = 0; g0 < ncol; g0 += group) {
-        R_xlen_t g1 = g0 + group < ncol ? g0 + group : ncol;
-        R_xlen_t c;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-#endif
-        for (c = g0; c < g1; c++) {
-            R_xlen_t j = c / D;
-            double thr = t[c], s = scale[j];   /* t is D x d: t[k + j D] = t[c] */
-            const double *xj = x + j * n;
-            double *zc = z + c * n;
-            for (R_xlen_t i = 0; i < n; i++) zc[i] = xj[i] >= thr ? s : 0.0;
-        }
-        R_CheckUserInterrupt();
-    }
+    bochner_parallel_blocks(ncol, bochner_threads_for(nthreads, (double) ncol * n),
+                            COLS_PER_CHECK, min_column, &p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -263,7 +270,7 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
 
 static void check_data_matrix(SEXP x)
 {
-    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (ncols(x) < 1) error("'x' must have at least one column");
 }
 
@@ -289,7 +296,7 @@ SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
                                        SEXP constant, SEXP nthreads)
 {
     check_data_matrix(x);
-    if (TYPEOF(w) != REALSXP || !isMatrix(w)) error("'w' must be a double matrix");
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
     if (TYPEOF(term_ptr) != INTSXP || XLENGTH(term_ptr) < 1)
         error("'term_ptr' must be an integer vector");
     if (TYPEOF(term_deg) != INTSXP) error("'term_deg' must be an integer vector");

@@ -71,7 +71,8 @@ SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d)
     int status = bochner_spectral_sample(asInteger(code), REAL(par), LENGTH(par),
                                          (R_xlen_t) nn, dd, REAL(out));
     PutRNGstate();
-    if (status != BOCHNER_OK) error("spectral_sample: kernel has no spectral density (status %d)", status);
+    if (status == BOCHNER_BAD_KERNEL) error("spectral_sample: the kernel has no spectral density");
+    bochner_stop_on_status(status, "spectral_sample");
     UNPROTECT(1);
     return out;
 }

@@ -171,14 +171,6 @@ int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
     return BOCHNER_OK;
 }
 
-static int svm_count(SEXP v, const char *what, int lower)
-{
-    int x = (TYPEOF(v) == INTSXP || TYPEOF(v) == REALSXP) && XLENGTH(v) == 1 ? asInteger(v)
-                                                                           : NA_INTEGER;
-    if (x == NA_INTEGER || x < lower) error("'%s' must be a whole number of at least %d", what, lower);
-    return x;
-}
-
 static double svm_real(SEXP v, const char *what)
 {
     if ((TYPEOF(v) != REALSXP && TYPEOF(v) != INTSXP) || XLENGTH(v) != 1)
@@ -196,13 +188,13 @@ static double svm_real(SEXP v, const char *what)
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink)
 {
-    if (TYPEOF(zt) != REALSXP || !isMatrix(zt)) error("'zt' must be a double matrix");
+    if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
     int D = nrows(zt);
     R_xlen_t n = ncols(zt);
     if (D < 1 || n < 1) error("'zt' must have at least one row and one column");
     if (D == INT_MAX) error("'zt' has too many rows");
     if (TYPEOF(y) != INTSXP || XLENGTH(y) != n) error("'y' must be an integer vector with one class per column of 'zt'");
-    int kk = svm_count(k, "k", 2);
+    int kk = bochner_count_arg(k, "k", 2);
     int nprob = kk == 2 ? 1 : kk;
     if (TYPEOF(cp) != REALSXP || XLENGTH(cp) != nprob) error("'cp' must be a double vector of length %d", nprob);
     if (TYPEOF(cn) != REALSXP || XLENGTH(cn) != nprob) error("'cn' must be a double vector of length %d", nprob);
@@ -210,12 +202,12 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
         if (!(REAL(cp)[c] > 0.0) || !R_FINITE(REAL(cp)[c]) || !(REAL(cn)[c] > 0.0) ||
             !R_FINITE(REAL(cn)[c]))
             error("the costs must be positive and finite");
-    int lo = svm_count(loss, "loss", 1);
+    int lo = bochner_count_arg(loss, "loss", 1);
     if (lo > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
     double B = svm_real(bias, "bias"), ep = svm_real(eps, "epsilon");
     if (B < 0.0) error("'bias' must be non-negative");
     if (!(ep > 0.0)) error("'epsilon' must be positive");
-    int mi = svm_count(max_iter, "max_iter", 1);
+    int mi = bochner_count_arg(max_iter, "max_iter", 1);
     if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
         error("'shrinking' must be TRUE or FALSE");
     int sh = LOGICAL(shrink)[0];
@@ -239,7 +231,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                                      REAL(A) + (R_xlen_t) c * n, &it, &conv, index, qd);
         if (status != BOCHNER_OK) {
             PutRNGstate();
-            error("rff_svm: bad arguments (status %d)", status);
+            bochner_stop_on_status(status, "rff_svm");
         }
         INTEGER(IT)[c] = it;
         LOGICAL(CV)[c] = conv;

@@ -1,8 +1,26 @@
-/* Thread count: what R asked for, capped by what OpenMP allows here. */
+/* One thread policy for every parallel region of the package.
+ *
+ * R decides the request (bochner_threads(): the option bochner.threads, or
+ * every core R may use).  Here it is capped by what OpenMP allows in this
+ * process (OMP_THREAD_LIMIT, the cores) and by the amount of work: a region
+ * gets at most one thread per BOCHNER_MIN_WORK units of work (about
+ * multiply-adds), so small work, such as predicting one row, runs on the
+ * calling thread and starts no threads.  Regions never call R or a BLAS.
+ *
+ * bochner_parallel_blocks() is the one parallel loop of the package: blocks
+ * of independent work, each done by exactly one thread, with a user-interrupt
+ * check between groups of blocks (outside the parallel region).  Blocks
+ * write disjoint outputs and each block's arithmetic does not depend on the
+ * thread running it, so results do not depend on the number of threads. */
 #include "bochner.h"
+#include <stdlib.h>
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* About 50 microseconds of arithmetic: more than starting a thread costs. */
+#define BOCHNER_MIN_WORK 131072.0
 
 int bochner_nthreads(int requested)
 {
@@ -18,12 +36,58 @@ int bochner_nthreads(int requested)
     return n;
 }
 
-SEXP bochner_max_threads(void)
+int bochner_threads_for(int nthreads, double work)
+{
+    double most = work / BOCHNER_MIN_WORK;
+    if (most < 1.0) return 1;
+    return most < (double) nthreads ? (int) most : nthreads;
+}
+
+int bochner_thread_num(void)
 {
 #ifdef _OPENMP
-    int limit = omp_get_thread_limit(), procs = omp_get_num_procs();
-    return ScalarInteger(limit < procs ? limit : procs);
+    return omp_get_thread_num();
 #else
-    return ScalarInteger(1);
+    return 0;
 #endif
+}
+
+void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
+                             bochner_block_fn fn, void *ctx)
+{
+    if (nthreads > nblocks) nthreads = nblocks > 0 ? (int) nblocks : 1;
+    if (per_check < 1) per_check = 1;
+    R_xlen_t group = (R_xlen_t) per_check * nthreads;
+    for (R_xlen_t g0 = 0; g0 < nblocks; g0 += group) {
+        R_xlen_t g1 = nblocks - g0 < group ? nblocks : g0 + group, b;
+        (void) b;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic) if(nthreads > 1)
+        for (b = g0; b < g1; b++) fn(ctx, b, omp_get_thread_num());
+#else
+        for (b = g0; b < g1; b++) fn(ctx, b, 0);
+#endif
+        R_CheckUserInterrupt();
+    }
+}
+
+/* The cores R may use here: OpenMP's view (the cores, OMP_THREAD_LIMIT,
+ * OMP_NUM_THREADS when set), and 2 under R CMD check's
+ * _R_CHECK_LIMIT_CORES_ (CRAN's policy for checks). */
+SEXP bochner_max_threads(void)
+{
+    int n = 1;
+#ifdef _OPENMP
+    int limit = omp_get_thread_limit(), procs = omp_get_num_procs();
+    n = limit < procs ? limit : procs;
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (env && *env) {
+        int m = omp_get_max_threads();
+        if (m >= 1 && m < n) n = m;
+    }
+    const char *check = getenv("_R_CHECK_LIMIT_CORES_");
+    if (check && *check && strcmp(check, "false") != 0 && strcmp(check, "FALSE") != 0 && n > 2)
+        n = 2;
+#endif
+    return ScalarInteger(n);
 }

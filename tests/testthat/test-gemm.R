@@ -1,5 +1,5 @@
 # Tests for the tile product kernel (src/gemm.c).
-# isa: 0 = BLAS, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
+# isa: 0 = portable C, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
 tile_product <- function(x, w, isa = -1L) .Call(bochner:::C_tile_product, x, w, as.integer(isa))
 best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L)
 

@@ -125,7 +125,7 @@ test_that("kernel k-means predicts the same on row chunks as on the whole", {
   for (name in names(kmeans_cases)) {
     fit <- fit_kmeans_case(kmeans_cases[[name]])
     for (type in c("cluster", "distance")) {
-      whole <- predict(fit, x_new, type = type)
+      whole <- predict(fit, x_new, type = type, nthreads = 1)
       for (ch in names(chunkings)) {
         pieces <- lapply(chunkings[[ch]], function(i) predict(fit, x_new[i, , drop = FALSE], type = type))
         joined <- if (type == "cluster") unlist(pieces) else do.call(rbind, pieces)
@@ -172,12 +172,12 @@ machine_types <- function(fit) {
 
 test_that("kernel machines survive saveRDS, and predict the same for any threads and chunks", {
   for (name in names(machine_cases)) {
-    fit <- machine_cases[[name]](seed = 3)
+    fit <- machine_cases[[name]](seed = 3, nthreads = 1)
     back <- round_trip(fit)
     expect_identical(back, fit, label = name)
     expect_identical(machine_cases[[name]](seed = 3, nthreads = 2), fit, label = name)
     for (type in machine_types(fit)) {
-      whole <- predict(fit, x_new, type = type)
+      whole <- predict(fit, x_new, type = type, nthreads = 1)
       expect_identical(predict(back, x_new, type = type), whole, label = paste(name, type))
       expect_identical(predict(fit, x_new, type = type, nthreads = 2), whole,
                        label = paste(name, type, "threads"))
@@ -188,5 +188,42 @@ test_that("kernel machines survive saveRDS, and predict the same for any threads
         expect_identical(unname(joined), unname(whole), label = paste(name, type, ch))
       }
     }
+  }
+})
+
+# The cases above are small enough that a parallel region may run on one
+# thread (small work stays on the calling thread); these are large enough
+# that every threaded step runs on two.
+test_that("large fits and predictions are identical for 1 and 2 threads, and any row chunks", {
+  set.seed(7)
+  n <- 3000L
+  x <- matrix(rnorm(n * 4), n, 4)
+  y <- sin(x[, 1]) + x[, 2]^2 + rnorm(n, sd = 0.1)
+  cls <- cut(x[, 1] + x[, 3], c(-Inf, -0.5, 0.5, Inf), labels = c("a", "b", "c"))
+  xn <- matrix(rnorm(2500 * 4), 2500, 4)
+  for (threads_case in list(
+    ridge = function(t) rff_ridge(x, y, D = 400, seed = 1, nthreads = t),
+    ridge_dual = function(t) rff_ridge(x[1:300, ], y[1:300], D = 600, seed = 1, nthreads = t),
+    ridge_classes = function(t) rff_ridge(x, cls, D = 400, seed = 1, nthreads = t),
+    svm = function(t) rff_svm(x, cls, D = 300, seed = 1, nthreads = t)
+  )) {
+    f1 <- threads_case(1L)
+    expect_identical(threads_case(2L), f1)
+    type <- if (inherits(f1, "rff_svm") || f1$type == "classification") "decision" else "response"
+    whole <- predict(f1, xn, type = type, nthreads = 1)
+    expect_identical(predict(f1, xn, type = type, nthreads = 2), whole)
+    parts <- lapply(list(1:1, 2:1300, 1301:2500), function(i) predict(f1, xn[i, , drop = FALSE], type = type, nthreads = 2))
+    joined <- if (is.matrix(whole)) do.call(rbind, parts) else unlist(parts)
+    expect_identical(unname(joined), unname(whole))
+  }
+  big <- matrix(runif(1500 * 3), 1500, 3)
+  for (k in list(gaussian_kernel(1), laplace_kernel(1), polynomial_kernel(2), min_kernel())) {
+    expect_identical(kernel_matrix(k, big, nthreads = 2), kernel_matrix(k, big, nthreads = 1))
+  }
+  for (method in c("exact", "rff")) {
+    f1 <- kernel_kmeans(big, 4, gaussian_kernel(0.3), method = method, seed = 2, nthreads = 1)
+    expect_identical(kernel_kmeans(big, 4, gaussian_kernel(0.3), method = method, seed = 2,
+                                   nthreads = 2), f1)
+    expect_identical(predict(f1, xn[, 1:3], nthreads = 2), predict(f1, xn[, 1:3], nthreads = 1))
   }
 })

@@ -1,0 +1,60 @@
+/* Kernel k-means: what the driver (kmeans.c) and the two methods
+ * (kmeans_gram.c on the Gram matrix, kmeans_lloyd.c on features) share. */
+#ifndef BOCHNER_KMEANS_H
+#define BOCHNER_KMEANS_H
+
+#include "bochner.h"
+
+#define KM_ROW_BLOCK 256        /* rows per block */
+#define KM_BLOCKS_PER_CHECK 16  /* row blocks per thread between interrupt checks */
+/* Centres are updated from the points that moved while few moved, and
+ * recomputed after this many updates, which bounds the rounding drift. */
+#define KM_MAX_INCREMENTAL 8
+
+/* The problem interface used by the driver */
+typedef struct km_problem km_problem;
+struct km_problem {
+    R_xlen_t n;
+    int k;
+    int nthreads;
+    /* Centres of assignment a (empty clusters allowed, never divided by),
+     * returning the objective: the sum over the points of the squared
+     * distance to their own centre.  prev is NULL, or the assignment at the
+     * previous refresh, which lets the problem update its centres from the
+     * points that moved rather than recompute them. */
+    double (*refresh)(km_problem *p, const int *a, const int *prev, const int *size);
+    /* Squared distance of every point to its own centre (those of the last
+     * refresh, for the assignment a given to it), into dist. */
+    void (*own_dist)(km_problem *p, const int *a, double *dist);
+    /* Nearest current centre of every point into b, its distance into bdist. */
+    void (*assign)(km_problem *p, int *b, double *bdist);
+    /* Squared distance of every point to point s, into out. */
+    void (*point_dist)(km_problem *p, R_xlen_t s, double *out);
+};
+
+typedef struct {
+    int *cluster;      /* n, 0-based */
+    int *size;         /* k */
+    double *dist;      /* n: squared distance to own centre */
+    double *trace;     /* iter + 1, allocated by km_fit */
+    int iter, converged, reseeded;
+    double *start_obj; /* nstart */
+} km_result;
+
+static inline double km_clamp0(double v) { return v > 0.0 ? v : 0.0; }
+
+static inline R_xlen_t km_row_blocks(R_xlen_t n)
+{
+    return (n + KM_ROW_BLOCK - 1) / KM_ROW_BLOCK;
+}
+
+/* kmeans.c: the driver and what the .Call wrappers share */
+int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *res);
+double km_sum(const double *x, R_xlen_t n);
+const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what);
+SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
+                    const double *dist, const double *trace, int iter,
+                    int converged, int reseeded, const double *start_obj,
+                    int nstart, double totss, SEXP extra, const char *extra_name);
+
+#endif

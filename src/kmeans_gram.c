@@ -1,0 +1,344 @@
+/* Exact kernel k-means on the n x n Gram matrix, behind the driver's
+ * km_problem interface.
+ *
+ * The centre of cluster c is the mean of phi(x_j), j in c, known through
+ * S[i, c] = sum_{j in c} K_ij and T_c = sum_{j,l in c} K_jl:
+ *     ||phi(x_i) - mu_c||^2 = K_ii - 2 S[i, c] / |c| + T_c / |c|^2.
+ * S comes from one pass over K, in row blocks so that the block's tile of S
+ * stays in cache while K streams past; once few points move, S is updated
+ * from their columns of K alone.  Threads own disjoint row blocks of S or
+ * disjoint points, and every sum runs over the columns in order, so the
+ * result does not depend on the number of threads or the blocks. */
+#include "kmeans.h"
+#include <string.h>
+
+#define ACC_TILE 32768         /* doubles in a row block's tile of S */
+
+typedef struct {
+    km_problem base;
+    const double *K;   /* n x n Gram matrix */
+    double *diag;      /* K_ii */
+    double *S;         /* n x k: sum_{j in c} K_ij */
+    double *T;         /* k: sum_{j, l in c} K_jl */
+    double *sq;        /* k: T_c / |c|^2, the squared norm of the centre */
+    int *size;         /* k: sizes at the last refresh */
+    R_xlen_t *moved;   /* n: scratch for the points that moved */
+    int since_full;    /* incremental updates since the last full pass */
+    int *b;            /* gram_assign's outputs */
+    double *bdist;
+} gram_problem;
+
+/* Rows per block in the passes over K: long contiguous runs of each column
+ * of K while the block's tile of S (rows x k) stays small.  Each entry of S
+ * is summed over the columns in order whatever the blocks. */
+static R_xlen_t acc_rows(int k)
+{
+    R_xlen_t rows = ACC_TILE / k;
+    return rows < KM_ROW_BLOCK ? KM_ROW_BLOCK : rows;
+}
+
+/* S[, c] = sum over columns j with a[j] == c of K[, j] (the full pass), or
+ * S[, c] += K[, j] for the points j that joined c and -= for those that left
+ * (moved != NULL): O(n) per moved point.  K is nr x nc, S nr x k. */
+typedef struct {
+    const double *K;
+    R_xlen_t nr, nc, rows;
+    const int *a, *prev;
+    const R_xlen_t *moved;
+    R_xlen_t nmoved;
+    int k;
+    double *S;
+} columns_job;
+
+static void columns_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const columns_job *p = (const columns_job *) ctx;
+    R_xlen_t nr = p->nr, i0 = blk * p->rows;
+    R_xlen_t m = nr - i0 < p->rows ? nr - i0 : p->rows;
+    if (p->moved) {
+        for (R_xlen_t q = 0; q < p->nmoved; q++) {
+            R_xlen_t j = p->moved[q];
+            double *to = p->S + (R_xlen_t) p->a[j] * nr + i0;
+            double *from = p->S + (R_xlen_t) p->prev[j] * nr + i0;
+            const double *kj = p->K + j * nr + i0;
+            for (R_xlen_t i = 0; i < m; i++) {
+                to[i] += kj[i];
+                from[i] -= kj[i];
+            }
+        }
+        return;
+    }
+    for (int c = 0; c < p->k; c++)
+        memset(p->S + (R_xlen_t) c * nr + i0, 0, sizeof(double) * (size_t) m);
+    for (R_xlen_t j = 0; j < p->nc; j++) {
+        double *s = p->S + (R_xlen_t) p->a[j] * nr + i0;
+        const double *kj = p->K + j * nr + i0;
+        for (R_xlen_t i = 0; i < m; i++) s[i] += kj[i];
+    }
+}
+
+static void run_columns(columns_job *p, int nthreads)
+{
+    p->rows = acc_rows(p->k);
+    double work = (double) p->nr * (double) (p->moved ? 2 * p->nmoved : p->nc);
+    bochner_parallel_blocks((p->nr + p->rows - 1) / p->rows,
+                            bochner_threads_for(nthreads, work), 1, columns_block, p);
+}
+
+static void accumulate_columns(const double *K, R_xlen_t nr, R_xlen_t nc,
+                               const int *a, int k, double *S, int nthreads)
+{
+    columns_job p = {K, nr, nc, 0, a, NULL, NULL, 0, k, S};
+    run_columns(&p, nthreads);
+}
+
+static void update_columns(const double *K, R_xlen_t n, const int *a, const int *prev,
+                           const R_xlen_t *moved, R_xlen_t nmoved, int k, double *S,
+                           int nthreads)
+{
+    columns_job p = {K, n, n, 0, a, prev, moved, nmoved, k, S};
+    run_columns(&p, nthreads);
+}
+
+static double gram_distance(const gram_problem *g, R_xlen_t i, int c)
+{
+    double sz = (double) g->size[c];
+    return g->diag[i] - 2.0 * g->S[i + (R_xlen_t) c * g->base.n] / sz + g->sq[c];
+}
+
+static double gram_refresh(km_problem *p, const int *a, const int *prev, const int *size)
+{
+    gram_problem *g = (gram_problem *) p;
+    R_xlen_t n = p->n, nmoved = 0;
+    int k = p->k;
+    if (prev && g->since_full < KM_MAX_INCREMENTAL) {
+        for (R_xlen_t i = 0; i < n && 4 * nmoved <= n; i++)
+            if (a[i] != prev[i]) g->moved[nmoved++] = i;
+    }
+    if (prev && g->since_full < KM_MAX_INCREMENTAL && 4 * nmoved <= n) {
+        update_columns(g->K, n, a, prev, g->moved, nmoved, k, g->S, p->nthreads);
+        g->since_full++;
+    } else {
+        accumulate_columns(g->K, n, n, a, k, g->S, p->nthreads);
+        g->since_full = 0;
+    }
+    for (int c = 0; c < k; c++) g->T[c] = 0.0;
+    for (R_xlen_t j = 0; j < n; j++) g->T[a[j]] += g->S[j + (R_xlen_t) a[j] * n];
+    for (int c = 0; c < k; c++) {
+        double sz = (double) size[c];
+        g->size[c] = size[c];
+        g->sq[c] = size[c] > 0 ? g->T[c] / (sz * sz) : 0.0;
+    }
+    double obj = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) obj += km_clamp0(gram_distance(g, i, a[i]));
+    return obj;
+}
+
+static void gram_own_dist(km_problem *p, const int *a, double *dist)
+{
+    gram_problem *g = (gram_problem *) p;
+    for (R_xlen_t i = 0; i < p->n; i++) dist[i] = km_clamp0(gram_distance(g, i, a[i]));
+}
+
+static void assign_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    gram_problem *g = (gram_problem *) ctx;
+    R_xlen_t n = g->base.n, i0 = blk * KM_ROW_BLOCK;
+    R_xlen_t i1 = n - i0 < KM_ROW_BLOCK ? n : i0 + KM_ROW_BLOCK;
+    int k = g->base.k;
+    for (R_xlen_t i = i0; i < i1; i++) {
+        int best = -1;
+        double bestv = 0.0;
+        for (int c = 0; c < k; c++) {
+            if (g->size[c] == 0) continue;
+            double v = gram_distance(g, i, c);
+            if (best < 0 || v < bestv) { best = c; bestv = v; }
+        }
+        g->b[i] = best;
+        g->bdist[i] = km_clamp0(bestv);
+    }
+}
+
+static void gram_assign(km_problem *p, int *b, double *bdist)
+{
+    gram_problem *g = (gram_problem *) p;
+    g->b = b;
+    g->bdist = bdist;
+    bochner_parallel_blocks(km_row_blocks(p->n),
+                            bochner_threads_for(p->nthreads, 4.0 * (double) p->n * p->k),
+                            KM_BLOCKS_PER_CHECK, assign_block, g);
+}
+
+static void gram_point_dist(km_problem *p, R_xlen_t s, double *out)
+{
+    gram_problem *g = (gram_problem *) p;
+    const double *ks = g->K + s * p->n;
+    double kss = g->diag[s];
+    for (R_xlen_t i = 0; i < p->n; i++) out[i] = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
+}
+
+/* Exact kernel k-means on the n x n Gram matrix K.  Outputs as km_fit, plus
+ * sq (k): the squared norms T_c / |c|^2 of the centres.  *trace points to
+ * iter + 1 objective values (R_alloc'ed). */
+int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
+                        int nstart, int itermax, int nthreads, int *cluster,
+                        int *size, double *dist, double **trace, int *iter,
+                        int *converged, int *reseeded, double *start_obj,
+                        double *sq, double *totss)
+{
+    gram_problem g;
+    memset(&g, 0, sizeof(g));
+    km_result res = {cluster, size, dist, NULL, 0, 0, 0, start_obj};
+    if (n < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
+    g.base.n = n;
+    g.base.k = k;
+    g.base.nthreads = nthreads;
+    g.base.refresh = gram_refresh;
+    g.base.own_dist = gram_own_dist;
+    g.base.assign = gram_assign;
+    g.base.point_dist = gram_point_dist;
+    g.K = K;
+    g.diag = (double *) R_alloc((size_t) n, sizeof(double));
+    g.S = (double *) R_alloc((size_t) n * (size_t) k, sizeof(double));
+    g.T = (double *) R_alloc((size_t) k, sizeof(double));
+    g.sq = (double *) R_alloc((size_t) k, sizeof(double));
+    g.size = (int *) R_alloc((size_t) k, sizeof(int));
+    g.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    g.since_full = 0;
+    for (R_xlen_t i = 0; i < n; i++) g.diag[i] = K[i + i * n];
+
+    /* total sum of squares: sum_i K_ii - (1/n) sum_ij K_ij, row sums via S */
+    int *zeros = (int *) R_alloc((size_t) n, sizeof(int));
+    memset(zeros, 0, sizeof(int) * (size_t) n);
+    accumulate_columns(K, n, n, zeros, 1, g.S, nthreads);
+    *totss = km_clamp0(km_sum(g.diag, n) - km_sum(g.S, n) / (double) n);
+
+    int status = km_fit(&g.base, init, nstart, itermax, &res);
+    if (status != BOCHNER_OK) return status;
+    for (int c = 0; c < k; c++) sq[c] = g.sq[c];
+    *trace = res.trace;
+    *iter = res.iter;
+    *converged = res.converged;
+    *reseeded = res.reseeded;
+    return BOCHNER_OK;
+}
+
+/* Feature-space squared distances (m x k, into out) of new points y (m x d)
+ * to the centres of an exact fit on x (n x d) with 0-based clusters
+ * cluster, sizes size and centre norms sq:
+ *   k(y, y) - 2 / |c| sum_{j in c} k(y, x_j) + sq_c.
+ * k(y, x) is computed in row blocks of y, never as one m x n matrix. */
+int bochner_kmeans_gram_distances(int code, const double *par, int npar,
+                                  const double *y, R_xlen_t m, const double *x,
+                                  R_xlen_t n, int d, const int *cluster,
+                                  const int *size, const double *sq, int k,
+                                  double *out, int nthreads)
+{
+    R_xlen_t rows = ((R_xlen_t) 1 << 20) / n;
+    if (rows < 64) rows = 64;
+    if (rows > m) rows = m;
+    double *yb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
+    double *Kb = (double *) R_alloc((size_t) rows * (size_t) n, sizeof(double));
+    double *S = (double *) R_alloc((size_t) rows * (size_t) k, sizeof(double));
+    double *kyy = (double *) R_alloc((size_t) rows, sizeof(double));
+    double *yi = (double *) R_alloc((size_t) d, sizeof(double));
+    for (R_xlen_t i0 = 0; i0 < m; i0 += rows) {
+        R_xlen_t mb = m - i0 < rows ? m - i0 : rows;
+        const void *vmax = vmaxget();
+        for (int j = 0; j < d; j++)
+            memcpy(yb + (R_xlen_t) j * mb, y + (R_xlen_t) j * m + i0,
+                   sizeof(double) * (size_t) mb);
+        int status = bochner_kernel_matrix(code, par, npar, yb, mb, x, n, d, Kb, nthreads);
+        vmaxset(vmax);
+        if (status != BOCHNER_OK) return status;
+        for (R_xlen_t i = 0; i < mb && status == BOCHNER_OK; i++) {
+            for (int j = 0; j < d; j++) yi[j] = yb[i + (R_xlen_t) j * mb];
+            status = bochner_kernel_matrix(code, par, npar, yi, 1, NULL, 1, d, kyy + i, 1);
+            vmaxset(vmax);
+        }
+        if (status != BOCHNER_OK) return status;
+        accumulate_columns(Kb, mb, n, cluster, k, S, nthreads);
+        for (int c = 0; c < k; c++) {
+            double sz = (double) size[c];
+            for (R_xlen_t i = 0; i < mb; i++) {
+                double v = sz > 0 ? kyy[i] - 2.0 * S[i + (R_xlen_t) c * mb] / sz + sq[c]
+                                  : R_PosInf;
+                out[i0 + i + (R_xlen_t) c * m] = km_clamp0(v);
+            }
+        }
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* .Call wrappers                                                            */
+
+SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
+                              SEXP nstart, SEXP itermax, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (n < 1 || d < 1) error("'x' must have at least one row and one column");
+    int kk = bochner_count_arg(k, "k", 1), ns = bochner_count_arg(nstart, "nstart", 1);
+    int im = bochner_count_arg(itermax, "iter.max", 1);
+    if (kk > n) error("'k' must be at most the number of points");
+    const int *a0 = km_assignment_arg(init, n, kk, "init");
+    int nth = bochner_nthreads(asInteger(nthreads));
+
+    double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
+    int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par), REAL(x),
+                                       n, NULL, n, d, K, nth);
+    bochner_stop_on_status(status, "kernel_kmeans");
+
+    int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
+    int *size = (int *) R_alloc((size_t) kk, sizeof(int));
+    double *dist = (double *) R_alloc((size_t) n, sizeof(double));
+    double *trace = NULL;
+    double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
+    SEXP sq = PROTECT(allocVector(REALSXP, kk));
+    int iter = 0, conv = 0, reseeded = 0;
+    double totss = 0.0;
+    GetRNGstate();
+    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, nth, cluster, size, dist, &trace,
+                                 &iter, &conv, &reseeded, start_obj, REAL(sq), &totss);
+    PutRNGstate();
+    bochner_stop_on_status(status, "kernel_kmeans");
+    SEXP res = km_result_list(n, kk, cluster, size, dist, trace, iter, conv, reseeded,
+                              start_obj, ns, totss, sq, "centre_sqnorm");
+    UNPROTECT(1);
+    return res;
+}
+
+SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
+                                        SEXP cluster, SEXP size, SEXP sq,
+                                        SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(y)) error("'y' must be a double matrix");
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    R_xlen_t m = nrows(y), n = nrows(x);
+    int d = ncols(x);
+    if (ncols(y) != d) error("'x' and 'y' must have the same number of columns");
+    if (n < 1 || d < 1) error("'x' must have at least one row and one column");
+    if (TYPEOF(size) != INTSXP || XLENGTH(size) < 1) error("'size' must be an integer vector");
+    if (TYPEOF(sq) != REALSXP || XLENGTH(sq) != XLENGTH(size))
+        error("'sq' must be a double vector with one value per cluster");
+    int k = LENGTH(size);
+    const int *a = km_assignment_arg(cluster, n, k, "cluster");
+    if (!a) error("'cluster' must be an integer vector with one value per point");
+    SEXP out = PROTECT(allocMatrix(REALSXP, (int) m, k));
+    if (m > 0) {
+        int status = bochner_kmeans_gram_distances(asInteger(code), REAL(par), LENGTH(par),
+                                                   REAL(y), m, REAL(x), n, d, a,
+                                                   INTEGER(size), REAL(sq), k, REAL(out),
+                                                   bochner_nthreads(asInteger(nthreads)));
+        bochner_stop_on_status(status, "kernel_kmeans");
+    }
+    UNPROTECT(1);
+    return out;
+}

@@ -1,0 +1,370 @@
+/* Kernel k-means on random features: Lloyd's k-means on the rows of an
+ * n x D feature matrix Z, behind the driver's km_problem interface.
+ *
+ * Centroids are explicit; their sums are updated from the points that moved
+ * while few move, and recomputed from all of Z every KM_MAX_INCREMENTAL
+ * updates.  Distances are ||z||^2 - 2 z.c + ||c||^2, the inner products by
+ * the package's product (gemm.c) on row blocks of Z, so no BLAS is called
+ * inside the threads.  Threads own disjoint row blocks or disjoint columns of
+ * the centroid sums, and every sum runs in a fixed order: results do not
+ * depend on the number of threads. */
+#include "kmeans.h"
+#include <string.h>
+
+#define KM_COLS_PER_BLOCK 8     /* feature columns per block of the centroid sums */
+
+typedef struct {
+    km_problem base;
+    const double *Z;   /* n x D */
+    int D;
+    double *zn;        /* n: ||z_i||^2 */
+    double *C;         /* k x D centroids */
+    double *Ct;        /* D x k: t(C), the right operand of the products */
+    double *Csum;      /* k x D sums of the points of each cluster */
+    double *cn;        /* k: ||c||^2 */
+    int *size;         /* k: sizes at the last refresh */
+    R_xlen_t *moved;   /* n: scratch for the points that moved */
+    int since_full;    /* incremental updates since the last full pass */
+    double *zsum;      /* k: scratch for sum_{i in c} ||z_i||^2 */
+    double *scratch;   /* nthreads x KM_ROW_BLOCK x k */
+    /* arguments of the block functions */
+    const int *a, *prev;
+    R_xlen_t nmoved, s;
+    int *b;
+    double *out;
+} lloyd_problem;
+
+static R_xlen_t block_rows(R_xlen_t n, R_xlen_t blk, R_xlen_t *i0)
+{
+    *i0 = blk * KM_ROW_BLOCK;
+    return n - *i0 < KM_ROW_BLOCK ? n - *i0 : KM_ROW_BLOCK;
+}
+
+/* Run fn over the row blocks of the n points, threads by work per row. */
+static void over_rows(lloyd_problem *l, R_xlen_t n, double work_per_row, bochner_block_fn fn)
+{
+    bochner_parallel_blocks(km_row_blocks(n),
+                            bochner_threads_for(l->base.nthreads, work_per_row * (double) n),
+                            KM_BLOCKS_PER_CHECK, fn, l);
+}
+
+/* out (m x k) = squared distances of rows i0 .. i0 + m - 1 of Z (leading
+ * dimension ldz) to the centroids (Ct: D x k, norms cn). */
+static void block_centre_distances(const double *Z, R_xlen_t ldz, int D,
+                                   const double *zn, R_xlen_t i0, int m,
+                                   const double *Ct, int k, const double *cn,
+                                   double *out)
+{
+    bochner_gemm(Z + i0, ldz, Ct, D, m, k, D, out, m, 0);
+    for (int c = 0; c < k; c++) {
+        double *col = out + (R_xlen_t) c * m;
+        for (int i = 0; i < m; i++) col[i] = zn[i0 + i] - 2.0 * col[i] + cn[c];
+    }
+}
+
+static void row_norms_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0, m = block_rows(n, blk, &i0);
+    double *zn = l->out;
+    for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] = 0.0;
+    for (int d = 0; d < l->D; d++) {
+        const double *zd = l->Z + (R_xlen_t) d * n + i0;
+        for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] += zd[i] * zd[i];
+    }
+}
+
+/* Centroid sums of a block of columns: from all points, or moving the
+ * points that moved between their old and new clusters. */
+static void centroid_sums_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n;
+    int k = l->base.k, d0 = (int) blk * KM_COLS_PER_BLOCK;
+    int d1 = l->D - d0 < KM_COLS_PER_BLOCK ? l->D : d0 + KM_COLS_PER_BLOCK;
+    const int *a = l->a, *prev = l->prev;
+    for (int d = d0; d < d1; d++) {
+        double *cd = l->Csum + (R_xlen_t) d * k;
+        const double *zd = l->Z + (R_xlen_t) d * n;
+        if (prev) {
+            for (R_xlen_t q = 0; q < l->nmoved; q++) {
+                R_xlen_t i = l->moved[q];
+                cd[a[i]] += zd[i];
+                cd[prev[i]] -= zd[i];
+            }
+        } else {
+            for (int c = 0; c < k; c++) cd[c] = 0.0;
+            for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+        }
+    }
+}
+
+/* The centroids of assignment a; the objective from
+ * sum_{i in c} ||z_i - mu_c||^2 = sum_{i in c} ||z_i||^2 - |c| ||mu_c||^2,
+ * without a pass over Z. */
+static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const int *size)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    R_xlen_t n = p->n, nmoved = 0;
+    int k = p->k, D = l->D;
+    if (prev && l->since_full < KM_MAX_INCREMENTAL) {
+        for (R_xlen_t i = 0; i < n && 8 * nmoved <= n; i++)
+            if (a[i] != prev[i]) l->moved[nmoved++] = i;
+    }
+    int incremental = prev && l->since_full < KM_MAX_INCREMENTAL && 8 * nmoved <= n;
+    l->a = a;
+    l->prev = incremental ? prev : NULL;
+    l->nmoved = nmoved;
+    double work = incremental ? 2.0 * (double) nmoved * D : (double) n * D;
+    bochner_parallel_blocks((D + KM_COLS_PER_BLOCK - 1) / KM_COLS_PER_BLOCK,
+                            bochner_threads_for(p->nthreads, work), 4,
+                            centroid_sums_block, l);
+    l->since_full = incremental ? l->since_full + 1 : 0;
+    double *C = l->C, *Cs = l->Csum;
+    for (int c = 0; c < k; c++) {
+        double s = 0.0, sz = (double) size[c];
+        for (int j = 0; j < D; j++) {
+            R_xlen_t at = c + (R_xlen_t) j * k;
+            C[at] = size[c] > 0 ? Cs[at] / sz : 0.0;
+            l->Ct[j + (R_xlen_t) c * D] = C[at];
+            s += C[at] * C[at];
+        }
+        l->cn[c] = s;
+        l->size[c] = size[c];
+    }
+    double *zsum = l->zsum;
+    for (int c = 0; c < k; c++) zsum[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) zsum[a[i]] += l->zn[i];
+    double obj = 0.0;
+    for (int c = 0; c < k; c++) obj += km_clamp0(zsum[c] - (double) size[c] * l->cn[c]);
+    return obj;
+}
+
+/* Distance of each point to its own centroid, computed directly. */
+static void own_dist_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0, m = block_rows(n, blk, &i0);
+    int k = l->base.k;
+    const int *a = l->a;
+    double *dist = l->out;
+    for (R_xlen_t i = 0; i < m; i++) dist[i0 + i] = 0.0;
+    for (int j = 0; j < l->D; j++) {
+        const double *zj = l->Z + (R_xlen_t) j * n + i0;
+        const double *cj = l->C + (R_xlen_t) j * k;
+        for (R_xlen_t i = 0; i < m; i++) {
+            double t = zj[i] - cj[a[i0 + i]];
+            dist[i0 + i] += t * t;
+        }
+    }
+}
+
+static void lloyd_own_dist(km_problem *p, const int *a, double *dist)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    l->a = a;
+    l->out = dist;
+    over_rows(l, p->n, 2.0 * l->D, own_dist_block);
+}
+
+static void assign_block(void *ctx, R_xlen_t blk, int thread)
+{
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0;
+    int m = (int) block_rows(n, blk, &i0), k = l->base.k;
+    double *dm = l->scratch + (R_xlen_t) thread * KM_ROW_BLOCK * k;
+    block_centre_distances(l->Z, n, l->D, l->zn, i0, m, l->Ct, k, l->cn, dm);
+    for (int i = 0; i < m; i++) {
+        int best = -1;
+        double bestv = 0.0;
+        for (int c = 0; c < k; c++) {
+            if (l->size[c] == 0) continue;
+            double v = dm[i + (R_xlen_t) c * m];
+            if (best < 0 || v < bestv) { best = c; bestv = v; }
+        }
+        l->b[i0 + i] = best;
+        l->out[i0 + i] = km_clamp0(bestv);
+    }
+}
+
+static void lloyd_assign(km_problem *p, int *b, double *bdist)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    l->b = b;
+    l->out = bdist;
+    over_rows(l, p->n, (double) l->D * p->k, assign_block);
+}
+
+static void point_dist_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0, m = block_rows(n, blk, &i0);
+    double *out = l->out;
+    for (R_xlen_t i = 0; i < m; i++) out[i0 + i] = 0.0;
+    for (int j = 0; j < l->D; j++) {
+        const double *zj = l->Z + (R_xlen_t) j * n;
+        double zs = zj[l->s];
+        for (R_xlen_t i = 0; i < m; i++) {
+            double t = zj[i0 + i] - zs;
+            out[i0 + i] += t * t;
+        }
+    }
+}
+
+static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    l->s = s;
+    l->out = out;
+    over_rows(l, p->n, 2.0 * l->D, point_dist_block);
+}
+
+/* A problem on Z (n x D) with k clusters; scratch from R_alloc. */
+static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, int k,
+                        int nthreads, double *centres)
+{
+    memset(l, 0, sizeof(*l));
+    l->base.n = n;
+    l->base.k = k;
+    l->base.nthreads = nthreads;
+    l->base.refresh = lloyd_refresh;
+    l->base.own_dist = lloyd_own_dist;
+    l->base.assign = lloyd_assign;
+    l->base.point_dist = lloyd_point_dist;
+    l->Z = Z;
+    l->D = D;
+    l->zn = (double *) R_alloc((size_t) n, sizeof(double));
+    l->C = centres;
+    l->Ct = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
+    l->cn = (double *) R_alloc((size_t) k, sizeof(double));
+    l->size = (int *) R_alloc((size_t) k, sizeof(int));
+    l->scratch = (double *) R_alloc((size_t) nthreads * KM_ROW_BLOCK * (size_t) k,
+                                    sizeof(double));
+    l->out = l->zn;
+    over_rows(l, n, 2.0 * D, row_norms_block);
+}
+
+/* Lloyd's k-means with k-means++ seeding on the rows of Z (n x D).
+ * centres (k x D) receives the centroids. */
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
+                         const int *init, int nstart, int itermax, int nthreads,
+                         int *cluster, int *size, double *dist, double **trace,
+                         int *iter, int *converged, int *reseeded,
+                         double *start_obj, double *centres, double *totss)
+{
+    lloyd_problem l;
+    km_result res = {cluster, size, dist, NULL, 0, 0, 0, start_obj};
+    if (n < 1 || D < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
+    lloyd_setup(&l, Z, n, D, k, nthreads, centres);
+    l.Csum = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
+    l.zsum = (double *) R_alloc((size_t) k, sizeof(double));
+    l.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+
+    /* total sum of squares about the mean of the rows */
+    double tss = 0.0;
+    for (int j = 0; j < D; j++) {
+        const double *zj = Z + (R_xlen_t) j * n;
+        double m = km_sum(zj, n) / (double) n, s = 0.0;
+        for (R_xlen_t i = 0; i < n; i++) s += (zj[i] - m) * (zj[i] - m);
+        tss += s;
+        if ((j + 1) % 64 == 0) R_CheckUserInterrupt();
+    }
+    *totss = tss;
+
+    int status = km_fit(&l.base, init, nstart, itermax, &res);
+    if (status != BOCHNER_OK) return status;
+    *trace = res.trace;
+    *iter = res.iter;
+    *converged = res.converged;
+    *reseeded = res.reseeded;
+    return BOCHNER_OK;
+}
+
+static void centre_distances_block(void *ctx, R_xlen_t blk, int thread)
+{
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t m = l->base.n, i0;
+    int rows = (int) block_rows(m, blk, &i0), k = l->base.k;
+    double *dm = l->scratch + (R_xlen_t) thread * KM_ROW_BLOCK * k;
+    block_centre_distances(l->Z, m, l->D, l->zn, i0, rows, l->Ct, k, l->cn, dm);
+    for (int c = 0; c < k; c++)
+        for (int i = 0; i < rows; i++)
+            l->out[i0 + i + (R_xlen_t) c * m] = km_clamp0(dm[i + (R_xlen_t) c * rows]);
+}
+
+/* Squared distances (m x k, into out) of the rows of Z (m x D) to the
+ * centroids C (k x D). */
+void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
+                                     const double *C, int k, double *out,
+                                     int nthreads)
+{
+    lloyd_problem l;
+    lloyd_setup(&l, Z, m, D, k, nthreads, (double *) C);
+    for (int c = 0; c < k; c++) {
+        double s = 0.0;
+        for (int j = 0; j < D; j++) {
+            double v = C[c + (R_xlen_t) j * k];
+            l.Ct[j + (R_xlen_t) c * D] = v;
+            s += v * v;
+        }
+        l.cn[c] = s;
+    }
+    l.out = out;
+    over_rows(&l, m, (double) D * k, centre_distances_block);
+}
+
+/* ------------------------------------------------------------------------ */
+/* .Call wrappers                                                            */
+
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP nstart, SEXP itermax,
+                               SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
+    R_xlen_t n = nrows(z);
+    int D = ncols(z);
+    if (n < 1 || D < 1) error("'z' must have at least one row and one column");
+    int kk = bochner_count_arg(k, "k", 1), ns = bochner_count_arg(nstart, "nstart", 1);
+    int im = bochner_count_arg(itermax, "iter.max", 1);
+    if (kk > n) error("'k' must be at most the number of points");
+    const int *a0 = km_assignment_arg(init, n, kk, "init");
+    int nth = bochner_nthreads(asInteger(nthreads));
+
+    int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
+    int *size = (int *) R_alloc((size_t) kk, sizeof(int));
+    double *dist = (double *) R_alloc((size_t) n, sizeof(double));
+    double *trace = NULL;
+    double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
+    SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
+    int iter = 0, conv = 0, reseeded = 0;
+    double totss = 0.0;
+    GetRNGstate();
+    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, a0, ns, im, nth, cluster, size,
+                                      dist, &trace, &iter, &conv, &reseeded, start_obj,
+                                      REAL(centres), &totss);
+    PutRNGstate();
+    bochner_stop_on_status(status, "kernel_kmeans");
+    SEXP res = km_result_list(n, kk, cluster, size, dist, trace, iter, conv, reseeded,
+                              start_obj, ns, totss, centres, "centers");
+    UNPROTECT(1);
+    return res;
+}
+
+SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
+    if (!bochner_is_real_matrix(centres)) error("'centres' must be a double matrix");
+    R_xlen_t m = nrows(z);
+    int D = ncols(z), k = nrows(centres);
+    if (ncols(centres) != D) error("'z' and 'centres' must have the same number of columns");
+    if (D < 1 || k < 1) error("'z' and 'centres' must not be empty");
+    SEXP out = PROTECT(allocMatrix(REALSXP, (int) m, k));
+    if (m > 0)
+        bochner_kmeans_centre_distances(REAL(z), m, D, REAL(centres), k, REAL(out),
+                                        bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return out;
+}

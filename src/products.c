@@ -1,0 +1,239 @@
+/* Dense products on the package's own kernel (gemm.c), tiled and threaded.
+ *
+ *   bochner_product        c = [c +] a %*% b, optionally only the tiles on
+ *                          and above the diagonal (symmetric results)
+ *   bochner_crossprod_rows G += t(zb) %*% zb and R += t(zb) %*% yb for one
+ *                          row block zb of a tall matrix: Z'Z accumulated
+ *                          over row blocks without ever holding Z
+ *   .Call entry points     matprod, crossprod and crossprod_stream (Z'Z and
+ *                          Z'Y of features computed block by block in R)
+ *
+ * Threads own tiles of the output; each entry is one chain over the inner
+ * dimension in order (gemm.c), so results are identical for any thread
+ * count, any tiling and any row blocking, and never touch the BLAS. */
+#include "bochner.h"
+#include <string.h>
+
+#define TILE 240               /* output tile: a multiple of the 24- and 12-row kernels */
+#define TILES_PER_CHECK 8      /* tiles per thread between interrupt checks */
+
+typedef struct {
+    const double *a, *b;
+    ptrdiff_t lda, ldb, ldc;
+    int m, n, k, accumulate;
+    double *c;
+    R_xlen_t tm, tn;           /* tiles down and across */
+    R_xlen_t *tiles;           /* NULL: all tm * tn; else the list of tile indices */
+} product_job;
+
+static void product_tile(void *ctx, R_xlen_t t, int thread)
+{
+    (void) thread;
+    const product_job *p = (const product_job *) ctx;
+    R_xlen_t id = p->tiles ? p->tiles[t] : t;
+    R_xlen_t bi = id % p->tm, bj = id / p->tm;
+    int i0 = (int) (bi * TILE), j0 = (int) (bj * TILE);
+    int mr = p->m - i0 < TILE ? p->m - i0 : TILE;
+    int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
+    bochner_gemm(p->a + i0, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
+                 p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
+}
+
+void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
+                     int upper, int nthreads)
+{
+    if (m <= 0 || n <= 0) return;
+    product_job p = {a, b, lda, ldb, ldc, m, n, k, accumulate, c,
+                     (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL};
+    R_xlen_t ntiles = p.tm * p.tn;
+    if (upper) {
+        /* tiles on and above the diagonal: rows i0 < j0 + TILE */
+        p.tiles = (R_xlen_t *) R_alloc((size_t) ntiles, sizeof(R_xlen_t));
+        R_xlen_t q = 0;
+        for (R_xlen_t bj = 0; bj < p.tn; bj++)
+            for (R_xlen_t bi = 0; bi <= bj && bi < p.tm; bi++) p.tiles[q++] = bi + bj * p.tm;
+        ntiles = q;
+    }
+    double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0);
+    bochner_parallel_blocks(ntiles, bochner_threads_for(nthreads, work), TILES_PER_CHECK,
+                            product_tile, &p);
+}
+
+/* Copy the strict upper triangle of the square matrix g (n x n) to the lower. */
+void bochner_mirror_upper(double *g, R_xlen_t n)
+{
+    for (R_xlen_t j = 0; j < n; j++)
+        for (R_xlen_t i = j + 1; i < n; i++) g[i + j * n] = g[j + i * n];
+}
+
+/* t (ncol x nrow) = transpose of x (nrow x ncol, leading dimension ldx),
+ * in cache blocks. */
+void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t)
+{
+    enum { B = 32 };
+    for (int j0 = 0; j0 < ncol; j0 += B)
+        for (int i0 = 0; i0 < nrow; i0 += B) {
+            int j1 = ncol - j0 < B ? ncol : j0 + B, i1 = nrow - i0 < B ? nrow : i0 + B;
+            for (int j = j0; j < j1; j++)
+                for (int i = i0; i < i1; i++)
+                    t[j + (ptrdiff_t) i * ncol] = x[i + (ptrdiff_t) j * ldx];
+        }
+}
+
+/* ------------------------------------------------------------------------ */
+/* .Call entry points                                                        */
+
+/* a %*% b */
+SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
+    if (!bochner_is_real_matrix(b)) error("'b' must be a double matrix");
+    int m = nrows(a), k = ncols(a), n = ncols(b);
+    if (nrows(b) != k) error("non-conformable arguments: ncol(a) = %d, nrow(b) = %d", k, nrows(b));
+    SEXP c = PROTECT(bochner_alloc_output(m, n));
+    if (k == 0) memset(REAL(c), 0, sizeof(double) * (size_t) XLENGTH(c));
+    else bochner_product(REAL(a), m, REAL(b), k, m, n, k, REAL(c), m, 0, 0,
+                         bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return c;
+}
+
+/* t(a) %*% a, exactly symmetric */
+SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
+    int n = nrows(a), D = ncols(a);
+    double *at = (double *) R_alloc((size_t) n * (size_t) (D > 0 ? D : 1), sizeof(double));
+    bochner_transpose(REAL(a), n, n, D, at);
+    SEXP g = PROTECT(bochner_alloc_output(D, D));
+    memset(REAL(g), 0, sizeof(double) * (size_t) XLENGTH(g));
+    bochner_product(at, D, REAL(a), n, D, D, n, REAL(g), D, 1, 1,
+                    bochner_nthreads(asInteger(nthreads)));
+    bochner_mirror_upper(REAL(g), D);
+    UNPROTECT(1);
+    return g;
+}
+
+/* Z'Z and Z'Y of a tall Z that R supplies block by block: block(i), for
+ * i = 1..nblocks, returns list(z, y), z an nr x D and y an nr x m double
+ * matrix (the same D and m for every block, nr >= 1).  Centred about the
+ * column means of the whole of Z and Y; to keep the centring from cancelling
+ * digits, the products are accumulated about the means of the first block,
+ * s and t, and corrected at the end:
+ *   Zc'Zc = (Z - s)'(Z - s) - n (zbar - s)(zbar - s)'
+ *   Zc'Yc = (Z - s)'(Y - t) - n (zbar - s)(ybar - t)'.
+ * Memory: D^2 + D m plus two copies of a block; Z is never held.  Returns
+ * list(zz = Zc'Zc, zy = Zc'Yc, zbar, ybar, n). */
+SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
+{
+    if (!isFunction(block)) error("'block' must be a function");
+    if (!isEnvironment(rho)) error("'rho' must be an environment");
+    int nb = bochner_count_arg(nblocks, "nblocks", 1);
+    int nth = bochner_nthreads(asInteger(nthreads));
+    int D = 0, m = 0;
+    double n = 0.0;
+    SEXP zz = R_NilValue, zy = R_NilValue;
+    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *zc = NULL, *zt = NULL, *yc = NULL;
+    size_t cap = 0;
+    SEXP hold = PROTECT(allocVector(VECSXP, 2));   /* zz and zy, once allocated */
+    for (int ib = 0; ib < nb; ib++) {
+        SEXP arg = PROTECT(ScalarInteger(ib + 1));
+        SEXP call = PROTECT(lang2(block, arg));
+        SEXP res = PROTECT(eval(call, rho));
+        if (TYPEOF(res) != VECSXP || XLENGTH(res) != 2)
+            error("block(%d) must return list(z, y)", ib + 1);
+        SEXP z = VECTOR_ELT(res, 0), y = VECTOR_ELT(res, 1);
+        if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
+            nrows(z) < 1)
+            error("block(%d) must return two double matrices with the same rows", ib + 1);
+        int nr = nrows(z);
+        if (ib == 0) {
+            D = ncols(z);
+            m = ncols(y);
+            if (D < 1) error("the feature blocks must have at least one column");
+            zz = bochner_alloc_output(D, D);
+            SET_VECTOR_ELT(hold, 0, zz);
+            zy = bochner_alloc_output(D, m);
+            SET_VECTOR_ELT(hold, 1, zy);
+            memset(REAL(zz), 0, sizeof(double) * (size_t) XLENGTH(zz));
+            memset(REAL(zy), 0, sizeof(double) * (size_t) XLENGTH(zy));
+            s = (double *) R_alloc((size_t) D, sizeof(double));
+            zsum = (double *) R_alloc((size_t) D, sizeof(double));
+            t = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
+            ysum = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
+            for (int j = 0; j < D; j++) {
+                const double *zj = REAL(z) + (ptrdiff_t) j * nr;
+                double a = 0.0;
+                for (int i = 0; i < nr; i++) a += zj[i];
+                s[j] = a / nr;
+                zsum[j] = 0.0;
+            }
+            for (int j = 0; j < m; j++) {
+                const double *yj = REAL(y) + (ptrdiff_t) j * nr;
+                double a = 0.0;
+                for (int i = 0; i < nr; i++) a += yj[i];
+                t[j] = a / nr;
+                ysum[j] = 0.0;
+            }
+        } else if (ncols(z) != D || ncols(y) != m) {
+            error("block(%d) has %d and %d columns; the first had %d and %d", ib + 1,
+                  ncols(z), ncols(y), D, m);
+        }
+        if ((size_t) nr > cap) {
+            /* scratch for the largest block so far (R_alloc: freed on exit) */
+            cap = (size_t) nr;
+            zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
+            zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
+            yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
+        }
+        const double *zp = REAL(z), *yp = REAL(y);
+        for (int j = 0; j < D; j++) {
+            const double *zj = zp + (ptrdiff_t) j * nr;
+            double *cj = zc + (ptrdiff_t) j * nr, a = zsum[j];
+            for (int i = 0; i < nr; i++) {
+                cj[i] = zj[i] - s[j];
+                a += cj[i];
+            }
+            zsum[j] = a;
+        }
+        for (int j = 0; j < m; j++) {
+            const double *yj = yp + (ptrdiff_t) j * nr;
+            double *cj = yc + (ptrdiff_t) j * nr, a = ysum[j];
+            for (int i = 0; i < nr; i++) {
+                cj[i] = yj[i] - t[j];
+                a += cj[i];
+            }
+            ysum[j] = a;
+        }
+        UNPROTECT(3);
+        bochner_transpose(zc, nr, nr, D, zt);
+        bochner_product(zt, D, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
+        if (m > 0) bochner_product(zt, D, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
+        n += nr;
+    }
+    /* the correction for the shift, and the lower triangle */
+    double *g = REAL(zz), *r = REAL(zy);
+    for (int j = 0; j < D; j++) {
+        double dj = zsum[j] / n;
+        for (int i = 0; i <= j; i++) g[i + (ptrdiff_t) j * D] -= n * (zsum[i] / n) * dj;
+    }
+    for (int j = 0; j < m; j++) {
+        double dj = ysum[j] / n;
+        for (int i = 0; i < D; i++) r[i + (ptrdiff_t) j * D] -= n * (zsum[i] / n) * dj;
+    }
+    bochner_mirror_upper(g, D);
+    SEXP zbar = PROTECT(allocVector(REALSXP, D));
+    SEXP ybar = PROTECT(allocVector(REALSXP, m));
+    for (int j = 0; j < D; j++) REAL(zbar)[j] = s[j] + zsum[j] / n;
+    for (int j = 0; j < m; j++) REAL(ybar)[j] = t[j] + ysum[j] / n;
+    const char *names[] = {"zz", "zy", "zbar", "ybar", "n", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, names));
+    SET_VECTOR_ELT(out, 0, zz);
+    SET_VECTOR_ELT(out, 1, zy);
+    SET_VECTOR_ELT(out, 2, zbar);
+    SET_VECTOR_ELT(out, 3, ybar);
+    SET_VECTOR_ELT(out, 4, ScalarReal(n));
+    UNPROTECT(4);
+    return out;
+}
