@@ -22,7 +22,7 @@
 #' **The solution.**  Centring the columns of \eqn{Z} and \eqn{y} removes the
 #' intercept, \eqn{b = \bar y - \bar z \cdot \beta}; then
 #' \eqn{\beta = (Z_c^T Z_c + \lambda I)^{-1} Z_c^T y_c} by a Cholesky
-#' factorisation of the \eqn{D \times D} matrix (LAPACK through [chol()]),
+#' factorisation of the \eqn{D \times D} matrix,
 #' or, when \eqn{n < D}, the same \eqn{\beta = Z_c^T (Z_c Z_c^T +
 #' \lambda I)^{-1} y_c} from the \eqn{n \times n} side.  The products
 #' \eqn{Z_c^T Z_c} and \eqn{Z_c^T y_c} are accumulated over blocks of rows
@@ -30,13 +30,11 @@
 #' matrix is never held: memory is \eqn{O(D^2)} plus one block, whatever
 #' \eqn{n}; predictions likewise work a block of rows at a time.
 #'
-#' **Reproducibility.**  Every product runs on the package's own kernel, so
-#' a fit does not depend on the number of threads, and predictions are
-#' identical however the rows are split.  The Cholesky factorisation and
-#' triangular solves are LAPACK's and BLAS's: with another BLAS library
-#' (say OpenBLAS instead of R's reference BLAS) the weights agree to
-#' rounding, about \eqn{10^{-12}} relative for a well-conditioned problem,
-#' not bit for bit.
+#' **Reproducibility.**  Every product and the Cholesky factorisation run on
+#' the package's own kernel, not on R's BLAS and LAPACK: a fit is the same,
+#' bit for bit, for any number of threads and with any BLAS library (the
+#' reference BLAS, OpenBLAS, MKL), and predictions are identical however the
+#' rows are split.
 #'
 #' Inputs are standardised with `scale = TRUE` and `sigma = "median"` is
 #' resolved on the scaled data, as in [rff_svm()].
@@ -168,7 +166,7 @@ ridge_primal <- function(map, xs, Y, lambda, nthreads) {
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
   ne <- .Call(C_crossprod_stream, block, length(starts), environment(), nthreads)
-  beta <- ridge_cholesky_solve(ne$zz, ne$zy, lambda)
+  beta <- ridge_cholesky_solve(ne$zz, ne$zy, lambda, nthreads)
   list(beta = beta, intercept = ne$ybar - colSums(beta * ne$zbar))
 }
 
@@ -182,21 +180,19 @@ ridge_dual <- function(map, xs, Y, lambda, nthreads) {
   rm(Z)
   ybar <- colMeans(Y)
   Yc <- sweep(Y, 2L, ybar, check.margin = FALSE)
-  alpha <- ridge_cholesky_solve(.Call(C_crossprod, Zct, nthreads), Yc, lambda)
+  alpha <- ridge_cholesky_solve(.Call(C_crossprod, Zct, nthreads), Yc, lambda, nthreads)
   beta <- .Call(C_matprod, Zct, alpha, nthreads)
   list(beta = beta, intercept = ybar - colSums(beta * zbar))
 }
 
-# (A + lambda I)^{-1} B for a symmetric positive semi-definite A, by LAPACK's
-# Cholesky factorisation: the one step that uses R's BLAS/LAPACK, so the
-# weights agree between BLAS libraries to rounding (not bit for bit).
-ridge_cholesky_solve <- function(A, B, lambda) {
-  diag(A) <- diag(A) + lambda
-  R <- tryCatch(chol(A), error = function(e) {
+# (A + lambda I)^{-1} B for a symmetric positive semi-definite A, by a
+# Cholesky factorisation on the package's own product (src/cholesky.c):
+# identical for any BLAS and thread count.
+ridge_cholesky_solve <- function(A, B, lambda, nthreads) {
+  tryCatch(.Call(C_ridge_solve, A, B, as.double(lambda), nthreads), error = function(e) {
     stop("rff_ridge: the regularised normal equations are numerically singular (",
          conditionMessage(e), "); increase 'lambda'", call. = FALSE)
   })
-  backsolve(R, backsolve(R, B, transpose = TRUE))
 }
 
 # Rows per block when accumulating Z'Z: about 16 MB of features, at least

@@ -71,6 +71,10 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 void bochner_mirror_upper(double *g, R_xlen_t n);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t);
 
+/* cholesky.c: a = R'R on that kernel, and the solves */
+int bochner_cholesky(double *a, int n, int nthreads);
+void bochner_cholesky_solve(const double *r, int n, double *b, int m);
+
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
                           const double *x, R_xlen_t nx, const double *y,
@@ -177,5 +181,6 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
+SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
 
 #endif

@@ -23,6 +23,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("matprod", bochner_matprod_call, 3),
     CALLDEF("crossprod", bochner_crossprod_call, 2),
     CALLDEF("crossprod_stream", bochner_crossprod_stream_call, 4),
+    CALLDEF("ridge_solve", bochner_ridge_solve_call, 4),
     {NULL, NULL, 0}
 };
 

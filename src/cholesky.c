@@ -1,0 +1,133 @@
+/* Cholesky factorisation and solves on the package's own product.
+ *
+ * A = R'R for a symmetric positive definite A (only its upper triangle is
+ * read), blocked right-looking: for each block column of NB,
+ *   R11 = chol(A11)                      (unblocked, serial)
+ *   A12 <- R11^-T A12                    (triangular solves, columns in parallel)
+ *   A22 <- A22 - A12' A12                (upper tiles, bochner_product)
+ * so the O(D^3) work runs on the package's kernel with its threads.  Every
+ * entry is computed in an order fixed by the sizes alone, so R is the same
+ * for any number of threads and any BLAS; and the solves are plain loops.
+ * This replaces LAPACK's dpotrf for ridge's normal equations, which with
+ * R's reference BLAS took longer than forming them. */
+#include "bochner.h"
+#include <math.h>
+#include <string.h>
+
+#define NB 192                /* block columns: a multiple of the kernel rows */
+
+/* Unblocked upper Cholesky of the kb x kb block at a (leading dimension lda),
+ * in place; 0, or the 1-based column whose pivot is not positive. */
+static int chol_block(double *a, ptrdiff_t lda, int kb)
+{
+    for (int j = 0; j < kb; j++) {
+        double *aj = a + (ptrdiff_t) j * lda;
+        for (int i = 0; i < j; i++) {
+            const double *ai = a + (ptrdiff_t) i * lda;
+            double s = aj[i];
+            for (int l = 0; l < i; l++) s -= ai[l] * aj[l];
+            aj[i] = s / ai[i];
+        }
+        double s = aj[j];
+        for (int l = 0; l < j; l++) s -= aj[l] * aj[l];
+        if (!(s > 0.0) || !R_FINITE(s)) return j + 1;
+        aj[j] = sqrt(s);
+    }
+    return 0;
+}
+
+typedef struct {
+    const double *r11;     /* kb x kb upper factor */
+    double *a12;           /* kb x m, solved in place, column by column */
+    ptrdiff_t lda;
+    int kb, cols;          /* columns per block */
+    int m;
+} solve_job;
+
+/* Columns of A12 <- R11^-T A12 (forward substitution with R11'). */
+static void solve_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const solve_job *p = (const solve_job *) ctx;
+    int j0 = (int) blk * p->cols, j1 = p->m - j0 < p->cols ? p->m : j0 + p->cols;
+    for (int j = j0; j < j1; j++) {
+        double *x = p->a12 + (ptrdiff_t) j * p->lda;
+        for (int i = 0; i < p->kb; i++) {
+            const double *ri = p->r11 + (ptrdiff_t) i * p->lda;
+            double s = x[i];
+            for (int l = 0; l < i; l++) s -= ri[l] * x[l];
+            x[i] = s / ri[i];
+        }
+    }
+}
+
+/* In place: the upper triangle of a (n x n) becomes R with a = R'R, the
+ * strict lower triangle zero.  Returns 0, or the 1-based column of the first
+ * non-positive pivot. */
+int bochner_cholesky(double *a, int n, int nthreads)
+{
+    ptrdiff_t lda = n;
+    double *neg = (double *) R_alloc((size_t) n * NB, sizeof(double));
+    for (int k0 = 0; k0 < n; k0 += NB) {
+        int kb = n - k0 < NB ? n - k0 : NB, m = n - k0 - kb;
+        double *a11 = a + k0 + (ptrdiff_t) k0 * lda;
+        int bad = chol_block(a11, lda, kb);
+        if (bad) return k0 + bad;
+        if (m == 0) break;
+        double *a12 = a11 + (ptrdiff_t) kb * lda;
+        solve_job sj = {a11, a12, lda, kb, 16, m};
+        bochner_parallel_blocks((m + 15) / 16,
+                                bochner_threads_for(nthreads, (double) kb * kb * m / 2.0),
+                                8, solve_block, &sj);
+        /* A22 += (-A12') A12 on and above the diagonal */
+        bochner_transpose(a12, lda, kb, m, neg);
+        for (ptrdiff_t i = 0; i < (ptrdiff_t) m * kb; i++) neg[i] = -neg[i];
+        double *a22 = a12 + kb;
+        bochner_product(neg, m, a12, lda, m, m, kb, a22, lda, 1, 1, nthreads);
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++) a[i + (ptrdiff_t) j * lda] = 0.0;
+    return 0;
+}
+
+/* b (n x m) <- (R'R)^-1 b for the upper factor r (n x n). */
+void bochner_cholesky_solve(const double *r, int n, double *b, int m)
+{
+    for (int j = 0; j < m; j++) {
+        double *x = b + (ptrdiff_t) j * n;
+        for (int i = 0; i < n; i++) {               /* R' z = b */
+            const double *ri = r + (ptrdiff_t) i * n;
+            double s = x[i];
+            for (int l = 0; l < i; l++) s -= ri[l] * x[l];
+            x[i] = s / ri[i];
+        }
+        for (int i = n - 1; i >= 0; i--) {          /* R x = z */
+            double s = x[i];
+            for (int l = i + 1; l < n; l++) s -= r[i + (ptrdiff_t) l * n] * x[l];
+            x[i] = s / r[i + (ptrdiff_t) i * n];
+        }
+    }
+}
+
+/* .Call(C_ridge_solve, A, B, lambda, nthreads): (A + lambda I)^-1 B for a
+ * symmetric A (its upper triangle is read); an error naming the column
+ * whose pivot fails. */
+SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(A) || nrows(A) != ncols(A))
+        error("'A' must be a square double matrix");
+    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(A))
+        error("'B' must be a double matrix with one row per row of 'A'");
+    if (TYPEOF(lambda) != REALSXP || XLENGTH(lambda) != 1 || !R_FINITE(REAL(lambda)[0]))
+        error("'lambda' must be one finite number");
+    int n = nrows(A), m = ncols(B);
+    SEXP R = PROTECT(duplicate(A));
+    SEXP X = PROTECT(duplicate(B));
+    double *r = REAL(R), lam = REAL(lambda)[0];
+    for (int i = 0; i < n; i++) r[i + (ptrdiff_t) i * n] += lam;
+    int bad = bochner_cholesky(r, n, bochner_nthreads(asInteger(nthreads)));
+    if (bad) error("the matrix is not numerically positive definite (pivot %d)", bad);
+    bochner_cholesky_solve(r, n, REAL(X), m);
+    UNPROTECT(2);
+    return X;
+}

@@ -1,0 +1,75 @@
+# The package's own dense products (src/products.c) and Cholesky solve
+# (src/cholesky.c), against plain R, and their determinism: identical for 1
+# and 2 threads and however Z'Z is cut into row blocks.
+matprod <- function(a, b, t = 1L) .Call(bochner:::C_matprod, a, b, t)
+crossprod_c <- function(a, t = 1L) .Call(bochner:::C_crossprod, a, t)
+ridge_solve <- function(A, B, lambda, t = 1L) .Call(bochner:::C_ridge_solve, A, B, lambda, t)
+stream <- function(Z, Y, rows, t = 1L) {
+  starts <- seq(1L, nrow(Z), by = rows)
+  block <- function(i) {
+    idx <- starts[i]:min(nrow(Z), starts[i] + rows - 1L)
+    list(Z[idx, , drop = FALSE], Y[idx, , drop = FALSE])
+  }
+  .Call(bochner:::C_crossprod_stream, block, length(starts), environment(), t)
+}
+
+test_that("matprod and crossprod match plain R, edge sizes included", {
+  set.seed(1)
+  for (dims in list(c(1, 1, 1), c(1, 7, 3), c(5, 1, 9), c(241, 3, 250), c(500, 480, 17))) {
+    a <- matrix(rnorm(dims[1] * dims[2]), dims[1])
+    b <- matrix(rnorm(dims[2] * dims[3]), dims[2])
+    expect_equal(matprod(a, b), a %*% b, tolerance = 1e-13)
+    expect_identical(matprod(a, b, 2L), matprod(a, b))
+    g <- crossprod_c(a)
+    expect_equal(g, crossprod(a), tolerance = 1e-13)
+    expect_identical(g, t(g))
+    expect_identical(crossprod_c(a, 2L), g)
+  }
+  expect_identical(matprod(matrix(0, 3, 0), matrix(0, 0, 2)), matrix(0, 3, 2))
+  expect_error(matprod(matrix(1, 2, 2), matrix(1, 3, 2)), "non-conformable")
+  expect_error(matprod(1:4, matrix(1, 4, 1)), "double matrix")
+})
+
+test_that("the streamed Z'Z and Z'Y are the centred products, for any row blocks and threads", {
+  set.seed(2)
+  n <- 700L
+  # columns with a large common offset: centring after summing would cancel digits
+  Z <- sweep(matrix(rnorm(n * 37), n), 2L, 1e4 * runif(37), "+")
+  Y <- cbind(rnorm(n), runif(n) + 50)
+  Zc <- scale(Z, scale = FALSE)
+  Yc <- scale(Y, scale = FALSE)
+  s <- stream(Z, Y, 100L)
+  expect_equal(s$zz, crossprod(Zc), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_equal(s$zy, crossprod(Zc, Yc), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_equal(s$zbar, colMeans(Z), tolerance = 1e-14)
+  expect_equal(s$ybar, colMeans(Y), tolerance = 1e-14)
+  expect_identical(s$n, as.double(n))
+  expect_identical(s$zz, t(s$zz))
+  expect_identical(stream(Z, Y, 100L, 2L), s)
+  # after the first block (which sets the shift), the blocking does not matter
+  one <- stream(Z, Y, 100L)
+  starts <- c(1L, 101L, 102L, 350L)
+  ends <- c(100L, 101L, 349L, n)
+  block <- function(i) list(Z[starts[i]:ends[i], , drop = FALSE], Y[starts[i]:ends[i], , drop = FALSE])
+  two <- .Call(bochner:::C_crossprod_stream, block, 4L, environment(), 1L)
+  expect_identical(two, one)
+  expect_error(.Call(bochner:::C_crossprod_stream, function(i) list(1, 2), 1L, environment(), 1L),
+               "two double matrices")
+})
+
+test_that("the Cholesky solve matches solve() and refuses indefinite matrices", {
+  set.seed(3)
+  for (n in c(1L, 2L, 191L, 192L, 193L, 400L)) {
+    X <- matrix(rnorm((n + 5) * n), n + 5)
+    A <- crossprod(X)
+    B <- matrix(rnorm(n * 3), n)
+    got <- ridge_solve(A, B, 0.5)
+    ref <- solve(A + diag(0.5, n), B)
+    expect_lt(max(abs(got - ref)) / max(abs(ref)), 1e-10)
+    expect_identical(ridge_solve(A, B, 0.5, 2L), got)
+  }
+  A <- diag(c(1, -1, 1))
+  expect_error(ridge_solve(A, matrix(1, 3, 1), 0), "not numerically positive definite \\(pivot 2\\)")
+  expect_error(ridge_solve(A, matrix(1, 3, 1), NA_real_), "finite")
+  expect_error(ridge_solve(matrix(1, 2, 3), matrix(1, 2, 1), 1), "square")
+})
