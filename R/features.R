@@ -27,7 +27,8 @@
 #' The map stores the frequencies, the phases and a resolved `sigma`
 #' (the median heuristic is computed on `x`), so it is an ordinary list that
 #' survives [saveRDS()] and predicts the same anywhere.  The transform is in
-#' C: for blocks of rows and frequencies, one BLAS product and then the
+#' C: for blocks of rows and frequencies, one product (the package's own
+#' kernel, not R's BLAS) and then the
 #' phase, cosine and scale in one pass while the block is in cache.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric

@@ -261,7 +261,8 @@ median_heuristic <- function(x, name, max_rows = 1000L) {
 #'
 #' Evaluates a kernel between every row of `x` and every row of `y` (or of
 #' `x` itself), in C.  For the Gaussian and Matérn kernels the squared
-#' distances come from one BLAS matrix product on centred data, clamped at
+#' distances come from one matrix product on centred data (the package's
+#' own kernel, threaded, identical whatever BLAS R uses), clamped at
 #' zero; the diagonal of `kernel_matrix(kernel, x)` is exact and the matrix
 #' exactly symmetric.
 #'

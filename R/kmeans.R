@@ -30,7 +30,8 @@
 #' least two points; nothing is ever divided by an empty cluster's size.
 #'
 #' **method = "exact"** computes the \eqn{n \times n} Gram matrix once, in
-#' C (BLAS for the inner products), and each iteration makes one pass over
+#' C (the package's own product for the inner products), and each
+#' iteration makes one pass over
 #' it: \eqn{O(n^2)} time per iteration (once few points move, only their
 #' columns are revisited).  The Gram matrix takes \eqn{8 n^2} bytes: 200 MB
 #' at \eqn{n = 5000}, 800 MB at 10 000, 3.2 GB at 20 000, 20 GB at 50 000;

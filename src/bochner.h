@@ -2,7 +2,6 @@
 #ifndef BOCHNER_H
 #define BOCHNER_H
 
-#define USE_FC_LEN_T
 #include <stddef.h>
 #include <R.h>
 #include <Rinternals.h>
