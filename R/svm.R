@@ -17,12 +17,14 @@
 #' `class.weights`.  With more than two classes, one binary problem per class
 #' separates it from the rest (one-vs-rest); as in LIBLINEAR, the class's own
 #' samples then cost `cost` times its weight and all others `cost`.  A point
-#' goes to the class with the largest decision value.
+#' goes to the class with the largest decision value.  These binary problems
+#' are solved in parallel, one per thread (a two-class problem is one
+#' sequential solve; its features are computed on all threads).
 #'
 #' **The solver** is dual coordinate descent (Hsieh et al. 2008, the method
 #' of LIBLINEAR), in C: each step updates one dual variable in closed form
-#' from one sample's features, in a random order per pass drawn from R's
-#' generator (so `set.seed()` reproduces the fit), with shrinking of
+#' from one sample's features, in a random order per pass (from a generator
+#' seeded from R's, so `set.seed()` reproduces the fit), with shrinking of
 #' variables stuck at a bound.  It stops when the projected gradients over
 #' all samples spread by at most `epsilon` (LIBLINEAR's criterion; its
 #' default is 0.1), or after `max_iter` passes with a warning.
@@ -136,7 +138,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
     map <- rff_build_map(xs, kernel, D)
     zt <- rff_features_t(map, xs, nthreads)
     res <- .Call(C_svm_dcd, zt, as.integer(y), k, as.double(costs$cp), as.double(costs$cn),
-                 if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking)
+                 if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking, nthreads)
     list(map = map, res = res, zt = zt)
   })
   res <- out$res

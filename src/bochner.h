@@ -143,12 +143,6 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
                           const double *t, int D, const double *scale,
                           double *z, int nthreads);
 
-/* svm.c: dual coordinate descent for L2-regularised linear SVMs */
-int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
-                    double cp, double cn, int loss, double B, double eps,
-                    int max_iter, int shrink, double *w, double *alpha,
-                    int *iter, int *converged, R_xlen_t *index, double *qd);
-
 /* .Call entry points */
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads);
@@ -174,7 +168,8 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
-                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink);
+                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
+                          SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);

@@ -19,16 +19,19 @@
  *
  * The features arrive transposed, D x n (one sample per column), so that a
  * sample's features are contiguous.  Coordinates are visited in a random
- * order each epoch, drawn with unif_rand(): set.seed() reproduces the fit.
+ * order each epoch, from a generator seeded from R's (set.seed()
+ * reproduces the fit).  With several classes, the one-vs-rest problems run
+ * in parallel, each on one thread.
  * Shrinking drops coordinates at a bound whose projected gradient says they
  * will stay there; the solver stops when the spread of projected gradients
  * over the active set, max PG - min PG, is at most eps over the full set.
- * Everything is serial and in a fixed order, so the result does not depend
- * on any thread count. */
+ * Each problem is serial and in a fixed order, so the result does not
+ * depend on the thread count. */
 #include "bochner.h"
 #include <math.h>
 #include <limits.h>
 #include <R_ext/Random.h>
+#include <stdint.h>
 
 /* sum_j a[j] b[j] in four interleaved partial sums (a fixed order). */
 static double svm_dot(const double *a, const double *b, int D)
@@ -50,54 +53,117 @@ static void svm_axpy(double *y, double a, const double *x, int D)
     for (int j = 0; j < D; j++) y[j] += a * x[j];
 }
 
-/* Uniform integer in [0, m), m >= 1, from R's generator. */
-static R_xlen_t svm_unif_index(R_xlen_t m)
+/* The order of the coordinates in each pass comes from a small generator
+ * (splitmix64) of each binary problem's own, seeded from R's generator
+ * before the problems start: set.seed() reproduces a fit, and the problems
+ * of one-vs-rest can run on several threads (no R API there) with the same
+ * result for any thread count. */
+static inline uint64_t svm_rng_next(uint64_t *state)
 {
-    R_xlen_t r = (R_xlen_t) (unif_rand() * (double) m);
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform integer in [0, m), m >= 1. */
+static R_xlen_t svm_unif_index(uint64_t *state, R_xlen_t m)
+{
+    double u = (double) (svm_rng_next(state) >> 11) * 0x1.0p-53;
+    R_xlen_t r = (R_xlen_t) (u * (double) m);
     return r < m ? r : m - 1;
 }
 
-/* One binary problem.  zt: D x n features (column i is sample i); sign: +1
- * or -1 per sample; cp, cn: costs of the positive and negative samples;
- * loss: 1 hinge, 2 squared hinge; B: the bias feature (0 for none); w: D + 1
- * weights out (the last multiplies B); alpha: n dual variables out; index,
- * qd: n scratch.  *iter gets the number of epochs; the return value is
- * BOCHNER_OK, and *converged says whether the tolerance was met before
- * max_iter epochs. */
-int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
-                    double cp, double cn, int loss, double B, double eps,
-                    int max_iter, int shrink, double *w, double *alpha,
-                    int *iter, int *converged, R_xlen_t *index, double *qd)
+/* A 64-bit seed from two draws of R's generator (unif_rand has 32 random
+ * bits). */
+static uint64_t svm_seed_from_r(void)
+{
+    uint64_t hi = (uint64_t) (unif_rand() * 4294967296.0);
+    uint64_t lo = (uint64_t) (unif_rand() * 4294967296.0);
+    return (hi << 32) ^ lo;
+}
+
+/* One binary problem, solved a few passes at a time (svm_passes), so that
+ * the caller can check for interrupts between calls. */
+typedef struct {
+    const double *zt;
+    R_xlen_t n;
+    int D;
+    const int *sign;
+    double diag[2], ub[2];   /* [0] negative, [1] positive samples */
+    double B, eps;
+    int max_iter, shrink;
+    double *w, *alpha, *qd;
+    R_xlen_t *index;
+    R_xlen_t active;
+    double pgmax_old, pgmin_old;
+    int iter, converged, done;
+    uint64_t rng;
+} svm_problem;
+
+/* zt: D x n features (column i is sample i); sign: +1 or -1 per sample;
+ * cp, cn: costs of the positive and negative samples; loss: 1 hinge, 2
+ * squared hinge; B: the bias feature (0 for none); w: D + 1 weights out
+ * (the last multiplies B); alpha: n dual variables out; index, qd: n
+ * scratch. */
+static int svm_init(svm_problem *p, const double *zt, R_xlen_t n, int D,
+                    const int *sign, double cp, double cn, int loss, double B,
+                    double eps, int max_iter, int shrink, double *w, double *alpha,
+                    R_xlen_t *index, double *qd, uint64_t seed)
 {
     if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(cp > 0.0) || !(cn > 0.0) ||
         !(B >= 0.0) || !(eps > 0.0) || max_iter < 1)
         return BOCHNER_BAD_ARGUMENT;
-    /* diag and upper bound per label: [0] negative, [1] positive */
-    double diag[2], ub[2];
+    p->zt = zt;
+    p->n = n;
+    p->D = D;
+    p->sign = sign;
     if (loss == 1) {
-        diag[0] = diag[1] = 0.0;
-        ub[0] = cn;
-        ub[1] = cp;
+        p->diag[0] = p->diag[1] = 0.0;
+        p->ub[0] = cn;
+        p->ub[1] = cp;
     } else {
-        diag[0] = 0.5 / cn;
-        diag[1] = 0.5 / cp;
-        ub[0] = ub[1] = R_PosInf;
+        p->diag[0] = 0.5 / cn;
+        p->diag[1] = 0.5 / cp;
+        p->ub[0] = p->ub[1] = R_PosInf;
     }
+    p->B = B;
+    p->eps = eps;
+    p->max_iter = max_iter;
+    p->shrink = shrink;
+    p->w = w;
+    p->alpha = alpha;
+    p->index = index;
+    p->qd = qd;
     for (int j = 0; j <= D; j++) w[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
         const double *xi = zt + i * (R_xlen_t) D;
-        int g = sign[i] > 0;
         alpha[i] = 0.0;
-        qd[i] = diag[g] + svm_dot(xi, xi, D) + B * B;
+        qd[i] = p->diag[sign[i] > 0] + svm_dot(xi, xi, D) + B * B;
         index[i] = i;
     }
-    R_xlen_t active = n;
-    double pgmax_old = R_PosInf, pgmin_old = R_NegInf;
-    int it = 0, conv = 0;
-    while (it < max_iter) {
+    p->active = n;
+    p->pgmax_old = R_PosInf;
+    p->pgmin_old = R_NegInf;
+    p->iter = p->converged = p->done = 0;
+    p->rng = seed;
+    return BOCHNER_OK;
+}
+
+/* Up to 'passes' more passes (epochs) of coordinate descent; done is set
+ * when the tolerance is met or max_iter passes have been made.  Pure C. */
+static void svm_passes(svm_problem *p, int passes)
+{
+    const double *zt = p->zt, *diag = p->diag, *ub = p->ub;
+    const int D = p->D;
+    const R_xlen_t n = p->n;
+    double *w = p->w, *alpha = p->alpha, B = p->B;
+    R_xlen_t *index = p->index;
+    for (int e = 0; e < passes && !p->done; e++) {
         double pgmax_new = R_NegInf, pgmin_new = R_PosInf;
+        R_xlen_t active = p->active;
         for (R_xlen_t s = 0; s < active; s++) {
-            R_xlen_t j = s + svm_unif_index(active - s);
+            R_xlen_t j = s + svm_unif_index(&p->rng, active - s);
             R_xlen_t t = index[s];
             index[s] = index[j];
             index[j] = t;
@@ -105,12 +171,12 @@ int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
         for (R_xlen_t s = 0; s < active; s++) {
             R_xlen_t i = index[s];
             const double *xi = zt + i * (R_xlen_t) D;
-            int g = sign[i] > 0;
+            int g = p->sign[i] > 0;
             double yi = g ? 1.0 : -1.0;
             double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 + alpha[i] * diag[g];
             double C = ub[g], PG = 0.0;
             if (alpha[i] == 0.0) {
-                if (shrink && G > pgmax_old) {
+                if (p->shrink && G > p->pgmax_old) {
                     active--;
                     index[s] = index[active];
                     index[active] = i;
@@ -119,7 +185,7 @@ int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
                 }
                 if (G < 0.0) PG = G;
             } else if (alpha[i] == C) {
-                if (shrink && G < pgmin_old) {
+                if (p->shrink && G < p->pgmin_old) {
                     active--;
                     index[s] = index[active];
                     index[active] = i;
@@ -133,7 +199,7 @@ int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
             if (PG > pgmax_new) pgmax_new = PG;
             if (PG < pgmin_new) pgmin_new = PG;
             if (fabs(PG) > 1.0e-12) {
-                double old = alpha[i], a = old - G / qd[i];
+                double old = alpha[i], a = old - G / p->qd[i];
                 if (a < 0.0) a = 0.0;
                 if (a > C) a = C;
                 alpha[i] = a;
@@ -142,33 +208,41 @@ int bochner_svm_dcd(const double *zt, R_xlen_t n, int D, const int *sign,
                 w[D] += d * B;
             }
         }
-        it++;
-        R_CheckUserInterrupt();
+        p->iter++;
         if (active == 0) {
             /* everything shrunk: check the full set */
-            active = n;
-            pgmax_old = R_PosInf;
-            pgmin_old = R_NegInf;
-            continue;
-        }
-        if (pgmax_new - pgmin_new <= eps) {
+            p->active = n;
+            p->pgmax_old = R_PosInf;
+            p->pgmin_old = R_NegInf;
+        } else if (pgmax_new - pgmin_new <= p->eps) {
             if (active == n) {
-                conv = 1;
+                p->converged = 1;
+                p->done = 1;
                 break;
             }
-            active = n;
-            pgmax_old = R_PosInf;
-            pgmin_old = R_NegInf;
-            continue;
+            p->active = n;
+            p->pgmax_old = R_PosInf;
+            p->pgmin_old = R_NegInf;
+        } else {
+            p->active = active;
+            p->pgmax_old = pgmax_new <= 0.0 ? R_PosInf : pgmax_new;
+            p->pgmin_old = pgmin_new >= 0.0 ? R_NegInf : pgmin_new;
         }
-        pgmax_old = pgmax_new;
-        pgmin_old = pgmin_new;
-        if (pgmax_old <= 0.0) pgmax_old = R_PosInf;
-        if (pgmin_old >= 0.0) pgmin_old = R_NegInf;
+        if (p->iter >= p->max_iter) p->done = 1;
     }
-    *iter = it;
-    *converged = conv;
-    return BOCHNER_OK;
+}
+
+/* The binary problems of one fit, run on threads a few passes at a time. */
+typedef struct {
+    svm_problem *prob;
+    int passes;
+} svm_job;
+
+static void svm_block(void *ctx, R_xlen_t c, int thread)
+{
+    (void) thread;
+    const svm_job *j = (const svm_job *) ctx;
+    svm_passes(j->prob + c, j->passes);
 }
 
 static double svm_real(SEXP v, const char *what)
@@ -186,7 +260,7 @@ static double svm_real(SEXP v, const char *what)
  * else k, class c against the rest).  Returns list(w = (D + 1) x nprob,
  * alpha = n x nprob, iter, converged). */
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
-                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink)
+                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
     int D = nrows(zt);
@@ -219,24 +293,38 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
     SEXP A = PROTECT(allocMatrix(REALSXP, (int) n, nprob));
     SEXP IT = PROTECT(allocVector(INTSXP, nprob));
     SEXP CV = PROTECT(allocVector(LGLSXP, nprob));
-    int *sign = (int *) R_alloc((size_t) n, sizeof(int));
-    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
-    double *qd = (double *) R_alloc((size_t) n, sizeof(double));
+    /* per problem: signs, the order of the coordinates, Q_ii, a seed */
+    int *sign = (int *) R_alloc((size_t) n * nprob, sizeof(int));
+    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) n * nprob, sizeof(R_xlen_t));
+    double *qd = (double *) R_alloc((size_t) n * nprob, sizeof(double));
+    svm_problem *prob = (svm_problem *) R_alloc((size_t) nprob, sizeof(svm_problem));
     GetRNGstate();
-    for (int c = 0; c < nprob; c++) {
-        for (R_xlen_t i = 0; i < n; i++) sign[i] = cls[i] == c + 1 ? 1 : -1;
-        int it = 0, conv = 0;
-        int status = bochner_svm_dcd(REAL(zt), n, D, sign, REAL(cp)[c], REAL(cn)[c], lo, B, ep,
-                                     mi, sh, REAL(W) + (R_xlen_t) c * (D + 1),
-                                     REAL(A) + (R_xlen_t) c * n, &it, &conv, index, qd);
-        if (status != BOCHNER_OK) {
-            PutRNGstate();
-            bochner_stop_on_status(status, "rff_svm");
-        }
-        INTEGER(IT)[c] = it;
-        LOGICAL(CV)[c] = conv;
-    }
+    uint64_t *seed = (uint64_t *) R_alloc((size_t) nprob, sizeof(uint64_t));
+    for (int c = 0; c < nprob; c++) seed[c] = svm_seed_from_r();
     PutRNGstate();
+    for (int c = 0; c < nprob; c++) {
+        int *sg = sign + (R_xlen_t) c * n;
+        for (R_xlen_t i = 0; i < n; i++) sg[i] = cls[i] == c + 1 ? 1 : -1;
+        int status = svm_init(prob + c, REAL(zt), n, D, sg, REAL(cp)[c], REAL(cn)[c], lo, B,
+                              ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1),
+                              REAL(A) + (R_xlen_t) c * n, index + (R_xlen_t) c * n,
+                              qd + (R_xlen_t) c * n, seed[c]);
+        bochner_stop_on_status(status, "rff_svm");
+    }
+    /* passes between interrupt checks: about 2^27 multiply-adds */
+    double pass_work = 2.0 * (double) n * (double) D;
+    svm_job job = {prob, pass_work >= 1.34e8 ? 1 : (int) (1.34e8 / pass_work)};
+    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), pass_work * nprob);
+    for (;;) {
+        int left = 0;
+        for (int c = 0; c < nprob; c++) left += !prob[c].done;
+        if (!left) break;
+        bochner_parallel_blocks(nprob, nth, 1, svm_block, &job);
+    }
+    for (int c = 0; c < nprob; c++) {
+        INTEGER(IT)[c] = prob[c].iter;
+        LOGICAL(CV)[c] = prob[c].converged;
+    }
     SEXP res = PROTECT(allocVector(VECSXP, 4));
     SEXP nms = PROTECT(allocVector(STRSXP, 4));
     SET_VECTOR_ELT(res, 0, W);

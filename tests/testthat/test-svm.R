@@ -4,7 +4,7 @@
 svm_c <- function(Z, cls, k, cp, cn, loss = 1L, eps = 1e-10, max_iter = 100000L,
                   shrink = TRUE) {
   .Call(bochner:::C_svm_dcd, t(Z), as.integer(cls), as.integer(k), as.double(cp),
-        as.double(cn), as.integer(loss), 1, eps, as.integer(max_iter), shrink)
+        as.double(cn), as.integer(loss), 1, eps, as.integer(max_iter), shrink, 1L)
 }
 
 # Primal and dual objectives of the binary problem, from the formulas of
@@ -115,7 +115,8 @@ test_that("the C entry point refuses malformed input without crashing", {
   zt <- t(Z)
   call <- function(...) {
     args <- modifyList(list(zt = zt, y = c(1L, 2L, 1L, 2L, 1L), k = 2L, cp = 1, cn = 1,
-                            loss = 1L, bias = 1, eps = 0.1, max_iter = 10L, shrink = TRUE),
+                            loss = 1L, bias = 1, eps = 0.1, max_iter = 10L, shrink = TRUE,
+                            nthreads = 1L),
                        list(...))
     do.call(.Call, c(list(bochner:::C_svm_dcd), unname(args)))
   }
