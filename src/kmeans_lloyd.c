@@ -29,8 +29,9 @@ typedef struct {
     double *scratch;   /* nthreads x KM_ROW_BLOCK x k */
     /* arguments of the block functions */
     const int *a, *prev;
-    R_xlen_t nmoved, s;
+    R_xlen_t nmoved;
     int *b;
+    double *v;         /* D: the vector of vector_dist_block */
     double *out;
 } lloyd_problem;
 
@@ -59,19 +60,6 @@ static void block_centre_distances(const double *Z, R_xlen_t ldz, int D,
     for (int c = 0; c < k; c++) {
         double *col = out + (R_xlen_t) c * m;
         for (int i = 0; i < m; i++) col[i] = zn[i0 + i] - 2.0 * col[i] + cn[c];
-    }
-}
-
-static void row_norms_block(void *ctx, R_xlen_t blk, int thread)
-{
-    (void) thread;
-    lloyd_problem *l = (lloyd_problem *) ctx;
-    R_xlen_t n = l->base.n, i0, m = block_rows(n, blk, &i0);
-    double *zn = l->out;
-    for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] = 0.0;
-    for (int d = 0; d < l->D; d++) {
-        const double *zd = l->Z + (R_xlen_t) d * n + i0;
-        for (R_xlen_t i = 0; i < m; i++) zn[i0 + i] += zd[i] * zd[i];
     }
 }
 
@@ -198,7 +186,8 @@ static void lloyd_assign(km_problem *p, int *b, double *bdist)
     over_rows(l, p->n, (double) l->D * p->k, assign_block);
 }
 
-static void point_dist_block(void *ctx, R_xlen_t blk, int thread)
+/* Squared distances of the points to the vector l->v (D values). */
+static void vector_dist_block(void *ctx, R_xlen_t blk, int thread)
 {
     (void) thread;
     lloyd_problem *l = (lloyd_problem *) ctx;
@@ -206,21 +195,22 @@ static void point_dist_block(void *ctx, R_xlen_t blk, int thread)
     double *out = l->out;
     for (R_xlen_t i = 0; i < m; i++) out[i0 + i] = 0.0;
     for (int j = 0; j < l->D; j++) {
-        const double *zj = l->Z + (R_xlen_t) j * n;
-        double zs = zj[l->s];
+        const double *zj = l->Z + (R_xlen_t) j * n + i0;
+        double vj = l->v[j];
         for (R_xlen_t i = 0; i < m; i++) {
-            double t = zj[i0 + i] - zs;
+            double t = zj[i] - vj;
             out[i0 + i] += t * t;
         }
     }
 }
 
+/* Distances to point s: to the vector of its features. */
 static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
 {
     lloyd_problem *l = (lloyd_problem *) p;
-    l->s = s;
+    for (int j = 0; j < l->D; j++) l->v[j] = l->Z[s + (R_xlen_t) j * p->n];
     l->out = out;
-    over_rows(l, p->n, 2.0 * l->D, point_dist_block);
+    over_rows(l, p->n, 2.0 * l->D, vector_dist_block);
 }
 
 /* A problem on Z (n x D) with k clusters; scratch from R_alloc. */
@@ -244,8 +234,11 @@ static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, in
     l->size = (int *) R_alloc((size_t) k, sizeof(int));
     l->scratch = (double *) R_alloc((size_t) nthreads * KM_ROW_BLOCK * (size_t) k,
                                     sizeof(double));
+    /* ||z_i||^2: the squared distances to the origin */
+    l->v = (double *) R_alloc((size_t) D, sizeof(double));
+    memset(l->v, 0, sizeof(double) * (size_t) D);
     l->out = l->zn;
-    over_rows(l, n, 2.0 * D, row_norms_block);
+    over_rows(l, n, 2.0 * D, vector_dist_block);
 }
 
 /* Lloyd's k-means with k-means++ seeding on the rows of Z (n x D).

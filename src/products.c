@@ -115,6 +115,33 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
     return g;
 }
 
+/* The column means of x (nr x ncol) into mean, zeros into sum. */
+static void column_means(const double *x, int nr, int ncol, double *mean, double *sum)
+{
+    for (int j = 0; j < ncol; j++) {
+        const double *xj = x + (ptrdiff_t) j * nr;
+        double a = 0.0;
+        for (int i = 0; i < nr; i++) a += xj[i];
+        mean[j] = a / nr;
+        sum[j] = 0.0;
+    }
+}
+
+/* out = x - shift (column by column), adding the columns of out to sum. */
+static void shifted_copy(const double *x, int nr, int ncol, const double *shift,
+                         double *out, double *sum)
+{
+    for (int j = 0; j < ncol; j++) {
+        const double *xj = x + (ptrdiff_t) j * nr;
+        double *oj = out + (ptrdiff_t) j * nr, a = sum[j];
+        for (int i = 0; i < nr; i++) {
+            oj[i] = xj[i] - shift[j];
+            a += oj[i];
+        }
+        sum[j] = a;
+    }
+}
+
 /* Z'Z and Z'Y of a tall Z that R supplies block by block: block(i), for
  * i = 1..nblocks, returns list(z, y), z an nr x D and y an nr x m double
  * matrix (the same D and m for every block, nr >= 1).  Centred about the
@@ -162,20 +189,8 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             zsum = (double *) R_alloc((size_t) D, sizeof(double));
             t = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
             ysum = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
-            for (int j = 0; j < D; j++) {
-                const double *zj = REAL(z) + (ptrdiff_t) j * nr;
-                double a = 0.0;
-                for (int i = 0; i < nr; i++) a += zj[i];
-                s[j] = a / nr;
-                zsum[j] = 0.0;
-            }
-            for (int j = 0; j < m; j++) {
-                const double *yj = REAL(y) + (ptrdiff_t) j * nr;
-                double a = 0.0;
-                for (int i = 0; i < nr; i++) a += yj[i];
-                t[j] = a / nr;
-                ysum[j] = 0.0;
-            }
+            column_means(REAL(z), nr, D, s, zsum);
+            column_means(REAL(y), nr, m, t, ysum);
         } else if (ncols(z) != D || ncols(y) != m) {
             error("block(%d) has %d and %d columns; the first had %d and %d", ib + 1,
                   ncols(z), ncols(y), D, m);
@@ -187,25 +202,8 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
             yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
         }
-        const double *zp = REAL(z), *yp = REAL(y);
-        for (int j = 0; j < D; j++) {
-            const double *zj = zp + (ptrdiff_t) j * nr;
-            double *cj = zc + (ptrdiff_t) j * nr, a = zsum[j];
-            for (int i = 0; i < nr; i++) {
-                cj[i] = zj[i] - s[j];
-                a += cj[i];
-            }
-            zsum[j] = a;
-        }
-        for (int j = 0; j < m; j++) {
-            const double *yj = yp + (ptrdiff_t) j * nr;
-            double *cj = yc + (ptrdiff_t) j * nr, a = ysum[j];
-            for (int i = 0; i < nr; i++) {
-                cj[i] = yj[i] - t[j];
-                a += cj[i];
-            }
-            ysum[j] = a;
-        }
+        shifted_copy(REAL(z), nr, D, s, zc, zsum);
+        shifted_copy(REAL(y), nr, m, t, yc, ysum);
         UNPROTECT(3);
         bochner_transpose(zc, nr, nr, D, zt);
         bochner_product(zt, D, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
