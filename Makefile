@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install document check bench bench-transform clean sanitize valgrind
+.PHONY: demo test install document check bench bench-transform clean sanitize sanitize-openblas valgrind
 
 demo: install
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
@@ -27,6 +27,7 @@ bench: install
 	$(RSCRIPT) bench/kmeans.R
 	$(RSCRIPT) bench/polynomial.R
 	$(RSCRIPT) bench/svm.R
+	$(RSCRIPT) bench/threads.R
 
 bench-transform: install
 	$(RSCRIPT) bench/transform.R
@@ -34,6 +35,11 @@ bench-transform: install
 # The test suite against an ASan+UBSan build (gcc), see .ci/sanitize.
 sanitize:
 	bash .ci/sanitize
+
+# The same under OpenBLAS (threaded), chosen for that run only (BOCHNER_BLAS,
+# see .ci/sanitize and .ci/blas-dir); the machine's default BLAS is untouched.
+sanitize-openblas:
+	BOCHNER_BLAS=openblas bash .ci/sanitize
 
 # The test suite under valgrind memcheck, see .ci/valgrind.
 valgrind:
