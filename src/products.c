@@ -16,6 +16,7 @@
 
 #define TILE 240               /* output tile: a multiple of the 24- and 12-row kernels */
 #define TILES_PER_CHECK 8      /* tiles per thread between interrupt checks */
+#define DIAG_STRIP 48          /* column strips of diagonal tiles: a multiple of 8 and 4 */
 
 typedef struct {
     const double *a, *b;
@@ -35,6 +36,19 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) (bi * TILE), j0 = (int) (bj * TILE);
     int mr = p->m - i0 < TILE ? p->m - i0 : TILE;
     int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
+    if (p->tiles && bi == bj) {
+        /* a diagonal tile of a symmetric result: column strips, each with
+         * the rows down to its last column only (entries are the same
+         * chains whatever the shapes of the calls) */
+        for (int q = 0; q < nc; q += DIAG_STRIP) {
+            int w = nc - q < DIAG_STRIP ? nc - q : DIAG_STRIP;
+            int rows = q + w < mr ? q + w : mr;
+            bochner_gemm(p->a + i0, p->lda, p->b + (ptrdiff_t) (j0 + q) * p->ldb, p->ldb,
+                         rows, w, p->k, p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc, p->ldc,
+                         p->accumulate);
+        }
+        return;
+    }
     bochner_gemm(p->a + i0, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
                  p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
 }
@@ -142,6 +156,32 @@ static void shifted_copy(const double *x, int nr, int ncol, const double *shift,
     }
 }
 
+/* zc = z - shift and zt = t(zc), a block of columns at a time, adding the
+ * columns of zc to sum (each column in row order). */
+#define SHIFT_COLS 32
+typedef struct {
+    const double *z;
+    int nr, ncol;
+    const double *shift;
+    double *zc, *zt, *sum;
+} shift_job;
+
+static void shift_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const shift_job *p = (const shift_job *) ctx;
+    int j0 = (int) blk * SHIFT_COLS, nc = p->ncol - j0 < SHIFT_COLS ? p->ncol - j0 : SHIFT_COLS;
+    ptrdiff_t off = (ptrdiff_t) j0 * p->nr;
+    shifted_copy(p->z + off, p->nr, nc, p->shift + j0, p->zc + off, p->sum + j0);
+    /* rows j0 .. j0 + nc of zt (ncol x nr) */
+    for (int i0 = 0; i0 < p->nr; i0 += 32) {
+        int i1 = p->nr - i0 < 32 ? p->nr : i0 + 32;
+        for (int i = i0; i < i1; i++)
+            for (int j = 0; j < nc; j++)
+                p->zt[j0 + j + (ptrdiff_t) i * p->ncol] = p->zc[off + i + (ptrdiff_t) j * p->nr];
+    }
+}
+
 /* Z'Z and Z'Y of a tall Z that R supplies block by block: block(i), for
  * i = 1..nblocks, returns list(z, y), z an nr x D and y an nr x m double
  * matrix (the same D and m for every block, nr >= 1).  Centred about the
@@ -202,10 +242,12 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
             yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
         }
-        shifted_copy(REAL(z), nr, D, s, zc, zsum);
+        shift_job sj = {REAL(z), nr, D, s, zc, zt, zsum};
+        bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
+                                bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
+                                shift_block, &sj);
         shifted_copy(REAL(y), nr, m, t, yc, ysum);
         UNPROTECT(3);
-        bochner_transpose(zc, nr, nr, D, zt);
         bochner_product(zt, D, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
         if (m > 0) bochner_product(zt, D, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
         n += nr;
