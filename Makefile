@@ -28,6 +28,7 @@ bench: install
 	$(RSCRIPT) bench/polynomial.R
 	$(RSCRIPT) bench/svm.R
 	$(RSCRIPT) bench/threads.R
+	$(RSCRIPT) bench/default_transform.R
 
 bench-transform: install
 	$(RSCRIPT) bench/transform.R

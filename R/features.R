@@ -171,7 +171,58 @@ transform_features <- function(map, x, nthreads) UseMethod("transform_features")
 
 #' @export
 transform_features.fourier_features <- function(map, x, nthreads) {
-  .Call(C_rff_transform, x, map$omega, map$phase, map$scale, nthreads)
+  .Call(C_rff_transform, x, map$omega, map$phase, map$scale, FALSE, nthreads)
+}
+
+# Rows per block when features are computed in pieces: at most 32 MB.
+rff_block_rows <- function(n, nf) max(1L, min(n, 2^22 %/% nf))
+
+# t(Z), n_features x n, as the SVM solver wants it (a sample's features
+# contiguous): in C for Fourier maps, in row blocks otherwise.
+transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
+
+#' @export
+transform_features_t.default <- function(map, x, nthreads) {
+  n <- nrow(x)
+  zt <- matrix(0, map$n_features, n)
+  rows <- rff_block_rows(n, map$n_features)
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    zt[, idx] <- t(transform_features(map, x[idx, , drop = FALSE], nthreads))
+  }
+  zt
+}
+
+#' @export
+transform_features_t.fourier_features <- function(map, x, nthreads) {
+  .Call(C_rff_transform, x, map$omega, map$phase, map$scale, TRUE, nthreads)
+}
+
+# Z %*% weights + intercept without holding Z: a row block of features at a
+# time (in C, fused per block of rows, for Fourier maps), multiplied by the
+# package's own product, so the values are identical for any BLAS, thread
+# count and split of the rows.
+feature_decision <- function(map, x, weights, intercept, nthreads) {
+  UseMethod("feature_decision")
+}
+
+#' @export
+feature_decision.default <- function(map, x, weights, intercept, nthreads) {
+  n <- nrow(x)
+  out <- matrix(0, n, ncol(weights))
+  rows <- rff_block_rows(n, map$n_features)
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+    out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
+  }
+  out
+}
+
+#' @export
+feature_decision.fourier_features <- function(map, x, weights, intercept, nthreads) {
+  .Call(C_rff_decision, x, map$omega, map$phase, map$scale, weights, as.double(intercept),
+        nthreads)
 }
 
 # newdata as the numeric matrix the map was fitted on, or a clear error.

@@ -99,7 +99,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
          else ridge_dual(map, xs, resp$Y, lambda, nthreads)
   beta <- sol$beta
   intercept <- sol$intercept
-  fitted <- rff_feature_decision(map, xs, beta, intercept, nthreads)
+  fitted <- feature_decision(map, xs, beta, intercept, nthreads)
   fit <- structure(list(weights = beta, intercept = intercept, type = resp$type,
                         levels = resp$levels, kernel = map$kernel, D = D,
                         n_features = nf, lambda = lambda, n = n, map = map,

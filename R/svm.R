@@ -156,7 +156,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                    class = "rff_svm")
   colnames(fit$weights) <- lev
   # training decision values from the features already computed
-  dec <- rff_decision_t(out$zt, fit$weights, fit$intercept, nthreads)
+  dec <- rff_decision(fit, xs, nthreads)
   out$zt <- NULL
   fit$fitted <- rff_decision_classes(dec, lev)
   names(fit$fitted) <- rownames(x)
@@ -364,54 +364,14 @@ rff_build_map <- function(xs, kernel, D) {
   random_features.default(xs, resolved, D = D)
 }
 
-# Rows per block when features are computed in pieces: at most 32 MB.
-rff_block_rows <- function(n, nf) max(1L, min(n, 2^22 %/% nf))
-
-# The transposed feature matrix t(Z), n_features x n, built in row blocks.
+# The transposed feature matrix t(Z), n_features x n.
 rff_features_t <- function(map, xs, nthreads) {
-  n <- nrow(xs)
-  nf <- map$n_features
-  check_allocation(nf, n, "the feature matrix", arg = "D")
-  zt <- matrix(0, nf, n)
-  rows <- rff_block_rows(n, nf)
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
-    zt[, idx] <- t(transform_features(map, xs[idx, , drop = FALSE], nthreads))
-  }
-  zt
+  check_allocation(map$n_features, nrow(xs), "the feature matrix", arg = "D")
+  transform_features_t(map, xs, nthreads)
 }
 
-# Decision values Z %*% weights + intercept for scaled data, features
-# computed a row block at a time (memory O(block), whatever n) and multiplied
-# by the package's own product: identical for any BLAS, threads and blocks.
+# Decision values Z %*% weights + intercept for scaled data.
 rff_decision <- function(object, xs, nthreads) {
-  rff_feature_decision(object$map, xs, object$weights, object$intercept, nthreads)
-}
-
-rff_feature_decision <- function(map, xs, weights, intercept, nthreads) {
-  n <- nrow(xs)
-  m <- ncol(weights)
-  check_allocation(n, m, "the matrix of predictions", arg = "newdata")
-  out <- matrix(0, n, m)
-  rows <- rff_block_rows(n, map$n_features)
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
-    Z <- transform_features(map, xs[idx, , drop = FALSE], nthreads)
-    out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
-  }
-  out
-}
-
-# t(zt) %*% weights + intercept for transposed features zt (n_features x n),
-# a column block at a time.
-rff_decision_t <- function(zt, weights, intercept, nthreads) {
-  n <- ncol(zt)
-  out <- matrix(0, n, ncol(weights))
-  rows <- rff_block_rows(n, nrow(zt))
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
-    out[idx, ] <- .Call(C_matprod, t(zt[, idx, drop = FALSE]), weights, nthreads) +
-      rep(intercept, each = length(idx))
-  }
-  out
+  check_allocation(nrow(xs), ncol(object$weights), "the matrix of predictions", arg = "newdata")
+  feature_decision(object$map, xs, object$weights, object$intercept, nthreads)
 }

@@ -347,6 +347,11 @@ measure_here <- function(label = NULL, csv = NULL, expect = NULL, write_md = TRU
       add_row(name, size, NA_integer_, NA_real_, 0L, NA, msg)
       next
     }
+    # one untimed run first: the first touch of fresh memory in a new process
+    # (or a new virtual machine) costs far more than the call itself and
+    # would be charged to whichever thread count came first
+    warm <- tryCatch(task$run(data, max(threads)), error = function(e) NULL)
+    rm(warm); invisible(gc(FALSE))
     ref <- NULL
     for (nt in threads) {
       secs <- numeric(); same <- TRUE; reps <- 3L; err <- NULL

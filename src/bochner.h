@@ -32,6 +32,7 @@ enum bochner_status {
 
 /* memory.c */
 SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol);
+void bochner_advise_huge_pages(void *p, size_t bytes);
 
 /* checks.c: cheap checks of the .Call wrappers, one message per status */
 int bochner_is_real_matrix(SEXP m);
@@ -41,7 +42,6 @@ void bochner_stop_on_status(int status, const char *where);
 /* threads.c: the thread policy and the one parallel loop */
 int bochner_nthreads(int requested);
 int bochner_threads_for(int nthreads, double work);
-int bochner_thread_num(void);
 typedef void (*bochner_block_fn)(void *ctx, R_xlen_t block, int thread);
 void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
                              bochner_block_fn fn, void *ctx);
@@ -67,7 +67,7 @@ void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
 void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                      int upper, int nthreads);
-void bochner_mirror_upper(double *g, R_xlen_t n);
+void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t);
 
 /* cholesky.c: a = R'R on that kernel, and the solves */
@@ -147,8 +147,10 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads);
 SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);
-SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale,
+SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
                                 SEXP nthreads);
+SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
+                               SEXP intercept, SEXP nthreads);
 SEXP bochner_fast_sincos(SEXP x);
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
                               SEXP nstart, SEXP itermax, SEXP nthreads);

@@ -11,9 +11,11 @@
  * number of threads, so neither does the result. */
 #include "bochner.h"
 #include <limits.h>
+#include <string.h>
 
 #define ROW_BLOCK 256
 #define FREQ_BLOCK 256
+#define DECISION_ROWS 64     /* rows per block of the fused decision values */
 #define TILES_PER_CHECK 64   /* tiles per thread between interrupt checks */
 
 typedef struct {
@@ -21,69 +23,174 @@ typedef struct {
     R_xlen_t n;
     int d, nfreq;
     double scale;
-    double *z;
+    int nfeat;           /* nfreq (phase map) or 2 nfreq (pair map) */
+    double *out;         /* Z (n x nfeat), t(Z) (nfeat x n) or the decision values (n x m) */
     R_xlen_t ncb;        /* frequency blocks */
-    double *scratch;     /* ROW_BLOCK x FREQ_BLOCK per thread */
+    double *scratch;     /* per thread */
+    R_xlen_t per_thread;
+    const double *beta, *intercept;   /* decision values: nfeat x m, m */
+    int m;
 } transform_job;
 
+/* The features of rows r0 .. r0 + nr - 1 and frequencies j0 .. j0 + nj - 1:
+ * feature column f (f = j0, .., or 2 j0, .. for the pair map) goes to
+ * dest + (f - first) * ldd, where first is the tile's first feature.
+ * prod: nr x nj scratch for X[rows, ] %*% W[, freqs]. */
+static void fourier_block(const transform_job *p, R_xlen_t r0, int nr, int j0, int nj,
+                          double *dest, R_xlen_t ldd, double *prod)
+{
+    const int d = p->d;
+    bochner_gemm(p->x + r0, p->n, p->w + (R_xlen_t) j0 * d, d, nr, nj, d, prod, nr, 0);
+    for (int j = 0; j < nj; j++) {
+        if (p->b) {
+            bochner_cos_affine(dest + (R_xlen_t) j * ldd, prod + (R_xlen_t) j * nr, nr,
+                               p->b[j0 + j], p->scale);
+        } else {
+            bochner_sincos_scaled(dest + (R_xlen_t) (2 * j) * ldd,
+                                  dest + (R_xlen_t) (2 * j + 1) * ldd,
+                                  prod + (R_xlen_t) j * nr, nr, p->scale);
+        }
+    }
+}
+
+static int first_feature(const transform_job *p, int j0) { return p->b ? j0 : 2 * j0; }
+
+static void tile_geometry(const transform_job *p, R_xlen_t t, R_xlen_t *r0, int *nr,
+                          int *j0, int *nj)
+{
+    *r0 = (t / p->ncb) * ROW_BLOCK;
+    *j0 = (int) ((t % p->ncb) * FREQ_BLOCK);
+    *nr = (int) (p->n - *r0 < ROW_BLOCK ? p->n - *r0 : ROW_BLOCK);
+    *nj = p->nfreq - *j0 < FREQ_BLOCK ? p->nfreq - *j0 : FREQ_BLOCK;
+}
+
+/* Z, n x nfeat */
 static void transform_tile(void *ctx, R_xlen_t t, int thread)
 {
     const transform_job *p = (const transform_job *) ctx;
-    double *scratch = p->scratch + (R_xlen_t) thread * ROW_BLOCK * FREQ_BLOCK;
-    R_xlen_t r0 = (t / p->ncb) * ROW_BLOCK, n = p->n;
-    int j0 = (int) ((t % p->ncb) * FREQ_BLOCK), d = p->d;
-    int nr = (int) (n - r0 < ROW_BLOCK ? n - r0 : ROW_BLOCK);
-    int nj = p->nfreq - j0 < FREQ_BLOCK ? p->nfreq - j0 : FREQ_BLOCK;
-    /* scratch (nr x nj) = X[r0 + 0:nr, ] %*% W[, j0 + 0:nj] */
-    bochner_gemm(p->x + r0, n, p->w + (R_xlen_t) j0 * d, d, nr, nj, d, scratch, nr, 0);
-    double *z = p->z;
-    if (p->b) {
-        for (int j = 0; j < nj; j++)
-            bochner_cos_affine(z + r0 + (R_xlen_t) (j0 + j) * n,
-                               scratch + (R_xlen_t) j * nr, nr, p->b[j0 + j], p->scale);
-    } else {
-        for (int j = 0; j < nj; j++) {
-            R_xlen_t col = 2 * (R_xlen_t) (j0 + j);
-            bochner_sincos_scaled(z + r0 + col * n, z + r0 + (col + 1) * n,
-                                  scratch + (R_xlen_t) j * nr, nr, p->scale);
-        }
+    R_xlen_t r0;
+    int nr, j0, nj;
+    tile_geometry(p, t, &r0, &nr, &j0, &nj);
+    fourier_block(p, r0, nr, j0, nj, p->out + r0 + (R_xlen_t) first_feature(p, j0) * p->n,
+                  p->n, p->scratch + (R_xlen_t) thread * p->per_thread);
+}
+
+/* t(Z), nfeat x n: a tile of features in scratch, then transposed */
+static void transform_tile_t(void *ctx, R_xlen_t t, int thread)
+{
+    const transform_job *p = (const transform_job *) ctx;
+    R_xlen_t r0;
+    int nr, j0, nj;
+    tile_geometry(p, t, &r0, &nr, &j0, &nj);
+    double *prod = p->scratch + (R_xlen_t) thread * p->per_thread;
+    double *tile = prod + ROW_BLOCK * FREQ_BLOCK;
+    int f0 = first_feature(p, j0), nf = p->b ? nj : 2 * nj;
+    fourier_block(p, r0, nr, j0, nj, tile, nr, prod);
+    bochner_transpose(tile, nr, nr, nf, tile + (R_xlen_t) nr * nf);
+    const double *tt = tile + (R_xlen_t) nr * nf;   /* nf x nr */
+    for (int i = 0; i < nr; i++)
+        memcpy(p->out + f0 + (r0 + i) * (R_xlen_t) p->nfeat, tt + (R_xlen_t) i * nf,
+               sizeof(double) * (size_t) nf);
+}
+
+/* Decision values of a block of rows: its features for every frequency in
+ * scratch, then times beta, plus the intercept.  Each value is one chain
+ * over the features in order (gemm.c), as for Z %*% beta. */
+static void decision_rows(void *ctx, R_xlen_t blk, int thread)
+{
+    const transform_job *p = (const transform_job *) ctx;
+    R_xlen_t r0 = blk * DECISION_ROWS;
+    int nr = (int) (p->n - r0 < DECISION_ROWS ? p->n - r0 : DECISION_ROWS);
+    double *prod = p->scratch + (R_xlen_t) thread * p->per_thread;
+    double *feat = prod + DECISION_ROWS * FREQ_BLOCK;      /* nr x nfeat */
+    for (int j0 = 0; j0 < p->nfreq; j0 += FREQ_BLOCK) {
+        int nj = p->nfreq - j0 < FREQ_BLOCK ? p->nfreq - j0 : FREQ_BLOCK;
+        fourier_block(p, r0, nr, j0, nj, feat + (R_xlen_t) first_feature(p, j0) * nr, nr, prod);
     }
+    double *dec = p->out + r0;
+    bochner_gemm(feat, nr, p->beta, p->nfeat, nr, p->m, p->nfeat, dec, p->n, 0);
+    for (int c = 0; c < p->m; c++)
+        for (int i = 0; i < nr; i++) dec[i + (R_xlen_t) c * p->n] += p->intercept[c];
+}
+
+/* layout: 0 Z, 1 t(Z), 2 decision values Z %*% beta + intercept */
+static void fourier_run(const double *x, R_xlen_t n, int d, const double *w, int nfreq,
+                        const double *b, double scale, double *out, int layout,
+                        const double *beta, const double *intercept, int m, int nthreads)
+{
+    transform_job p = {x, w, b, n, d, nfreq, scale, b ? nfreq : 2 * nfreq, out,
+                       (nfreq + FREQ_BLOCK - 1) / FREQ_BLOCK, NULL, 0, beta, intercept, m};
+    /* work: the product and about 20 operations per cosine */
+    double work = (double) n * (double) nfreq * ((double) d + 20.0);
+    if (layout == 2) work += (double) n * p.nfeat * m;
+    nthreads = bochner_threads_for(nthreads, work);
+    R_xlen_t nblocks = ((n + ROW_BLOCK - 1) / ROW_BLOCK) * p.ncb;
+    bochner_block_fn fn = transform_tile;
+    p.per_thread = ROW_BLOCK * FREQ_BLOCK;
+    if (layout == 1) {
+        fn = transform_tile_t;
+        p.per_thread = 5 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;   /* product, tile, transposed */
+    } else if (layout == 2) {
+        fn = decision_rows;
+        nblocks = (n + DECISION_ROWS - 1) / DECISION_ROWS;
+        p.per_thread = DECISION_ROWS * (FREQ_BLOCK + (R_xlen_t) p.nfeat);
+    }
+    p.scratch = (double *) R_alloc((size_t) nthreads * (size_t) p.per_thread, sizeof(double));
+    bochner_parallel_blocks(nblocks, nthreads, TILES_PER_CHECK, fn, &p);
 }
 
 void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
                                double scale, double *z, int nthreads)
 {
-    R_xlen_t nrb = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-    R_xlen_t ncb = (nfreq + FREQ_BLOCK - 1) / FREQ_BLOCK;
-    /* work: the product and about 20 operations per cosine */
-    double work = (double) n * (double) nfreq * ((double) d + 20.0);
-    nthreads = bochner_threads_for(nthreads, work);
-    transform_job p = {x, w, b, n, d, nfreq, scale, z, ncb,
-                       (double *) R_alloc((size_t) nthreads * ROW_BLOCK * FREQ_BLOCK,
-                                          sizeof(double))};
-    bochner_parallel_blocks(nrb * ncb, nthreads, TILES_PER_CHECK, transform_tile, &p);
+    fourier_run(x, n, d, w, nfreq, b, scale, z, 0, NULL, NULL, 0, nthreads);
 }
 
-SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale,
-                                SEXP nthreads)
+/* The arguments shared by the entry points: x, w, b, and the feature count. */
+static R_xlen_t check_fourier_args(SEXP x, SEXP w, SEXP b)
 {
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    R_xlen_t n = nrows(x);
     int d = ncols(x), nfreq = ncols(w);
     if (nrows(w) != d) error("'w' must have one row per column of 'x'");
     if (d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
     if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
         error("'b' must be NULL or a double vector with one phase per frequency");
-    double s = asReal(scale);
     R_xlen_t ncol = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
     if (ncol > INT_MAX) error("too many features");
-    SEXP z = PROTECT(bochner_alloc_output(n, ncol));
+    return ncol;
+}
+
+/* Z (n x features), or t(Z) when transposed is TRUE */
+SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
+                                SEXP nthreads)
+{
+    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
+    int tr = asLogical(transposed) == TRUE;
+    SEXP z = PROTECT(tr ? bochner_alloc_output(ncol, n) : bochner_alloc_output(n, ncol));
     if (n > 0)
-        bochner_fourier_transform(REAL(x), n, d, REAL(w), nfreq,
-                                  isNull(b) ? NULL : REAL(b), s, REAL(z),
-                                  bochner_nthreads(asInteger(nthreads)));
+        fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
+                    asReal(scale), REAL(z), tr, NULL, NULL, 0,
+                    bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);
     return z;
+}
+
+/* Z %*% beta + intercept (n x m) without holding Z: memory O(block) */
+SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
+                               SEXP intercept, SEXP nthreads)
+{
+    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
+    if (!bochner_is_real_matrix(beta) || nrows(beta) != ncol)
+        error("'beta' must be a double matrix with one row per feature");
+    int m = ncols(beta);
+    if (TYPEOF(intercept) != REALSXP || XLENGTH(intercept) != m)
+        error("'intercept' must be a double vector with one value per column of 'beta'");
+    SEXP out = PROTECT(bochner_alloc_output(n, m));
+    if (n > 0 && m > 0)
+        fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
+                    asReal(scale), REAL(out), 2, REAL(beta), REAL(intercept), m,
+                    bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return out;
 }

@@ -7,7 +7,8 @@
 static const R_CallMethodDef call_methods[] = {
     CALLDEF("kernel_matrix", bochner_kernel_matrix_call, 5),
     CALLDEF("spectral_sample", bochner_spectral_sample_call, 4),
-    CALLDEF("rff_transform", bochner_rff_transform_call, 5),
+    CALLDEF("rff_transform", bochner_rff_transform_call, 6),
+    CALLDEF("rff_decision", bochner_rff_decision_call, 7),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
     CALLDEF("tile_product", bochner_tile_product_call, 3),
     CALLDEF("max_threads", bochner_max_threads, 0),

@@ -116,8 +116,8 @@ static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
 }
 
 /* out (na x nb) = alpha * a %*% t(b) for a (na x d), b (nb x d), column-
- * major; when b is a (self), only the tiles on and above the diagonal, then
- * mirrored: exactly symmetric. */
+ * major; when b is a (self), only the upper triangle (with some entries
+ * below the diagonal), for the caller to mirror. */
 static void outer_products(const double *a, R_xlen_t na, const double *b,
                            R_xlen_t nb, int d, double alpha, double *out,
                            int self, int nthreads)
@@ -133,7 +133,6 @@ static void outer_products(const double *a, R_xlen_t na, const double *b,
     if (alpha != 1.0)
         for (R_xlen_t i = 0; i < (R_xlen_t) d * nb; i++) bt[i] *= alpha;
     bochner_product(a, na, bt, d, (int) na, (int) nb, d, out, na, 0, self, nthreads);
-    if (self) bochner_mirror_upper(out, na);
 }
 
 /* out[i, j] = max(0, out[i, j] + xn[i] + yn[j]), a block of columns at a time */
@@ -143,6 +142,7 @@ typedef struct {
     const double *xn, *yn;
     R_xlen_t cols;       /* columns per block */
     R_xlen_t ny;
+    int upper;
 } norms_job;
 
 static void add_norms(void *ctx, R_xlen_t blk, int thread)
@@ -154,7 +154,9 @@ static void add_norms(void *ctx, R_xlen_t blk, int thread)
         /* the last block may run past ny: yn has ny entries, out ny columns */
         if (j >= p->ny) break;
         double *col = p->out + j * nx, ynj = p->yn[j];
-        for (R_xlen_t i = 0; i < nx; i++) {
+        /* self: the upper triangle only (the product left the rest unset) */
+        R_xlen_t rows = p->upper && j + 1 < nx ? j + 1 : nx;
+        for (R_xlen_t i = 0; i < rows; i++) {
             double v = col[i] + p->xn[i] + ynj;
             col[i] = v > 0.0 ? v : 0.0;
         }
@@ -173,14 +175,14 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
     centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
                      self ? NULL : yn);
     outer_products(xc, nx, yc, ny, d, -2.0, out, self, nthreads);
-    norms_job p = {out, nx, xn, yn, (R_xlen_t) (ELEM_BLOCK / (nx > 0 ? nx : 1)) + 1, ny};
+    norms_job p = {out, nx, xn, yn, (R_xlen_t) (ELEM_BLOCK / (nx > 0 ? nx : 1)) + 1, ny, self};
     bochner_parallel_blocks((ny + p.cols - 1) / p.cols,
                             bochner_threads_for(nthreads, 2.0 * (double) nx * (double) ny),
                             ELEM_BLOCKS_PER_CHECK, add_norms, &p);
     if (self) {
         /* exact symmetry (xn[i] + yn[j] rounds unlike yn[j] + xn[i]) and
          * exact zeros on the diagonal */
-        bochner_mirror_upper(out, nx);
+        bochner_mirror_upper(out, nx, nthreads);
         for (R_xlen_t j = 0; j < ny; j++) out[j + j * nx] = 0.0;
     }
 }
@@ -382,6 +384,7 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
         if (code == BK_EXPDOT && (npar != 1 || !(par[0] > 0)))
             return BOCHNER_BAD_ARGUMENT;
         outer_products(x, nx, y ? y : x, ny, d, 1.0, out, y == NULL, nthreads);
+        if (!y) bochner_mirror_upper(out, nx, nthreads);
         if (code == BK_POLYNOMIAL) {
             apply_polynomial(out, len, par, npar, nthreads);
         } else { /* exp(x.y / sigma^2) */

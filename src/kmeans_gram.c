@@ -29,12 +29,14 @@ typedef struct {
 } gram_problem;
 
 /* Rows per block in the passes over K: long contiguous runs of each column
- * of K while the block's tile of S (rows x k) stays small.  Each entry of S
- * is summed over the columns in order whatever the blocks. */
-static R_xlen_t acc_rows(int k)
+ * of K while the block's tile of S (rows x k) stays small, and at least four
+ * blocks per thread.  Each entry of S is summed over the columns in order
+ * whatever the blocks, so the result does not depend on them. */
+static R_xlen_t acc_rows(R_xlen_t nr, int k, int nthreads)
 {
-    R_xlen_t rows = ACC_TILE / k;
-    return rows < KM_ROW_BLOCK ? KM_ROW_BLOCK : rows;
+    R_xlen_t rows = ACC_TILE / k, balanced = (nr + 4 * nthreads - 1) / (4 * nthreads);
+    if (rows > balanced) rows = balanced;   /* a few blocks per thread */
+    return rows < 64 ? 64 : rows;
 }
 
 /* S[, c] = sum over columns j with a[j] == c of K[, j] (the full pass), or
@@ -80,10 +82,10 @@ static void columns_block(void *ctx, R_xlen_t blk, int thread)
 
 static void run_columns(columns_job *p, int nthreads)
 {
-    p->rows = acc_rows(p->k);
     double work = (double) p->nr * (double) (p->moved ? 2 * p->nmoved : p->nc);
-    bochner_parallel_blocks((p->nr + p->rows - 1) / p->rows,
-                            bochner_threads_for(nthreads, work), 1, columns_block, p);
+    nthreads = bochner_threads_for(nthreads, work);
+    p->rows = acc_rows(p->nr, p->k, nthreads);
+    bochner_parallel_blocks((p->nr + p->rows - 1) / p->rows, nthreads, 1, columns_block, p);
 }
 
 static void accumulate_columns(const double *K, R_xlen_t nr, R_xlen_t nc,
@@ -291,6 +293,7 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int nth = bochner_nthreads(asInteger(nthreads));
 
     double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
+    bochner_advise_huge_pages(K, (size_t) n * (size_t) n * sizeof(double));
     int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par), REAL(x),
                                        n, NULL, n, d, K, nth);
     bochner_stop_on_status(status, "kernel_kmeans");

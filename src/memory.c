@@ -18,7 +18,7 @@
 #define HUGE_PAGE ((uintptr_t) 2 << 20)
 #define ADVISE_MIN_BYTES ((size_t) 4 << 20)
 
-static void advise_huge_pages(void *p, size_t bytes)
+void bochner_advise_huge_pages(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (bytes < ADVISE_MIN_BYTES) return;
@@ -35,7 +35,7 @@ SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol)
 {
     if (nrow > INT_MAX || ncol > INT_MAX) error("too many rows or columns for a matrix");
     SEXP z = PROTECT(allocMatrix(REALSXP, (int) nrow, (int) ncol));
-    advise_huge_pages(REAL(z), (size_t) XLENGTH(z) * sizeof(double));
+    bochner_advise_huge_pages(REAL(z), (size_t) XLENGTH(z) * sizeof(double));
     UNPROTECT(1);
     return z;
 }

@@ -74,11 +74,35 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
                             product_tile, &p);
 }
 
-/* Copy the strict upper triangle of the square matrix g (n x n) to the lower. */
-void bochner_mirror_upper(double *g, R_xlen_t n)
+/* Copy the strict upper triangle of the square matrix g (n x n) to the
+ * lower: blocks of MIRROR columns of the lower triangle, threaded, each
+ * copied tile by tile so that the strided reads stay in cache. */
+#define MIRROR 64
+typedef struct {
+    double *g;
+    R_xlen_t n;
+} mirror_job;
+
+static void mirror_block(void *ctx, R_xlen_t blk, int thread)
 {
-    for (R_xlen_t j = 0; j < n; j++)
-        for (R_xlen_t i = j + 1; i < n; i++) g[i + j * n] = g[j + i * n];
+    (void) thread;
+    const mirror_job *p = (const mirror_job *) ctx;
+    R_xlen_t n = p->n, j0 = blk * MIRROR, j1 = n - j0 < MIRROR ? n : j0 + MIRROR;
+    double *g = p->g;
+    for (R_xlen_t i0 = j0; i0 < n; i0 += MIRROR) {
+        R_xlen_t i1 = n - i0 < MIRROR ? n : i0 + MIRROR;
+        for (R_xlen_t j = j0; j < j1; j++)
+            for (R_xlen_t i = (i0 > j + 1 ? i0 : j + 1); i < i1; i++)
+                g[i + j * n] = g[j + i * n];
+    }
+}
+
+void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads)
+{
+    mirror_job p = {g, n};
+    bochner_parallel_blocks((n + MIRROR - 1) / MIRROR,
+                            bochner_threads_for(nthreads, (double) n * (double) n), 4,
+                            mirror_block, &p);
 }
 
 /* t (ncol x nrow) = transpose of x (nrow x ncol, leading dimension ldx),
@@ -124,7 +148,7 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
     memset(REAL(g), 0, sizeof(double) * (size_t) XLENGTH(g));
     bochner_product(at, D, REAL(a), n, D, D, n, REAL(g), D, 1, 1,
                     bochner_nthreads(asInteger(nthreads)));
-    bochner_mirror_upper(REAL(g), D);
+    bochner_mirror_upper(REAL(g), D, bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);
     return g;
 }
@@ -262,7 +286,7 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
         double dj = ysum[j] / n;
         for (int i = 0; i < D; i++) r[i + (ptrdiff_t) j * D] -= n * (zsum[i] / n) * dj;
     }
-    bochner_mirror_upper(g, D);
+    bochner_mirror_upper(g, D, nth);
     SEXP zbar = PROTECT(allocVector(REALSXP, D));
     SEXP ybar = PROTECT(allocVector(REALSXP, m));
     for (int j = 0; j < D; j++) REAL(zbar)[j] = s[j] + zsum[j] / n;

@@ -311,15 +311,17 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                               qd + (R_xlen_t) c * n, seed[c]);
         bochner_stop_on_status(status, "rff_svm");
     }
-    /* passes between interrupt checks: about 2^27 multiply-adds */
+    /* Rounds: every problem not done makes a few passes (about 2^28
+     * multiply-adds), the problems shared among the threads as they come
+     * free; interrupts are checked between rounds. */
     double pass_work = 2.0 * (double) n * (double) D;
-    svm_job job = {prob, pass_work >= 1.34e8 ? 1 : (int) (1.34e8 / pass_work)};
+    svm_job job = {prob, pass_work >= 2.68e8 ? 1 : (int) (2.68e8 / pass_work)};
     int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), pass_work * nprob);
     for (;;) {
         int left = 0;
         for (int c = 0; c < nprob; c++) left += !prob[c].done;
         if (!left) break;
-        bochner_parallel_blocks(nprob, nth, 1, svm_block, &job);
+        bochner_parallel_blocks(nprob, nth, nprob, svm_block, &job);
     }
     for (int c = 0; c < nprob; c++) {
         INTEGER(IT)[c] = prob[c].iter;

@@ -43,15 +43,6 @@ int bochner_threads_for(int nthreads, double work)
     return most < (double) nthreads ? (int) most : nthreads;
 }
 
-int bochner_thread_num(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
                              bochner_block_fn fn, void *ctx)
 {

@@ -73,3 +73,24 @@ test_that("the Cholesky solve matches solve() and refuses indefinite matrices", 
   expect_error(ridge_solve(A, matrix(1, 3, 1), NA_real_), "finite")
   expect_error(ridge_solve(matrix(1, 2, 3), matrix(1, 2, 1), 1), "square")
 })
+
+test_that("the transposed transform and the fused decision values equal their unfused forms bit for bit", {
+  set.seed(4)
+  x <- matrix(rnorm(333 * 5), 333, 5)
+  for (type in c("phase", "pair")) {
+    map <- random_features(x, gaussian_kernel(1), D = 300, type = type, seed = 1)
+    z <- bochner:::transform_features(map, x, 1L)
+    expect_identical(bochner:::transform_features_t(map, x, 2L), t(z))
+    for (m in c(1L, 3L)) {
+      w <- matrix(rnorm(map$n_features * m), map$n_features, m)
+      b <- rnorm(m)
+      unfused <- bochner:::feature_decision.default(map, x, w, b, 1L)
+      expect_equal(unfused, z %*% w + rep(b, each = nrow(x)), tolerance = 1e-13)
+      expect_identical(bochner:::feature_decision(map, x, w, b, 1L), unfused)
+      expect_identical(bochner:::feature_decision(map, x, w, b, 2L), unfused)
+      expect_identical(bochner:::feature_decision(map, x[-(1:7), ], w, b, 2L), unfused[-(1:7), , drop = FALSE])
+    }
+  }
+  expect_error(.Call(bochner:::C_rff_decision, x, map$omega, NULL, 1, matrix(1, 2, 1), 0, 1L),
+               "one row per feature")
+})
