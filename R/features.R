@@ -40,6 +40,14 @@
 #' @param D Number of random frequencies, a positive whole number (for
 #'   the other kernels, see [polynomial_features]).
 #' @param type `"phase"` or `"pair"`, see Details; Fourier features only.
+#' @param sampling How the frequencies of a Fourier map are drawn: `"iid"`
+#'   (independently from the spectral density, the default), `"orthogonal"`
+#'   (orthogonal random features: blocks of orthogonal directions with
+#'   norms from the kernel's radial law), `"structured"` (structured
+#'   orthogonal features from products of Walsh-Hadamard and random sign
+#'   matrices: a faster transform) or `"qmc"` (randomised quasi-Monte Carlo
+#'   points pushed through the spectral law).  See the Details for which
+#'   kernels each applies to.
 #' @param seed `NULL` to use the current random number stream, or a number to
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param method `NULL` (the kernel's default construction) or, for
@@ -82,21 +90,22 @@ random_features <- function(x, ...) UseMethod("random_features")
 #' @rdname random_features
 #' @export
 random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 500,
-                                    type = c("phase", "pair"), seed = NULL,
-                                    method = NULL, ...) {
+                                    type = c("phase", "pair"),
+                                    sampling = c("iid", "orthogonal", "structured", "qmc"),
+                                    seed = NULL, method = NULL, ...) {
   x <- as_data_matrix(x, "x")
   check_kernel(kernel)
   D <- check_count(D, "D")
   type <- check_choice(type, c("phase", "pair"), "type")
+  sampling <- check_choice(sampling, c("iid", "orthogonal", "structured", "qmc"), "sampling")
   resolved <- resolve_kernel(kernel, x)
-  # 'method' is passed on only when given, so that builders of kernels
-  # without methods need not know it; unknown options in '...' are refused
-  # by the builder (check_no_dots)
-  map <- with_seed(seed, if (is.null(method)) {
-    build_feature_map(resolved, x, D, type, ...)
-  } else {
-    build_feature_map(resolved, x, D, type, method = method, ...)
-  })
+  # 'method' and 'sampling' are passed on only when given, so that builders
+  # of kernels without them need not know them; unknown options in '...'
+  # are refused by the builder (check_no_dots)
+  opts <- list(...)
+  if (!is.null(method)) opts$method <- method
+  if (sampling != "iid") opts$sampling <- sampling
+  map <- with_seed(seed, do.call(build_feature_map, c(list(resolved, x, D, type), opts)))
   map$input <- input_description(x)
   map
 }
@@ -119,7 +128,8 @@ random_features.formula <- function(x, data = NULL, ...) {
 build_feature_map <- function(kernel, x, D, type, ...) UseMethod("build_feature_map")
 
 #' @export
-build_feature_map.default <- function(kernel, x, D, type, method = NULL, ...) {
+build_feature_map.default <- function(kernel, x, D, type, method = NULL, sampling = "iid",
+                                      ...) {
   check_no_dots(...)
   check_shift_invariant(kernel)
   if (!is.null(method)) {
@@ -132,9 +142,10 @@ build_feature_map.default <- function(kernel, x, D, type, method = NULL, ...) {
   n_features <- if (type == "pair") 2 * D else D
   check_allocation(d, D, "the frequency matrix", arg = "D")
   if (n_features > .Machine$integer.max) stop_arg("D", "is too large")
-  omega <- t(spectral_sample(kernel, D, d))
-  phase <- if (type == "phase") stats::runif(D, 0, 2 * pi) else NULL
-  structure(list(kernel = kernel, D = D, type = type, omega = omega, phase = phase,
+  if (sampling == "structured") return(build_structured_map(kernel, x, D, type))
+  draws <- sample_frequencies(kernel, D, d, type, sampling)
+  structure(list(kernel = kernel, D = D, type = type, sampling = sampling,
+                 omega = draws$omega, phase = draws$phase,
                  scale = sqrt(if (type == "phase") 2 / D else 1 / D),
                  n_features = as.integer(n_features)),
             class = c("fourier_features", "random_features"))
