@@ -155,3 +155,14 @@ with_seed <- function(seed, expr) {
   set.seed(seed)
   expr
 }
+
+# A fitted feature map given to a fit ('map ='), for data with d columns.
+check_feature_map <- function(map, d, arg = "map") {
+  if (!inherits(map, "random_features")) {
+    stop_arg(arg, "must be a feature map from random_features() or nystrom_features()")
+  }
+  if (!identical(as.integer(map$input$d), as.integer(d))) {
+    stop_arg(arg, "was fitted on ", map$input$d, " column(s), but 'x' has ", d)
+  }
+  invisible(map)
+}

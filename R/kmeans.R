@@ -65,6 +65,9 @@
 #'   usually need a `sigma` smaller than the median distance.
 #' @param method `"exact"` (the Gram matrix) or `"rff"` (random Fourier
 #'   features).
+#' @param map For `method = "rff"`, a feature map fitted beforehand (by
+#'   [random_features()] with any `sampling`, or [nystrom_features()]) to
+#'   use instead of drawing one: `kernel` and `D` are then the map's.
 #' @param D For `method = "rff"`, the number of random features; ignored by
 #'   the exact method.
 #' @param nstart Number of random starts; the best is kept.  Ignored (with a
@@ -134,7 +137,7 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 #' @export
 kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median"),
                                   method = c("exact", "rff"), D = 500, nstart = 1,
-                                  iter.max = 100, seed = NULL,
+                                  iter.max = 100, seed = NULL, map = NULL,
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
@@ -148,7 +151,12 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
   nthreads <- check_threads(nthreads)
-  if (method == "rff") D <- check_count(D, "D")
+  if (!is.null(map)) {
+    if (method != "rff") stop_arg("map", "is for method = \"rff\"")
+    check_feature_map(map, ncol(x))
+  } else if (method == "rff") {
+    D <- check_count(D, "D")
+  }
   if (!is.null(start$init) && nstart > 1L) {
     warning("'nstart' is ignored when 'centers' is an initial assignment", call. = FALSE)
     nstart <- 1L
@@ -157,7 +165,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads)
   } else {
-    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads)
+    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map)
   }
   fit$input <- input
   if (!fit$converged) {
@@ -287,7 +295,8 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
   fit
 }
 
-kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads) {
+kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL) {
+  if (!is.null(map)) return(kkm_fit_map(x, start, map, nstart, iter.max, seed, nthreads))
   fourier <- isTRUE(kernel$shift_invariant)
   if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
                                              optional = TRUE))) {
@@ -308,6 +317,20 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads) {
   fit$map <- out$map
   fit$D <- D
   fit$centers <- out$res$centers
+  dimnames(fit$centers) <- list(seq_len(start$k), NULL)
+  fit
+}
+
+# Lloyd's k-means on the features of a map fitted beforehand.
+kkm_fit_map <- function(x, start, map, nstart, iter.max, seed, nthreads) {
+  check_allocation(nrow(x), map$n_features, "the features of 'x'", arg = "map")
+  Z <- stats::predict(map, x, nthreads = nthreads)
+  res <- with_seed(seed, .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart, iter.max,
+                               nthreads))
+  fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
+  fit$map <- map
+  fit$D <- if (is.null(map$D)) map$n_features else map$D
+  fit$centers <- res$centers
   dimnames(fit$centers) <- list(seq_len(start$k), NULL)
   fit
 }

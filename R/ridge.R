@@ -78,21 +78,30 @@ rff_ridge <- function(x, ...) UseMethod("rff_ridge")
 #' @rdname rff_ridge
 #' @export
 rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
-                              lambda = 0.01, scale = TRUE, seed = NULL,
+                              lambda = 0.01, scale = TRUE, seed = NULL, map = NULL,
                               nthreads = bochner_threads(), ...) {
   check_no_dots(...)
+  scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x")
   resp <- ridge_response(y, nrow(x))
   check_kernel(kernel)
   D <- check_count(D, "D")
   lambda <- check_positive(lambda, "lambda")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  if (!is.null(map)) {
+    check_feature_map(map, ncol(x))
+    if (scale && scale_given) {
+      stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
+    }
+    scale <- FALSE
+    D <- if (is.null(map$D)) map$n_features else map$D
+  }
   nthreads <- check_threads(nthreads)
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
-  map <- with_seed(seed, rff_build_map(xs, kernel, D))
+  if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D))
   n <- nrow(xs)
   nf <- map$n_features
   sol <- if (n >= nf) ridge_primal(map, xs, resp$Y, lambda, nthreads)

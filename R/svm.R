@@ -61,6 +61,11 @@
 #' @param epsilon Stopping tolerance on the projected gradient, see Details.
 #' @param max_iter Maximum number of passes over the data per binary problem.
 #' @param shrinking Use shrinking (it changes the path, not the solution).
+#' @param map A feature map fitted beforehand, by [random_features()] (any
+#'   kernel, `type` or `sampling`) or [nystrom_features()], to use instead of
+#'   drawing one from `kernel` and `D`.  It is applied to `x` as given, so
+#'   `scale` is then `FALSE`: fit the map on standardised data if you want
+#'   them.
 #' @param seed `NULL` to use the current random number stream, or a number to
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads for the features, see
@@ -111,9 +116,10 @@ rff_svm <- function(x, ...) UseMethod("rff_svm")
 rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                             cost = 1, loss = c("hinge", "squared_hinge"), scale = TRUE,
                             class.weights = NULL, epsilon = 0.1, max_iter = 1000,
-                            shrinking = TRUE, seed = NULL, nthreads = bochner_threads(),
-                            ...) {
+                            shrinking = TRUE, seed = NULL, map = NULL,
+                            nthreads = bochner_threads(), ...) {
   check_no_dots(...)
+  scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x")
   y <- rff_class_response(y, nrow(x))
   check_kernel(kernel)
@@ -121,6 +127,14 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   cost <- check_positive(cost, "cost")
   loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  if (!is.null(map)) {
+    check_feature_map(map, ncol(x))
+    if (scale && scale_given) {
+      stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
+    }
+    scale <- FALSE
+    D <- if (is.null(map$D)) map$n_features else map$D
+  }
   epsilon <- check_positive(epsilon, "epsilon")
   max_iter <- check_count(max_iter, "max_iter")
   shrinking <- check_flag(shrinking, "shrinking")
@@ -135,7 +149,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
   out <- with_seed(seed, {
-    map <- rff_build_map(xs, kernel, D)
+    if (is.null(map)) map <- rff_build_map(xs, kernel, D)
     zt <- rff_features_t(map, xs, nthreads)
     res <- .Call(C_svm_dcd, zt, as.integer(y), k, as.double(costs$cp), as.double(costs$cn),
                  if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking, nthreads)
