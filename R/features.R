@@ -309,7 +309,9 @@ print.summary.random_features <- function(x, ...) {
 #' }
 #' @export
 kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
-  if (!inherits(map, "random_features")) stop_arg("map", "must be a map from random_features()")
+  if (!inherits(map, "random_features")) {
+    stop_arg("map", "must be a map from random_features() or nystrom_features()")
+  }
   xm <- map_input_matrix(map, x, arg = "x")
   if (nrow(xm) > 10000L) {
     stop_arg("x", "has ", nrow(xm), " rows; the comparison needs three ", nrow(xm), " x ",
@@ -317,7 +319,7 @@ kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
   }
   Z <- predict(map, xm, nthreads = nthreads)
   K <- kernel_matrix(map$kernel, xm, nthreads = nthreads)
-  E <- tcrossprod(Z) - K
+  E <- .Call(C_crossprod, t(Z), nthreads) - K   # Z Z', on the package's own product
   structure(list(max = max(abs(E)), rms = sqrt(mean(E^2)), n = nrow(xm),
                  n_features = map$n_features),
             class = "kernel_approx_error")
