@@ -24,6 +24,38 @@
 #' decayed to zero (\eqn{v \to 1/2} for the Gaussian kernel).
 #' See [rff_dimension()] for how many features a given accuracy needs.
 #'
+#' `sampling` says how the frequencies are drawn.  Every scheme keeps the
+#' estimate unbiased; the two below lower its variance for the same `D`:
+#' * `"iid"`: independent draws from the spectral density.
+#' * `"orthogonal"`, orthogonal random features (Yu et al., NeurIPS 2016;
+#'   Choromanski et al., AISTATS 2018), for the
+#'   isotropic kernels, Gaussian and Matérn.  The frequencies come in blocks
+#'   of \eqn{d}: the directions within a block are the rows of a uniformly
+#'   random orthogonal matrix (Gram-Schmidt on a Gaussian matrix, so the
+#'   same numbers for any BLAS), and each is scaled by an independent length
+#'   from the kernel's radial law (\eqn{\chi_d / \sigma} for the Gaussian
+#'   kernel, the length of a multivariate \eqn{t} draw for the Matérn), so
+#'   each frequency still has the spectral density.  Orthogonality makes the
+#'   terms of the estimate from one block negatively correlated instead of
+#'   independent, which lowers its variance, markedly where
+#'   \eqn{\|x - y\|}{||x - y||} is comparable with \eqn{\sigma} in many
+#'   dimensions.  The Laplace and Cauchy
+#'   kernels have product densities that are not rotation-invariant; for
+#'   them it is an error (use `"qmc"`).  Drawing costs \eqn{O(D d^2)}
+#'   instead of \eqn{O(D d)}; the transform is the same.
+#' * `"qmc"`, randomised quasi-Monte Carlo (Avron, Sindhwani, Yang and
+#'   Mahoney, JMLR 2016), for all four shift-invariant kernels: the
+#'   frequencies are a Halton sequence whose digits are scrambled at random,
+#'   pushed through the inverse distribution function of the spectral
+#'   density coordinate by coordinate (the Matérn kernel's radius takes one
+#'   more coordinate, and the phase map's phases the next).  The scrambling
+#'   makes every point uniform, so the estimate is unbiased, while the points
+#'   fill the space more evenly than independent ones: in a few dimensions
+#'   the error falls faster than \eqn{1/\sqrt{D}}{1/sqrt(D)}, close to \eqn{1/D} in
+#'   two.  The
+#'   gain shrinks as \eqn{d} grows and for heavy-tailed densities (the
+#'   Laplace kernel's Cauchy frequencies).
+#'
 #' The map stores the frequencies, the phases and a resolved `sigma`
 #' (the median heuristic is computed on `x`), so it is an ordinary list that
 #' survives [saveRDS()] and predicts the same anywhere.  The transform is in

@@ -11,10 +11,32 @@ sample_frequencies <- function(kernel, D, d, type, sampling) {
          qmc = qmc_frequencies(kernel, D, d, type))
 }
 
+# Orthogonal random features (Yu et al. 2016): blocks of d frequencies with
+# orthonormal directions (a Haar-random frame, by Gram-Schmidt in C) and
+# independent norms from the kernel's radial law.  Only for kernels whose
+# spectral density is rotation-invariant.  The phases are drawn after all
+# the frequencies, as for iid sampling.
 orthogonal_frequencies <- function(kernel, D, d, type) {
-  stop_arg("sampling", "= \"orthogonal\" is not available yet")
+  if (!kernel$name %in% c("gaussian", "matern")) {
+    stop_arg("sampling", "= \"orthogonal\" needs an isotropic kernel (Gaussian or Matern): ",
+             "the spectral density of the ", kernel_label(kernel), " kernel is a product ",
+             "of one-dimensional laws, not rotation-invariant, so orthogonal directions ",
+             "would bias the estimate; use sampling = \"qmc\" (or \"iid\")")
+  }
+  omega <- .Call(C_orthogonal_frequencies, kernel_code(kernel), kernel_parameters(kernel),
+                 as.integer(D), as.integer(d))
+  list(omega = omega, phase = if (type == "phase") stats::runif(D, 0, 2 * pi))
 }
 
+# Randomised quasi-Monte Carlo (Avron et al. 2016): a scrambled Halton
+# sequence in [0, 1)^s through the inverse CDF of the spectral law (in C);
+# s = d, plus one dimension for the Matern kernel's chi-square radius, plus
+# one for the phase of the phase map (the last dimension: 2 pi u).
 qmc_frequencies <- function(kernel, D, d, type) {
-  stop_arg("sampling", "= \"qmc\" is not available yet")
+  if (d > 1e6) {
+    stop_arg("sampling", "= \"qmc\" takes at most 1e6 input columns (one prime base ",
+             "of the Halton sequence each); x has ", d)
+  }
+  .Call(C_qmc_frequencies, kernel_code(kernel), kernel_parameters(kernel),
+        as.integer(D), as.integer(d), type == "phase")
 }

@@ -83,6 +83,15 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
 int bochner_spectral_sample(int code, const double *par, int npar,
                             R_xlen_t n, int d, double *out);
 
+/* sampling.c: orthogonal and randomised quasi-Monte Carlo frequencies.
+ * The Halton sequence of qmc sampling has one prime base per input column
+ * (R/sampling.R has the same bound). */
+#define BOCHNER_QMC_MAX_DIM 1000000
+int bochner_orthogonal_frequencies(int code, const double *par, int npar,
+                                   R_xlen_t D, int d, double *out, double *norms);
+int bochner_qmc_frequencies(int code, const double *par, int npar,
+                            R_xlen_t D, int d, double *omega, double *phase);
+
 /* features.c */
 void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
@@ -147,6 +156,8 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads);
 SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);
+SEXP bochner_orthogonal_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d);
+SEXP bochner_qmc_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d, SEXP with_phase);
 SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
                                 SEXP nthreads);
 SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,

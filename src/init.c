@@ -7,6 +7,8 @@
 static const R_CallMethodDef call_methods[] = {
     CALLDEF("kernel_matrix", bochner_kernel_matrix_call, 5),
     CALLDEF("spectral_sample", bochner_spectral_sample_call, 4),
+    CALLDEF("orthogonal_frequencies", bochner_orthogonal_frequencies_call, 4),
+    CALLDEF("qmc_frequencies", bochner_qmc_frequencies_call, 5),
     CALLDEF("rff_transform", bochner_rff_transform_call, 6),
     CALLDEF("rff_decision", bochner_rff_decision_call, 7),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
