@@ -118,6 +118,7 @@ spec <- function(fn, valid, ...) {
 
 set.seed(1)
 fit_map <- random_features(X, K1, D = 8)
+fit_map_nystrom <- nystrom_features(X, K1, m = 3, seed = 1)
 fit_km_exact <- kernel_kmeans(X, 2, K1, seed = 1)
 fit_km_rff <- kernel_kmeans(X, 2, K1, method = "rff", D = 8, seed = 1)
 
@@ -174,6 +175,14 @@ specs <- c(
   spec("random_features", list(x = X, kernel = polynomial_kernel(2), D = 8),
        method = "choice", projection = "choice"),
   spec("random_features", list(x = X, kernel = min_kernel(), D = 8), x = "negative_data"),
+  spec("nystrom_features", list(x = X, kernel = K1, m = 3, landmarks = "uniform", seed = 1,
+                                tol = 1e-10, nthreads = 1),
+       x = "data", kernel = "kernel", m = "count", landmarks = "choice", seed = "seed",
+       tol = "nonnegative", nthreads = "count"),
+  spec("nystrom_features", list(x = X, kernel = K1, m = 3), x = "data_required"),
+  spec("nystrom_features", list(x = X, kernel = min_kernel(), m = 3), x = "negative_data"),
+  spec("predict.random_features", list(object = fit_map_nystrom, newdata = X, nthreads = 1),
+       newdata = "newdata", nthreads = "count"),
   spec("predict.random_features", list(object = fit_map, newdata = X, nthreads = 1),
        newdata = "newdata", nthreads = "count"),
   spec("kernel_approx_error", list(map = fit_map, x = X, nthreads = 1),
@@ -220,6 +229,11 @@ extra_cases <- list(
   case("random_features", list(x = X, kernel = min_kernel(), D = 8, type = "pair"), "type",
        "pair map for the min kernel"),
   case("random_features", list(x = X, kernel = K1, D = 8, foo = 1), "foo", "unknown option"),
+  case("nystrom_features", list(x = X, kernel = K1, m = 7), "m", "more landmarks than rows"),
+  case("nystrom_features", list(x = X, kernel = K1, m = 3, tol = 1), "tol", "tol of 1"),
+  case("nystrom_features", list(x = X, kernel = K1, m = 3, foo = 1), "foo", "unknown option"),
+  case("nystrom_features", list(x = y ~ a, data = data.frame(a = 1:3, y = 1:3), kernel = K1,
+                                m = 2), "x", "two-sided formula"),
   case("random_features", list(x = ~ a + b, data = data.frame(a = c(1, NA), b = 1:2),
                                kernel = K1, D = 8), "x", "NA in formula data"),
   case("random_features", list(x = y ~ a, data = data.frame(a = 1:3, y = 1:3), kernel = K1,

@@ -40,8 +40,18 @@ map_cases <- list(
   min_features = list(kernel = min_kernel(0.5), D = 100)
 )
 
+nystrom_cases <- list(
+  nystrom_uniform = list(kernel = gaussian_kernel("median"), m = 30, landmarks = "uniform"),
+  nystrom_kmeans = list(kernel = laplace_kernel(1), m = 30, landmarks = "kmeans"),
+  nystrom_leverage = list(kernel = matern_kernel(1, nu = 2.5), m = 30, landmarks = "leverage"),
+  nystrom_polynomial = list(kernel = polynomial_kernel(3), m = 25, landmarks = "leverage"),
+  nystrom_min = list(kernel = min_kernel(0.5), m = 20, landmarks = "kmeans")
+)
+map_cases <- c(map_cases, nystrom_cases)
+
 fit_map_case <- function(case) {
-  do.call(random_features, c(list(x = x_fit), case, list(seed = 11)))
+  fit <- if (is.null(case[["m"]])) random_features else nystrom_features
+  do.call(fit, c(list(x = x_fit), case, list(seed = 11)))
 }
 
 kmeans_cases <- list(

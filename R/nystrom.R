@@ -1,0 +1,392 @@
+#' Nyström feature maps
+#'
+#' Fits a Nyström feature map for a kernel: \eqn{m} landmark points
+#' \eqn{L} chosen from the data, and the map
+#' \deqn{z(x) = k(x, L)\, K_{LL}^{+1/2},}
+#' where \eqn{K_{LL}} is the exact Gram matrix of the landmarks and
+#' \eqn{K_{LL}^{+1/2} = U_r \Lambda_r^{-1/2} U_r^T} the square root of its
+#' pseudo-inverse from the eigendecomposition \eqn{K_{LL} = U \Lambda U^T}
+#' (Williams & Seeger 2001).  Then
+#' \eqn{z(x) \cdot z(y) = k(x, L) K_{LL}^{+} k(L, y)}: the kernel
+#' projected onto the span of the landmarks in feature space, exact when
+#' \eqn{x} or \eqn{y} is a landmark.  The map is an object of class
+#' `"random_features"`, so [predict()][predict.random_features] and
+#' [kernel_approx_error()] apply to it as to any other map; `predict()`
+#' gives the \eqn{n \times m} feature matrix (`m` columns whatever the
+#' rank, so that maps with the same `m` are interchangeable).
+#'
+#' **Cost.**  Fitting takes the \eqn{m \times m} Gram matrix and one
+#' symmetric eigendecomposition, \eqn{O(m^2 d + m^3)}, once (plus the cost
+#' of choosing the landmarks, below); `predict()` on \eqn{n} rows takes
+#' \eqn{n m} kernel evaluations (\eqn{O(n m d)}) and an
+#' \eqn{n \times m} by \eqn{m \times m} product, in row blocks, in C (the
+#' package's own kernel and product, identical for any BLAS, thread count
+#' and split of the rows).
+#'
+#' **Nyström or random Fourier features?**  Random Fourier features are
+#' drawn without looking at the data, so their error decays like
+#' \eqn{1/\sqrt{D}} wherever the data are.  Nyström adapts to the data: when
+#' the Gram matrix has a fast-decaying spectrum (smooth kernels, data near a
+#' low-dimensional set, clusters, a large bandwidth) a few hundred
+#' landmarks often approximate it far better than thousands of Fourier
+#' features, and it works for every kernel with an exact Gram matrix,
+#' including the polynomial, exponential dot-product and min kernels.
+#' Random features are cheaper per column (\eqn{O(d)} against a kernel
+#' evaluation plus \eqn{O(m)} for the normalisation), need no pass over
+#' the data to fit, and do better when the spectrum is flat (a small
+#' bandwidth relative to the spread of the data).
+#'
+#' **Landmarks.**
+#' * `"uniform"`: \eqn{m} distinct rows of `x` drawn uniformly (Williams &
+#'   Seeger 2001).
+#' * `"kmeans"`: kernel k-means++ seeding (Arthur & Vassilvitskii 2007),
+#'   used as Nyström landmarks (Oglic & Gärtner 2017): the first landmark
+#'   uniform, each next one drawn with probability proportional to the
+#'   squared feature-space distance to the nearest landmark chosen,
+#'   \eqn{k(x, x) - 2 k(x, l) + k(l, l)}.  That takes \eqn{n m} kernel
+#'   evaluations; for more than \eqn{\max(20 m, 10000)} rows the landmarks
+#'   are drawn from a uniform subsample of that many rows, which keeps the
+#'   cost at \eqn{O(m^2 d)} kernel work per landmark set while still
+#'   sampling every cluster of more than about \eqn{n / (20 m)} points.
+#' * `"leverage"`: recursive ridge leverage score sampling (Musco & Musco
+#'   2017, RLS-Nyström): the data are halved recursively; from the
+#'   smallest half upwards, each level computes ridge leverage scores of
+#'   its points with respect to the landmarks sampled at the level below,
+#'   at the ridge \eqn{\lambda} that the paper's algorithm chooses (the
+#'   trace of the weighted landmark Gram matrix minus its top
+#'   \eqn{k = \lceil m / (4 \log m) \rceil} eigenvalues, divided by
+#'   \eqn{k}, as in the authors' code: \eqn{O(k \log k)} samples suffice
+#'   for a rank-\eqn{k} guarantee, and each level's sample stays near
+#'   \eqn{m}), and
+#'   samples points with those probabilities (oversampled by
+#'   \eqn{\log m}).  At the top level exactly \eqn{m} distinct rows are
+#'   drawn, without replacement, with probabilities proportional to the
+#'   scores (topped up uniformly if fewer than \eqn{m} points have a
+#'   positive score, e.g. many duplicated rows).  The cost is
+#'   \eqn{O(n m)} kernel evaluations and \eqn{O(n m^2)} arithmetic;
+#'   leverage sampling pays off when clusters or regions of the data differ
+#'   a lot in size, where uniform sampling spends its landmarks on the
+#'   large ones.
+#'
+#' All randomness comes from R's generator: `set.seed()` (or `seed`)
+#' reproduces the landmarks.
+#'
+#' **Rank truncation.**  Eigenvalues of \eqn{K_{LL}} at most
+#' `tol` times the largest are treated as zero: their directions are
+#' dropped, and `rank` stores how many are kept.  This happens whenever
+#' landmarks coincide (duplicated rows, `m` beyond the number of distinct
+#' rows) or the kernel has finite rank (a polynomial kernel of degree
+#' \eqn{p} in \eqn{d} dimensions has rank at most \eqn{\binom{d+p}{p}}).
+#' The symmetric eigensolver's eigenvalues carry an absolute error of
+#' about \eqn{m \epsilon \lambda_{max}} (\eqn{\epsilon = 2.2 \times 10^{-16}}),
+#' some \eqn{2 \times 10^{-13}\lambda_{max}} for \eqn{m = 1000}; below that
+#' an eigenvalue is noise, and dividing by its square root would blow the
+#' noise up into the features.  The default `tol = 1e-10` stays above that
+#' floor for \eqn{m} up to about \eqn{10^5}, while what it drops changes
+#' \eqn{K_{LL}} by at most \eqn{10^{-10} \lambda_{max}} in the spectral
+#' norm, far below the Nyström error at any practical \eqn{m}.
+#' The eigendecomposition is R's [eigen()] (LAPACK, once, at fit time):
+#' its last bits, and so the map's, can differ between BLAS/LAPACK
+#' libraries, though a fitted map predicts identically everywhere.
+#'
+#' @references
+#' Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to
+#' speed up kernel machines. *NIPS 13*.
+#'
+#' Arthur, D. and Vassilvitskii, S. (2007). k-means++: the advantages of
+#' careful seeding. *SODA*.
+#'
+#' Oglic, D. and Gärtner, T. (2017). Nyström method with kernel K-means++
+#' samples as landmarks. *ICML*.
+#'
+#' Musco, C. and Musco, C. (2017). Recursive sampling for the Nyström
+#' method. *NeurIPS*.
+#'
+#' @inheritParams random_features
+#' @param x Training data: a numeric matrix, a data frame of numeric
+#'   columns, a numeric vector (one column), or a one-sided formula such as
+#'   `~ a + b` with `data` (factors are one-hot coded).  The landmarks are
+#'   taken from its rows.
+#' @param kernel A kernel object, any of those [kernel_matrix()] knows; the
+#'   default is [gaussian_kernel()] with the median heuristic.
+#' @param m Number of landmarks (and of output columns), a whole number from
+#'   1 to `nrow(x)`; by default 100, or `nrow(x)` if smaller.
+#' @param landmarks How the landmarks are chosen: `"uniform"`, `"kmeans"`
+#'   or `"leverage"`, see Details.
+#' @param tol Relative eigenvalue threshold, in \eqn{[0, 1)}: eigenvalues of
+#'   the landmarks' Gram matrix at most `tol` times the largest are treated
+#'   as zero.  See Details for the default.
+#' @param nthreads Number of threads for the kernel evaluations at fit time,
+#'   see [bochner_threads()].  The result does not depend on it.
+#' @param ... For the default method, nothing (unknown arguments are an
+#'   error); the formula method passes them on to the default method.
+#' @return An object of class `c("nystrom_features", "random_features")`: a
+#'   list with the `kernel` (sigma resolved), `m`, `landmarks` (the
+#'   \eqn{m \times d} landmark points), `index` (their rows in `x`),
+#'   `normalization` (the symmetric \eqn{m \times m} matrix
+#'   \eqn{K_{LL}^{+1/2}}), `rank`, `eigenvalues` (of \eqn{K_{LL}},
+#'   decreasing), `method` (the landmark rule), `tol`, `n_features`
+#'   (\eqn{m}) and `input` (as for [random_features()]).
+#' @seealso [predict.random_features()], [kernel_approx_error()],
+#'   [random_features()].
+#' @examples
+#' set.seed(1)
+#' x <- rbind(matrix(rnorm(400, sd = 0.3), 200), matrix(rnorm(40, 3), 20))
+#' map <- nystrom_features(x, gaussian_kernel(1), m = 30)
+#' map
+#' Z <- predict(map, x)
+#' dim(Z)
+#' kernel_approx_error(map, x)
+#' # landmarks from leverage scores cover the small cluster too
+#' kernel_approx_error(nystrom_features(x, gaussian_kernel(1), m = 30,
+#'                                      landmarks = "leverage"), x)
+#' # any kernel with an exact Gram matrix
+#' nystrom_features(~ Sepal.Length + Petal.Width, data = iris,
+#'                  kernel = polynomial_kernel(3), m = 20)
+#' @export
+nystrom_features <- function(x, ...) UseMethod("nystrom_features")
+
+#' @rdname nystrom_features
+#' @export
+nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
+                                     m = min(100L, nrow(x)),
+                                     landmarks = c("uniform", "kmeans", "leverage"),
+                                     seed = NULL, tol = 1e-10,
+                                     nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  x <- as_data_matrix(x, "x")
+  check_kernel(kernel)
+  m <- check_count(m, "m")
+  n <- nrow(x)
+  if (m > n) {
+    stop_arg("m", "must be at most nrow(x) = ", n, " (got ", m,
+             "): the landmarks are rows of 'x'")
+  }
+  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  tol <- check_number(tol, "tol", lower = 0)
+  if (tol >= 1) stop_arg("tol", "must be less than 1 (got ", format(tol), ")")
+  nthreads <- check_threads(nthreads)
+  if (kernel$name == "min") check_min_data(x, "x")
+  check_allocation(m, m, "the landmarks' Gram matrix", arg = "m")
+  resolved <- resolve_kernel(kernel, x)
+  index <- with_seed(seed, switch(landmarks,
+    uniform = sample.int(n, m),
+    kmeans = kmeanspp_landmarks(resolved, x, m, nthreads),
+    leverage = rls_landmarks(resolved, x, m, nthreads)))
+  L <- x[index, , drop = FALSE]
+  dimnames(L) <- list(NULL, colnames(x))
+  map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
+  map$index <- as.integer(index)
+  map$input <- input_description(x)
+  map
+}
+
+#' @rdname nystrom_features
+#' @export
+nystrom_features.formula <- function(x, data = NULL, ...) {
+  design <- design_from_formula(x, data, arg = "x")
+  if (!is.null(design$y)) {
+    stop_arg("x", "must be a one-sided formula such as ~ a + b (feature maps use no response)")
+  }
+  map <- nystrom_features.default(design$x, ...)
+  map$input$terms <- design$terms
+  map$input$xlevels <- design$xlevels
+  map
+}
+
+# The map for landmarks L of a resolved kernel: K_LL's eigendecomposition,
+# eigenvalues at most tol * the largest dropped, and the normalisation
+# U_r diag(lambda_r^-1/2) U_r' (m x m, exactly symmetric).
+nystrom_map <- function(kernel, L, method, tol, nthreads) {
+  m <- nrow(L)
+  K <- .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), L, NULL,
+             nthreads)
+  if (any(!is.finite(K))) {
+    stop_arg("kernel", "gives non-finite values on the landmarks (an exponential ",
+             "dot-product kernel overflows for large ||x||^2 / sigma^2): scale the data ",
+             "or increase sigma")
+  }
+  eig <- eigen(K, symmetric = TRUE)
+  lambda <- eig$values
+  keep <- lambda > tol * max(lambda[1L], 0) & lambda > 0
+  r <- sum(keep)
+  U <- eig$vectors[, keep, drop = FALSE]
+  if (r == 0L) {
+    N <- matrix(0, m, m)
+  } else {
+    N <- .Call(C_matprod, U, t(U) / sqrt(lambda[keep]), nthreads)
+    N <- (N + t(N)) / 2
+  }
+  structure(list(kernel = kernel, m = m, landmarks = L, normalization = N, rank = r,
+                 eigenvalues = lambda, method = method, tol = tol,
+                 n_features = as.integer(m)),
+            class = c("nystrom_features", "random_features"))
+}
+
+#' @export
+transform_features.nystrom_features <- function(map, x, nthreads) {
+  if (map$kernel$name == "min") check_min_data(x, "newdata")
+  code <- kernel_code(map$kernel)
+  par <- kernel_parameters(map$kernel)
+  block <- function(xb) {
+    K <- .Call(C_kernel_matrix, code, par, xb, map$landmarks, nthreads)
+    .Call(C_matprod, K, map$normalization, nthreads)
+  }
+  n <- nrow(x)
+  rows <- rff_block_rows(n, map$m)
+  if (rows >= n) return(block(x))
+  Z <- matrix(0, n, map$m)
+  for (i0 in seq(1L, n, by = rows)) {
+    idx <- i0:min(n, i0 + rows - 1L)
+    Z[idx, ] <- block(x[idx, , drop = FALSE])
+  }
+  Z
+}
+
+#' @export
+feature_map_title.nystrom_features <- function(map) {
+  sprintf("Nystrom features, %s landmarks, m = %d (rank %d, tol = %s)",
+          map$method, map$m, map$rank, format(map$tol))
+}
+
+# k(x_i, x_i) for every row, from the kernels' formulas: 1 for the
+# shift-invariant kernels here.
+kernel_diagonal <- function(kernel, x) {
+  if (kernel$shift_invariant) return(rep(1, nrow(x)))
+  switch(kernel$name,
+    polynomial = {
+      t <- rowSums(x * x)
+      if (!is.null(kernel$degree)) {
+        (kernel$scale * t + kernel$offset)^kernel$degree
+      } else {
+        v <- rep(0, length(t))
+        for (c in rev(kernel$coef)) v <- v * t + c
+        v
+      }
+    },
+    exponential_dot = exp(rowSums(x * x) / kernel$sigma^2),
+    min = kernel$offset + rowSums(x),
+    stop("no diagonal for the ", kernel$name, " kernel", call. = FALSE))
+}
+
+# Kernel k-means++ (D^2) seeding in feature space: the rows of x chosen as
+# landmarks.  Over max(20 m, 10000) rows, from a uniform subsample of that
+# many.
+kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
+  n <- nrow(x)
+  pool_max <- max(20 * m, 10000)
+  pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
+  xp <- x[pool, , drop = FALSE]
+  np <- length(pool)
+  code <- kernel_code(kernel)
+  par <- kernel_parameters(kernel)
+  kd <- kernel_diagonal(kernel, xp)
+  d2 <- rep(Inf, np)
+  free <- rep(TRUE, np)
+  chosen <- integer(m)
+  for (j in seq_len(m)) {
+    p <- d2
+    p[!free] <- 0
+    total <- sum(p)
+    i <- if (j > 1L && is.finite(total) && total > 0) {
+      sample.int(np, 1L, prob = p)
+    } else {
+      # the first landmark, or every free point at distance 0 from the
+      # landmarks (duplicated rows): uniform among the free points
+      cand <- which(free)
+      cand[sample.int(length(cand), 1L)]
+    }
+    chosen[j] <- i
+    free[i] <- FALSE
+    if (j < m) {
+      k <- .Call(C_kernel_matrix, code, par, xp, xp[i, , drop = FALSE], nthreads)
+      d2 <- pmin(d2, pmax(kd - 2 * k[, 1L] + kd[i], 0))
+    }
+  }
+  pool[chosen]
+}
+
+# Recursive ridge leverage score sampling (Musco & Musco 2017, Algorithm 3
+# and the authors' reference code): m distinct rows of x.
+rls_landmarks <- function(kernel, x, m, nthreads) {
+  n <- nrow(x)
+  if (m >= n) return(seq_len(n))
+  code <- kernel_code(kernel)
+  par <- kernel_parameters(kernel)
+  kmat <- function(a, b) .Call(C_kernel_matrix, code, par, a, b, nthreads)
+  oversample <- max(1, log(m))
+  # the target rank, as in the authors' code: O(k log k) samples give a
+  # rank-k guarantee, and k = m / (4 log m) keeps every level's sample near
+  # m (k = m / log m gave slightly lower errors but samples of 2-3 m, and
+  # 7 times the time, at n = 5000, m = 500)
+  k <- max(1L, ceiling(m / (4 * oversample)))
+  levels <- max(1L, ceiling(log2(n / m)))
+  sizes <- n
+  for (i in seq_len(levels)) sizes[i + 1L] <- ceiling(sizes[i] / 2)
+  perm <- sample.int(n)
+  kdiag <- kernel_diagonal(kernel, x)
+  # the base level: the first sizes[levels + 1] points of the permutation
+  samp <- seq_len(sizes[levels + 1L])
+  weights <- rep(1, length(samp))
+  for (l in levels:1) {
+    current <- perm[seq_len(sizes[l])]
+    KS <- kmat(x[current, , drop = FALSE], x[current[samp], , drop = FALSE])
+    # the weighted Gram matrix of the sample, W K_SS W
+    A <- KS[samp, , drop = FALSE] * outer(weights, weights)
+    A <- (A + t(A)) / 2
+    lambda <- rls_lambda(A, k)
+    # KS R KS' with R = (K_SS + lambda W^-2)^-1 = W (A + lambda I)^-1 W
+    B <- t(KS) * weights
+    solved <- rls_solve(A, B, lambda, nthreads)
+    lambda <- solved$lambda
+    quad <- colSums(B * solved$x)
+    residual <- pmax(0, kdiag[current] - quad)
+    if (l > 1L) {
+      levs <- pmin(1, oversample * residual / lambda)
+      samp <- which(stats::runif(sizes[l]) < levs)
+      if (length(samp) == 0L) {
+        # (very unlikely) nothing sampled: a uniform sample instead
+        samp <- sort(sample.int(sizes[l], min(m, sizes[l])))
+        levs[] <- min(m, sizes[l]) / sizes[l]
+      }
+      weights <- 1 / sqrt(levs[samp])
+    } else {
+      levs <- pmin(1, residual / lambda)
+      positive <- which(levs > 0)
+      if (length(positive) >= m) {
+        samp <- positive[sample.int(length(positive), m, prob = levs[positive])]
+      } else {
+        # too few points with a positive score (duplicated rows): all of
+        # them, topped up uniformly
+        rest <- setdiff(seq_len(n), positive)
+        samp <- c(positive, rest[sample.int(length(rest), m - length(positive))])
+      }
+    }
+  }
+  perm[samp]
+}
+
+# The ridge of a level: (tr(A) - sum of A's k largest eigenvalues) / k, the
+# trace of the part of A beyond rank k over k; with a floor relative to A's
+# scale (for a sample of at most k points, or a rank below k), where the
+# reference code uses a fixed 1e-5.
+rls_lambda <- function(A, k) {
+  ns <- nrow(A)
+  tr <- sum(diag(A))
+  floor <- 1e-6 * max(tr / ns, .Machine$double.xmin)
+  if (k >= ns) return(floor)
+  values <- eigen(A, symmetric = TRUE, only.values = TRUE)$values
+  max((tr - sum(values[seq_len(k)])) / k, floor)
+}
+
+# (A + lambda I)^-1 B on the package's Cholesky, and the ridge used: should
+# rounding make the factorisation fail, a larger one.
+rls_solve <- function(A, B, lambda, nthreads) {
+  for (attempt in 1:8) {
+    out <- tryCatch(.Call(C_ridge_solve, A, B, lambda, nthreads), error = function(e) NULL)
+    if (!is.null(out)) return(list(x = out, lambda = lambda))
+    lambda <- lambda * 10
+  }
+  stop("nystrom_features: leverage scores failed (the landmark Gram matrix is not ",
+       "numerically positive semi-definite)", call. = FALSE)
+}
