@@ -9,7 +9,12 @@ maps <- list(
   phase = random_features(x, gaussian_kernel(0.5), D = 150, seed = 1),
   pair = random_features(x, laplace_kernel(1), D = 80, type = "pair", seed = 1),
   tensorsketch = random_features(x, polynomial_kernel(2), D = 64, method = "tensorsketch", seed = 1),
-  min = random_features(x, min_kernel(), D = 40, seed = 1)
+  min = random_features(x, min_kernel(), D = 40, seed = 1),
+  orthogonal = random_features(x, gaussian_kernel(0.5), D = 120, sampling = "orthogonal", seed = 1),
+  qmc = random_features(x, cauchy_kernel(1), D = 120, type = "pair", sampling = "qmc", seed = 1),
+  nystrom = nystrom_features(x, gaussian_kernel(0.5), m = 60, seed = 1),
+  nystrom_leverage = nystrom_features(x, polynomial_kernel(2), m = 30, landmarks = "leverage",
+                                      seed = 1)
 )
 
 test_that("rff_ridge on a given map solves ridge on that map's features", {
