@@ -24,8 +24,9 @@
 #' decayed to zero (\eqn{v \to 1/2} for the Gaussian kernel).
 #' See [rff_dimension()] for how many features a given accuracy needs.
 #'
-#' `sampling` says how the frequencies are drawn.  Every scheme keeps the
-#' estimate unbiased; the two below lower its variance for the same `D`:
+#' `sampling` says how the frequencies are drawn.  `"iid"`, `"orthogonal"`
+#' and `"qmc"` keep the estimate unbiased (`"structured"` nearly so); the
+#' last three lower its variance for the same `D`:
 #' * `"iid"`: independent draws from the spectral density.
 #' * `"orthogonal"`, orthogonal random features (Yu et al., NeurIPS 2016;
 #'   Choromanski et al., AISTATS 2018), for the
@@ -55,6 +56,41 @@
 #'   two.  The
 #'   gain shrinks as \eqn{d} grows and for heavy-tailed densities (the
 #'   Laplace kernel's Cauchy frequencies).
+#' * `"structured"`, structured orthogonal random features (SORF, Yu et al.
+#'   2016; in the spirit of Fastfood, Le, Sarlós and Smola 2013) for the
+#'   isotropic kernels, Gaussian and Matérn.  The input is padded with zeros
+#'   to \eqn{p = 2^{\lceil \log_2 d \rceil}}{p = 2^ceiling(log2(d))} (at
+#'   least 32: smaller Hadamard blocks are far from random rotations)
+#'   dimensions, and each block of \eqn{p} frequencies is the rows of
+#'   \eqn{\mathrm{diag}(r/\sigma) H D_1 H D_2 H D_3}{diag(r / sigma) H D1 H
+#'   D2 H D3}, where \eqn{H} is the normalised Walsh-Hadamard matrix,
+#'   \eqn{D_i}{Di} are diagonal matrices of random signs and the norms
+#'   \eqn{r_j} are drawn independently from the kernel's radial law in
+#'   \eqn{p} dimensions (\eqn{\chi_p}{chi_p} for the Gaussian kernel,
+#'   \eqn{\chi_p \sqrt{2\nu/\chi^2_{2\nu}}}{chi_p sqrt(2 nu / chi^2_(2 nu))}
+#'   for the Matérn kernel); the last block is cut to `D` frequencies in all.
+#'   The map stores only the signs, norms and phases (memory \eqn{O(D)}
+#'   instead of \eqn{O(dD)}), and the transform uses fast Walsh-Hadamard
+#'   transforms: \eqn{O(D \log p)}{O(D log p)} operations per row instead of
+#'   \eqn{O(dD)}: with \eqn{d} in the hundreds or more, several times faster
+#'   than `"iid"`.  Within a block the frequencies are exactly orthogonal.
+#'   Were the rows of \eqn{H D_1 H D_2 H D_3}{H D1 H D2 H D3} uniform on the
+#'   sphere, each frequency's first \eqn{d} coordinates (the only ones a
+#'   padded input sees) would follow the kernel's spectral law exactly; they
+#'   are only approximately uniform (each coordinate has mean 0 and variance
+#'   \eqn{1/p}, so \eqn{E[w w^T] = \sigma^{-2} I}{E[w w'] = I / sigma^2} for
+#'   the Gaussian kernel, but the higher moments differ), so the
+#'   approximation is not exactly unbiased: Yu et al. bound the bias by
+#'   \eqn{O(\|x - y\| / (\sigma \sqrt{p}))}{O(||x - y|| / (sigma sqrt(p)))}.
+#'   With \eqn{p \ge 32} we measured it below 0.01, within two to three
+#'   standard errors of 3000 replicates (Gaussian and Matérn kernels, \eqn{d}
+#'   from 1 to 64, \eqn{\|x - y\|}{||x - y||} up to \eqn{3\sigma}{3 sigma}; a
+#'   kernel value is 1 at 0; checked by the package's tests), while
+#'   the variance is lower than with `"iid"` frequencies.  The Laplace and
+#'   Cauchy kernels, whose spectral densities have independent coordinates
+#'   rather than a radial law, are refused: use `"qmc"` or `"iid"` for them.
+#'   The result has class `c("structured_features", "random_features")` and
+#'   works wherever a map from `random_features()` does.
 #'
 #' The map stores the frequencies, the phases and a resolved `sigma`
 #' (the median heuristic is computed on `x`), so it is an ordinary list that
@@ -96,8 +132,22 @@
 #'   \eqn{d \times D} frequency matrix, one column per frequency), `phase`
 #'   (the \eqn{b_j}, or `NULL` for the pair map), `scale`, `n_features` (the
 #'   number of output columns), and `input` (the column names, and for the
-#'   formula method its terms and factor levels).  Other kernels give the
+#'   formula method its terms and factor levels).  With
+#'   `sampling = "structured"`, class `c("structured_features",
+#'   "random_features")`: `kernel`, `D`, `type`, `sampling`, `p` (the padded
+#'   dimension), `sign` (an integer \eqn{p \times 3 \times B}{p x 3 x B}
+#'   array of \eqn{\pm 1}{+-1}: the diagonals of \eqn{D_1, D_2, D_3}{D1, D2, D3}
+#'   of each of the \eqn{B} blocks), `radial` (the \eqn{r_j / \sigma}),
+#'   `phase`, `scale`, `n_features` and `input`.  Other kernels give the
 #'   classes described in [polynomial_features].
+#' @references
+#' Yu, F. X., Suresh, A. T., Choromanski, K., Holtmann-Rice, D. and Kumar, S.
+#' (2016). Orthogonal random features. \emph{Advances in Neural Information
+#' Processing Systems 29}.
+#'
+#' Le, Q., Sarlós, T. and Smola, A. (2013). Fastfood: approximating kernel
+#' expansions in loglinear time. \emph{Proceedings of the 30th International
+#' Conference on Machine Learning}.
 #' @seealso [predict.random_features()], [kernel_approx_error()],
 #'   [rff_dimension()], [polynomial_features].
 #' @examples

@@ -455,7 +455,7 @@ fitted.kernel_kmeans <- function(object, method = c("classes", "distances"), ...
 kkm_description <- function(x) {
   what <- if (x$method == "exact") "exact, on the Gram matrix"
           else sprintf("on %d random %sfeatures", x$map$n_features,
-                       if (inherits(x$map, "fourier_features")) "Fourier " else "")
+                       if (inherits(x$map, c("fourier_features", "structured_features"))) "Fourier " else "")
   kern <- kernel_summary(x$kernel)
   c(sprintf("Kernel k-means (%s): %d cluster%s of sizes %s", what, x$k,
             if (x$k == 1L) "" else "s", paste(x$size, collapse = ", ")),

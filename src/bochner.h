@@ -97,6 +97,11 @@ void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
                                double scale, double *z, int nthreads);
 
+/* structured.c: structured orthogonal random features (SORF) */
+int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int nfreq,
+                                 const int *sign, const double *radial, const double *b,
+                                 double scale, double *z, int nthreads);
+
 /* kmeans.c */
 int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
                         int nstart, int itermax, int nthreads, int *cluster,
@@ -189,5 +194,8 @@ SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
+SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
+                                       SEXP scale, SEXP nthreads);
+SEXP bochner_fwht_call(SEXP x);
 
 #endif

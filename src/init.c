@@ -27,6 +27,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("crossprod", bochner_crossprod_call, 2),
     CALLDEF("crossprod_stream", bochner_crossprod_stream_call, 4),
     CALLDEF("ridge_solve", bochner_ridge_solve_call, 4),
+    CALLDEF("structured_transform", bochner_structured_transform_call, 6),
+    CALLDEF("fwht", bochner_fwht_call, 1),
     {NULL, NULL, 0}
 };
 

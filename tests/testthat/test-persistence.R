@@ -1,6 +1,6 @@
 # Persistence and determinism of every kind of fitted object, in one table:
 # every feature map (Fourier phase and pair maps for every shift-invariant
-# kernel, the polynomial constructions, min features) and kernel k-means
+# kernel, structured (SORF) maps, the polynomial constructions, min features) and kernel k-means
 # (exact and on random features).  For each:
 #   * saveRDS()/readRDS() gives an identical object that predicts identically;
 #   * predictions are identical for nthreads = 1 and nthreads = 2;
@@ -28,6 +28,10 @@ map_cases <- list(
   laplace_qmc = list(kernel = laplace_kernel(1), D = 300, sampling = "qmc"),
   matern15_qmc_pair = list(kernel = matern_kernel(0.5, nu = 1.5), D = 150, type = "pair",
                            sampling = "qmc"),
+  structured_gaussian_phase = list(kernel = gaussian_kernel("median"), D = 300, type = "phase",
+                                   sampling = "structured"),
+  structured_matern_pair = list(kernel = matern_kernel(1, nu = 1.5), D = 70, type = "pair",
+                                sampling = "structured"),
   poly_product = list(kernel = polynomial_kernel(3), D = 200, method = "product"),
   poly_product_rademacher = list(kernel = polynomial_kernel(2), D = 200, method = "product",
                                  projection = "rademacher"),
