@@ -171,6 +171,8 @@ specs <- c(
        x = "data", kernel = "kernel", D = "count", type = "choice"),
   spec("random_features", list(x = X, kernel = K1, D = 8, sampling = "qmc", seed = 1),
        x = "data", kernel = "kernel", D = "count", type = "choice"),
+  spec("random_features", list(x = X, kernel = K1, D = 8, sampling = "structured", seed = 1),
+       x = "data", kernel = "kernel", D = "count", type = "choice"),
   spec("random_features", list(x = X, kernel = K1, D = 8), x = "data_required"),
   spec("random_features", list(x = X, kernel = polynomial_kernel(2), D = 8),
        method = "choice", projection = "choice"),

@@ -12,6 +12,7 @@ maps <- list(
   min = random_features(x, min_kernel(), D = 40, seed = 1),
   orthogonal = random_features(x, gaussian_kernel(0.5), D = 120, sampling = "orthogonal", seed = 1),
   qmc = random_features(x, cauchy_kernel(1), D = 120, type = "pair", sampling = "qmc", seed = 1),
+  structured = random_features(x, matern_kernel(0.5), D = 100, sampling = "structured", seed = 1),
   nystrom = nystrom_features(x, gaussian_kernel(0.5), m = 60, seed = 1),
   nystrom_leverage = nystrom_features(x, polynomial_kernel(2), m = 30, landmarks = "leverage",
                                       seed = 1)
