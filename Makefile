@@ -29,6 +29,7 @@ bench: install
 	$(RSCRIPT) bench/svm.R
 	$(RSCRIPT) bench/threads.R
 	$(RSCRIPT) bench/default_transform.R
+	$(RSCRIPT) bench/maps.R
 
 bench-transform: install
 	$(RSCRIPT) bench/transform.R
