@@ -330,6 +330,11 @@ print.random_features <- function(x, ...) {
   params <- kernel_parameter_text(x$kernel)
   if (!x$kernel$shift_invariant) params <- paste("k(x, y) =", kernel_formula(x$kernel))
   cat("  kernel: ", kernel_label(x$kernel), ", ", params, "\n", sep = "")
+  # (a structured map's title says so already)
+  if (!is.null(x$sampling) && x$sampling %in% c("orthogonal", "qmc")) {
+    cat("  frequencies: ", if (x$sampling == "qmc") "randomised quasi-Monte Carlo"
+                           else "orthogonal blocks", "\n", sep = "")
+  }
   invisible(x)
 }
 
