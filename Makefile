@@ -2,26 +2,40 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install document check bench bench-transform clean sanitize sanitize-openblas valgrind
+.PHONY: demo test install install-quick document check bench bench-transform clean sanitize sanitize-openblas valgrind
 
-demo: install
+demo: install-quick
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
 
 test:
 	bash .ci/run
 
+# As CRAN users get it: build the tarball (which renders the vignettes), then
+# install it, so that vignette() finds them.  Without pandoc, knitr or
+# rmarkdown the vignettes cannot be rendered: then it says so and installs
+# the package without them.
 install:
+	@tmp=$$(mktemp -d) && root=$$(pwd) && opts="" && \
+	if ! command -v pandoc >/dev/null 2>&1 || \
+	   ! $(RSCRIPT) -e 'quit(status = !all(sapply(c("knitr", "rmarkdown"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1; then \
+	  echo "== pandoc, knitr or rmarkdown missing: installing without the vignettes"; opts="--no-build-vignettes"; \
+	fi; \
+	(cd "$$tmp" && $(R) CMD build $$opts "$$root" && \
+	  $(R) CMD INSTALL --no-multiarch bochner_*.tar.gz); status=$$?; rm -rf "$$tmp"; exit $$status
+
+# The package alone, without vignettes: quicker, for development.
+install-quick:
 	$(R) CMD INSTALL --preclean --no-multiarch .
 	rm -f src/*.o src/*.so
 
 document:
 	$(RSCRIPT) -e 'roxygen2::roxygenise()'
-	rm -f src/*.o src/*.so
+	rm -f src/*.o src/*.so   # roxygen compiles at -O0 in place
 
 check: test
 
 # Every benchmark; each records its figures under bench/ (see bench/README.md).
-bench: install
+bench: install-quick
 	$(RSCRIPT) bench/transform.R
 	$(RSCRIPT) bench/cosine.R
 	$(RSCRIPT) bench/kmeans.R
@@ -31,7 +45,7 @@ bench: install
 	$(RSCRIPT) bench/default_transform.R
 	$(RSCRIPT) bench/maps.R
 
-bench-transform: install
+bench-transform: install-quick
 	$(RSCRIPT) bench/transform.R
 
 # The test suite against an ASan+UBSan build (gcc), see .ci/sanitize.

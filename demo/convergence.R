@@ -40,7 +40,9 @@ print(format(table, digits = 3), row.names = FALSE)
 cat("\nThe last column changes little while D grows 1000-fold: the error falls like 1/sqrt(D).\n\n")
 print(rff_dimension(eps = 0.05, delta = 0.01, kernel = kernel, x = x))
 
-file <- "bochner-demo.png"
+# The picture goes to BOCHNER_DEMO_PNG when set, else to a temporary file:
+# a demo never writes into the working directory.
+file <- Sys.getenv("BOCHNER_DEMO_PNG", file.path(tempdir(), "bochner-demo.png"))
 grDevices::png(file, width = 800, height = 560)
 graphics::matplot(Ds, table[, c("phase_rms", "pair_rms", "phase_max", "pair_max")],
                   log = "xy", type = "b", pch = c(1, 2, 1, 2), lty = c(1, 1, 2, 2),
