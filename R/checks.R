@@ -156,6 +156,10 @@ with_seed <- function(seed, expr) {
   expr
 }
 
+# The size of a map: D for random features (2D columns for the pair map),
+# m for Nystrom maps.
+map_size <- function(map) if (is.null(map$D)) map$n_features else map$D
+
 # A fitted feature map given to a fit ('map ='), for data with d columns.
 check_feature_map <- function(map, d, arg = "map") {
   if (!inherits(map, "random_features")) {

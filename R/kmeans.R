@@ -329,7 +329,7 @@ kkm_fit_map <- function(x, start, map, nstart, iter.max, seed, nthreads) {
                                nthreads))
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
-  fit$D <- if (is.null(map$D)) map$n_features else map$D
+  fit$D <- map_size(map)
   fit$centers <- res$centers
   dimnames(fit$centers) <- list(seq_len(start$k), NULL)
   fit

@@ -89,12 +89,8 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   lambda <- check_positive(lambda, "lambda")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   if (!is.null(map)) {
-    check_feature_map(map, ncol(x))
-    if (scale && scale_given) {
-      stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
-    }
-    scale <- FALSE
-    D <- if (is.null(map$D)) map$n_features else map$D
+    scale <- rff_map_scale(map, x, scale, scale_given)
+    D <- map_size(map)
   }
   nthreads <- check_threads(nthreads)
 

@@ -130,12 +130,8 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   if (!is.null(map)) {
-    check_feature_map(map, ncol(x))
-    if (scale && scale_given) {
-      stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
-    }
-    scale <- FALSE
-    D <- if (is.null(map$D)) map$n_features else map$D
+    scale <- rff_map_scale(map, x, scale, scale_given)
+    D <- map_size(map)
   }
   epsilon <- check_positive(epsilon, "epsilon")
   max_iter <- check_count(max_iter, "max_iter")
@@ -368,6 +364,17 @@ rff_check_scale <- function(kernel, scale) {
              "inputs, and the min kernel needs them non-negative")
   }
   invisible(scale)
+}
+
+# A map fitted beforehand ('map ='): checked against x; it was fitted on the
+# data as given, so standardising is off (an explicit scale = TRUE is an
+# error).  Returns the scale flag to use.
+rff_map_scale <- function(map, x, scale, scale_given) {
+  check_feature_map(map, ncol(x))
+  if (scale && scale_given) {
+    stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
+  }
+  FALSE
 }
 
 # The feature map of the (scaled) training data, sigma resolved on it.
