@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install install-quick document check bench bench-transform clean sanitize sanitize-openblas valgrind
+.PHONY: demo test install install-quick document check site site-check bench bench-transform clean sanitize sanitize-openblas valgrind
 
 demo: install-quick
 	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
@@ -34,6 +34,26 @@ document:
 
 check: test
 
+# The pkgdown site (see _pkgdown.yml) in docs/, not committed: the package is
+# built (without vignettes: pkgdown renders them itself) and installed into a
+# private library, so the site shows this tree, not whatever is installed;
+# any pkgdown warning fails the build (.ci/site-build.R).
+SITE_DIR ?= docs
+site:
+	@tmp=$$(mktemp -d) && root=$$(pwd) && start=$$(date +%s) && \
+	(cd "$$tmp" && $(R) CMD build --no-build-vignettes --no-manual "$$root" >build.log 2>&1 && \
+	  mkdir lib && $(R) CMD INSTALL --no-multiarch -l lib bochner_*.tar.gz >install.log 2>&1) || \
+	  { cat "$$tmp"/*.log; rm -rf "$$tmp"; exit 1; }; \
+	echo "== bochner installed into a private library ($$(( $$(date +%s) - start )) s)"; \
+	R_LIBS="$$tmp/lib$${R_LIBS:+:$$R_LIBS}" $(RSCRIPT) .ci/site-build.R "$(SITE_DIR)"; status=$$?; \
+	rm -rf "$$tmp"; echo "== make site: $$(( $$(date +%s) - start )) s"; exit $$status
+
+# Every page of the built site loaded in headless Chromium (.ci/site-check):
+# titles, images, figures; screenshots into SITE_SHOTS.
+SITE_SHOTS ?= /tmp/bochner-site-shots
+site-check:
+	python3 .ci/site-check "$(SITE_SHOTS)" "$(SITE_DIR)"
+
 # Every benchmark; each records its figures under bench/ (see bench/README.md).
 bench: install-quick
 	$(RSCRIPT) bench/transform.R
@@ -62,4 +82,4 @@ valgrind:
 	bash .ci/valgrind
 
 clean:
-	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png
+	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png docs
