@@ -164,10 +164,49 @@ static void add_norms(void *ctx, R_xlen_t blk, int thread)
 }
 
 /* Squared Euclidean distances into out (nx x ny). */
+/* Squared distances to a few points y (ny <= FEW_POINTS), summed directly
+ * over the coordinates: no copy of x and no cancellation (kernel k-means++
+ * landmarks ask for one point at a time). */
+#define FEW_POINTS 4
+typedef struct {
+    const double *x, *y;
+    R_xlen_t nx, ny;
+    int d;
+    double *out;
+} direct_job;
+
+static void direct_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const direct_job *p = (const direct_job *) ctx;
+    R_xlen_t i0 = blk * ELEM_BLOCK / 64, i1 = i0 + ELEM_BLOCK / 64;
+    if (i1 > p->nx) i1 = p->nx;
+    for (R_xlen_t j = 0; j < p->ny; j++) {
+        double *col = p->out + j * p->nx;
+        for (R_xlen_t i = i0; i < i1; i++) col[i] = 0.0;
+        for (int k = 0; k < p->d; k++) {
+            const double *xk = p->x + (R_xlen_t) k * p->nx;
+            double yk = p->y[j + (R_xlen_t) k * p->ny];
+            for (R_xlen_t i = i0; i < i1; i++) {
+                double t = xk[i] - yk;
+                col[i] += t * t;
+            }
+        }
+    }
+}
+
 static void squared_distances(const double *x, R_xlen_t nx, const double *y,
                               R_xlen_t ny, int d, double *out, int nthreads)
 {
     int self = (y == NULL);
+    if (!self && ny <= FEW_POINTS) {
+        direct_job p = {x, y, nx, ny, d, out};
+        R_xlen_t rows = ELEM_BLOCK / 64;
+        bochner_parallel_blocks((nx + rows - 1) / rows,
+                                bochner_threads_for(nthreads, 3.0 * (double) nx * ny * d),
+                                ELEM_BLOCKS_PER_CHECK, direct_block, &p);
+        return;
+    }
     double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
     double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
     double *yc = self ? xc : (double *) R_alloc((size_t) ny * (size_t) (d > 0 ? d : 1), sizeof(double));

@@ -176,3 +176,20 @@ test_that("stray .Call kernel parameters are refused, not crashed on", {
   expect_error(km(5L, c(0, 1e300, 1, 1)), "bad parameters")   # degree cast to int
   expect_error(km(5L, c(0, -1, 1, 1)), "bad parameters")
 })
+
+test_that("Gram matrices against a few points (summed directly) match plain R and the product path", {
+  set.seed(9)
+  x <- matrix(rnorm(700 * 6), 700, 6)
+  for (ny in 1:6) {   # up to 4 points directly, more through the product
+    y <- matrix(rnorm(ny * 6), ny, 6)
+    d2 <- outer(rowSums(x^2), rowSums(y^2), "+") - 2 * x %*% t(y)
+    for (k in list(gaussian_kernel(1.5), matern_kernel(1, nu = 2.5))) {
+      K <- kernel_matrix(k, x, y)
+      ref <- if (k$name == "gaussian") exp(-pmax(d2, 0) / (2 * 1.5^2)) else {
+        z <- sqrt(5 * pmax(d2, 0)); (1 + z + z^2 / 3) * exp(-z)
+      }
+      expect_equal(K, ref, tolerance = 1e-12, ignore_attr = TRUE)
+      expect_identical(kernel_matrix(k, x, y, nthreads = 2), K)
+    }
+  }
+})
