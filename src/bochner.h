@@ -68,7 +68,8 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                      int upper, int nthreads);
 void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
-void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t);
+void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
+                       ptrdiff_t ldt);
 
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);

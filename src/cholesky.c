@@ -80,7 +80,7 @@ int bochner_cholesky(double *a, int n, int nthreads)
                                 bochner_threads_for(nthreads, (double) kb * kb * m / 2.0),
                                 8, solve_block, &sj);
         /* A22 += (-A12') A12 on and above the diagonal */
-        bochner_transpose(a12, lda, kb, m, neg);
+        bochner_transpose(a12, lda, kb, m, neg, m);
         for (ptrdiff_t i = 0; i < (ptrdiff_t) m * kb; i++) neg[i] = -neg[i];
         double *a22 = a12 + kb;
         bochner_product(neg, m, a12, lda, m, m, kb, a22, lda, 1, 1, nthreads);

@@ -11,7 +11,6 @@
  * number of threads, so neither does the result. */
 #include "bochner.h"
 #include <limits.h>
-#include <string.h>
 
 #define ROW_BLOCK 256
 #define FREQ_BLOCK 256
@@ -75,7 +74,7 @@ static void transform_tile(void *ctx, R_xlen_t t, int thread)
                   p->n, p->scratch + (R_xlen_t) thread * p->per_thread);
 }
 
-/* t(Z), nfeat x n: a tile of features in scratch, then transposed */
+/* t(Z), nfeat x n: a tile of features in scratch, transposed into place */
 static void transform_tile_t(void *ctx, R_xlen_t t, int thread)
 {
     const transform_job *p = (const transform_job *) ctx;
@@ -86,11 +85,7 @@ static void transform_tile_t(void *ctx, R_xlen_t t, int thread)
     double *tile = prod + ROW_BLOCK * FREQ_BLOCK;
     int f0 = first_feature(p, j0), nf = p->b ? nj : 2 * nj;
     fourier_block(p, r0, nr, j0, nj, tile, nr, prod);
-    bochner_transpose(tile, nr, nr, nf, tile + (R_xlen_t) nr * nf);
-    const double *tt = tile + (R_xlen_t) nr * nf;   /* nf x nr */
-    for (int i = 0; i < nr; i++)
-        memcpy(p->out + f0 + (r0 + i) * (R_xlen_t) p->nfeat, tt + (R_xlen_t) i * nf,
-               sizeof(double) * (size_t) nf);
+    bochner_transpose(tile, nr, nr, nf, p->out + f0 + r0 * (R_xlen_t) p->nfeat, p->nfeat);
 }
 
 /* Decision values of a block of rows: its features for every frequency in
@@ -129,7 +124,7 @@ static void fourier_run(const double *x, R_xlen_t n, int d, const double *w, int
     p.per_thread = ROW_BLOCK * FREQ_BLOCK;
     if (layout == 1) {
         fn = transform_tile_t;
-        p.per_thread = 5 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;   /* product, tile, transposed */
+        p.per_thread = 3 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;   /* product, tile (pair: 2 x) */
     } else if (layout == 2) {
         fn = decision_rows;
         nblocks = (n + DECISION_ROWS - 1) / DECISION_ROWS;

@@ -129,7 +129,7 @@ static void outer_products(const double *a, R_xlen_t na, const double *b,
     }
     /* bt = alpha * t(b): d x nb, so that out = a %*% bt */
     double *bt = (double *) R_alloc((size_t) d * (size_t) nb, sizeof(double));
-    bochner_transpose(b, nb, (int) nb, d, bt);
+    bochner_transpose(b, nb, (int) nb, d, bt, d);
     if (alpha != 1.0)
         for (R_xlen_t i = 0; i < (R_xlen_t) d * nb; i++) bt[i] *= alpha;
     bochner_product(a, na, bt, d, (int) na, (int) nb, d, out, na, 0, self, nthreads);
@@ -150,9 +150,8 @@ static void add_norms(void *ctx, R_xlen_t blk, int thread)
     (void) thread;
     const norms_job *p = (const norms_job *) ctx;
     R_xlen_t nx = p->nx;
-    for (R_xlen_t j = blk * p->cols, j1 = j + p->cols; j < j1; j++) {
-        /* the last block may run past ny: yn has ny entries, out ny columns */
-        if (j >= p->ny) break;
+    R_xlen_t j0 = blk * p->cols, j1 = p->ny - j0 < p->cols ? p->ny : j0 + p->cols;
+    for (R_xlen_t j = j0; j < j1; j++) {
         double *col = p->out + j * nx, ynj = p->yn[j];
         /* self: the upper triangle only (the product left the rest unset) */
         R_xlen_t rows = p->upper && j + 1 < nx ? j + 1 : nx;
@@ -163,11 +162,11 @@ static void add_norms(void *ctx, R_xlen_t blk, int thread)
     }
 }
 
-/* Squared Euclidean distances into out (nx x ny). */
 /* Squared distances to a few points y (ny <= FEW_POINTS), summed directly
- * over the coordinates: no copy of x and no cancellation (kernel k-means++
- * landmarks ask for one point at a time). */
+ * over the coordinates, DIRECT_ROWS rows of x per block: no copy of x and no
+ * cancellation (kernel k-means++ landmarks ask for one point at a time). */
 #define FEW_POINTS 4
+#define DIRECT_ROWS 1024
 typedef struct {
     const double *x, *y;
     R_xlen_t nx, ny;
@@ -179,8 +178,7 @@ static void direct_block(void *ctx, R_xlen_t blk, int thread)
 {
     (void) thread;
     const direct_job *p = (const direct_job *) ctx;
-    R_xlen_t i0 = blk * ELEM_BLOCK / 64, i1 = i0 + ELEM_BLOCK / 64;
-    if (i1 > p->nx) i1 = p->nx;
+    R_xlen_t i0 = blk * DIRECT_ROWS, i1 = p->nx - i0 < DIRECT_ROWS ? p->nx : i0 + DIRECT_ROWS;
     for (R_xlen_t j = 0; j < p->ny; j++) {
         double *col = p->out + j * p->nx;
         for (R_xlen_t i = i0; i < i1; i++) col[i] = 0.0;
@@ -195,14 +193,14 @@ static void direct_block(void *ctx, R_xlen_t blk, int thread)
     }
 }
 
+/* Squared Euclidean distances into out (nx x ny). */
 static void squared_distances(const double *x, R_xlen_t nx, const double *y,
                               R_xlen_t ny, int d, double *out, int nthreads)
 {
     int self = (y == NULL);
     if (!self && ny <= FEW_POINTS) {
         direct_job p = {x, y, nx, ny, d, out};
-        R_xlen_t rows = ELEM_BLOCK / 64;
-        bochner_parallel_blocks((nx + rows - 1) / rows,
+        bochner_parallel_blocks((nx + DIRECT_ROWS - 1) / DIRECT_ROWS,
                                 bochner_threads_for(nthreads, 3.0 * (double) nx * ny * d),
                                 ELEM_BLOCKS_PER_CHECK, direct_block, &p);
         return;

@@ -2,11 +2,10 @@
  *
  *   bochner_product        c = [c +] a %*% b, optionally only the tiles on
  *                          and above the diagonal (symmetric results)
- *   bochner_crossprod_rows G += t(zb) %*% zb and R += t(zb) %*% yb for one
- *                          row block zb of a tall matrix: Z'Z accumulated
- *                          over row blocks without ever holding Z
+ *   bochner_mirror_upper, bochner_transpose   threaded / cache-blocked copies
  *   .Call entry points     matprod, crossprod and crossprod_stream (Z'Z and
- *                          Z'Y of features computed block by block in R)
+ *                          Z'Y accumulated over row blocks of features that R
+ *                          computes one block at a time: Z is never held)
  *
  * Threads own tiles of the output; each entry is one chain over the inner
  * dimension in order (gemm.c), so results are identical for any thread
@@ -105,9 +104,10 @@ void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads)
                             mirror_block, &p);
 }
 
-/* t (ncol x nrow) = transpose of x (nrow x ncol, leading dimension ldx),
- * in cache blocks. */
-void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t)
+/* t (ncol x nrow, leading dimension ldt) = transpose of x (nrow x ncol,
+ * leading dimension ldx), in cache blocks. */
+void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
+                       ptrdiff_t ldt)
 {
     enum { B = 32 };
     for (int j0 = 0; j0 < ncol; j0 += B)
@@ -115,7 +115,7 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
             int j1 = ncol - j0 < B ? ncol : j0 + B, i1 = nrow - i0 < B ? nrow : i0 + B;
             for (int j = j0; j < j1; j++)
                 for (int i = i0; i < i1; i++)
-                    t[j + (ptrdiff_t) i * ncol] = x[i + (ptrdiff_t) j * ldx];
+                    t[j + (ptrdiff_t) i * ldt] = x[i + (ptrdiff_t) j * ldx];
         }
 }
 
@@ -143,12 +143,12 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
     if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
     int n = nrows(a), D = ncols(a);
     double *at = (double *) R_alloc((size_t) n * (size_t) (D > 0 ? D : 1), sizeof(double));
-    bochner_transpose(REAL(a), n, n, D, at);
+    int nth = bochner_nthreads(asInteger(nthreads));
+    bochner_transpose(REAL(a), n, n, D, at, D);
     SEXP g = PROTECT(bochner_alloc_output(D, D));
     memset(REAL(g), 0, sizeof(double) * (size_t) XLENGTH(g));
-    bochner_product(at, D, REAL(a), n, D, D, n, REAL(g), D, 1, 1,
-                    bochner_nthreads(asInteger(nthreads)));
-    bochner_mirror_upper(REAL(g), D, bochner_nthreads(asInteger(nthreads)));
+    bochner_product(at, D, REAL(a), n, D, D, n, REAL(g), D, 1, 1, nth);
+    bochner_mirror_upper(REAL(g), D, nth);
     UNPROTECT(1);
     return g;
 }
@@ -198,12 +198,7 @@ static void shift_block(void *ctx, R_xlen_t blk, int thread)
     ptrdiff_t off = (ptrdiff_t) j0 * p->nr;
     shifted_copy(p->z + off, p->nr, nc, p->shift + j0, p->zc + off, p->sum + j0);
     /* rows j0 .. j0 + nc of zt (ncol x nr) */
-    for (int i0 = 0; i0 < p->nr; i0 += 32) {
-        int i1 = p->nr - i0 < 32 ? p->nr : i0 + 32;
-        for (int i = i0; i < i1; i++)
-            for (int j = 0; j < nc; j++)
-                p->zt[j0 + j + (ptrdiff_t) i * p->ncol] = p->zc[off + i + (ptrdiff_t) j * p->nr];
-    }
+    bochner_transpose(p->zc + off, p->nr, p->nr, nc, p->zt + j0, p->ncol);
 }
 
 /* Z'Z and Z'Y of a tall Z that R supplies block by block: block(i), for

@@ -50,13 +50,12 @@ void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
     if (per_check < 1) per_check = 1;
     R_xlen_t group = (R_xlen_t) per_check * nthreads;
     for (R_xlen_t g0 = 0; g0 < nblocks; g0 += group) {
-        R_xlen_t g1 = nblocks - g0 < group ? nblocks : g0 + group, b;
-        (void) b;
+        R_xlen_t g1 = nblocks - g0 < group ? nblocks : g0 + group;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic) if(nthreads > 1)
-        for (b = g0; b < g1; b++) fn(ctx, b, omp_get_thread_num());
+        for (R_xlen_t b = g0; b < g1; b++) fn(ctx, b, omp_get_thread_num());
 #else
-        for (b = g0; b < g1; b++) fn(ctx, b, 0);
+        for (R_xlen_t b = g0; b < g1; b++) fn(ctx, b, 0);
 #endif
         R_CheckUserInterrupt();
     }
