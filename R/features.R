@@ -195,14 +195,8 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
 #' @rdname random_features
 #' @export
 random_features.formula <- function(x, data = NULL, ...) {
-  design <- design_from_formula(x, data, arg = "x")
-  if (!is.null(design$y)) {
-    stop_arg("x", "must be a one-sided formula such as ~ a + b (random features use no response)")
-  }
-  map <- random_features.default(design$x, ...)
-  map$input$terms <- design$terms
-  map$input$xlevels <- design$xlevels
-  map
+  fit_formula(x, data, random_features.default,
+              no_response = "random features use no response", ...)
 }
 
 # Construct the map for a resolved kernel; other kernel families add methods
@@ -270,6 +264,11 @@ transform_features.fourier_features <- function(map, x, nthreads) {
 # Rows per block when features are computed in pieces: at most 32 MB.
 rff_block_rows <- function(n, nf) max(1L, min(n, 2^22 %/% nf))
 
+# The row indices 1..n (n >= 1) cut into consecutive blocks of at most 'rows'.
+row_blocks <- function(n, rows) {
+  lapply(seq(1L, n, by = rows), function(i0) i0:min(n, i0 + rows - 1L))
+}
+
 # t(Z), n_features x n, as the SVM solver wants it (a sample's features
 # contiguous): in C for Fourier maps, in row blocks otherwise.
 transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
@@ -278,9 +277,7 @@ transform_features_t <- function(map, x, nthreads) UseMethod("transform_features
 transform_features_t.default <- function(map, x, nthreads) {
   n <- nrow(x)
   zt <- matrix(0, map$n_features, n)
-  rows <- rff_block_rows(n, map$n_features)
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
+  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
     zt[, idx] <- t(transform_features(map, x[idx, , drop = FALSE], nthreads))
   }
   zt
@@ -303,9 +300,7 @@ feature_decision <- function(map, x, weights, intercept, nthreads) {
 feature_decision.default <- function(map, x, weights, intercept, nthreads) {
   n <- nrow(x)
   out <- matrix(0, n, ncol(weights))
-  rows <- rff_block_rows(n, map$n_features)
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
+  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
     Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
     out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
   }

@@ -3,6 +3,27 @@
 # a column): kernels compare points by distance or inner product, and
 # treatment contrasts would make one level special.
 
+# A fit through its formula method: fit_fn(design matrix[, response], ...)
+# on the formula's design, with the formula's terms recorded so that
+# predict() applies them to new data.  'response' is an example of the
+# two-sided formula a supervised method needs; 'no_response' says why an
+# unsupervised one takes a one-sided formula.
+fit_formula <- function(formula, data, fit_fn, response = NULL, no_response = NULL, ...) {
+  design <- design_from_formula(formula, data, arg = "x")
+  if (!is.null(response)) {
+    if (is.null(design$y)) stop_arg("x", "must be a two-sided formula such as ", response)
+    fit <- fit_fn(design$x, design$y, ...)
+  } else {
+    if (!is.null(design$y)) {
+      stop_arg("x", "must be a one-sided formula such as ~ a + b (", no_response, ")")
+    }
+    fit <- fit_fn(design$x, ...)
+  }
+  fit$input$terms <- design$terms
+  fit$input$xlevels <- design$xlevels
+  fit
+}
+
 design_from_formula <- function(formula, data, arg = "formula") {
   if (!inherits(formula, "formula")) stop_arg(arg, "must be a formula")
   if (missing(data) || is.null(data)) {

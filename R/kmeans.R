@@ -178,14 +178,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
 #' @rdname kernel_kmeans
 #' @export
 kernel_kmeans.formula <- function(x, data = NULL, ...) {
-  design <- design_from_formula(x, data, arg = "x")
-  if (!is.null(design$y)) {
-    stop_arg("x", "must be a one-sided formula such as ~ a + b (k-means uses no response)")
-  }
-  fit <- kernel_kmeans.default(design$x, ...)
-  fit$input$terms <- design$terms
-  fit$input$xlevels <- design$xlevels
-  fit
+  fit_formula(x, data, kernel_kmeans.default, no_response = "k-means uses no response", ...)
 }
 
 kkm_method <- function(method) {
@@ -296,7 +289,10 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
 }
 
 kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL) {
-  if (!is.null(map)) return(kkm_fit_map(x, start, map, nstart, iter.max, seed, nthreads))
+  if (!is.null(map)) {
+    return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+                                            "the features of 'x'", arg = "map")))
+  }
   fourier <- isTRUE(kernel$shift_invariant)
   if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
                                              optional = TRUE))) {
@@ -305,28 +301,21 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
              "use method = \"exact\"")
   }
   resolved <- resolve_kernel(kernel, x)
-  out <- with_seed(seed, {
+  # one stream: the map's draws, then the seeding
+  with_seed(seed, {
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
-    check_allocation(nrow(x), map$n_features, "the random features of 'x'", arg = "D")
-    Z <- stats::predict(map, x, nthreads = nthreads)
-    list(map = map, res = .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart,
-                                iter.max, nthreads))
+    kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+                     "the random features of 'x'", arg = "D")
   })
-  fit <- kkm_result(out$res, x, start$k, resolved, "rff", nstart)
-  fit$map <- out$map
-  fit$D <- D
-  fit$centers <- out$res$centers
-  dimnames(fit$centers) <- list(seq_len(start$k), NULL)
-  fit
 }
 
-# Lloyd's k-means on the features of a map fitted beforehand.
-kkm_fit_map <- function(x, start, map, nstart, iter.max, seed, nthreads) {
-  check_allocation(nrow(x), map$n_features, "the features of 'x'", arg = "map")
+# Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
+# would not fit in memory, and which argument to change).
+kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg) {
+  check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
-  res <- with_seed(seed, .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart, iter.max,
-                               nthreads))
+  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart, iter.max, nthreads)
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
   fit$D <- map_size(map)

@@ -184,14 +184,8 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
 #' @rdname nystrom_features
 #' @export
 nystrom_features.formula <- function(x, data = NULL, ...) {
-  design <- design_from_formula(x, data, arg = "x")
-  if (!is.null(design$y)) {
-    stop_arg("x", "must be a one-sided formula such as ~ a + b (feature maps use no response)")
-  }
-  map <- nystrom_features.default(design$x, ...)
-  map$input$terms <- design$terms
-  map$input$xlevels <- design$xlevels
-  map
+  fit_formula(x, data, nystrom_features.default,
+              no_response = "feature maps use no response", ...)
 }
 
 # The map for landmarks L of a resolved kernel: K_LL's eigendecomposition,
@@ -236,8 +230,7 @@ transform_features.nystrom_features <- function(map, x, nthreads) {
   rows <- rff_block_rows(n, map$m)
   if (rows >= n) return(block(x))
   Z <- matrix(0, n, map$m)
-  for (i0 in seq(1L, n, by = rows)) {
-    idx <- i0:min(n, i0 + rows - 1L)
+  for (idx in row_blocks(n, rows)) {
     Z[idx, ] <- block(x[idx, , drop = FALSE])
   }
   Z

@@ -130,12 +130,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
 #' @rdname rff_ridge
 #' @export
 rff_ridge.formula <- function(x, data = NULL, ...) {
-  design <- design_from_formula(x, data, arg = "x")
-  if (is.null(design$y)) stop_arg("x", "must be a two-sided formula such as y ~ a + b")
-  fit <- rff_ridge.default(design$x, design$y, ...)
-  fit$input$terms <- design$terms
-  fit$input$xlevels <- design$xlevels
-  fit
+  fit_formula(x, data, rff_ridge.default, response = "y ~ a + b", ...)
 }
 
 # The response as a target matrix: the values for regression, one-hot
@@ -165,12 +160,12 @@ ridge_primal <- function(map, xs, Y, lambda, nthreads) {
   n <- nrow(xs)
   check_allocation(map$n_features, map$n_features, "the normal equations", arg = "D")
   rows <- ridge_block_rows(n, map$n_features)
-  starts <- seq(1L, n, by = rows)
+  blocks <- row_blocks(n, rows)
   block <- function(i) {
-    idx <- starts[i]:min(n, starts[i] + rows - 1L)
+    idx <- blocks[[i]]
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
-  ne <- .Call(C_crossprod_stream, block, length(starts), environment(), nthreads)
+  ne <- .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)
   beta <- ridge_cholesky_solve(ne$zz, ne$zy, lambda, nthreads)
   list(beta = beta, intercept = ne$ybar - colSums(beta * ne$zbar))
 }

@@ -17,15 +17,21 @@ sample_frequencies <- function(kernel, D, d, type, sampling) {
 # spectral density is rotation-invariant.  The phases are drawn after all
 # the frequencies, as for iid sampling.
 orthogonal_frequencies <- function(kernel, D, d, type) {
-  if (!kernel$name %in% c("gaussian", "matern")) {
-    stop_arg("sampling", "= \"orthogonal\" needs an isotropic kernel (Gaussian or Matern): ",
-             "the spectral density of the ", kernel_label(kernel), " kernel is a product ",
-             "of one-dimensional laws, not rotation-invariant, so orthogonal directions ",
-             "would bias the estimate; use sampling = \"qmc\" (or \"iid\")")
-  }
+  check_isotropic(kernel, "orthogonal")
   omega <- .Call(C_orthogonal_frequencies, kernel_code(kernel), kernel_parameters(kernel),
                  as.integer(D), as.integer(d))
   list(omega = omega, phase = if (type == "phase") stats::runif(D, 0, 2 * pi))
+}
+
+# Orthogonal and structured frequencies rotate directions, so they need a
+# spectral density that is rotation-invariant.
+check_isotropic <- function(kernel, sampling) {
+  if (!kernel$name %in% c("gaussian", "matern")) {
+    stop_arg("sampling", "= \"", sampling, "\" needs an isotropic kernel (Gaussian or ",
+             "Matern): the spectral density of the ", kernel_label(kernel), " kernel is a ",
+             "product of one-dimensional laws, not rotation-invariant, so rotated directions ",
+             "would bias the estimate; use sampling = \"qmc\" or \"iid\"")
+  }
 }
 
 # Randomised quasi-Monte Carlo (Avron et al. 2016): a scrambled Halton

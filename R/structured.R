@@ -18,19 +18,14 @@
 # approximately uniform (each entry has mean 0 and variance 1/p, but
 # the directions are those of H D2 H applied to random signs), so the
 # estimate is approximately unbiased; Yu et al. bound the bias by
-# O(||x - y|| / (sigma sqrt(p))), and tests/testthat/test-structured.R
-# measures it.
+# O(||x - y|| / (sigma sqrt(p))), and the package's tests measure it.
 #
 # The map stores the signs (an integer p x 3 x B array: D1, D2, D3 of each
 # block), the D radial scales r_j / sigma and the phases: memory O(D), and the
 # transform (src/structured.c) costs O(D log p) per row.
 
 build_structured_map <- function(kernel, x, D, type) {
-  if (!kernel$name %in% c("gaussian", "matern")) {
-    stop_arg("sampling", "= \"structured\" needs an isotropic kernel (Gaussian or Matern); ",
-             "the ", kernel_label(kernel), " kernel's spectral density has independent ",
-             "coordinates, not a radial law: use sampling = \"qmc\" or \"iid\"")
-  }
+  check_isotropic(kernel, "structured")
   d <- ncol(x)
   p <- structured_dimension(d)
   if (is.na(p)) stop_arg("x", "has too many columns for structured features")

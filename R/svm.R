@@ -187,12 +187,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
 #' @rdname rff_svm
 #' @export
 rff_svm.formula <- function(x, data = NULL, ...) {
-  design <- design_from_formula(x, data, arg = "x")
-  if (is.null(design$y)) stop_arg("x", "must be a two-sided formula such as class ~ a + b")
-  fit <- rff_svm.default(design$x, design$y, ...)
-  fit$input$terms <- design$terms
-  fit$input$xlevels <- design$xlevels
-  fit
+  fit_formula(x, data, rff_svm.default, response = "class ~ a + b", ...)
 }
 
 #' Predict with a random-feature SVM

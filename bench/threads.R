@@ -192,6 +192,23 @@ muffle_nonconvergence <- function(expr) {
   })
 }
 
+# rff_svm on n rows, d = 20, D = 1024: classes from cutting
+# x1 x2 + x3 at 'breaks' (one-vs-rest beyond two classes).
+svm_task <- function(n, breaks) {
+  k <- length(breaks) - 1L
+  list(
+    size = function() sprintf("n = %d, d = 20, D = 1024, %d classes", n, k),
+    setup = function() {
+      set.seed(6)
+      x <- matrix(stats::rnorm(n * 20), ncol = 20)
+      list(x = x, y = cut(x[, 1] * x[, 2] + x[, 3], breaks, labels = letters[seq_len(k)]))
+    },
+    run = function(s, nthreads) {
+      set.seed(61)
+      rff_svm(s$x, s$y, gaussian_kernel(4), D = 1024, nthreads = nthreads)
+    })
+}
+
 make_tasks <- function(scale) {
   list(
     transform = list(
@@ -236,30 +253,8 @@ make_tasks <- function(scale) {
         set.seed(51)
         rff_ridge(s$x, s$y, gaussian_kernel(4), D = 2048, nthreads = nthreads)
       }),
-    rff_svm = list(
-      size = function() sprintf("n = %d, d = 20, D = 1024, 4 classes", lin(5e4, scale)),
-      setup = function() {
-        set.seed(6)
-        n <- lin(5e4, scale)
-        x <- matrix(stats::rnorm(n * 20), ncol = 20)
-        list(x = x, y = cut(x[, 1] * x[, 2] + x[, 3], c(-Inf, -1, 0, 1, Inf), labels = letters[1:4]))
-      },
-      run = function(s, nthreads) {
-        set.seed(61)
-        rff_svm(s$x, s$y, gaussian_kernel(4), D = 1024, nthreads = nthreads)
-      }),
-    rff_svm_binary = list(
-      size = function() sprintf("n = %d, d = 20, D = 1024, 2 classes", lin(1e5, scale)),
-      setup = function() {
-        set.seed(6)
-        n <- lin(1e5, scale)
-        x <- matrix(stats::rnorm(n * 20), ncol = 20)
-        list(x = x, y = factor(ifelse(x[, 1] * x[, 2] + x[, 3] > 0, "a", "b")))
-      },
-      run = function(s, nthreads) {
-        set.seed(61)
-        rff_svm(s$x, s$y, gaussian_kernel(4), D = 1024, nthreads = nthreads)
-      }),
+    rff_svm = svm_task(lin(5e4, scale), c(-Inf, -1, 0, 1, Inf)),
+    rff_svm_binary = svm_task(lin(1e5, scale), c(-Inf, 0, Inf)),
     ridge_predict = list(
       size = function() sprintf("fit n = %d, D = 2048; newdata n = %d, d = 20", lin(1e4, scale), lin(4e5, scale)),
       setup = function() {
