@@ -1,0 +1,117 @@
+# What the two machines, rff_svm() and rff_ridge(), share: the response and
+# class weights, standardisation, the feature map and its decision values.
+
+# Decision values for new data: checked against the fitted columns, scaled
+# as the training data were, one row per row of newdata (named like them).
+rff_new_decision <- function(object, newdata, nthreads) {
+  nthreads <- check_threads(nthreads)
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
+  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
+  rownames(dec) <- rownames(x)
+  dec
+}
+
+# The class of largest decision value in each row, as a factor with the
+# training levels, named by the rows.
+rff_decision_classes <- function(dec, levels) {
+  cls <- factor(levels[max.col(dec, ties.method = "first")], levels = levels)
+  names(cls) <- rownames(dec)
+  cls
+}
+
+# y as a factor of classes, one per row of x, at least two classes.
+rff_class_response <- function(y, n, arg = "y") {
+  if (missing(y) || is.null(y)) stop_arg(arg, "is required: the class of each row of 'x'")
+  if (is.matrix(y) || is.data.frame(y)) stop_arg(arg, "must be a vector or factor, not a matrix")
+  if (!(is.factor(y) || is.character(y) || is.logical(y) || is.numeric(y))) {
+    stop_arg(arg, "must be a factor, or a character, logical or whole-number vector")
+  }
+  if (length(y) != n) {
+    stop_arg(arg, "has length ", length(y), " but 'x' has ", n, " row(s)")
+  }
+  if (anyNA(y)) stop_arg(arg, "contains NA (at position ", which(is.na(y))[1L], ")")
+  if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
+    stop_arg(arg, "must hold classes, but has non-integer values; for regression use rff_ridge()")
+  }
+  y <- droplevels(as.factor(y))
+  if (nlevels(y) < 2L) {
+    stop_arg(arg, "has only one class (\"", levels(y)[1L], "\"); a classifier needs at least two")
+  }
+  y
+}
+
+rff_class_weights <- function(class.weights, lev) {
+  w <- stats::setNames(rep(1, length(lev)), lev)
+  if (is.null(class.weights)) return(w)
+  if (!is.numeric(class.weights) || is.null(names(class.weights)) ||
+      any(!nzchar(names(class.weights)))) {
+    stop_arg("class.weights", "must be a numeric vector named by class, such as c(a = 1, b = 5)")
+  }
+  if (anyNA(class.weights) || any(!is.finite(class.weights)) || any(class.weights <= 0)) {
+    stop_arg("class.weights", "must be positive and finite")
+  }
+  unknown <- setdiff(names(class.weights), lev)
+  if (length(unknown) > 0L) {
+    stop_arg("class.weights", "names class(es) not in 'y': ", paste(unknown, collapse = ", "))
+  }
+  if (anyDuplicated(names(class.weights))) stop_arg("class.weights", "names a class twice")
+  w[names(class.weights)] <- class.weights
+  w
+}
+
+# Column centres and scales (standard deviations; 1 for constant columns).
+rff_scaling <- function(x) {
+  center <- colMeans(x)
+  s <- if (nrow(x) > 1L) sqrt(colSums(sweep(x, 2L, center)^2) / (nrow(x) - 1L))
+       else rep(1, ncol(x))
+  s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
+  list(center = unname(center), scale = unname(s))
+}
+
+rff_apply_scaling <- function(x, scaling) {
+  if (is.null(scaling)) return(x)
+  x <- sweep(x, 2L, scaling$center, check.margin = FALSE)
+  sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
+}
+
+# The min kernel needs non-negative inputs, which standardising destroys.
+rff_check_scale <- function(kernel, scale) {
+  if (scale && identical(kernel$name, "min")) {
+    stop_arg("scale", "must be FALSE for the min kernel: standardising centres the ",
+             "inputs, and the min kernel needs them non-negative")
+  }
+  invisible(scale)
+}
+
+# A map fitted beforehand ('map ='): checked against x; it was fitted on the
+# data as given, so standardising is off (an explicit scale = TRUE is an
+# error).  Returns the scale flag to use.
+rff_map_scale <- function(map, x, scale, scale_given) {
+  check_feature_map(map, ncol(x))
+  if (scale && scale_given) {
+    stop_arg("scale", "must be FALSE with 'map': the map was fitted on the data as given")
+  }
+  FALSE
+}
+
+# The feature map of the (scaled) training data, sigma resolved on it.
+rff_build_map <- function(xs, kernel, D) {
+  if (!isTRUE(kernel$shift_invariant) &&
+      is.null(utils::getS3method("build_feature_map", class(kernel)[1L], optional = TRUE))) {
+    stop_arg("kernel", "has no random feature map here (the ", kernel$name, " kernel)")
+  }
+  resolved <- resolve_kernel(kernel, xs)
+  random_features.default(xs, resolved, D = D)
+}
+
+# The transposed feature matrix t(Z), n_features x n.
+rff_features_t <- function(map, xs, nthreads) {
+  check_allocation(map$n_features, nrow(xs), "the feature matrix", arg = "D")
+  transform_features_t(map, xs, nthreads)
+}
+
+# Decision values Z %*% weights + intercept for scaled data.
+rff_decision <- function(object, xs, nthreads) {
+  check_allocation(nrow(xs), ncol(object$weights), "the matrix of predictions", arg = "newdata")
+  feature_decision(object$map, xs, object$weights, object$intercept, nthreads)
+}
