@@ -14,12 +14,34 @@
 #' \eqn{\max(0, t)^2} (`loss = "squared_hinge"`).  As in LIBLINEAR (with its
 #' bias option `-B 1`) the intercept is regularised with the weights.
 #' \eqn{C_i} is `cost`, times the weight of the sample's class from
-#' `class.weights`.  With more than two classes, one binary problem per class
-#' separates it from the rest (one-vs-rest); as in LIBLINEAR, the class's own
-#' samples then cost `cost` times its weight and all others `cost`.  A point
-#' goes to the class with the largest decision value.  These binary problems
-#' are solved in parallel, one per thread (a two-class problem is one
-#' sequential solve; its features are computed on all threads).
+#' `class.weights`, times its case weight from `weights`.
+#'
+#' **More than two classes.**  `multiclass = "ovo"` (the default, the
+#' strategy of libsvm and `kernlab::ksvm()`) solves one binary problem per
+#' pair of classes on the rows of those two classes, each class at its
+#' class weight; a point goes to the class that wins most pairs (ties to the
+#' first class).  `multiclass = "ovr"` (LIBLINEAR's) separates each class
+#' from all the rest, the class's own samples costing `cost` times its
+#' weight and all others `cost`; a point goes to the class with the largest
+#' decision value.  One-vs-one is the default because, on the benchmarks of
+#' `bench/machines.R`, it is as accurate as the exact kernel SVM where
+#' one-vs-rest loses a point or more, and its pair problems are small, so it
+#' is also faster.  All binary problems (and those of the cross-validation
+#' below) are solved in parallel, one per thread; the fit does not depend on
+#' the number of threads.
+#'
+#' **Probabilities and cross-validation.**  With `probability = TRUE`, the
+#' binary problems are also solved on 5 stratified folds (or `cross` folds),
+#' and a sigmoid \eqn{1 / (1 + \exp(A f + B))} is fitted to each problem's
+#' held-out decision values \eqn{f} (Platt scaling, with the Newton method
+#' of Lin, Lin and Weng), as libsvm and `ksvm(prob.model = TRUE)` do; pairs
+#' are combined by the pairwise coupling of Wu, Lin and Weng (libsvm's), and
+#' one-vs-rest sigmoids are normalised to sum to one.  `predict(type =
+#' "prob")` then returns the class probabilities.  With `cross = k` the
+#' fit reports the accuracy of the \eqn{k}-fold cross-validation
+#' (`cross_accuracy`), from the same folds.  Both cost about
+#' \eqn{k - 1} more fits, solved in the same parallel call, on features
+#' computed once.
 #'
 #' **The solver** is dual coordinate descent (Hsieh et al. 2008, the method
 #' of LIBLINEAR), in C: each step updates one dual variable in closed form
@@ -56,6 +78,15 @@
 #' @param cost The cost \eqn{C} of a unit of loss, a positive number; larger
 #'   values fit the training data more closely.
 #' @param loss `"hinge"` (the classic SVM) or `"squared_hinge"`.
+#' @param multiclass With more than two classes, `"ovo"` (one-vs-one, the
+#'   default) or `"ovr"` (one-vs-rest); see Details.
+#' @param probability Fit the calibration for `predict(type = "prob")`, see
+#'   Details.
+#' @param cross `0`, or a number of folds \eqn{k \ge 2} for a
+#'   cross-validated accuracy, see Details.
+#' @param weights `NULL`, or non-negative case weights, one per row of `x`:
+#'   a row's loss counts `weights` times (an integer weight is the same
+#'   problem as repeating the row; zero drops it).
 #' @param scale Standardise the columns of `x` first, see Details.  Must be
 #'   `FALSE` for [min_kernel()], which needs non-negative inputs.
 #' @param class.weights `NULL`, or positive weights named by class that
@@ -75,17 +106,29 @@
 #' @param data A data frame, for the formula method.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `"rff_svm"`: a list with `weights` (a
-#'   `n_features` \eqn{\times k} matrix, one column of feature weights per
-#'   class) and `intercept` (one per class), so that the decision values are
+#'   `n_features` \eqn{\times m} matrix, one column of feature weights per
+#'   class for one-vs-rest and two classes, per pair for one-vs-one) and
+#'   `intercept` (one per column), so that the decision values are
 #'   `Z %*% weights + intercept`; for two classes the second column is the
 #'   negated first.  Also `levels` (the classes), `fitted` (the predicted
 #'   class of each training row), `accuracy` (on the training data), `iter`
 #'   and `converged` (per binary problem), `n_sv` (support vectors per binary
 #'   problem: samples with a non-zero dual variable), the `map` (a
-#'   [random_features()] object, sigma resolved), `scaling` (the centre and
+#'   [random_features()] object, sigma resolved), `multiclass` (`"binary"`,
+#'   `"ovo"` or `"ovr"`) and `pairs` (for one-vs-one, the classes of each
+#'   pair, first the positive one), `cross_accuracy` and `calibration` when
+#'   asked for, `scaling` (the centre and
 #'   scale, or `NULL`), the settings, and `input` (the columns, and for the
 #'   formula method its terms and factor levels).
-#' @references Hsieh, C.-J., Chang, K.-W., Lin, C.-J., Keerthi, S. S. and
+#' @references Wu, T.-F., Lin, C.-J. and Weng, R. C. (2004). Probability
+#'   estimates for multi-class classification by pairwise coupling. *Journal
+#'   of Machine Learning Research* 5, 975--1005.
+#'
+#'   Lin, H.-T., Lin, C.-J. and Weng, R. C. (2007). A note on Platt's
+#'   probabilistic outputs for support vector machines. *Machine Learning*
+#'   68, 267--276.
+#'
+#'   Hsieh, C.-J., Chang, K.-W., Lin, C.-J., Keerthi, S. S. and
 #'   Sundararajan, S. (2008). A dual coordinate descent method for
 #'   large-scale linear SVM. *Proceedings of the 25th International
 #'   Conference on Machine Learning*, 408--415.
@@ -105,10 +148,11 @@
 #' fit
 #' predict(fit, rbind(c(0, 1), c(3, 0)))
 #'
-#' # three classes through a formula
-#' fit2 <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1)
+#' # three classes through a formula, one-vs-one, with probabilities
+#' fit2 <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1, probability = TRUE)
 #' table(iris$Species, fitted(fit2))
 #' head(predict(fit2, iris, type = "decision"))
+#' round(predict(fit2, iris[c(1, 51, 101), ], type = "prob"), 3)
 #' @md
 #' @export
 rff_svm <- function(x, ...) UseMethod("rff_svm")
@@ -116,18 +160,23 @@ rff_svm <- function(x, ...) UseMethod("rff_svm")
 #' @rdname rff_svm
 #' @export
 rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
-                            cost = 1, loss = c("hinge", "squared_hinge"), scale = TRUE,
-                            class.weights = NULL, epsilon = 0.1, max_iter = 1000,
-                            shrinking = TRUE, seed = NULL, map = NULL,
+                            cost = 1, loss = c("hinge", "squared_hinge"),
+                            multiclass = c("ovo", "ovr"), probability = FALSE, cross = 0,
+                            weights = NULL, scale = TRUE, class.weights = NULL, epsilon = 0.1,
+                            max_iter = 1000, shrinking = TRUE, seed = NULL, map = NULL,
                             nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x")
   y <- rff_class_response(y, nrow(x))
+  weights <- check_case_weights(weights, nrow(x))
   check_kernel(kernel)
   D <- check_count(D, "D")
   cost <- check_positive(cost, "cost")
   loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
+  multiclass <- check_choice(multiclass, c("ovo", "ovr"), "multiclass")
+  probability <- check_flag(probability, "probability")
+  cross <- if (identical(cross, 0) || identical(cross, 0L)) 0L else check_count(cross, "cross", lower = 2)
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   if (!is.null(map)) {
     scale <- rff_map_scale(map, x, scale, scale_given)
@@ -139,9 +188,11 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   nthreads <- check_threads(nthreads)
   lev <- levels(y)
   k <- length(lev)
+  if (k == 2L) multiclass <- "binary"
   cw <- rff_class_weights(class.weights, lev)
-  costs <- if (k == 2L) list(cp = cost * cw[1L], cn = cost * cw[2L])
-           else list(cp = cost * cw, cn = rep(cost, k))
+  probs <- svm_problems(as.integer(y), k, multiclass, cost * cw[as.integer(y)] *
+                          (if (is.null(weights)) 1 else weights), cost, weights)
+  folds <- NULL
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -149,38 +200,52 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   out <- with_seed(seed, {
     if (is.null(map)) map <- rff_build_map(xs, kernel, D)
     zt <- rff_features_t(map, xs, nthreads)
-    res <- .Call(C_svm_dcd, zt, as.integer(y), k, as.double(costs$cp), as.double(costs$cn),
+    # the cross-validation's problems (for 'cross' or the probabilities'
+    # held-out decision values) are solved with the fit's, in one call
+    nfolds <- if (probability) max(cross, 5L) else cross
+    if (nfolds > 0L) folds <- svm_folds(y, nfolds)
+    all <- svm_with_folds(probs, folds)
+    res <- .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
                  if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking, nthreads)
-    list(map = map, res = res, zt = zt)
+    cv <- if (!is.null(folds)) svm_heldout_decision(res, probs, folds, zt, nthreads)
+    list(map = map, res = res, cv = cv)
   })
   res <- out$res
   nf <- out$map$n_features
-  W <- res$w
+  np <- probs$n
+  main <- seq_len(np)
+  W <- res$w[, main, drop = FALSE]
   if (k == 2L) W <- cbind(W, -W)
   fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE],
-                        intercept = stats::setNames(W[nf + 1L, ], lev),
-                        levels = lev, k = k, kernel = out$map$kernel, D = D,
+                        intercept = W[nf + 1L, ],
+                        levels = lev, k = k, multiclass = multiclass, pairs = probs$pairs,
+                        kernel = out$map$kernel, D = D,
                         n_features = nf, cost = cost, loss = loss,
                         class.weights = cw, epsilon = epsilon, max_iter = max_iter,
-                        shrinking = shrinking, iter = res$iter, converged = res$converged,
-                        n_sv = colSums(res$alpha > 0), n = nrow(x),
+                        shrinking = shrinking, iter = res$iter[main],
+                        converged = res$converged[main],
+                        n_sv = svm_support_counts(res$alpha, probs$offsets),
+                        n = nrow(x), case_weights = weights,
                         map = out$map, scaling = scaling, input = input),
                    class = "rff_svm")
-  colnames(fit$weights) <- lev
+  colnames(fit$weights) <- names(fit$intercept) <- svm_problem_names(fit)
   # training decision values from the features already computed
   dec <- rff_decision(fit, xs, nthreads)
-  out$zt <- NULL
-  fit$fitted <- rff_decision_classes(dec, lev)
+  fit$fitted <- svm_classes(fit, dec)
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
-  if (!all(res$converged)) {
-    warning(sprintf(paste0("rff_svm: the solver reached max_iter = %d passes before the ",
-                           "tolerance epsilon = %g%s; increase 'max_iter' or 'epsilon', ",
-                           "or lower 'cost'"),
-                    max_iter, epsilon,
-                    if (k > 2L) sprintf(" (classes %s)", paste(lev[!res$converged], collapse = ", "))
-                    else ""), call. = FALSE)
+  if (!is.null(out$cv)) {
+    if (cross > 0L) {
+      cv_class <- svm_classes(fit, out$cv)
+      fit$cross <- cross
+      fit$cross_accuracy <- mean(cv_class == y)
+    }
+    if (probability) {
+      fit$calibration <- calibrate_scores(out$cv, y, weights,
+                                          pairs = if (multiclass == "ovo") probs$pairs)
+    }
   }
+  svm_warn_convergence(fit, res$converged[main], max_iter, epsilon)
   fit
 }
 
@@ -197,31 +262,40 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #'   name where both have names), or a data frame with the formula's
 #'   variables for a fit with a formula.  Without `newdata`, the fitted
 #'   classes of the training data.
-#' @param type `"class"` for the predicted classes, or `"decision"` for the
+#' @param type `"class"` for the predicted classes, `"decision"` for the
 #'   decision values \eqn{w_c \cdot z(x) + b_c}, one column per class (for
-#'   two classes the second column is the negated first).
+#'   two classes the second column is the negated first) or, for
+#'   one-vs-one, per pair (named `"a/b"`, positive for `a`), or `"prob"` for
+#'   the class probabilities of a fit with `probability = TRUE`.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Unused.
 #' @return A factor with the training levels, or a numeric matrix with one
-#'   row per row of `newdata` and one column per class.
+#'   row per row of `newdata` (probabilities: one column per class, rows
+#'   summing to 1).
 #' @examples
 #' fit <- rff_svm(Species ~ Petal.Length + Petal.Width, data = iris, D = 128, seed = 1)
 #' predict(fit, iris[c(1, 51, 101), ])
 #' predict(fit, iris[c(1, 51, 101), ], type = "decision")
 #' @md
 #' @export
-predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
+predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob"),
                             nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  type <- check_choice(type, c("class", "decision"), "type")
+  type <- check_choice(type, c("class", "decision", "prob"), "type")
+  if (type == "prob" && is.null(object$calibration)) {
+    stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
+  }
   if (missing(newdata)) {
     if (type == "class") return(object$fitted)
-    stop_arg("newdata", "is required for type = \"decision\"")
+    stop_arg("newdata", "is required for type = \"", type, "\"")
   }
   dec <- rff_new_decision(object, newdata, nthreads)
-  colnames(dec) <- object$levels
-  if (type == "decision") return(dec)
-  rff_decision_classes(dec, object$levels)
+  colnames(dec) <- svm_problem_names(object)
+  switch(type,
+         decision = dec,
+         class = svm_classes(object, dec),
+         prob = calibrated_probabilities(object$calibration,
+                                         if (object$k == 2L) dec[, 1L, drop = FALSE] else dec))
 }
 
 #' @rdname predict.rff_svm
@@ -232,12 +306,17 @@ rff_svm_description <- function(x) {
   kern <- kernel_summary(x$kernel)
   c(sprintf("Support vector machine on %d random features (%s loss, cost = %s), %d classes%s",
             x$n_features, if (x$loss == "hinge") "hinge" else "squared hinge",
-            format(x$cost), x$k, if (x$k > 2L) " (one-vs-rest)" else ""),
+            format(x$cost), x$k,
+            switch(x$multiclass, binary = "", ovr = " (one-vs-rest)", ovo = " (one-vs-one)")),
     paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
     sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
     sprintf("  training accuracy %.4f on %d rows; solver passes %s%s",
             x$accuracy, x$n, paste(x$iter, collapse = ", "),
-            if (all(x$converged)) "" else " (did not converge)"))
+            if (all(x$converged)) "" else " (did not converge)"),
+    if (!is.null(x$cross)) {
+      sprintf("  %d-fold cross-validation accuracy %.4f", x$cross, x$cross_accuracy)
+    },
+    if (!is.null(x$calibration)) "  class probabilities: Platt scaling on 5-fold decision values")
 }
 
 #' @export
@@ -250,8 +329,10 @@ print.rff_svm <- function(x, ...) {
 summary.rff_svm <- function(object, ...) {
   nprob <- length(object$iter)
   problems <- data.frame(
-    problem = if (object$k == 2L) paste(object$levels, collapse = " vs ")
-              else paste(object$levels, "vs rest"),
+    problem = switch(object$multiclass,
+                     binary = paste(object$levels, collapse = " vs "),
+                     ovr = paste(object$levels, "vs rest"),
+                     ovo = sub("/", " vs ", svm_problem_names(object), fixed = TRUE)),
     passes = object$iter, converged = object$converged, support_vectors = object$n_sv,
     stringsAsFactors = FALSE)
   rownames(problems) <- NULL

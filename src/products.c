@@ -165,28 +165,30 @@ static void column_means(const double *x, int nr, int ncol, double *mean, double
     }
 }
 
-/* out = x - shift (column by column), adding the columns of out to sum. */
+/* out = x - shift (column by column), adding the columns of out (times the
+ * row weights w, unless w is NULL) to sum. */
 static void shifted_copy(const double *x, int nr, int ncol, const double *shift,
-                         double *out, double *sum)
+                         const double *w, double *out, double *sum)
 {
     for (int j = 0; j < ncol; j++) {
         const double *xj = x + (ptrdiff_t) j * nr;
         double *oj = out + (ptrdiff_t) j * nr, a = sum[j];
         for (int i = 0; i < nr; i++) {
             oj[i] = xj[i] - shift[j];
-            a += oj[i];
+            a += w ? w[i] * oj[i] : oj[i];
         }
         sum[j] = a;
     }
 }
 
-/* zc = z - shift and zt = t(zc), a block of columns at a time, adding the
- * columns of zc to sum (each column in row order). */
+/* zc = z - shift and zt = t(zc) (its columns times the row weights w when
+ * w is not NULL), a block of columns at a time, adding the columns of zc
+ * (weighted) to sum, each column in row order. */
 #define SHIFT_COLS 32
 typedef struct {
     const double *z;
     int nr, ncol;
-    const double *shift;
+    const double *shift, *w;
     double *zc, *zt, *sum;
 } shift_job;
 
@@ -196,21 +198,28 @@ static void shift_block(void *ctx, R_xlen_t blk, int thread)
     const shift_job *p = (const shift_job *) ctx;
     int j0 = (int) blk * SHIFT_COLS, nc = p->ncol - j0 < SHIFT_COLS ? p->ncol - j0 : SHIFT_COLS;
     ptrdiff_t off = (ptrdiff_t) j0 * p->nr;
-    shifted_copy(p->z + off, p->nr, nc, p->shift + j0, p->zc + off, p->sum + j0);
+    shifted_copy(p->z + off, p->nr, nc, p->shift + j0, p->w, p->zc + off, p->sum + j0);
     /* rows j0 .. j0 + nc of zt (ncol x nr) */
     bochner_transpose(p->zc + off, p->nr, p->nr, nc, p->zt + j0, p->ncol);
+    if (p->w)
+        for (int i = 0; i < p->nr; i++) {
+            double *ti = p->zt + j0 + (ptrdiff_t) i * p->ncol;
+            for (int j = 0; j < nc; j++) ti[j] *= p->w[i];
+        }
 }
 
-/* Z'Z and Z'Y of a tall Z that R supplies block by block: block(i), for
- * i = 1..nblocks, returns list(z, y), z an nr x D and y an nr x m double
- * matrix (the same D and m for every block, nr >= 1).  Centred about the
- * column means of the whole of Z and Y; to keep the centring from cancelling
- * digits, the products are accumulated about the means of the first block,
- * s and t, and corrected at the end:
- *   Zc'Zc = (Z - s)'(Z - s) - n (zbar - s)(zbar - s)'
- *   Zc'Yc = (Z - s)'(Y - t) - n (zbar - s)(ybar - t)'.
- * Memory: D^2 + D m plus two copies of a block; Z is never held.  Returns
- * list(zz = Zc'Zc, zy = Zc'Yc, zbar, ybar, n). */
+/* Z'WZ and Z'WY of a tall Z that R supplies block by block: block(i), for
+ * i = 1..nblocks, returns list(z, y) or list(z, y, w): z an nr x D and y an
+ * nr x m double matrix (the same D and m for every block, nr >= 1), w
+ * nr non-negative row weights (all 1 when absent; then W = I).  Centred
+ * about the weighted column means of the whole of Z and Y; to keep the
+ * centring from cancelling digits, the products are accumulated about the
+ * (unweighted) means of the first block, s and t, and corrected at the end:
+ *   Zc'WZc = (Z - s)'W(Z - s) - N (zbar - s)(zbar - s)'
+ *   Zc'WYc = (Z - s)'W(Y - t) - N (zbar - s)(ybar - t)'
+ * with N = sum(w).  Memory: D^2 + D m plus two copies of a block; Z is
+ * never held.  Returns list(zz = Zc'WZc, zy = Zc'WYc, zbar, ybar, n = N,
+ * yy = diag(Yc'WYc), rows). */
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
 {
     if (!isFunction(block)) error("'block' must be a function");
@@ -218,22 +227,33 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
     int nb = bochner_count_arg(nblocks, "nblocks", 1);
     int nth = bochner_nthreads(asInteger(nthreads));
     int D = 0, m = 0;
-    double n = 0.0;
+    double n = 0.0, rows = 0.0;
     SEXP zz = R_NilValue, zy = R_NilValue;
-    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *zc = NULL, *zt = NULL, *yc = NULL;
+    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *ysq = NULL, *zc = NULL, *zt = NULL,
+           *yc = NULL;
     size_t cap = 0;
     SEXP hold = PROTECT(allocVector(VECSXP, 2));   /* zz and zy, once allocated */
     for (int ib = 0; ib < nb; ib++) {
         SEXP arg = PROTECT(ScalarInteger(ib + 1));
         SEXP call = PROTECT(lang2(block, arg));
         SEXP res = PROTECT(eval(call, rho));
-        if (TYPEOF(res) != VECSXP || XLENGTH(res) != 2)
-            error("block(%d) must return list(z, y)", ib + 1);
+        if (TYPEOF(res) != VECSXP || (XLENGTH(res) != 2 && XLENGTH(res) != 3))
+            error("block(%d) must return list(z, y) or list(z, y, w)", ib + 1);
         SEXP z = VECTOR_ELT(res, 0), y = VECTOR_ELT(res, 1);
         if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
             nrows(z) < 1)
             error("block(%d) must return two double matrices with the same rows", ib + 1);
         int nr = nrows(z);
+        const double *w = NULL;
+        if (XLENGTH(res) == 3) {
+            SEXP wv = VECTOR_ELT(res, 2);
+            if (TYPEOF(wv) != REALSXP || XLENGTH(wv) != nr)
+                error("block(%d): the weights must be a double vector, one per row", ib + 1);
+            w = REAL(wv);
+            for (int i = 0; i < nr; i++)
+                if (!(w[i] >= 0.0) || !R_FINITE(w[i]))
+                    error("block(%d): the weights must be non-negative and finite", ib + 1);
+        }
         if (ib == 0) {
             D = ncols(z);
             m = ncols(y);
@@ -248,8 +268,10 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             zsum = (double *) R_alloc((size_t) D, sizeof(double));
             t = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
             ysum = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
+            ysq = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
             column_means(REAL(z), nr, D, s, zsum);
             column_means(REAL(y), nr, m, t, ysum);
+            for (int j = 0; j < m; j++) ysq[j] = 0.0;
         } else if (ncols(z) != D || ncols(y) != m) {
             error("block(%d) has %d and %d columns; the first had %d and %d", ib + 1,
                   ncols(z), ncols(y), D, m);
@@ -261,16 +283,27 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
             yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
         }
-        shift_job sj = {REAL(z), nr, D, s, zc, zt, zsum};
+        shift_job sj = {REAL(z), nr, D, s, w, zc, zt, zsum};
         bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
                                 bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
                                 shift_block, &sj);
-        shifted_copy(REAL(y), nr, m, t, yc, ysum);
+        shifted_copy(REAL(y), nr, m, t, w, yc, ysum);
+        for (int j = 0; j < m; j++) {
+            const double *yj = yc + (ptrdiff_t) j * nr;
+            double a = ysq[j];
+            for (int i = 0; i < nr; i++) a += (w ? w[i] : 1.0) * yj[i] * yj[i];
+            ysq[j] = a;
+        }
+        double wsum = 0.0;
+        if (w) for (int i = 0; i < nr; i++) wsum += w[i];
+        else wsum = nr;
         UNPROTECT(3);
         bochner_product(zt, D, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
         if (m > 0) bochner_product(zt, D, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
-        n += nr;
+        n += wsum;
+        rows += nr;
     }
+    if (!(n > 0.0)) error("the weights sum to zero");
     /* the correction for the shift, and the lower triangle */
     double *g = REAL(zz), *r = REAL(zy);
     for (int j = 0; j < D; j++) {
@@ -284,15 +317,22 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
     bochner_mirror_upper(g, D, nth);
     SEXP zbar = PROTECT(allocVector(REALSXP, D));
     SEXP ybar = PROTECT(allocVector(REALSXP, m));
+    SEXP yy = PROTECT(allocVector(REALSXP, m));
     for (int j = 0; j < D; j++) REAL(zbar)[j] = s[j] + zsum[j] / n;
-    for (int j = 0; j < m; j++) REAL(ybar)[j] = t[j] + ysum[j] / n;
-    const char *names[] = {"zz", "zy", "zbar", "ybar", "n", ""};
+    for (int j = 0; j < m; j++) {
+        REAL(ybar)[j] = t[j] + ysum[j] / n;
+        double v = ysq[j] - ysum[j] * (ysum[j] / n);
+        REAL(yy)[j] = v > 0.0 ? v : 0.0;
+    }
+    const char *names[] = {"zz", "zy", "zbar", "ybar", "n", "yy", "rows", ""};
     SEXP out = PROTECT(mkNamed(VECSXP, names));
     SET_VECTOR_ELT(out, 0, zz);
     SET_VECTOR_ELT(out, 1, zy);
     SET_VECTOR_ELT(out, 2, zbar);
     SET_VECTOR_ELT(out, 3, ybar);
     SET_VECTOR_ELT(out, 4, ScalarReal(n));
-    UNPROTECT(4);
+    SET_VECTOR_ELT(out, 5, yy);
+    SET_VECTOR_ELT(out, 6, ScalarReal(rows));
+    UNPROTECT(5);
     return out;
 }

@@ -20,8 +20,9 @@
  * The features arrive transposed, D x n (one sample per column), so that a
  * sample's features are contiguous.  Coordinates are visited in a random
  * order each epoch, from a generator seeded from R's (set.seed()
- * reproduces the fit).  With several classes, the one-vs-rest problems run
- * in parallel, each on one thread.
+ * reproduces the fit).  A call solves any number of binary problems, each
+ * on a subset of the samples (one-vs-one pairs, one-vs-rest, and the folds
+ * of a cross-validation), in parallel, each on one thread.
  * Shrinking drops coordinates at a bound whose projected gradient says they
  * will stay there; the solver stops when the spread of projected gradients
  * over the active set, max PG - min PG, is at most eps over the full set.
@@ -83,14 +84,19 @@ static uint64_t svm_seed_from_r(void)
     return (hi << 32) ^ lo;
 }
 
-/* One binary problem, solved a few passes at a time (svm_passes), so that
- * the caller can check for interrupts between calls. */
+/* One binary problem on a subset of the samples (one-vs-one pairs, or the
+ * folds of a cross-validation, share one feature matrix), solved a few
+ * passes at a time (svm_passes), so that the caller can check for
+ * interrupts between calls.  Local sample s is column rows[s] of zt, with
+ * label sign[s] and cost C_s (class weight times case weight times cost). */
 typedef struct {
     const double *zt;
+    const int *rows;
     R_xlen_t n;
     int D;
     const int *sign;
-    double diag[2], ub[2];   /* [0] negative, [1] positive samples */
+    const double *cost;
+    int loss;
     double B, eps;
     int max_iter, shrink;
     double *w, *alpha, *qd;
@@ -101,32 +107,37 @@ typedef struct {
     uint64_t rng;
 } svm_problem;
 
-/* zt: D x n features (column i is sample i); sign: +1 or -1 per sample;
- * cp, cn: costs of the positive and negative samples; loss: 1 hinge, 2
- * squared hinge; B: the bias feature (0 for none); w: D + 1 weights out
- * (the last multiplies B); alpha: n dual variables out; index, qd: n
- * scratch. */
-static int svm_init(svm_problem *p, const double *zt, R_xlen_t n, int D,
-                    const int *sign, double cp, double cn, int loss, double B,
+/* The dual's diagonal shift and upper bound for a sample of cost c. */
+static inline double svm_diag(const svm_problem *p, double c)
+{
+    return p->loss == 1 ? 0.0 : 0.5 / c;
+}
+
+static inline double svm_ub(const svm_problem *p, double c)
+{
+    return p->loss == 1 ? c : R_PosInf;
+}
+
+/* zt: D x N features (column i is sample i); rows: the n samples of this
+ * problem (0-based columns of zt); sign: +1 or -1 and cost: C_s > 0 per
+ * sample; loss: 1 hinge, 2 squared hinge; B: the bias feature (0 for none);
+ * w: D + 1 weights out (the last multiplies B); alpha: n dual variables
+ * out; index, qd: n scratch. */
+static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t n, int D,
+                    const int *sign, const double *cost, int loss, double B,
                     double eps, int max_iter, int shrink, double *w, double *alpha,
                     R_xlen_t *index, double *qd, uint64_t seed)
 {
-    if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(cp > 0.0) || !(cn > 0.0) ||
-        !(B >= 0.0) || !(eps > 0.0) || max_iter < 1)
+    if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(B >= 0.0) || !(eps > 0.0) ||
+        max_iter < 1)
         return BOCHNER_BAD_ARGUMENT;
     p->zt = zt;
+    p->rows = rows;
     p->n = n;
     p->D = D;
     p->sign = sign;
-    if (loss == 1) {
-        p->diag[0] = p->diag[1] = 0.0;
-        p->ub[0] = cn;
-        p->ub[1] = cp;
-    } else {
-        p->diag[0] = 0.5 / cn;
-        p->diag[1] = 0.5 / cp;
-        p->ub[0] = p->ub[1] = R_PosInf;
-    }
+    p->cost = cost;
+    p->loss = loss;
     p->B = B;
     p->eps = eps;
     p->max_iter = max_iter;
@@ -137,9 +148,9 @@ static int svm_init(svm_problem *p, const double *zt, R_xlen_t n, int D,
     p->qd = qd;
     for (int j = 0; j <= D; j++) w[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
-        const double *xi = zt + i * (R_xlen_t) D;
+        const double *xi = zt + (R_xlen_t) rows[i] * D;
         alpha[i] = 0.0;
-        qd[i] = p->diag[sign[i] > 0] + svm_dot(xi, xi, D) + B * B;
+        qd[i] = svm_diag(p, cost[i]) + svm_dot(xi, xi, D) + B * B;
         index[i] = i;
     }
     p->active = n;
@@ -154,7 +165,7 @@ static int svm_init(svm_problem *p, const double *zt, R_xlen_t n, int D,
  * when the tolerance is met or max_iter passes have been made.  Pure C. */
 static void svm_passes(svm_problem *p, int passes)
 {
-    const double *zt = p->zt, *diag = p->diag, *ub = p->ub;
+    const double *zt = p->zt;
     const int D = p->D;
     const R_xlen_t n = p->n;
     double *w = p->w, *alpha = p->alpha, B = p->B;
@@ -170,11 +181,11 @@ static void svm_passes(svm_problem *p, int passes)
         }
         for (R_xlen_t s = 0; s < active; s++) {
             R_xlen_t i = index[s];
-            const double *xi = zt + i * (R_xlen_t) D;
-            int g = p->sign[i] > 0;
-            double yi = g ? 1.0 : -1.0;
-            double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 + alpha[i] * diag[g];
-            double C = ub[g], PG = 0.0;
+            const double *xi = zt + (R_xlen_t) p->rows[i] * D;
+            double yi = p->sign[i] > 0 ? 1.0 : -1.0;
+            double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 +
+                       alpha[i] * svm_diag(p, p->cost[i]);
+            double C = svm_ub(p, p->cost[i]), PG = 0.0;
             if (alpha[i] == 0.0) {
                 if (p->shrink && G > p->pgmax_old) {
                     active--;
@@ -254,28 +265,38 @@ static double svm_real(SEXP v, const char *what)
     return x;
 }
 
-/* zt: D x n double matrix of features (one sample per column); y: integer
- * classes 1..k; cp, cn: double vectors with the positive and negative costs
- * of each binary problem (one problem when k = 2, class 1 against class 2;
- * else k, class c against the rest).  Returns list(w = (D + 1) x nprob,
- * alpha = n x nprob, iter, converged). */
-SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
+/* zt: D x N double matrix of features (one sample per column).  The binary
+ * problems, nprob = length(offsets) - 1 of them, are given by concatenated
+ * per-sample vectors: problem c has the samples offsets[c] .. offsets[c+1]-1
+ * of rows (1-based columns of zt), sign (+1/-1) and cost (C_s > 0).
+ * Returns list(w = (D + 1) x nprob, alpha (concatenated like rows), iter,
+ * converged). */
+SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
-    int D = nrows(zt);
-    R_xlen_t n = ncols(zt);
-    if (D < 1 || n < 1) error("'zt' must have at least one row and one column");
+    int D = nrows(zt), N = ncols(zt);
+    if (D < 1 || N < 1) error("'zt' must have at least one row and one column");
     if (D == INT_MAX) error("'zt' has too many rows");
-    if (TYPEOF(y) != INTSXP || XLENGTH(y) != n) error("'y' must be an integer vector with one class per column of 'zt'");
-    int kk = bochner_count_arg(k, "k", 2);
-    int nprob = kk == 2 ? 1 : kk;
-    if (TYPEOF(cp) != REALSXP || XLENGTH(cp) != nprob) error("'cp' must be a double vector of length %d", nprob);
-    if (TYPEOF(cn) != REALSXP || XLENGTH(cn) != nprob) error("'cn' must be a double vector of length %d", nprob);
+    if (TYPEOF(offsets) != INTSXP || XLENGTH(offsets) < 2)
+        error("'offsets' must be an integer vector of length >= 2");
+    int nprob = (int) XLENGTH(offsets) - 1;
+    R_xlen_t len = XLENGTH(rows);
+    if (TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
+    if (TYPEOF(sign) != INTSXP || XLENGTH(sign) != len)
+        error("'sign' must be an integer vector as long as 'rows'");
+    if (TYPEOF(cost) != REALSXP || XLENGTH(cost) != len)
+        error("'cost' must be a double vector as long as 'rows'");
+    const int *off = INTEGER(offsets), *rw = INTEGER(rows), *sg = INTEGER(sign);
+    const double *cs = REAL(cost);
+    if (off[0] != 0 || off[nprob] != len) error("'offsets' must run from 0 to length(rows)");
     for (int c = 0; c < nprob; c++)
-        if (!(REAL(cp)[c] > 0.0) || !R_FINITE(REAL(cp)[c]) || !(REAL(cn)[c] > 0.0) ||
-            !R_FINITE(REAL(cn)[c]))
-            error("the costs must be positive and finite");
+        if (off[c + 1] <= off[c]) error("every problem needs at least one sample");
+    for (R_xlen_t i = 0; i < len; i++) {
+        if (rw[i] == NA_INTEGER || rw[i] < 1 || rw[i] > N) error("'rows' must index columns of 'zt'");
+        if (sg[i] != 1 && sg[i] != -1) error("'sign' must be +1 or -1");
+        if (!(cs[i] > 0.0) || !R_FINITE(cs[i])) error("the costs must be positive and finite");
+    }
     int lo = bochner_count_arg(loss, "loss", 1);
     if (lo > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
     double B = svm_real(bias, "bias"), ep = svm_real(eps, "epsilon");
@@ -285,38 +306,35 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
     if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
         error("'shrinking' must be TRUE or FALSE");
     int sh = LOGICAL(shrink)[0];
-    const int *cls = INTEGER(y);
-    for (R_xlen_t i = 0; i < n; i++)
-        if (cls[i] == NA_INTEGER || cls[i] < 1 || cls[i] > kk) error("'y' must hold classes 1..k");
 
     SEXP W = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
-    SEXP A = PROTECT(allocMatrix(REALSXP, (int) n, nprob));
+    SEXP A = PROTECT(allocVector(REALSXP, len));
     SEXP IT = PROTECT(allocVector(INTSXP, nprob));
     SEXP CV = PROTECT(allocVector(LGLSXP, nprob));
-    /* per problem: signs, the order of the coordinates, Q_ii, a seed */
-    int *sign = (int *) R_alloc((size_t) n * nprob, sizeof(int));
-    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) n * nprob, sizeof(R_xlen_t));
-    double *qd = (double *) R_alloc((size_t) n * nprob, sizeof(double));
+    int *row0 = (int *) R_alloc((size_t) len, sizeof(int));
+    for (R_xlen_t i = 0; i < len; i++) row0[i] = rw[i] - 1;
+    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) len, sizeof(R_xlen_t));
+    double *qd = (double *) R_alloc((size_t) len, sizeof(double));
     svm_problem *prob = (svm_problem *) R_alloc((size_t) nprob, sizeof(svm_problem));
     GetRNGstate();
     uint64_t *seed = (uint64_t *) R_alloc((size_t) nprob, sizeof(uint64_t));
     for (int c = 0; c < nprob; c++) seed[c] = svm_seed_from_r();
     PutRNGstate();
+    double work = 0.0;
     for (int c = 0; c < nprob; c++) {
-        int *sg = sign + (R_xlen_t) c * n;
-        for (R_xlen_t i = 0; i < n; i++) sg[i] = cls[i] == c + 1 ? 1 : -1;
-        int status = svm_init(prob + c, REAL(zt), n, D, sg, REAL(cp)[c], REAL(cn)[c], lo, B,
-                              ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1),
-                              REAL(A) + (R_xlen_t) c * n, index + (R_xlen_t) c * n,
-                              qd + (R_xlen_t) c * n, seed[c]);
+        R_xlen_t o = off[c], nc = off[c + 1] - off[c];
+        int status = svm_init(prob + c, REAL(zt), row0 + o, nc, D, sg + o, cs + o, lo, B,
+                              ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1), REAL(A) + o,
+                              index + o, qd + o, seed[c]);
         bochner_stop_on_status(status, "rff_svm");
+        work += 2.0 * (double) nc * (double) D;
     }
     /* Rounds: every problem not done makes a few passes (about 2^28
-     * multiply-adds), the problems shared among the threads as they come
-     * free; interrupts are checked between rounds. */
-    double pass_work = 2.0 * (double) n * (double) D;
+     * multiply-adds per problem), the problems shared among the threads as
+     * they come free; interrupts are checked between rounds. */
+    double pass_work = work / nprob;
     svm_job job = {prob, pass_work >= 2.68e8 ? 1 : (int) (2.68e8 / pass_work)};
-    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), pass_work * nprob);
+    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), work);
     for (;;) {
         int left = 0;
         for (int c = 0; c < nprob; c++) left += !prob[c].done;

@@ -58,6 +58,14 @@ bad <- list(
   # arguments that take one of a few strings
   choice = list(`NA` = NA_character_, unknown = "nonsense", number = 1, length_2 = c("a", "b"),
                 list = list("exact"), factor = factor("x"), empty = character(0)),
+  # case weights for the 6 rows of X
+  case_weights = list(`NA` = c(1, NA, 1, 1, 1, 1), `NaN` = c(1, 1, NaN, 1, 1, 1),
+                      `Inf` = c(Inf, 1, 1, 1, 1, 1), negative = c(1, -1, 1, 1, 1, 1),
+                      all_zero = rep(0, 6), wrong_length = c(1, 2), character = rep("1", 6),
+                      list = as.list(rep(1, 6)), matrix = matrix(1, 6, 2)),
+  # lambda: "auto", or positive numbers
+  lambda = c(bad_numbers[setdiff(names(bad_numbers), "length_2")],
+             list(zero = 0, negative = -1, path_with_zero = c(1, 0), word = "gcv")),
   # seed: NULL or a whole number
   seed = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, character = "1", list = list(1),
               length_2 = c(1, 2), fraction = 1.5),
@@ -128,18 +136,21 @@ fit_ridge_class <- rff_ridge(X, YC, K1, D = 8, seed = 1)
 
 specs <- c(
   spec("rff_svm", list(x = X, y = YC, kernel = K1, D = 8, cost = 1, loss = "hinge",
+                       multiclass = "ovo", probability = FALSE, weights = rep(1, 6),
                        scale = TRUE, class.weights = c(u = 1, v = 2), epsilon = 0.1,
                        max_iter = 100, shrinking = TRUE, seed = 1, nthreads = 1),
        x = "data", y = "labels", kernel = "kernel", D = "count", cost = "positive",
-       loss = "choice", scale = "flag", class.weights = "class_weights",
+       loss = "choice", multiclass = "choice", probability = "flag", weights = "case_weights",
+       scale = "flag", class.weights = "class_weights",
        epsilon = "positive", max_iter = "count", shrinking = "flag", seed = "seed",
        nthreads = "count"),
   spec("rff_svm", list(x = X, y = YC, kernel = K1), x = "data_required"),
   spec("predict.rff_svm", list(object = fit_svm, newdata = X, type = "class", nthreads = 1),
        newdata = "newdata", type = "choice", nthreads = "count"),
-  spec("rff_ridge", list(x = X, y = YN, kernel = K1, D = 8, lambda = 1, scale = TRUE,
-                         seed = 1, nthreads = 1),
-       x = "data", y = "response", kernel = "kernel", D = "count", lambda = "positive",
+  spec("rff_ridge", list(x = X, y = YN, kernel = K1, D = 8, lambda = 1, criterion = "gcv",
+                         weights = rep(1, 6), scale = TRUE, seed = 1, nthreads = 1),
+       x = "data", y = "response", kernel = "kernel", D = "count", lambda = "lambda",
+       criterion = "choice", weights = "case_weights",
        scale = "flag", seed = "seed", nthreads = "count"),
   spec("rff_ridge", list(x = X, y = YN, kernel = K1), x = "data_required"),
   spec("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "response",

@@ -78,7 +78,7 @@ test_that("results are reproducible and do not depend on nthreads", {
 })
 
 test_that("print, summary and a saveRDS round trip", {
-  fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 50, seed = 1)
+  fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 50, seed = 1, lambda = 0.01)
   expect_output(print(fit), "Ridge regression on 50 random features, lambda = 0.01")
   expect_output(print(summary(fit)), "Residuals")
   path <- tempfile(fileext = ".rds")
@@ -106,4 +106,84 @@ test_that("bad input gets an error naming the argument", {
   fit <- rff_ridge(x, y, D = 16, seed = 1)
   expect_error(predict(fit, matrix(0, 2, 1)), "'newdata' has 1 column")
   expect_error(predict(fit, x, type = "class"), "'type'")
+})
+
+test_that("the lambda path: GCV and exact leave-one-out against brute force", {
+  set.seed(11)
+  x <- matrix(runif(160, -2, 2), 80, 2)
+  y <- sin(x[, 1]) * x[, 2] + rnorm(80, sd = 0.2)
+  grid <- c(10, 1, 0.1, 0.01)
+  for (D in c(40, 120)) {             # primal (n >= D) and dual (n < D)
+    map <- random_features(x, gaussian_kernel(1), D = D, seed = 2)
+    Z <- predict(map, x)
+    ridge_at <- function(idx, l) {
+      fit <- rff_ridge(x[idx, ], y[idx], map = map, lambda = l)
+      fit
+    }
+    # GCV from its definition: RSS / n / (1 - tr(H) / n)^2, H with intercept
+    Zc <- sweep(Z, 2, colMeans(Z))
+    gcv <- sapply(grid, function(l) {
+      H <- Zc %*% solve(crossprod(Zc) + l * diag(ncol(Z)), t(Zc)) + 1 / 80
+      r <- y - mean(y) - Zc %*% solve(crossprod(Zc) + l * diag(ncol(Z)), crossprod(Zc, y - mean(y)))
+      mean(r^2) / (1 - sum(diag(H)) / 80)^2
+    })
+    g <- rff_ridge(x, y, map = map, lambda = grid)
+    expect_equal(g$path$gcv, gcv, tolerance = 1e-6)
+    expect_identical(g$lambda, grid[which.min(gcv)])
+    # LOO by refitting without each row
+    loo <- sapply(grid, function(l) {
+      mean(sapply(1:80, function(i) (y[i] - predict(ridge_at(-i, l), x[i, , drop = FALSE]))^2))
+    })
+    l <- rff_ridge(x, y, map = map, lambda = grid, criterion = "loo")
+    expect_equal(l$path$loo, loo, tolerance = 1e-6)
+    # the fit at the chosen lambda is the fit at that lambda
+    expect_equal(l$weights, ridge_at(1:80, l$lambda)$weights)
+  }
+})
+
+test_that("lambda = 'auto' chooses from a grid spanning the spectrum; weights", {
+  set.seed(12)
+  x <- runif(400, -3, 3)
+  y <- sin(2 * x) + rnorm(400, sd = 0.3)
+  fit <- rff_ridge(x, y, D = 100, seed = 1)
+  expect_identical(nrow(fit$path), 41L)
+  chosen <- which(fit$path$lambda == fit$lambda)
+  expect_true(chosen > 1 && chosen < 41)       # an interior minimum here
+  expect_identical(fit$path$gcv[chosen], min(fit$path$gcv))
+  # noisier data want a larger lambda
+  y2 <- sin(2 * x) + rnorm(400, sd = 1.5)
+  expect_gt(rff_ridge(x, y2, D = 100, seed = 1)$lambda, fit$lambda)
+  expect_output(print(fit), "chosen by GCV from 41 values")
+  # integer case weights are repeated rows, for a fixed lambda
+  w <- rep(1:2, 200)
+  map <- fit$map
+  rows <- rep(seq_len(400), w)
+  a <- rff_ridge(x, y, map = map, lambda = 0.5, weights = w)
+  b <- rff_ridge(x[rows], y[rows], map = map, lambda = 0.5)
+  expect_equal(a$weights, b$weights, tolerance = 1e-8)
+  expect_equal(a$intercept, b$intercept, tolerance = 1e-8)
+  # and for the dual side
+  a2 <- rff_ridge(x[1:40], y[1:40], map = map, lambda = 0.5, weights = w[1:40])
+  b2 <- rff_ridge(x[rows[rows <= 40]], y[rows[rows <= 40]], map = map, lambda = 0.5)
+  expect_equal(a2$weights, b2$weights, tolerance = 1e-8)
+  expect_error(rff_ridge(x, y, D = 8, lambda = "gcv"), "'lambda'")
+  expect_error(rff_ridge(x, y, D = 8, criterion = "aic"), "'criterion'")
+  expect_error(rff_ridge(x, y, D = 8, probability = TRUE), "'probability'")
+})
+
+test_that("ridge leave-one-out scores match refitting without the row", {
+  x <- as.matrix(iris[, 1:4])
+  map <- random_features(x, gaussian_kernel(1), D = 30, seed = 1)
+  fit <- rff_ridge(x, iris$Species, map = map, lambda = 1, probability = TRUE)
+  Y <- outer(as.integer(iris$Species), 1:3, "==") * 1
+  sys <- bochner:::ridge_primal_system(map, x, Y, NULL, 1L)
+  fitted <- predict(fit, x, type = "decision")
+  loo <- bochner:::ridge_loo_scores(sys, 1, fitted, Y, map, x, NULL, 1L)
+  for (i in c(1, 77, 150)) {
+    refit <- rff_ridge(x[-i, ], iris$Species[-i], map = map, lambda = 1)
+    expect_equal(unname(loo[i, ]), unname(predict(refit, x[i, , drop = FALSE], type = "decision")[1, ]),
+                 tolerance = 1e-8)
+  }
+  p <- predict(fit, x, type = "prob")
+  expect_equal(unname(rowSums(p)), rep(1, 150))
 })

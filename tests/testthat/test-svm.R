@@ -1,10 +1,19 @@
 # rff_svm(): the C dual coordinate descent against plain-R references, and
 # the R interface.
 
+# The C solver on one-vs-rest problems over all rows (one problem for two
+# classes: class 1 against class 2); alpha returned as n x problems.
 svm_c <- function(Z, cls, k, cp, cn, loss = 1L, eps = 1e-10, max_iter = 100000L,
                   shrink = TRUE) {
-  .Call(bochner:::C_svm_dcd, t(Z), as.integer(cls), as.integer(k), as.double(cp),
-        as.double(cn), as.integer(loss), 1, eps, as.integer(max_iter), shrink, 1L)
+  n <- nrow(Z)
+  nprob <- if (k == 2) 1L else k
+  sign <- unlist(lapply(seq_len(nprob), function(c) ifelse(cls == c, 1L, -1L)))
+  cost <- unlist(lapply(seq_len(nprob), function(c) ifelse(cls == c, cp[c], cn[c])))
+  res <- .Call(bochner:::C_svm_dcd, t(Z), rep(seq_len(n), nprob),
+               as.integer(n * (0:nprob)), as.integer(sign), as.double(cost),
+               as.integer(loss), 1, eps, as.integer(max_iter), shrink, 1L)
+  res$alpha <- matrix(res$alpha, n, nprob)
+  res
 }
 
 # Primal and dual objectives of the binary problem, from the formulas of
@@ -114,7 +123,8 @@ test_that("the C entry point refuses malformed input without crashing", {
   Z <- matrix(rnorm(10), 5, 2)
   zt <- t(Z)
   call <- function(...) {
-    args <- modifyList(list(zt = zt, y = c(1L, 2L, 1L, 2L, 1L), k = 2L, cp = 1, cn = 1,
+    args <- modifyList(list(zt = zt, rows = 1:5, offsets = c(0L, 5L),
+                            sign = c(1L, -1L, 1L, -1L, 1L), cost = rep(1, 5),
                             loss = 1L, bias = 1, eps = 0.1, max_iter = 10L, shrink = TRUE,
                             nthreads = 1L),
                        list(...))
@@ -122,12 +132,16 @@ test_that("the C entry point refuses malformed input without crashing", {
   }
   expect_type(call(), "list")
   expect_error(call(zt = 1:10), "zt")
-  expect_error(call(y = c(1L, 2L)), "'y'")
-  expect_error(call(y = c(1L, 2L, 3L, 2L, 1L)), "'y'")
-  expect_error(call(y = c(1L, NA, 1L, 2L, 1L)), "'y'")
-  expect_error(call(k = 1L), "'k'")
-  expect_error(call(cp = -1), "costs")
-  expect_error(call(cp = c(1, 1)), "'cp'")
+  expect_error(call(rows = c(1L, 2L)), "'sign'")
+  expect_error(call(rows = c(1L, 2L, 6L, 2L, 1L)), "'rows'")
+  expect_error(call(rows = c(1L, NA, 1L, 2L, 1L)), "'rows'")
+  expect_error(call(rows = as.double(1:5)), "'rows'")
+  expect_error(call(offsets = 0L), "'offsets'")
+  expect_error(call(offsets = c(0L, 4L)), "'offsets'")
+  expect_error(call(offsets = c(0L, 0L, 5L)), "at least one sample")
+  expect_error(call(sign = c(1L, 0L, 1L, -1L, 1L)), "'sign'")
+  expect_error(call(cost = c(1, -1, 1, 1, 1)), "costs")
+  expect_error(call(cost = c(1, 1)), "'cost'")
   expect_error(call(loss = 3L), "'loss'")
   expect_error(call(eps = 0), "'epsilon'")
   expect_error(call(max_iter = 0L), "'max_iter'")
@@ -163,7 +177,7 @@ test_that("two rings are separated by a Gaussian rff_svm with either loss", {
 })
 
 test_that("iris through the formula interface: three classes, one-vs-rest", {
-  fit <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1)
+  fit <- rff_svm(Species ~ ., data = iris, D = 256, seed = 1, multiclass = "ovr")
   expect_identical(fit$levels, levels(iris$Species))
   expect_gt(fit$accuracy, 0.93)
   expect_identical(predict(fit, iris), fit$fitted)
@@ -192,7 +206,7 @@ test_that("any kernel with a feature map works: polynomial and min kernels", {
 
 test_that("each one-vs-rest column is the binary problem of its class", {
   x <- as.matrix(iris[, 1:4])
-  multi <- rff_svm(x, iris$Species, D = 64, seed = 3, epsilon = 1e-3)
+  multi <- rff_svm(x, iris$Species, D = 64, seed = 3, epsilon = 1e-3, multiclass = "ovr")
   one <- factor(ifelse(iris$Species == "setosa", "setosa", "rest"), levels = c("setosa", "rest"))
   binary <- rff_svm(x, one, D = 64, seed = 3, epsilon = 1e-3)
   # same map and the same random stream for the first problem
@@ -259,8 +273,8 @@ test_that("max_iter warns when it stops the solver", {
 test_that("print, summary and a saveRDS round trip", {
   fit <- rff_svm(Species ~ ., data = iris, D = 64, seed = 4)
   expect_output(print(fit), "Support vector machine on 64 random features")
-  expect_output(print(fit), "one-vs-rest")
-  expect_output(print(summary(fit)), "setosa vs rest")
+  expect_output(print(fit), "one-vs-one")
+  expect_output(print(summary(fit)), "setosa vs versicolor")
   path <- tempfile(fileext = ".rds")
   saveRDS(fit, path)
   back <- readRDS(path)
@@ -295,4 +309,136 @@ test_that("bad input gets an error naming the argument", {
   expect_error(predict(fit, matrix(0, 2, 3)), "'newdata' has 3 column")
   expect_error(predict(fit, x, type = "prob"), "'type'")
   expect_error(predict(fit, type = "decision"), "'newdata'")
+})
+
+test_that("one-vs-one: each pair's column is the binary problem on that pair's rows", {
+  x <- as.matrix(iris[, 1:4])
+  map <- random_features(x, gaussian_kernel(1), D = 64, seed = 2)
+  multi <- rff_svm(x, iris$Species, map = map, seed = 3, epsilon = 1e-3)
+  expect_identical(multi$multiclass, "ovo")
+  expect_identical(colnames(multi$weights),
+                   c("setosa/versicolor", "setosa/virginica", "versicolor/virginica"))
+  # the first pair uses the first problem seed, as a two-class fit does
+  rows <- iris$Species != "virginica"
+  pair <- rff_svm(x[rows, ], droplevels(iris$Species[rows]), map = map, seed = 3,
+                  epsilon = 1e-3)
+  expect_identical(unname(pair$weights[, 1]), unname(multi$weights[, 1]))
+  expect_identical(unname(pair$intercept[1]), unname(multi$intercept[1]))
+  # votes: a point the three pairs send to versicolor, virginica, versicolor
+  fake <- list(multiclass = "ovo", k = 3L, levels = levels(iris$Species),
+               pairs = utils::combn(3, 2))
+  dec <- rbind(c(-1, 1, 1), c(1, 1, -1), c(-1, -1, -1), c(1, -1, 1))
+  expect_identical(as.character(bochner:::svm_classes(fake, dec)),
+                   c("versicolor", "setosa", "virginica", "setosa"))
+})
+
+test_that("one-vs-one and one-vs-rest are reproducible and thread-independent", {
+  x <- as.matrix(iris[, 1:4])
+  a <- rff_svm(x, iris$Species, D = 64, seed = 1, nthreads = 1)
+  b <- rff_svm(x, iris$Species, D = 64, seed = 1, nthreads = 2)
+  expect_identical(a, b)
+  set.seed(9)
+  c1 <- rff_svm(x, iris$Species, D = 64, multiclass = "ovr", probability = TRUE)
+  set.seed(9)
+  c2 <- rff_svm(x, iris$Species, D = 64, multiclass = "ovr", probability = TRUE, nthreads = 2)
+  expect_identical(c1, c2)
+})
+
+# Two overlapping Gaussian classes whose true P(a | x) is known.
+overlap_data <- function(n, seed) {
+  set.seed(seed)
+  y <- factor(sample(c("a", "b"), n, replace = TRUE))
+  x <- matrix(rnorm(2 * n), n) + ifelse(y == "a", 0.75, -0.75)
+  # P(a | x) for N(+-0.75, I) classes of equal prior
+  list(x = x, y = y, p = 1 / (1 + exp(-2 * 0.75 * (x[, 1] + x[, 2]))))
+}
+
+test_that("probabilities are calibrated on held-out data and sum to one", {
+  train <- overlap_data(1500, 1)
+  test <- overlap_data(4000, 2)
+  for (machine in c("svm", "ridge")) {
+    fit <- if (machine == "svm") rff_svm(train$x, train$y, D = 128, seed = 1, probability = TRUE)
+           else rff_ridge(train$x, train$y, D = 128, seed = 1, probability = TRUE)
+    p <- predict(fit, test$x, type = "prob")
+    expect_identical(colnames(p), c("a", "b"))
+    expect_equal(unname(rowSums(p)), rep(1, 4000))
+    # against the Bayes probabilities: mean absolute error well below the
+    # 0.5 of a coin; the sd of each estimate's noise is a few hundredths
+    expect_lt(mean(abs(p[, "a"] - test$p)), 0.06)
+    # reliability: in bins of predicted probability, the observed frequency
+    # of "a" (4000 points, bins of >= 300: binomial sd <= 0.03) is close
+    bins <- cut(p[, "a"], c(0, 0.2, 0.4, 0.6, 0.8, 1))
+    obs <- tapply(test$y == "a", bins, mean)
+    pred <- tapply(p[, "a"], bins, mean)
+    expect_lt(max(abs(obs - pred)), 0.1)
+  }
+})
+
+test_that("multi-class probabilities: pairwise coupling and one-vs-rest", {
+  x <- as.matrix(iris[, 1:4])
+  for (mc in c("ovo", "ovr")) {
+    fit <- rff_svm(x, iris$Species, D = 128, seed = 1, multiclass = mc, probability = TRUE)
+    p <- predict(fit, x, type = "prob")
+    expect_equal(unname(rowSums(p)), rep(1, 150), tolerance = 1e-6)
+    expect_true(all(p >= 0 & p <= 1))
+    # the most probable class agrees with the predicted class almost always
+    expect_gt(mean(levels(iris$Species)[max.col(p)] == fit$fitted), 0.95)
+    # log-loss far below the 1.1 of uniform guessing
+    expect_lt(-mean(log(p[cbind(1:150, as.integer(iris$Species))])), 0.3)
+  }
+  # pairwise coupling of consistent pairwise probabilities recovers p
+  ptrue <- rbind(c(0.6, 0.3, 0.1), c(0.2, 0.2, 0.6))
+  pairs <- utils::combn(3, 2)
+  r <- apply(pairs, 2, function(ij) ptrue[, ij[1]] / (ptrue[, ij[1]] + ptrue[, ij[2]]))
+  expect_equal(bochner:::pairwise_coupling(r, pairs, 3), ptrue, tolerance = 1e-3)
+  expect_error(predict(rff_svm(x, iris$Species, D = 16, seed = 1), x, type = "prob"),
+               "probability = TRUE")
+})
+
+test_that("Platt's sigmoid matches a direct maximum-likelihood fit", {
+  set.seed(3)
+  f <- rnorm(300)
+  pos <- runif(300) < 1 / (1 + exp(-2 * f + 0.5))
+  ab <- bochner:::platt_fit(f, pos)
+  target <- ifelse(pos, (sum(pos) + 1) / (sum(pos) + 2), 1 / (sum(!pos) + 2))
+  nll <- function(par) {
+    p <- 1 / (1 + exp(par[1] * f + par[2]))
+    -sum(target * log(p) + (1 - target) * log(1 - p))
+  }
+  ref <- optim(c(0, 0), nll, method = "BFGS", control = list(reltol = 1e-14))$par
+  expect_equal(unname(ab), ref, tolerance = 1e-4)
+})
+
+test_that("cross = k reports the cross-validated accuracy", {
+  x <- as.matrix(iris[, 1:4])
+  fit <- rff_svm(x, iris$Species, D = 64, seed = 1, cross = 5)
+  expect_identical(fit$cross, 5L)
+  expect_true(fit$cross_accuracy > 0.85 && fit$cross_accuracy <= 1)
+  # by hand: the same folds (drawn after the map), the same per-problem seeds
+  expect_output(print(fit), "5-fold cross-validation accuracy")
+  expect_error(rff_svm(x, iris$Species, D = 8, cross = 1), "'cross'")
+  expect_error(rff_svm(x[c(1:60, 101), ], droplevels(iris$Species[c(1:60, 101)]), D = 8,
+                       cross = 3), "fewer than 2 rows")
+})
+
+test_that("case weights: integer weights are the same problem as repeated rows", {
+  set.seed(5)
+  x <- matrix(rnorm(120), 60)
+  y <- factor(ifelse(x[, 1] + rnorm(60) > 0, "a", "b"))
+  w <- rep(c(1, 2, 3), 20)
+  map <- random_features(x, gaussian_kernel(1), D = 32, seed = 1)
+  wfit <- rff_svm(x, y, map = map, weights = w, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  rep_rows <- rep(seq_len(60), w)
+  rfit <- rff_svm(x[rep_rows, ], y[rep_rows], map = map, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  # the same optimum (the dual differs, the primal solution is unique)
+  expect_equal(wfit$weights, rfit$weights, tolerance = 1e-5)
+  expect_equal(wfit$intercept, rfit$intercept, tolerance = 1e-5)
+  # zero weights drop rows
+  zfit <- rff_svm(x, y, map = map, weights = c(rep(1, 50), rep(0, 10)), epsilon = 1e-8,
+                  max_iter = 1e5, seed = 1)
+  dfit <- rff_svm(x[1:50, ], y[1:50], map = map, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  expect_equal(zfit$weights, dfit$weights, tolerance = 1e-6)
+  expect_error(rff_svm(x, y, D = 8, weights = rep(-1, 60)), "'weights'")
+  expect_error(rff_svm(x, y, D = 8, weights = 1:3), "'weights' has length 3")
+  expect_error(rff_svm(x, y, D = 8, weights = rep(0, 60)), "'weights' are all zero")
 })

@@ -1,0 +1,147 @@
+# Class probabilities from decision values, as libsvm and kernlab::ksvm
+# compute them: a sigmoid fitted to decision values the model did not see
+# in training (cross-validated for rff_svm, leave-one-out for rff_ridge);
+# one-vs-one pairs combined by pairwise coupling, one-vs-rest sigmoids
+# normalised to sum to one.
+
+# Platt's sigmoid P(y = +1 | f) = 1 / (1 + exp(A f + B)), fitted by the
+# Newton method with backtracking of Lin, Lin and Weng (2007), with Platt's
+# regularised targets, and case weights w in the likelihood.
+platt_fit <- function(f, positive, w = NULL) {
+  keep <- is.finite(f)
+  if (!is.null(w)) keep <- keep & w > 0
+  f <- f[keep]
+  positive <- positive[keep]
+  w <- if (is.null(w)) rep(1, length(f)) else w[keep]
+  prior1 <- sum(w[positive])
+  prior0 <- sum(w[!positive])
+  target <- ifelse(positive, (prior1 + 1) / (prior1 + 2), 1 / (prior0 + 2))
+  A <- 0
+  B <- log((prior0 + 1) / (prior1 + 1))
+  objective <- function(A, B) {
+    t <- f * A + B
+    sum(w * ifelse(t >= 0, target * t + log1p(exp(-t)), (target - 1) * t + log1p(exp(t))))
+  }
+  fval <- objective(A, B)
+  for (it in seq_len(100L)) {
+    t <- f * A + B
+    p <- ifelse(t >= 0, exp(-t) / (1 + exp(-t)), 1 / (1 + exp(t)))
+    q <- 1 - p
+    d2 <- w * p * q
+    h11 <- sum(f^2 * d2) + 1e-12
+    h22 <- sum(d2) + 1e-12
+    h21 <- sum(f * d2)
+    d1 <- w * (target - p)
+    g1 <- sum(f * d1)
+    g2 <- sum(d1)
+    if (abs(g1) < 1e-5 && abs(g2) < 1e-5) break
+    det <- h11 * h22 - h21^2
+    dA <- -(h22 * g1 - h21 * g2) / det
+    dB <- -(-h21 * g1 + h11 * g2) / det
+    gd <- g1 * dA + g2 * dB
+    step <- 1
+    while (step >= 1e-10) {
+      newf <- objective(A + step * dA, B + step * dB)
+      if (newf < fval + 1e-4 * step * gd) break
+      step <- step / 2
+    }
+    if (step < 1e-10) break
+    A <- A + step * dA
+    B <- B + step * dB
+    fval <- newf
+  }
+  c(A = A, B = B)
+}
+
+platt_apply <- function(ab, f) {
+  t <- f * ab[["A"]] + ab[["B"]]
+  ifelse(t >= 0, exp(-t) / (1 + exp(-t)), 1 / (1 + exp(t)))
+}
+
+# A calibration from held-out scores: for two classes one sigmoid of
+# s[, 1] - s[, 2] (or of the one decision value); for more, one sigmoid per
+# one-vs-rest column, or per one-vs-one pair (pairs: a 2-row matrix of
+# class indices, the first the positive one).
+calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
+  lev <- levels(y)
+  k <- length(lev)
+  yi <- as.integer(y)
+  if (k == 2L) {
+    f <- if (ncol(scores) == 1L) scores[, 1L] else scores[, 1L] - scores[, 2L]
+    return(list(type = "binary", levels = lev, sigmoids = list(platt_fit(f, yi == 1L, weights))))
+  }
+  if (is.null(pairs)) {
+    sig <- lapply(seq_len(k), function(c) platt_fit(scores[, c], yi == c, weights))
+    return(list(type = "ovr", levels = lev, sigmoids = sig))
+  }
+  sig <- lapply(seq_len(ncol(pairs)), function(p) {
+    rows <- yi == pairs[1L, p] | yi == pairs[2L, p]
+    platt_fit(scores[rows, p], yi[rows] == pairs[1L, p], weights[rows])
+  })
+  list(type = "ovo", levels = lev, sigmoids = sig, pairs = pairs)
+}
+
+# Probabilities, one column per class, rows summing to 1.
+calibrated_probabilities <- function(cal, scores) {
+  lev <- cal$levels
+  k <- length(lev)
+  prob <- switch(cal$type,
+    binary = {
+      f <- if (ncol(scores) == 1L) scores[, 1L] else scores[, 1L] - scores[, 2L]
+      p <- platt_apply(cal$sigmoids[[1L]], f)
+      cbind(p, 1 - p)
+    },
+    ovr = {
+      p <- vapply(seq_len(k), function(c) platt_apply(cal$sigmoids[[c]], scores[, c]),
+                  numeric(nrow(scores)))
+      p <- matrix(p, nrow(scores))
+      p / rowSums(p)
+    },
+    ovo = {
+      r <- vapply(seq_along(cal$sigmoids),
+                  function(p) platt_apply(cal$sigmoids[[p]], scores[, p]),
+                  numeric(nrow(scores)))
+      pairwise_coupling(matrix(r, nrow(scores)), cal$pairs, k)
+    })
+  prob <- matrix(prob, nrow(scores), dimnames = list(rownames(scores), lev))
+  prob
+}
+
+# Pairwise coupling, method 2 of Wu, Lin and Weng (2004) as in libsvm:
+# the p minimising sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2 on the
+# simplex, by its fixed-point iteration, all rows at once.  r[, p] is
+# P(class pairs[1, p] | pair p), clipped away from 0 and 1 as libsvm does.
+pairwise_coupling <- function(r, pairs, k) {
+  n <- nrow(r)
+  r <- pmin(pmax(r, 1e-7), 1 - 1e-7)
+  R <- array(0, c(n, k, k))            # R[, i, j] = P(i | i or j)
+  for (p in seq_len(ncol(pairs))) {
+    i <- pairs[1L, p]
+    j <- pairs[2L, p]
+    R[, i, j] <- r[, p]
+    R[, j, i] <- 1 - r[, p]
+  }
+  Q <- array(0, c(n, k, k))
+  for (t in seq_len(k)) {
+    for (j in seq_len(k)) {
+      if (j == t) next
+      Q[, t, t] <- Q[, t, t] + R[, j, t]^2
+      Q[, t, j] <- -R[, j, t] * R[, t, j]
+    }
+  }
+  p <- matrix(1 / k, n, k)
+  for (iter in seq_len(max(100L, k))) {
+    Qp <- vapply(seq_len(k), function(t) rowSums(Q[, t, ] * p), numeric(n))
+    Qp <- matrix(Qp, n)
+    pQp <- rowSums(p * Qp)
+    if (max(abs(Qp - pQp)) < 0.005 / k) break
+    for (t in seq_len(k)) {
+      diff <- (-Qp[, t] + pQp) / Q[, t, t]
+      p[, t] <- p[, t] + diff
+      pQp <- (pQp + diff * (diff * Q[, t, t] + 2 * Qp[, t])) / (1 + diff)^2
+      Qp <- (Qp + diff * Q[, t, ]) / (1 + diff)
+      p <- p / (1 + diff)
+    }
+  }
+  p
+}

@@ -1,0 +1,132 @@
+# The binary problems of rff_svm(), handed to the C solver (src/svm.c) as
+# concatenated per-sample vectors: problem p has the samples
+# offsets[p] + 1 .. offsets[p + 1] of rows (columns of the features), each
+# with a label sign (+1 / -1) and a cost.  Two classes: one problem.  More:
+# one per class against the rest (LIBLINEAR's scheme, the class's own
+# samples cost its class weight, the rest 1), or one per pair of classes
+# (libsvm's and kernlab's, each class at its class weight).  Rows of zero
+# case weight are in no problem.
+svm_problems <- function(yi, k, multiclass, sample_cost, cost, weights) {
+  n <- length(yi)
+  sample_cost <- rep_len(as.double(sample_cost), n)
+  base_cost <- cost * (if (is.null(weights)) rep(1, n) else weights)
+  live <- sample_cost > 0
+  pairs <- NULL
+  parts <- if (multiclass == "binary") {
+    list(list(rows = which(live), sign = ifelse(yi[live] == 1L, 1L, -1L),
+              cost = sample_cost[live]))
+  } else if (multiclass == "ovr") {
+    lapply(seq_len(k), function(c) {
+      own <- yi == c
+      list(rows = which(live), sign = ifelse(own[live], 1L, -1L),
+           cost = ifelse(own, sample_cost, base_cost)[live])
+    })
+  } else {
+    pairs <- utils::combn(k, 2L)
+    lapply(seq_len(ncol(pairs)), function(p) {
+      rows <- which(live & (yi == pairs[1L, p] | yi == pairs[2L, p]))
+      list(rows = rows, sign = ifelse(yi[rows] == pairs[1L, p], 1L, -1L),
+           cost = sample_cost[rows])
+    })
+  }
+  c(svm_concatenate(parts), list(pairs = pairs))
+}
+
+svm_concatenate <- function(parts) {
+  sizes <- vapply(parts, function(p) length(p$rows), 0L)
+  list(rows = as.integer(unlist(lapply(parts, `[[`, "rows"))),
+       sign = as.integer(unlist(lapply(parts, `[[`, "sign"))),
+       cost = as.double(unlist(lapply(parts, `[[`, "cost"))),
+       offsets = as.integer(c(0L, cumsum(sizes))), n = length(parts), parts = parts)
+}
+
+# Stratified folds: within each class, the rows dealt round the folds in a
+# random order (R's generator).
+svm_folds <- function(y, nfolds) {
+  fold <- integer(length(y))
+  for (c in levels(y)) {
+    idx <- which(y == c)
+    if (length(idx) < 2L) {
+      stop_arg("y", "has a class (\"", c, "\") with fewer than 2 rows: too few to ",
+               "cross-validate ('cross' or 'probability = TRUE')")
+    }
+    fold[idx] <- sample(rep_len(seq_len(nfolds), length(idx)))
+  }
+  fold
+}
+
+# The fit's problems followed by, for each fold, the same problems without
+# that fold's rows.
+svm_with_folds <- function(probs, folds) {
+  if (is.null(folds)) return(probs)
+  parts <- probs$parts
+  for (f in sort(unique(folds))) {
+    for (p in probs$parts) {
+      keep <- folds[p$rows] != f
+      if (!any(keep)) {
+        stop("rff_svm: a cross-validation fold leaves a binary problem without training ",
+             "rows; use fewer folds ('cross')", call. = FALSE)
+      }
+      parts[[length(parts) + 1L]] <- list(rows = p$rows[keep], sign = p$sign[keep],
+                                          cost = p$cost[keep])
+    }
+  }
+  svm_concatenate(parts)
+}
+
+# The held-out decision values: row i's values from the problems trained
+# without its fold (n x problems).
+svm_heldout_decision <- function(res, probs, folds, zt, nthreads) {
+  nf <- nrow(zt)
+  np <- probs$n
+  dec <- matrix(NA_real_, ncol(zt), np)
+  for (f in sort(unique(folds))) {
+    idx <- which(folds == f)
+    cols <- np * f + seq_len(np)
+    Wf <- res$w[, cols, drop = FALSE]
+    d <- .Call(C_matprod, t(Wf[seq_len(nf), , drop = FALSE]), zt[, idx, drop = FALSE], nthreads)
+    dec[idx, ] <- t(d) + rep(Wf[nf + 1L, ], each = length(idx))
+  }
+  dec
+}
+
+# Support vectors (non-zero dual variables) per problem.
+svm_support_counts <- function(alpha, offsets) {
+  vapply(seq_len(length(offsets) - 1L), function(p) {
+    sum(alpha[(offsets[p] + 1L):offsets[p + 1L]] > 0)
+  }, 0L)
+}
+
+svm_problem_names <- function(fit) {
+  switch(fit$multiclass,
+         binary = fit$levels,
+         ovr = fit$levels,
+         ovo = paste(fit$levels[fit$pairs[1L, ]], fit$levels[fit$pairs[2L, ]], sep = "/"))
+}
+
+# Classes from decision values: the largest (one-vs-rest, two classes), or
+# the most votes of the pairs (one-vs-one; ties to the first class, as
+# libsvm).
+svm_classes <- function(fit, dec) {
+  if (fit$multiclass != "ovo") return(rff_decision_classes(dec, fit$levels))
+  k <- fit$k
+  votes <- matrix(0L, nrow(dec), k)
+  for (p in seq_len(ncol(fit$pairs))) {
+    win <- ifelse(dec[, p] > 0, fit$pairs[1L, p], fit$pairs[2L, p])
+    votes[cbind(seq_len(nrow(dec)), win)] <- votes[cbind(seq_len(nrow(dec)), win)] + 1L
+  }
+  cls <- factor(fit$levels[max.col(votes, ties.method = "first")], levels = fit$levels)
+  names(cls) <- rownames(dec)
+  cls
+}
+
+svm_warn_convergence <- function(fit, converged, max_iter, epsilon) {
+  if (all(converged)) return(invisible())
+  names <- svm_problem_names(fit)
+  warning(sprintf(paste0("rff_svm: the solver reached max_iter = %d passes before the ",
+                         "tolerance epsilon = %g%s; increase 'max_iter' or 'epsilon', ",
+                         "or lower 'cost'"),
+                  max_iter, epsilon,
+                  if (fit$k > 2L) sprintf(" (problems %s)", paste(names[!converged], collapse = ", "))
+                  else ""), call. = FALSE)
+}
