@@ -54,11 +54,20 @@ ridge_default_grid <- function(sys) {
 # The path: for each lambda the effective degrees of freedom (the trace of
 # the hat matrix, the unpenalised intercept included) and the criterion,
 # the chosen index as attribute "chosen".
+# criterion "auto": GCV where it is reliable, leave-one-out where not.  GCV
+# replaces each leverage h_ii by their mean df / n; near interpolation
+# (df close to n, as with fewer rows than features) RSS and (1 - df/n)^2
+# vanish together and GCV wrongly favours lambda -> 0.  So when GCV's choice
+# has df above n / 10, the exact leave-one-out decides.
 ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthreads) {
   grid <- if (is.character(lambda)) ridge_default_grid(sys) else lambda
   df <- 1 + vapply(grid, function(l) sum(spec$e / (spec$e + l)), 0)
-  score <- if (criterion == "gcv") ridge_gcv(spec, sys, grid, df, weights)
-           else ridge_loo_path(spec, sys, grid, map, xs, Y, weights, nthreads)
+  if (criterion != "loo") {
+    score <- ridge_gcv(spec, sys, grid, df, weights)
+    nr <- if (is.null(weights)) sys$rows else sum(weights > 0)
+    if (criterion == "auto") criterion <- if (df[which.min(score)] <= nr / 10) "gcv" else "loo"
+  }
+  if (criterion == "loo") score <- ridge_loo_path(spec, sys, grid, map, xs, Y, weights, nthreads)
   path <- data.frame(lambda = grid, df = df, score = score)
   names(path)[3L] <- criterion
   attr(path, "chosen") <- which.min(score)

@@ -46,7 +46,13 @@
 #' \eqn{\mathrm{df} = 1 + \sum_j e_j / (e_j + \lambda)} (this needs no
 #' further pass over the data), or by exact leave-one-out,
 #' `criterion = "loo"`: \eqn{\frac1n \sum_i (r_i / (1 - h_{ii}))^2} with
-#' the leverages \eqn{h_{ii}} of the hat matrix (one more pass).  The
+#' the leverages \eqn{h_{ii}} of the hat matrix (one more pass).  GCV
+#' replaces every \eqn{h_{ii}} by their mean \eqn{\mathrm{df}/n}; near
+#' interpolation (df close to \eqn{n}, typically with fewer rows than
+#' features) it wrongly favours \eqn{\lambda \to 0} (on `mlbench`'s
+#' Ionosphere, 82 % test accuracy against 95 % for leave-one-out's choice).
+#' So `criterion = "auto"` (the default) uses GCV when its choice has
+#' \eqn{\mathrm{df} \le n/10}, and leave-one-out otherwise.  The
 #' default grid has 41 values, four a decade, from the trace of
 #' \eqn{Z_c^T Z_c} (an almost constant fit) down to \eqn{10^{-10}} of it.
 #' The path is returned (`path`), and the fit is then solved at the chosen
@@ -77,7 +83,9 @@
 #'   squares (see Details): `"auto"` (the default) to choose it from a grid,
 #'   a positive number, or a vector of candidates to choose from.
 #' @param criterion How `lambda` is chosen from several: `"gcv"`
-#'   (generalised cross-validation) or `"loo"` (exact leave-one-out).
+#'   (generalised cross-validation), `"loo"` (exact leave-one-out), or
+#'   `"auto"` (the default: GCV where it is reliable, else leave-one-out;
+#'   see Details).
 #' @param probability For classification, fit the calibration for
 #'   `predict(type = "prob")`.
 #' @param weights `NULL`, or non-negative case weights, one per row of `x`:
@@ -119,7 +127,7 @@ rff_ridge <- function(x, ...) UseMethod("rff_ridge")
 #' @rdname rff_ridge
 #' @export
 rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
-                              lambda = "auto", criterion = c("gcv", "loo"),
+                              lambda = "auto", criterion = c("auto", "gcv", "loo"),
                               probability = FALSE, weights = NULL, scale = TRUE,
                               seed = NULL, map = NULL, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
@@ -131,7 +139,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   check_kernel(kernel)
   D <- check_count(D, "D")
   lambda <- ridge_check_lambda(lambda)
-  criterion <- check_choice(criterion, c("gcv", "loo"), "criterion")
+  criterion <- check_choice(criterion, c("auto", "gcv", "loo"), "criterion")
   probability <- check_flag(probability, "probability")
   if (probability && resp$type == "regression") {
     stop_arg("probability", "= TRUE needs classes in 'y'; this is a regression")
@@ -160,7 +168,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   fit <- structure(list(weights = sol$beta, intercept = sol$intercept, type = resp$type,
                         levels = resp$levels, kernel = map$kernel, D = D,
                         n_features = nf, lambda = lambda, path = path,
-                        criterion = if (!is.null(path)) criterion,
+                        criterion = if (!is.null(path)) names(path)[3L],
                         n = n, case_weights = weights, map = map,
                         scaling = scaling, input = input),
                    class = "rff_ridge")

@@ -127,7 +127,7 @@ test_that("the lambda path: GCV and exact leave-one-out against brute force", {
       r <- y - mean(y) - Zc %*% solve(crossprod(Zc) + l * diag(ncol(Z)), crossprod(Zc, y - mean(y)))
       mean(r^2) / (1 - sum(diag(H)) / 80)^2
     })
-    g <- rff_ridge(x, y, map = map, lambda = grid)
+    g <- rff_ridge(x, y, map = map, lambda = grid, criterion = "gcv")
     expect_equal(g$path$gcv, gcv, tolerance = 1e-6)
     expect_identical(g$lambda, grid[which.min(gcv)])
     # LOO by refitting without each row
@@ -145,14 +145,20 @@ test_that("lambda = 'auto' chooses from a grid spanning the spectrum; weights", 
   set.seed(12)
   x <- runif(400, -3, 3)
   y <- sin(2 * x) + rnorm(400, sd = 0.3)
-  fit <- rff_ridge(x, y, D = 100, seed = 1)
+  fit <- rff_ridge(x, y, D = 100, seed = 1, criterion = "gcv")
   expect_identical(nrow(fit$path), 41L)
   chosen <- which(fit$path$lambda == fit$lambda)
   expect_true(chosen > 1 && chosen < 41)       # an interior minimum here
   expect_identical(fit$path$gcv[chosen], min(fit$path$gcv))
   # noisier data want a larger lambda
   y2 <- sin(2 * x) + rnorm(400, sd = 1.5)
-  expect_gt(rff_ridge(x, y2, D = 100, seed = 1)$lambda, fit$lambda)
+  expect_gt(rff_ridge(x, y2, D = 100, seed = 1, criterion = "gcv")$lambda, fit$lambda)
+  # "auto": GCV far from interpolation, leave-one-out near it (n < D)
+  expect_identical(rff_ridge(x, y, D = 100, seed = 1)$criterion, "gcv")
+  near <- rff_ridge(x[1:60], y[1:60], D = 100, seed = 1)
+  expect_identical(near$criterion, "loo")
+  expect_identical(near$lambda,
+                   rff_ridge(x[1:60], y[1:60], D = 100, seed = 1, criterion = "loo")$lambda)
   expect_output(print(fit), "chosen by GCV from 41 values")
   # integer case weights are repeated rows, for a fixed lambda
   w <- rep(1:2, 200)

@@ -1,0 +1,206 @@
+#' Choose D, sigma and cost or lambda by cross-validation
+#'
+#' Cross-validates [rff_svm()] or [rff_ridge()] over a grid of the number
+#' of features `D`, the bandwidth `sigma`, and `cost` (SVM) or `lambda`
+#' (ridge), in the spirit of `e1071::tune()` and `kernlab::ksvm(cross =)`,
+#' and refits the best combination on all the data.
+#'
+#' The work is shared as far as the grid allows.  The folds are drawn once
+#' (stratified by class for classification) and are the same for every
+#' combination.  For each `D` and `sigma` the feature map is drawn once and
+#' the features of all rows computed once; then
+#' * for the SVM, every `cost`, fold and binary problem is solved in one
+#'   parallel call of the solver on those features;
+#' * for ridge, each fold's normal equations are formed once and
+#'   eigendecomposed once, which gives the fit at every `lambda` of the grid.
+#'
+#' The error is the misclassification rate for classification and the mean
+#' squared error for regression, averaged over the held-out rows of all
+#' folds; `sd` is its standard deviation across folds.  Ties go to the
+#' simplest model: the smallest `D`, then the largest `lambda` or smallest
+#' `cost`, then the first `sigma`.
+#'
+#' @param x,y The data and the response, as for [rff_svm()] (classes) or
+#'   [rff_ridge()] (classes or numbers).
+#' @param method `"svm"` or `"ridge"`.
+#' @param kernel A shift-invariant kernel (its `sigma` is replaced by the
+#'   values of `sigma` when given).
+#' @param D Numbers of random features to try.
+#' @param sigma `NULL` (the kernel's own bandwidth, resolved on the
+#'   standardised data), or bandwidths to try, on the scale of the
+#'   standardised inputs when `scale = TRUE`.
+#' @param cost SVM costs to try.
+#' @param lambda Ridge penalties to try (on the scale of the sum of squares,
+#'   see [rff_ridge()]).
+#' @param folds Number of cross-validation folds, at least 2.
+#' @param scale Standardise the inputs first, as in [rff_svm()].
+#' @param seed `NULL`, or a number for reproducible folds, maps and solver
+#'   orders, leaving the user's random stream as it was.
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @param ... Further arguments for the fits (for example `loss`,
+#'   `multiclass` or `class.weights` for the SVM), used in the
+#'   cross-validation and the refit.
+#' @return An object of class `"rff_tune"`: `table` (a data frame with one
+#'   row per combination: `D`, `sigma`, `cost` or `lambda`, `error`, `sd`),
+#'   `best` (the chosen row), `fit` (the model refitted on all the data with
+#'   the best values), `method` and `folds`.
+#' @seealso [rff_svm()] (`cross =`), [rff_ridge()] (`lambda = "auto"`
+#'   chooses `lambda` alone from the exact leave-one-out or GCV path).
+#' @examples
+#' tuned <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, D = 128,
+#'                   sigma = c(0.5, 1, 2), cost = c(0.1, 1, 10), seed = 1)
+#' tuned
+#' head(tuned$table)
+#' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
+#' @md
+#' @export
+rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = gaussian_kernel("median"),
+                     D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
+                     folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(), ...) {
+  method <- check_choice(method, c("svm", "ridge"), "method")
+  x <- as_data_matrix(x, "x")
+  n <- nrow(x)
+  check_kernel(kernel)
+  D <- tune_grid_values(D, "D", whole = TRUE)
+  if (!is.null(sigma)) {
+    if (!isTRUE(kernel$shift_invariant) || is.null(kernel$sigma)) {
+      stop_arg("sigma", "needs a shift-invariant kernel with a bandwidth, such as gaussian_kernel()")
+    }
+    sigma <- tune_grid_values(sigma, "sigma")
+  }
+  penalty <- if (method == "svm") tune_grid_values(cost, "cost") else tune_grid_values(lambda, "lambda")
+  folds <- check_count(folds, "folds", lower = 2, upper = n)
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  nthreads <- check_threads(nthreads)
+  extra <- list(...)
+  y <- if (method == "svm") rff_class_response(y, n) else ridge_response(y, n)$y
+  classification <- is.factor(y)
+
+  scaling <- if (scale) rff_scaling(x) else NULL
+  xs <- rff_apply_scaling(x, scaling)
+  kernels <- if (is.null(sigma)) list(resolve_kernel(kernel, xs))
+             else lapply(sigma, function(s) utils::modifyList(kernel, list(sigma = s)))
+  result <- with_seed(seed, {
+    fold <- if (classification) svm_folds(y, folds) else sample(rep_len(seq_len(folds), n))
+    table <- NULL
+    for (d in D) {
+      for (kern in kernels) {
+        map <- random_features.default(xs, kern, D = d)
+        err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, extra, nthreads)
+               else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
+        table <- rbind(table, data.frame(D = d, sigma = kern$sigma, penalty = penalty,
+                                         error = err$error, sd = err$sd))
+      }
+    }
+    names(table)[3L] <- if (method == "svm") "cost" else "lambda"
+    order_key <- if (method == "svm") table$cost else -table$lambda
+    best <- table[order(table$error, table$D, order_key)[1L], ]
+    args <- c(list(x = x, y = y, D = best$D, scale = scale, nthreads = nthreads),
+              if (is.null(sigma)) list(kernel = kernel)
+              else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
+              if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
+              extra)
+    fit <- do.call(if (method == "svm") rff_svm.default else rff_ridge.default, args)
+    list(table = table, best = best, fit = fit)
+  })
+  rownames(result$best) <- NULL
+  structure(c(result, list(method = method, folds = folds,
+                           measure = if (classification) "misclassification rate"
+                                     else "mean squared error")),
+            class = "rff_tune")
+}
+
+tune_grid_values <- function(v, arg, whole = FALSE) {
+  if (!is.numeric(v) || length(v) < 1L || anyNA(v) || any(!is.finite(v)) || any(v <= 0)) {
+    stop_arg(arg, "must be positive numbers")
+  }
+  if (whole && any(v != round(v) | v > .Machine$integer.max)) stop_arg(arg, "must be whole numbers")
+  sort(unique(as.double(v)))
+}
+
+# Held-out misclassification of every cost: all costs x folds x binary
+# problems in one call of the solver, on features computed once.
+tune_svm_errors <- function(map, xs, y, fold, costs, extra, nthreads) {
+  multiclass <- if (is.null(extra$multiclass)) "ovo" else extra$multiclass
+  loss <- if (is.null(extra$loss)) "hinge" else extra$loss
+  k <- nlevels(y)
+  if (k == 2L) multiclass <- "binary"
+  cw <- rff_class_weights(extra$class.weights, levels(y))
+  zt <- rff_features_t(map, xs, nthreads)
+  nf <- nrow(zt)
+  yi <- as.integer(y)
+  base <- lapply(costs, function(cc) svm_problems(yi, k, multiclass, cc * cw[yi], cc, NULL))
+  parts <- list()
+  for (f in seq_len(max(fold))) {
+    for (b in base) {
+      for (p in b$parts) {
+        keep <- fold[p$rows] != f
+        parts[[length(parts) + 1L]] <- list(rows = p$rows[keep], sign = p$sign[keep],
+                                            cost = p$cost[keep])
+      }
+    }
+  }
+  all <- svm_concatenate(parts)
+  eps <- if (is.null(extra$epsilon)) 0.1 else extra$epsilon
+  iter <- if (is.null(extra$max_iter)) 1000L else as.integer(extra$max_iter)
+  res <- .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
+               if (loss == "hinge") 1L else 2L, 1, eps, iter, TRUE, nthreads)
+  np <- base[[1L]]$n
+  fake <- list(multiclass = multiclass, k = k, levels = levels(y), pairs = base[[1L]]$pairs)
+  wrong <- matrix(0, max(fold), length(costs))
+  size <- tabulate(fold)
+  col <- 0L
+  for (f in seq_len(max(fold))) {
+    idx <- which(fold == f)
+    for (ci in seq_along(costs)) {
+      W <- res$w[, col + seq_len(np), drop = FALSE]
+      col <- col + np
+      dec <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), zt[, idx, drop = FALSE],
+                     nthreads)) + rep(W[nf + 1L, ], each = length(idx))
+      if (k == 2L) dec <- cbind(dec, -dec)
+      wrong[f, ci] <- sum(svm_classes(fake, dec) != y[idx])
+    }
+  }
+  list(error = colSums(wrong) / length(y), sd = apply(wrong / size, 2L, stats::sd))
+}
+
+# Held-out error of every lambda: per fold, the training rows' normal
+# equations (the package's streamed product) and their eigendecomposition
+# give the fit at all lambdas; the held-out rows are scored at each.
+tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
+  classification <- is.factor(y)
+  Y <- if (classification) outer(as.integer(y), seq_len(nlevels(y)), "==") * 1
+       else matrix(y, ncol = 1L)
+  Z <- transform_features(map, xs, nthreads)
+  err <- matrix(0, max(fold), length(lambdas))
+  size <- tabulate(fold)
+  for (f in seq_len(max(fold))) {
+    tr <- which(fold != f)
+    te <- which(fold == f)
+    block <- function(i) list(Z[tr, , drop = FALSE], Y[tr, , drop = FALSE])
+    ne <- .Call(C_crossprod_stream, block, 1L, environment(), nthreads)
+    ev <- eigen(ne$zz, symmetric = TRUE)
+    e <- pmax(ev$values, 0)
+    cv <- crossprod(ev$vectors, ne$zy)
+    Pte <- sweep(Z[te, , drop = FALSE], 2L, ne$zbar, check.margin = FALSE) %*% ev$vectors
+    for (li in seq_along(lambdas)) {
+      pred <- Pte %*% (cv / (e + lambdas[li])) + rep(ne$ybar, each = length(te))
+      err[f, li] <- if (classification) sum(max.col(pred, ties.method = "first") != as.integer(y[te]))
+                    else sum((pred - Y[te, ])^2)
+    }
+  }
+  list(error = colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
+}
+
+#' @export
+print.rff_tune <- function(x, ...) {
+  b <- x$best
+  what <- if (x$method == "svm") sprintf("cost = %s", format(b$cost))
+          else sprintf("lambda = %s", format(b$lambda))
+  cat(sprintf("Tuning of rff_%s by %d-fold cross-validation over %d combinations\n",
+              x$method, x$folds, nrow(x$table)))
+  cat(sprintf("  best: D = %d, sigma = %s, %s: %s %.4g (sd %.2g across folds)\n",
+              as.integer(b$D), format(signif(b$sigma, 4)), what, x$measure, b$error, b$sd))
+  cat("  refitted on all the data: $fit\n")
+  invisible(x)
+}

@@ -1,0 +1,69 @@
+# rff_tune(): the shared-work cross-validation against fits made one by one.
+
+test_that("ridge tuning: every lambda's error equals refitting fold by fold", {
+  set.seed(21)
+  x <- matrix(runif(300, -2, 2), 150, 2)
+  y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(150, sd = 0.3)
+  lambdas <- c(0.01, 0.1, 1, 10)
+  tuned <- rff_tune(x, y, method = "ridge", D = 40, sigma = 1, lambda = lambdas, folds = 4,
+                    scale = FALSE, seed = 7)
+  # the same folds and map, drawn in the same order
+  set.seed(7)
+  fold <- sample(rep_len(1:4, 150))
+  map <- random_features(x, gaussian_kernel(1), D = 40)
+  ref <- sapply(lambdas, function(l) {
+    mean(unlist(lapply(1:4, function(f) {
+      fit <- rff_ridge(x[fold != f, ], y[fold != f], map = map, lambda = l)
+      (predict(fit, x[fold == f, ]) - y[fold == f])^2
+    })))
+  })
+  expect_equal(tuned$table$error, ref, tolerance = 1e-8)
+  expect_identical(tuned$best$lambda, lambdas[which.min(ref)])
+  expect_s3_class(tuned$fit, "rff_ridge")
+  expect_identical(tuned$fit$lambda, tuned$best$lambda)
+  expect_output(print(tuned), "mean squared error")
+})
+
+test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
+  x <- as.matrix(iris[, 1:4])
+  costs <- c(0.1, 10)
+  tuned <- rff_tune(x, iris$Species, D = 32, sigma = c(1, 3), cost = costs, folds = 3,
+                    seed = 2, epsilon = 1e-6, max_iter = 1e5)
+  expect_identical(nrow(tuned$table), 4L)
+  xs <- scale(x)
+  set.seed(2)
+  fold <- bochner:::svm_folds(iris$Species, 3)
+  for (s in c(1, 3)) {
+    map <- random_features(xs, gaussian_kernel(s), D = 32)
+    for (cc in costs) {
+      wrong <- sum(unlist(lapply(1:3, function(f) {
+        fit <- rff_svm(xs[fold != f, ], iris$Species[fold != f], map = map, cost = cc,
+                       epsilon = 1e-6, max_iter = 1e5)
+        predict(fit, xs[fold == f, ]) != iris$Species[fold == f]
+      })))
+      row <- tuned$table$sigma == s & tuned$table$cost == cc
+      # a converged solver: the same optimum up to the tolerance, so at most
+      # a point on the boundary may differ
+      expect_lte(abs(tuned$table$error[row] * 150 - wrong), 1)
+    }
+  }
+  expect_s3_class(tuned$fit, "rff_svm")
+  expect_identical(tuned$fit$cost, tuned$best$cost)
+  expect_identical(tuned$fit$map$kernel$sigma, tuned$best$sigma)
+  # reproducible, and independent of the thread count
+  again <- rff_tune(x, iris$Species, D = 32, sigma = c(1, 3), cost = costs, folds = 3,
+                    seed = 2, epsilon = 1e-6, max_iter = 1e5, nthreads = 1)
+  expect_identical(again$table, tuned$table)
+})
+
+test_that("rff_tune refuses bad grids with the argument's name", {
+  x <- as.matrix(iris[, 1:4])
+  expect_error(rff_tune(x, iris$Species, D = c(16, -1)), "'D'")
+  expect_error(rff_tune(x, iris$Species, D = 16.5), "'D'")
+  expect_error(rff_tune(x, iris$Species, sigma = c(1, NA)), "'sigma'")
+  expect_error(rff_tune(x, iris$Species, cost = 0), "'cost'")
+  expect_error(rff_tune(x, iris$Sepal.Length, method = "ridge", lambda = "auto"), "'lambda'")
+  expect_error(rff_tune(x, iris$Species, folds = 1), "'folds'")
+  expect_error(rff_tune(x, iris$Species, kernel = polynomial_kernel(2), sigma = 1), "'sigma'")
+  expect_error(rff_tune(x, iris$Species, method = "knn"), "'method'")
+})
