@@ -24,7 +24,8 @@
 #'   [rff_ridge()] (classes or numbers).
 #' @param method `"svm"` or `"ridge"`.
 #' @param kernel A shift-invariant kernel (its `sigma` is replaced by the
-#'   values of `sigma` when given).
+#'   values of `sigma` when given); `NULL` for the method's default
+#'   ([rff_svm()]'s or [rff_ridge()]'s).
 #' @param D Numbers of random features to try.
 #' @param sigma `NULL` (the kernel's own bandwidth, resolved on the
 #'   standardised data), or bandwidths to try, on the scale of the
@@ -54,10 +55,12 @@
 #' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
 #' @md
 #' @export
-rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = gaussian_kernel("median"),
+rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
                      D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
                      folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(), ...) {
   method <- check_choice(method, c("svm", "ridge"), "method")
+  if (is.null(kernel)) kernel <- formals(if (method == "svm") rff_svm.default else rff_ridge.default)$kernel
+  if (is.call(kernel)) kernel <- eval(kernel)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
   check_kernel(kernel)

@@ -63,6 +63,8 @@ bad <- list(
                       `Inf` = c(Inf, 1, 1, 1, 1, 1), negative = c(1, -1, 1, 1, 1, 1),
                       all_zero = rep(0, 6), wrong_length = c(1, 2), character = rep("1", 6),
                       list = as.list(rep(1, 6)), matrix = matrix(1, 6, 2)),
+  kernel_or_null = list(character = "gaussian", list = list(name = "gaussian", sigma = 1),
+                        number = 1, `NA` = NA, `function` = gaussian_kernel),
   # grids of positive numbers (rff_tune)
   grid = c(bad_numbers[setdiff(names(bad_numbers), "length_2")],
            list(zero = 0, negative = -1, with_zero = c(1, 0))),
@@ -160,7 +162,7 @@ specs <- c(
   spec("rff_ridge", list(x = X, y = YN, kernel = K1), x = "data_required"),
   spec("rff_tune", list(x = X, y = YC, method = "svm", kernel = K1, D = 8, sigma = 1, cost = 1,
                         folds = 2, scale = TRUE, seed = 1, nthreads = 1),
-       x = "data", y = "labels", method = "choice", kernel = "kernel", D = "grid",
+       x = "data", y = "labels", method = "choice", kernel = "kernel_or_null", D = "grid",
        sigma = "grid_or_null", cost = "grid", folds = "count", scale = "flag", seed = "seed",
        nthreads = "count"),
   spec("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "response",

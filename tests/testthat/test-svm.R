@@ -224,8 +224,9 @@ test_that("class weights scale the cost of a class", {
   expect_identical(heavy$class.weights, c(a = 10, b = 1))
   expect_gt(sum(heavy$fitted == "a"), sum(plain$fitted == "a"))
   # cost 2 with weights 1 and cost 1 with weights 2 are the same problem
-  w2 <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 2, b = 2), epsilon = 1e-6)
-  c2 <- rff_svm(x, y, D = 64, seed = 1, cost = 2, epsilon = 1e-6)
+  w2 <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 2, b = 2), epsilon = 1e-6,
+                max_iter = 1e5)
+  c2 <- rff_svm(x, y, D = 64, seed = 1, cost = 2, epsilon = 1e-6, max_iter = 1e5)
   expect_equal(w2$weights, c2$weights)
 })
 
@@ -357,8 +358,10 @@ test_that("probabilities are calibrated on held-out data and sum to one", {
   train <- overlap_data(1500, 1)
   test <- overlap_data(4000, 2)
   for (machine in c("svm", "ridge")) {
-    fit <- if (machine == "svm") rff_svm(train$x, train$y, D = 128, seed = 1, probability = TRUE)
-           else rff_ridge(train$x, train$y, D = 128, seed = 1, probability = TRUE)
+    # a bandwidth suited to the smooth truth: the test is of the calibration
+    k <- gaussian_kernel(2)
+    fit <- if (machine == "svm") rff_svm(train$x, train$y, k, D = 128, seed = 1, probability = TRUE)
+           else rff_ridge(train$x, train$y, k, D = 128, seed = 1, probability = TRUE)
     p <- predict(fit, test$x, type = "prob")
     expect_identical(colnames(p), c("a", "b"))
     expect_equal(unname(rowSums(p)), rep(1, 4000))
@@ -441,4 +444,22 @@ test_that("case weights: integer weights are the same problem as repeated rows",
   expect_error(rff_svm(x, y, D = 8, weights = rep(-1, 60)), "'weights'")
   expect_error(rff_svm(x, y, D = 8, weights = 1:3), "'weights' has length 3")
   expect_error(rff_svm(x, y, D = 8, weights = rep(0, 60)), "'weights' are all zero")
+})
+
+test_that("the default bandwidth is kernlab's sigest rule, on the scaled data", {
+  x <- as.matrix(iris[, 1:4])
+  fit <- rff_svm(x, iris$Species, D = 16, seed = 1)
+  xs <- scale(x)
+  d2 <- as.vector(dist(xs))^2
+  q <- quantile(d2, c(0.1, 0.9), names = FALSE)
+  s <- mean(1 / q)                       # kernlab's inverse width
+  expect_equal(fit$map$kernel$sigma, 1 / sqrt(2 * s))
+  expect_true(fit$map$kernel$sigma_from_sigest)
+  expect_output(print(fit), "sigest rule")
+  expect_output(print(gaussian_kernel("sigest")), "kernlab's sigest rule")
+  # within the range that kernlab::sigest reports for the same data
+  skip_if_not_installed("kernlab")
+  set.seed(1)
+  range <- kernlab::sigest(xs, scaled = FALSE)
+  expect_true(s > range[[1]] && s < range[[3]])
 })
