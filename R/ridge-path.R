@@ -94,10 +94,16 @@ ridge_gcv <- function(spec, sys, grid, df, weights) {
 ridge_loo_path <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
   total <- numeric(length(grid))
   inv <- outer(spec$e, grid, function(e, l) 1 / (e + l))
+  # products on the package's kernel (R's %*% with the reference BLAS is
+  # ~30 times slower)
+  mm <- function(a, b) .Call(C_matprod, a, b, nthreads)
+  coef <- do.call(cbind, lapply(seq_along(grid), function(i) spec$c * inv[, i]))
+  m <- ncol(spec$c)
   add_block <- function(P, Ys, w) {
-    H <- (P^2) %*% inv + w / sys$n
+    H <- mm(P^2, inv) + w / sys$n
+    fitted_all <- mm(P, coef)
     for (i in seq_along(grid)) {
-      fitted <- P %*% (spec$c * inv[, i])
+      fitted <- fitted_all[, (i - 1L) * m + seq_len(m), drop = FALSE]
       keep <- w > 0
       r <- (Ys - fitted)[keep, , drop = FALSE] / (1 - H[keep, i])
       total[i] <<- total[i] + sum(r^2)
@@ -111,7 +117,7 @@ ridge_loo_path <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
       w <- if (is.null(weights)) rep(1, length(idx)) else weights[idx]
       Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w, nthreads)
       Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w)
-      add_block(Zs %*% spec$V, Ys, w)
+      add_block(mm(Zs, spec$V), Ys, w)
     }
   }
   total / sys$n

@@ -185,9 +185,11 @@ tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
     ev <- eigen(ne$zz, symmetric = TRUE)
     e <- pmax(ev$values, 0)
     cv <- crossprod(ev$vectors, ne$zy)
-    Pte <- sweep(Z[te, , drop = FALSE], 2L, ne$zbar, check.margin = FALSE) %*% ev$vectors
+    Pte <- .Call(C_matprod, sweep(Z[te, , drop = FALSE], 2L, ne$zbar, check.margin = FALSE),
+                 ev$vectors, nthreads)
     for (li in seq_along(lambdas)) {
-      pred <- Pte %*% (cv / (e + lambdas[li])) + rep(ne$ybar, each = length(te))
+      pred <- .Call(C_matprod, Pte, cv / (e + lambdas[li]), nthreads) +
+        rep(ne$ybar, each = length(te))
       err[f, li] <- if (classification) sum(max.col(pred, ties.method = "first") != as.integer(y[te]))
                     else sum((pred - Y[te, ])^2)
     }

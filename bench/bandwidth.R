@@ -10,22 +10,22 @@ suppressPackageStartupMessages({
   library(mlbench)
 })
 numeric_frame <- function(df) as.matrix(data.frame(lapply(df, function(v) as.numeric(as.character(v)))))
-get <- function(name) { e <- new.env(); data(list = name, package = "mlbench", envir = e); e[[name]] }
-bc <- na.omit(get("BreastCancer"))
+mlb <- function(name) { e <- new.env(); data(list = name, package = "mlbench", envir = e); e[[name]] }
+bc <- na.omit(mlb("BreastCancer"))
 classification <- list(
-  Vehicle = list(x = get("Vehicle")[, -19], y = get("Vehicle")$Class),
-  Satellite = list(x = get("Satellite")[, -37], y = get("Satellite")$classes),
-  Vowel = list(x = numeric_frame(get("Vowel")[, 2:10]), y = get("Vowel")$Class),
-  Glass = list(x = get("Glass")[, -10], y = get("Glass")$Type),
-  Sonar = list(x = get("Sonar")[, -61], y = get("Sonar")$Class),
-  Ionosphere = list(x = get("Ionosphere")[, -c(1, 2, 35)], y = get("Ionosphere")$Class),
-  Pima = list(x = get("PimaIndiansDiabetes")[, -9], y = get("PimaIndiansDiabetes")$diabetes),
+  Vehicle = list(x = mlb("Vehicle")[, -19], y = mlb("Vehicle")$Class),
+  Satellite = list(x = mlb("Satellite")[, -37], y = mlb("Satellite")$classes),
+  Vowel = list(x = numeric_frame(mlb("Vowel")[, 2:10]), y = mlb("Vowel")$Class),
+  Glass = list(x = mlb("Glass")[, -10], y = mlb("Glass")$Type),
+  Sonar = list(x = mlb("Sonar")[, -61], y = mlb("Sonar")$Class),
+  Ionosphere = list(x = mlb("Ionosphere")[, -c(1, 2, 35)], y = mlb("Ionosphere")$Class),
+  Pima = list(x = mlb("PimaIndiansDiabetes")[, -9], y = mlb("PimaIndiansDiabetes")$diabetes),
   BreastCancer = list(x = numeric_frame(bc[, 2:10]), y = bc$Class),
-  DNA = list(x = numeric_frame(get("DNA")[, -181]), y = get("DNA")$Class))
+  DNA = list(x = numeric_frame(mlb("DNA")[, -181]), y = mlb("DNA")$Class))
 aq <- na.omit(airquality)
 set.seed(5)
 fr <- mlbench.friedman1(1500, sd = 1)
-bh <- get("BostonHousing")
+bh <- mlb("BostonHousing")
 regression <- list(
   BostonHousing = list(x = model.matrix(medv ~ . - 1, bh), y = bh$medv),
   airquality = list(x = as.matrix(aq[, -1]), y = aq$Ozone),
