@@ -94,14 +94,35 @@ rff_map_scale <- function(map, x, scale, scale_given) {
   FALSE
 }
 
-# The feature map of the (scaled) training data, sigma resolved on it.
-rff_build_map <- function(xs, kernel, D) {
+# The construction arguments of random_features() that the machines pass
+# on (through their '...'): anything else is an unused argument.
+rff_map_args <- function(..., map = NULL) {
+  args <- list(...)
+  if (length(args) == 0L) return(list())
+  nm <- names(args)
+  nm <- if (is.null(nm)) rep("", length(args)) else nm
+  known <- c("type", "sampling", "method")
+  unknown <- !(nm %in% known)
+  if (any(unknown)) {
+    shown <- ifelse(nzchar(nm[unknown]), sprintf("'%s'", nm[unknown]), "an unnamed argument")
+    stop("unused argument(s): ", paste(shown, collapse = ", "), call. = FALSE)
+  }
+  if (!is.null(map)) {
+    stop_arg(nm[1L], "is an argument of the map's construction; with 'map' the map is given")
+  }
+  args
+}
+
+# The feature map of the (scaled) training data, sigma resolved on it;
+# map_args: construction arguments of random_features() (type, sampling,
+# method).
+rff_build_map <- function(xs, kernel, D, map_args = list()) {
   if (!isTRUE(kernel$shift_invariant) &&
       is.null(utils::getS3method("build_feature_map", class(kernel)[1L], optional = TRUE))) {
     stop_arg("kernel", "has no random feature map here (the ", kernel$name, " kernel)")
   }
   resolved <- resolve_kernel(kernel, xs)
-  random_features.default(xs, resolved, D = D)
+  do.call(random_features.default, c(list(xs, resolved, D = D), map_args))
 }
 
 # The transposed feature matrix t(Z), n_features x n.

@@ -135,7 +135,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
                               lambda = "auto", criterion = c("auto", "gcv", "loo"),
                               probability = FALSE, weights = NULL, scale = TRUE,
                               seed = NULL, map = NULL, nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
+  map_args <- rff_map_args(..., map = map)
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
@@ -159,7 +159,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
-  if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D))
+  if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D, map_args))
   nf <- map$n_features
   sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads)
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)

@@ -113,7 +113,10 @@
 #' @param nthreads Number of threads for the features, see
 #'   [bochner_threads()].  The fit does not depend on it.
 #' @param data A data frame, for the formula method.
-#' @param ... Passed from the formula method to the default method.
+#' @param ... For the default method, construction arguments of the
+#'   feature map passed to [random_features()]: `type`, `sampling` (e.g.
+#'   `"orthogonal"`) or `method` (e.g. `"tensorsketch"` for a polynomial
+#'   kernel).  Passed from the formula method to the default method.
 #' @return An object of class `"rff_svm"`: a list with `weights` (a
 #'   `n_features` \eqn{\times m} matrix, one column of feature weights per
 #'   class for one-vs-rest and two classes, per pair for one-vs-one) and
@@ -174,7 +177,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                             weights = NULL, scale = TRUE, class.weights = NULL, epsilon = 0.1,
                             max_iter = 1000, shrinking = TRUE, seed = NULL, map = NULL,
                             nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
+  map_args <- rff_map_args(..., map = map)
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x")
   y <- rff_class_response(y, nrow(x))
@@ -207,7 +210,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
   out <- with_seed(seed, {
-    if (is.null(map)) map <- rff_build_map(xs, kernel, D)
+    if (is.null(map)) map <- rff_build_map(xs, kernel, D, map_args)
     zt <- rff_features_t(map, xs, nthreads)
     # the cross-validation's problems (for 'cross' or the probabilities'
     # held-out decision values) are solved with the fit's, in one call

@@ -88,7 +88,8 @@ rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
     table <- NULL
     for (d in D) {
       for (kern in kernels) {
-        map <- random_features.default(xs, kern, D = d)
+        map <- do.call(random_features.default,
+                       c(list(xs, kern, D = d), extra[names(extra) %in% c("type", "sampling", "method")]))
         err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, extra, nthreads)
                else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
         table <- rbind(table, data.frame(D = d, sigma = kern$sigma, penalty = penalty,

@@ -463,3 +463,20 @@ test_that("the default bandwidth is kernlab's sigest rule, on the scaled data", 
   range <- kernlab::sigest(xs, scaled = FALSE)
   expect_true(s > range[[1]] && s < range[[3]])
 })
+
+test_that("the machines take the map's construction arguments of random_features()", {
+  x <- as.matrix(iris[, 1:4])
+  orf <- rff_svm(x, iris$Species, D = 64, seed = 1, sampling = "orthogonal")
+  expect_identical(orf$map$sampling, "orthogonal")
+  ref <- random_features(scale(x), orf$map$kernel, D = 64, sampling = "orthogonal", seed = 1)
+  expect_identical(orf$map$omega, ref$omega)
+  ts <- rff_ridge(x, iris$Species, kernel = polynomial_kernel(2), D = 64, seed = 1,
+                  method = "tensorsketch")
+  expect_identical(ts$map$method, "tensorsketch")
+  expect_gt(ts$accuracy, 0.9)
+  pair <- rff_svm(Species ~ ., data = iris, D = 32, seed = 1, type = "pair")
+  expect_identical(pair$map$type, "pair")
+  expect_error(rff_svm(x, iris$Species, D = 8, foo = 1), "unused argument.*'foo'")
+  expect_error(rff_ridge(x, iris$Species, map = orf$map, sampling = "qmc", scale = FALSE),
+               "'sampling'")
+})
