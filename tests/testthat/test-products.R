@@ -53,8 +53,44 @@ test_that("the streamed Z'Z and Z'Y are the centred products, for any row blocks
   block <- function(i) list(Z[starts[i]:ends[i], , drop = FALSE], Y[starts[i]:ends[i], , drop = FALSE])
   two <- .Call(bochner:::C_crossprod_stream, block, 4L, environment(), 1L)
   expect_identical(two, one)
+  expect_equal(s$yy, colSums(Yc^2), tolerance = 1e-12)
+  expect_identical(s$rows, as.double(n))
   expect_error(.Call(bochner:::C_crossprod_stream, function(i) list(1, 2), 1L, environment(), 1L),
                "two double matrices")
+})
+
+test_that("row weights: the weighted centred products, as repeated rows", {
+  set.seed(22)
+  n <- 300L
+  Z <- sweep(matrix(rnorm(n * 9), n), 2L, 1e3 * runif(9), "+")
+  Y <- cbind(rnorm(n), runif(n))
+  w <- rep(c(0, 1, 2.5), 100)
+  W <- sum(w)
+  zbar <- colSums(Z * w) / W
+  ybar <- colSums(Y * w) / W
+  Zc <- sweep(Z, 2L, zbar)
+  Yc <- sweep(Y, 2L, ybar)
+  starts <- seq(1L, n, by = 70L)
+  block <- function(i) {
+    idx <- starts[i]:min(n, starts[i] + 69L)
+    list(Z[idx, , drop = FALSE], Y[idx, , drop = FALSE], w[idx])
+  }
+  s <- .Call(bochner:::C_crossprod_stream, block, length(starts), environment(), 1L)
+  expect_equal(s$zz, crossprod(Zc * sqrt(w)), tolerance = 1e-11, ignore_attr = TRUE)
+  expect_equal(s$zy, crossprod(Zc * w, Yc), tolerance = 1e-11, ignore_attr = TRUE)
+  expect_equal(s$zbar, zbar, tolerance = 1e-14)
+  expect_equal(s$ybar, ybar, tolerance = 1e-14)
+  expect_equal(s$yy, colSums(Yc^2 * w), tolerance = 1e-12)
+  expect_identical(s$n, W)
+  expect_identical(s$rows, as.double(n))
+  expect_identical(.Call(bochner:::C_crossprod_stream, block, length(starts), environment(), 2L), s)
+  bad <- function(wv) function(i) list(Z[1:5, ], Y[1:5, ], wv)
+  expect_error(.Call(bochner:::C_crossprod_stream, bad(c(1, 1, -1, 1, 1)), 1L, environment(), 1L),
+               "non-negative")
+  expect_error(.Call(bochner:::C_crossprod_stream, bad(1:5), 1L, environment(), 1L),
+               "double vector")
+  expect_error(.Call(bochner:::C_crossprod_stream, bad(rep(0, 5)), 1L, environment(), 1L),
+               "sum to zero")
 })
 
 test_that("the Cholesky solve matches solve() and refuses indefinite matrices", {
