@@ -76,8 +76,10 @@ test_that("every fit and prediction is identical under the reference BLAS and Op
     b <- res$reference[[what]]
     if (inherits(b, "rff_ridge") && !is.null(b$path)) {
       # the lambda path's scores come from LAPACK's eigendecomposition: equal
-      # to rounding; the lambda chosen from it, and so the fit, identical
-      expect_equal(a$path, b$path, tolerance = 1e-9, label = paste(what, "path"))
+      # to rounding, amplified at the smallest lambdas where the leave-one-out
+      # residuals divide by 1 - h_ii near 0 (relative 3e-7 seen); the lambda
+      # chosen from the path, and so the fit, identical
+      expect_equal(a$path, b$path, tolerance = 1e-5, label = paste(what, "path"))
       a$path <- b$path <- NULL
     }
     expect_identical(a, b, label = what)
