@@ -275,7 +275,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
           start$k, start$init, nstart, iter.max, nthreads),
     error = function(e) {
-      if (grepl("cannot allocate", conditionMessage(e))) {
+      if (is_allocation_error(e)) {
         kkm_gram_refusal(n, start$k, "and allocating them failed")
       }
       stop(e)
