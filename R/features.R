@@ -99,9 +99,11 @@
 #' kernel, not R's BLAS) and then the
 #' phase, cosine and scale in one pass while the block is in cache.
 #'
+#' @inheritParams formula_interface
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or a one-sided formula such as
-#'   `~ a + b` with `data` (factors are one-hot coded).  Only the number and
+#'   columns, or a numeric vector (one column); the formula method takes a
+#'   one-sided `formula = ~ a + b` with `data` instead (factors are one-hot
+#'   coded, see [formula_interface]).  Only the number and
 #'   names of its columns, and the data for `sigma = "median"`, are used.
 #' @param kernel A kernel object; the default is [gaussian_kernel()] with the
 #'   median heuristic.
@@ -122,7 +124,6 @@
 #'   polynomial and exponential dot-product kernels, `"product"`,
 #'   `"maclaurin"` or `"tensorsketch"`; see [polynomial_features].  Asking
 #'   for a method that does not fit the kernel is an error.
-#' @param data A data frame, for the formula method.
 #' @param ... Options of a particular construction (such as `projection`
 #'   for the polynomial methods, see [polynomial_features]); the formula
 #'   method passes them on to the default method.  Arguments no
@@ -189,14 +190,16 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   if (sampling != "iid") opts$sampling <- sampling
   map <- with_seed(seed, do.call(build_feature_map, c(list(resolved, x, D, type), opts)))
   map$input <- input_description(x)
+  map$call <- generic_call(match.call())
   map
 }
 
 #' @rdname random_features
 #' @export
-random_features.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, random_features.default,
-              no_response = "random features use no response", ...)
+random_features.formula <- function(formula, data = NULL, ..., subset,
+                                    na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), random_features.default, na.action, ...,
+              no_response = "random features use no response")
 }
 
 # Construct the map for a resolved kernel; other kernel families add methods

@@ -52,9 +52,11 @@
 #' not shift-invariant use whatever map [random_features()] builds for them,
 #' and are refused (pointing to `method = "exact"`) when it builds none.
 #'
-#' @param x Data: a numeric matrix, a data frame of numeric columns, a
-#'   numeric vector (one column), or a one-sided formula such as `~ a + b`
-#'   with `data` (factors are one-hot coded).  No missing or infinite values.
+#' @inheritParams formula_interface
+#' @param x Data: a numeric matrix, a data frame of numeric columns, or a
+#'   numeric vector (one column).  No missing or infinite values.  The
+#'   formula method takes a one-sided `formula = ~ a + b` with `data`
+#'   instead, see [formula_interface].
 #' @param centers The number of clusters \eqn{k} (between 1 and the number of
 #'   rows), or an initial assignment: an integer vector (or factor) with one
 #'   value in \eqn{1, \dots, k} per row of `x`, where \eqn{k} is its largest
@@ -77,7 +79,6 @@
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads, see [bochner_threads()].  The result
 #'   does not depend on it.
-#' @param data A data frame, for the formula method.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `"kernel_kmeans"`, a list with
 #'   \item{cluster}{the cluster (1 to \eqn{k}) of each row of `x`;}
@@ -168,6 +169,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
     fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map)
   }
   fit$input <- input
+  fit$call <- generic_call(match.call())
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
@@ -177,8 +179,10 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
 
 #' @rdname kernel_kmeans
 #' @export
-kernel_kmeans.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, kernel_kmeans.default, no_response = "k-means uses no response", ...)
+kernel_kmeans.formula <- function(formula, data = NULL, ..., subset, weights,
+                                  na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), kernel_kmeans.default, na.action, ...,
+              no_response = "k-means uses no response")
 }
 
 kkm_method <- function(method) {

@@ -104,9 +104,9 @@
 #'
 #' @inheritParams random_features
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or a one-sided formula such as
-#'   `~ a + b` with `data` (factors are one-hot coded).  The landmarks are
-#'   taken from its rows.
+#'   columns, or a numeric vector (one column); the formula method takes a
+#'   one-sided `formula = ~ a + b` with `data` instead (see
+#'   [formula_interface]).  The landmarks are taken from its rows.
 #' @param kernel A kernel object, any of those [kernel_matrix()] knows; the
 #'   default is [gaussian_kernel()] with the median heuristic.
 #' @param m Number of landmarks (and of output columns), a whole number from
@@ -178,14 +178,16 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
   map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
   map$index <- as.integer(index)
   map$input <- input_description(x)
+  map$call <- generic_call(match.call())
   map
 }
 
 #' @rdname nystrom_features
 #' @export
-nystrom_features.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, nystrom_features.default,
-              no_response = "feature maps use no response", ...)
+nystrom_features.formula <- function(formula, data = NULL, ..., subset,
+                                     na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), nystrom_features.default, na.action, ...,
+              no_response = "feature maps use no response")
 }
 
 # The map for landmarks L of a resolved kernel: K_LL's eigendecomposition,

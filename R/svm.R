@@ -39,10 +39,11 @@
 #' features contiguous): \eqn{8 n D} bytes, 400 MB for \eqn{n = 50\,000}
 #' and \eqn{D = 1024}.
 #'
+#' @inheritParams formula_interface
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or, for the formula method, a
-#'   formula such as `Species ~ .` with `data` (factors among the predictors
-#'   are one-hot coded).  No missing or infinite values.
+#'   columns, or a numeric vector (one column).  No missing or infinite
+#'   values (the formula method, with `formula = Species ~ .` and `data`,
+#'   drops incomplete rows; see [formula_interface]).
 #' @param y The classes, one per row of `x`: a factor, or a character,
 #'   logical or whole-number vector (turned into a factor); at least two
 #'   classes, no missing values.  Unused factor levels are dropped.
@@ -72,7 +73,6 @@
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads for the features, see
 #'   [bochner_threads()].  The fit does not depend on it.
-#' @param data A data frame, for the formula method.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `"rff_svm"`: a list with `weights` (a
 #'   `n_features` \eqn{\times k} matrix, one column of feature weights per
@@ -173,6 +173,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   fit$fitted <- rff_decision_classes(dec, lev)
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
+  fit$call <- generic_call(match.call())
   if (!all(res$converged)) {
     warning(sprintf(paste0("rff_svm: the solver reached max_iter = %d passes before the ",
                            "tolerance epsilon = %g%s; increase 'max_iter' or 'epsilon', ",
@@ -186,8 +187,10 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
 
 #' @rdname rff_svm
 #' @export
-rff_svm.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, rff_svm.default, response = "class ~ a + b", ...)
+rff_svm.formula <- function(formula, data = NULL, ..., subset, weights,
+                            na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), rff_svm.default, na.action, ...,
+              response = "class ~ a + b")
 }
 
 #' Predict with a random-feature SVM
@@ -195,15 +198,20 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #' @param object A fit from [rff_svm()].
 #' @param newdata Data with the columns the model was fitted on (matched by
 #'   name where both have names), or a data frame with the formula's
-#'   variables for a fit with a formula.  Without `newdata`, the fitted
-#'   classes of the training data.
+#'   variables for a fit with a formula; extra columns are ignored.
+#'   Without `newdata` (or with `NULL`), the fitted classes of the training
+#'   data.
 #' @param type `"class"` for the predicted classes, or `"decision"` for the
 #'   decision values \eqn{w_c \cdot z(x) + b_c}, one column per class (for
 #'   two classes the second column is the negated first).
+#' @param na.action What to do with rows of `newdata` with missing values:
+#'   [na.pass()] (the default) and [na.exclude()] predict `NA` for them,
+#'   [na.omit()] leaves them out, [na.fail()] refuses them.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Unused.
 #' @return A factor with the training levels, or a numeric matrix with one
-#'   row per row of `newdata` and one column per class.
+#'   row per row of `newdata` and one column per class (none for a
+#'   `newdata` with no rows).
 #' @examples
 #' fit <- rff_svm(Species ~ Petal.Length + Petal.Width, data = iris, D = 128, seed = 1)
 #' predict(fit, iris[c(1, 51, 101), ])
@@ -211,14 +219,14 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #' @md
 #' @export
 predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
-                            nthreads = bochner_threads(), ...) {
+                            na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   type <- check_choice(type, c("class", "decision"), "type")
-  if (missing(newdata)) {
-    if (type == "class") return(object$fitted)
+  if (missing(newdata) || is.null(newdata)) {
+    if (type == "class") return(rff_fitted(object))
     stop_arg("newdata", "is required for type = \"decision\"")
   }
-  dec <- rff_new_decision(object, newdata, nthreads)
+  dec <- rff_new_decision(object, newdata, nthreads, na.action)
   colnames(dec) <- object$levels
   if (type == "decision") return(dec)
   rff_decision_classes(dec, object$levels)
@@ -226,7 +234,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
 
 #' @rdname predict.rff_svm
 #' @export
-fitted.rff_svm <- function(object, ...) object$fitted
+fitted.rff_svm <- function(object, ...) rff_fitted(object)
 
 rff_svm_description <- function(x) {
   kern <- kernel_summary(x$kernel)
