@@ -402,7 +402,11 @@ kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
     stop_arg("x", "has ", nrow(xm), " rows; the comparison needs three ", nrow(xm), " x ",
              nrow(xm), " matrices; use a random subset of at most 10000 rows")
   }
-  Z <- predict(map, xm, nthreads = nthreads)
+  # xm is already the map's input matrix: predict() would apply a formula
+  # map's terms a second time, to a matrix without the formula's variables
+  nthreads <- check_threads(nthreads)
+  check_allocation(nrow(xm), map$n_features, "the feature matrix", arg = "x")
+  Z <- transform_features(map, xm, nthreads)
   K <- kernel_matrix(map$kernel, xm, nthreads = nthreads)
   E <- .Call(C_crossprod, t(Z), nthreads) - K   # Z Z', on the package's own product
   structure(list(max = max(abs(E)), rms = sqrt(mean(E^2)), n = nrow(xm),
