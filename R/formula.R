@@ -154,7 +154,11 @@ newdata_matrix <- function(input, newdata, arg = "newdata", fitted = "the model"
   }
   fitted_names <- input$names
   given_names <- if (length(dim(newdata)) == 2L) colnames(newdata)
-  if (!is.null(fitted_names) && !is.null(given_names) && !identical(given_names, fitted_names)) {
+  # (by name only where every column has its own name: extra columns with
+  # no or duplicated names would make the match a guess)
+  if (!is.null(fitted_names) && !is.null(given_names) && !identical(given_names, fitted_names) &&
+      ncol(newdata) >= input$d && !anyNA(given_names) && all(nzchar(given_names)) &&
+      !anyDuplicated(given_names)) {
     missing_names <- setdiff(fitted_names, given_names)
     if (length(missing_names) > 0L) {
       stop_arg(arg, "lacks column(s) ", fitted, " was fitted on: ",
