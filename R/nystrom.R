@@ -244,25 +244,9 @@ feature_map_title.nystrom_features <- function(map) {
           map$method, map$m, map$rank, format(map$tol))
 }
 
-# k(x_i, x_i) for every row, from the kernels' formulas: 1 for the
-# shift-invariant kernels here.
-kernel_diagonal <- function(kernel, x) {
-  if (kernel$shift_invariant) return(rep(1, nrow(x)))
-  switch(kernel$name,
-    polynomial = {
-      t <- rowSums(x * x)
-      if (!is.null(kernel$degree)) {
-        (kernel$scale * t + kernel$offset)^kernel$degree
-      } else {
-        v <- rep(0, length(t))
-        for (c in rev(kernel$coef)) v <- v * t + c
-        v
-      }
-    },
-    exponential_dot = exp(rowSums(x * x) / kernel$sigma^2),
-    min = kernel$offset + rowSums(x),
-    stop("no diagonal for the ", kernel$name, " kernel", call. = FALSE))
-}
+# k(x_i, x_i) for every row, from the table of kernels (R/kernels.R): 1 for
+# the shift-invariant kernels here.
+kernel_diagonal <- function(kernel, x) kernel_info(kernel)$diagonal(kernel, x)
 
 # Kernel k-means++ (D^2) seeding in feature space: the rows of x chosen as
 # landmarks.  Over max(20 m, 10000) rows, from a uniform subsample of that

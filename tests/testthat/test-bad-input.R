@@ -107,6 +107,10 @@ bad <- list(
                        duplicated = c(u = 1, u = 2), `Inf` = c(u = Inf))
 )
 
+# gamma, the inverse width of the shift-invariant kernels: positive, and
+# NULL is its default (sigma is used)
+bad$gamma <- bad$positive[names(bad$positive) != "NULL_value"]
+
 case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
 
 # All cases for one function: each argument named in ... replaced by each
@@ -166,6 +170,9 @@ specs <- c(
   spec("gaussian_kernel", list(sigma = 1), sigma = "sigma"),
   spec("laplace_kernel", list(sigma = 1), sigma = "sigma"),
   spec("cauchy_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("gaussian_kernel", list(gamma = 1), gamma = "gamma"),
+  spec("laplace_kernel", list(gamma = 1), gamma = "gamma"),
+  spec("cauchy_kernel", list(gamma = 1), gamma = "gamma"),
   spec("matern_kernel", list(sigma = 1, nu = 1.5), sigma = "sigma", nu = "positive"),
   spec("exponential_dot_kernel", list(sigma = 1), sigma = "positive"),
   spec("min_kernel", list(offset = 1), offset = "nonnegative"),
@@ -279,6 +286,8 @@ extra_cases <- list(
   case("kernel_kmeans", list(x = ~ a + zz, data = data.frame(a = 1:6), centers = 2, kernel = K1),
        "data", "data without the formula's variables"),
   case("kernel_matrix", list(kernel = K1, x = X, y = X[, 1]), "y", "y of another width"),
+  case("gaussian_kernel", list(sigma = 2, gamma = 1), "gamma", "sigma and gamma both"),
+  case("laplace_kernel", list(sigma = "median", gamma = 1), "gamma", "sigma and gamma both"),
   case("random_features", list(x = X, kernel = laplace_kernel(1), D = 8, sampling = "orthogonal"),
        "sampling", "orthogonal sampling of a non-isotropic kernel"),
   case("rff_ridge", list(x = X, y = X[, 1], map = list()), "map", "map that is not a map"),

@@ -271,3 +271,55 @@ test_that("R's allocation failures are recognised in any language", {
   expect_false(grepl("cannot allocate", de$msg, fixed = TRUE))
   expect_true(de$hit)
 })
+
+test_that("gamma = takes the inverse width of kernlab, e1071 and scikit-learn", {
+  x <- matrix(c(0, 1, 2.5, 0.3, -1, 0.7), 3)
+  d2 <- as.matrix(dist(x))^2
+  d1 <- as.matrix(dist(x, method = "manhattan"))
+  # kernlab rbfdot(sigma = g), e1071 / scikit-learn gamma = g: exp(-g ||x - y||^2)
+  g <- 0.3
+  expect_equal(kernel_matrix(gaussian_kernel(gamma = g), x), exp(-g * d2), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_equal(gaussian_kernel(gamma = g)$sigma, 1 / sqrt(2 * g))
+  # scikit-learn laplacian_kernel(gamma = g): exp(-g ||x - y||_1)
+  expect_equal(kernel_matrix(laplace_kernel(gamma = g), x), exp(-g * d1), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  # cauchy: prod_j 1 / (1 + g (x_j - y_j)^2)
+  ref <- outer(1:3, 1:3, Vectorize(function(i, j) prod(1 / (1 + g * (x[i, ] - x[j, ])^2))))
+  expect_equal(kernel_matrix(cauchy_kernel(gamma = g), x), ref, tolerance = 1e-12,
+               ignore_attr = TRUE)
+  # kernlab's laplacedot(sigma = s) is Euclidean: matern_kernel(1 / s, nu = 1/2)
+  s <- 0.8
+  expect_equal(kernel_matrix(matern_kernel(1 / s, nu = 0.5), x), exp(-s * sqrt(d2)),
+               tolerance = 1e-12, ignore_attr = TRUE)
+  expect_output(print(gaussian_kernel(gamma = 0.125)), "sigma = 2 \\(from gamma = 0.125\\)")
+  skip_if_not_installed("kernlab")
+  expect_equal(kernel_matrix(gaussian_kernel(gamma = g), x),
+               kernlab::kernelMatrix(kernlab::rbfdot(sigma = g), x)@.Data, tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_equal(kernel_matrix(matern_kernel(1 / s, nu = 0.5), x),
+               kernlab::kernelMatrix(kernlab::laplacedot(sigma = s), x)@.Data,
+               tolerance = 1e-12, ignore_attr = TRUE)
+})
+
+test_that("the kernel table gives the codes, parameters and labels the C side and prints use", {
+  expect_identical(bochner:::kernel_code(gaussian_kernel(1)), 1L)
+  expect_identical(bochner:::kernel_code(exponential_dot_kernel(1)), 7L)
+  expect_identical(bochner:::kernel_parameters(matern_kernel(2, 2.5)), c(2, 2.5))
+  expect_identical(bochner:::kernel_parameters(polynomial_kernel(2, 3, 1)), c(0, 2, 3, 1))
+  expect_identical(bochner:::kernel_label(min_kernel()), "Min")
+  expect_error(bochner:::kernel_code(structure(list(name = "nope"), class = "bochner_kernel")),
+               "unknown kernel 'nope'")
+  # k(x, x) from the table agrees with the exact Gram matrix's diagonal
+  x <- matrix(runif(12), 4)
+  for (k in list(gaussian_kernel(1), polynomial_kernel(3), polynomial_kernel(coef = c(1, 0, 2)),
+                 min_kernel(2), exponential_dot_kernel(2))) {
+    expect_equal(bochner:::kernel_diagonal(k, x), diag(kernel_matrix(k, x)), tolerance = 1e-12,
+                 ignore_attr = TRUE)
+  }
+})
+
+test_that("spectral_sample() says why sigma = \"median\" cannot be used without data", {
+  expect_error(spectral_sample(gaussian_kernel("median"), 5, 2),
+               "'kernel' has sigma = \"median\", which is resolved on data")
+})
