@@ -151,17 +151,15 @@ matches_template <- function(template, msg) {
 
 # One of a few strings (partial matching, like match.arg), or an error that
 # names the argument; 'x' identical to 'choices' (the unset default) gives
-# the first.
+# the first.  The one choice-matching helper of the package.
 check_choice <- function(x, choices, arg) {
   if (identical(x, choices)) return(choices[1L])
-  if (!is.character(x) || length(x) != 1L || is.na(x)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "))
-  }
+  quoted <- paste0("\"", choices, "\"")
+  allowed <- if (length(choices) == 2L) paste(quoted, collapse = " or ")
+             else paste("one of", paste(quoted, collapse = ", "))
+  if (!is.character(x) || length(x) != 1L || is.na(x)) stop_arg(arg, "must be ", allowed)
   hit <- pmatch(x, choices)
-  if (is.na(hit)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "),
-             " (got \"", x, "\")")
-  }
+  if (is.na(hit)) stop_arg(arg, "must be ", allowed, " (got \"", x, "\")")
   choices[hit]
 }
 

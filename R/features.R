@@ -272,18 +272,31 @@ row_blocks <- function(n, rows) {
   lapply(seq(1L, n, by = rows), function(i0) i0:min(n, i0 + rows - 1L))
 }
 
+# The one block-transform loop of the R side: block(rows of x) for
+# consecutive row blocks small enough that a block's 'nf' features take at
+# most 32 MB (rff_block_rows()), each giving 'ncol' columns, gathered into
+# an n x ncol matrix, or its transpose with 'transposed'.  One block when
+# all rows fit.
+transform_in_blocks <- function(x, nf, ncol, block, transposed = FALSE) {
+  n <- nrow(x)
+  rows <- rff_block_rows(n, nf)
+  if (rows >= n) return(if (transposed) t(block(x)) else block(x))
+  out <- if (transposed) matrix(0, ncol, n) else matrix(0, n, ncol)
+  for (idx in row_blocks(n, rows)) {
+    value <- block(x[idx, , drop = FALSE])
+    if (transposed) out[, idx] <- t(value) else out[idx, ] <- value
+  }
+  out
+}
+
 # t(Z), n_features x n, as the SVM solver wants it (a sample's features
 # contiguous): in C for Fourier maps, in row blocks otherwise.
 transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
 
 #' @export
 transform_features_t.default <- function(map, x, nthreads) {
-  n <- nrow(x)
-  zt <- matrix(0, map$n_features, n)
-  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
-    zt[, idx] <- t(transform_features(map, x[idx, , drop = FALSE], nthreads))
-  }
-  zt
+  transform_in_blocks(x, map$n_features, map$n_features,
+                      function(xb) transform_features(map, xb, nthreads), transposed = TRUE)
 }
 
 #' @export
@@ -301,13 +314,10 @@ feature_decision <- function(map, x, weights, intercept, nthreads) {
 
 #' @export
 feature_decision.default <- function(map, x, weights, intercept, nthreads) {
-  n <- nrow(x)
-  out <- matrix(0, n, ncol(weights))
-  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
-    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
-  }
-  out
+  transform_in_blocks(x, map$n_features, ncol(weights), function(xb) {
+    .Call(C_matprod, transform_features(map, xb, nthreads), weights, nthreads) +
+      rep(intercept, each = nrow(xb))
+  })
 }
 
 #' @export

@@ -185,16 +185,7 @@ kernel_kmeans.formula <- function(formula, data = NULL, ..., subset, weights,
               no_response = "k-means uses no response")
 }
 
-kkm_method <- function(method) {
-  choices <- c("exact", "rff")
-  if (identical(method, choices)) return("exact")
-  if (!is.character(method) || length(method) != 1L || is.na(method)) {
-    stop_arg("method", "must be \"exact\" or \"rff\"")
-  }
-  hit <- pmatch(method, choices)
-  if (is.na(hit)) stop_arg("method", "must be \"exact\" or \"rff\" (got \"", method, "\")")
-  choices[hit]
-}
+kkm_method <- function(method) check_choice(method, c("exact", "rff"), "method")
 
 # `centers` as the number of clusters or an initial assignment.
 kkm_centers <- function(centers, n) {
@@ -406,16 +397,11 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
 # Distances to the feature-space centroids, mapping newdata in row blocks of
 # at most 32 MB of features.
 kkm_rff_distances <- function(object, x, nthreads) {
-  m <- nrow(x)
-  rows <- max(1L, min(m, 2^22 %/% object$map$n_features))
-  check_allocation(m, object$k, "the distance matrix", arg = "newdata")
-  dist <- matrix(0, m, object$k)
-  for (i0 in seq(1L, m, by = rows)) {
-    idx <- i0:min(m, i0 + rows - 1L)
-    Z <- transform_features(object$map, x[idx, , drop = FALSE], nthreads)
-    dist[idx, ] <- .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
-  }
-  dist
+  check_allocation(nrow(x), object$k, "the distance matrix", arg = "newdata")
+  transform_in_blocks(x, object$map$n_features, object$k, function(xb) {
+    Z <- transform_features(object$map, xb, nthreads)
+    .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
+  })
 }
 
 # newdata as the numeric matrix the model was fitted on, or a clear error.

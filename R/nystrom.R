@@ -228,14 +228,7 @@ transform_features.nystrom_features <- function(map, x, nthreads) {
     K <- .Call(C_kernel_matrix, code, par, xb, map$landmarks, nthreads)
     .Call(C_matprod, K, map$normalization, nthreads)
   }
-  n <- nrow(x)
-  rows <- rff_block_rows(n, map$m)
-  if (rows >= n) return(block(x))
-  Z <- matrix(0, n, map$m)
-  for (idx in row_blocks(n, rows)) {
-    Z[idx, ] <- block(x[idx, , drop = FALSE])
-  }
-  Z
+  transform_in_blocks(x, map$m, map$m, block)
 }
 
 #' @export

@@ -323,3 +323,31 @@ test_that("spectral_sample() says why sigma = \"median\" cannot be used without 
   expect_error(spectral_sample(gaussian_kernel("median"), 5, 2),
                "'kernel' has sigma = \"median\", which is resolved on data")
 })
+
+test_that("the one block-transform loop gives the same values for any block size", {
+  with_rows <- function(rows, expr) {
+    ns <- asNamespace("bochner")
+    orig <- get("rff_block_rows", envir = ns)
+    unlockBinding("rff_block_rows", ns)
+    on.exit({
+      assign("rff_block_rows", orig, envir = ns)
+      lockBinding("rff_block_rows", ns)
+    })
+    assign("rff_block_rows", function(n, nf) min(n, rows), envir = ns)
+    expr
+  }
+  set.seed(3)
+  x <- matrix(rnorm(57 * 3), 57)
+  map <- random_features(x, polynomial_kernel(2), D = 20, seed = 1)   # a map without C fusion
+  Z <- predict(map, x)
+  w <- matrix(rnorm(2 * map$n_features), ncol = 2)
+  b <- c(0.5, -1)
+  ref <- Z %*% w + rep(b, each = nrow(x))          # plain R
+  whole <- bochner:::feature_decision(map, x, w, b, 1L)
+  expect_equal(whole, ref, tolerance = 1e-12, ignore_attr = TRUE)
+  expect_identical(with_rows(10L, bochner:::feature_decision(map, x, w, b, 1L)), whole)
+  expect_identical(with_rows(10L, bochner:::transform_features_t(map, x, 1L)), t(Z))
+  km <- kernel_kmeans(x, 3, polynomial_kernel(2), method = "rff", D = 20, seed = 2)
+  d_whole <- predict(km, x, type = "distance")
+  expect_identical(with_rows(7L, predict(km, x, type = "distance")), d_whole)
+})
