@@ -99,7 +99,6 @@
 #' kernel, not R's BLAS) and then the
 #' phase, cosine and scale in one pass while the block is in cache.
 #'
-#' @inheritParams formula_interface
 #' @param x Training data: a numeric matrix, a data frame of numeric
 #'   columns, or a numeric vector (one column); the formula method takes a
 #'   one-sided `formula = ~ a + b` with `data` instead (factors are one-hot
@@ -194,7 +193,7 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   map
 }
 
-#' @rdname random_features
+#' @rdname formula_interface
 #' @export
 random_features.formula <- function(formula, data = NULL, ..., subset,
                                     na.action = stats::na.omit) {

@@ -52,7 +52,6 @@
 #' not shift-invariant use whatever map [random_features()] builds for them,
 #' and are refused (pointing to `method = "exact"`) when it builds none.
 #'
-#' @inheritParams formula_interface
 #' @param x Data: a numeric matrix, a data frame of numeric columns, or a
 #'   numeric vector (one column).  No missing or infinite values.  The
 #'   formula method takes a one-sided `formula = ~ a + b` with `data`
@@ -177,7 +176,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
   fit
 }
 
-#' @rdname kernel_kmeans
+#' @rdname formula_interface
 #' @export
 kernel_kmeans.formula <- function(formula, data = NULL, ..., subset, weights,
                                   na.action = stats::na.omit) {

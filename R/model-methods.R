@@ -28,17 +28,6 @@
 #' [predict.lm()]) and `na.exclude`, are left out under `na.omit`, and are
 #' an error under `na.fail`.
 #'
-#' @usage
-#' \method{rff_svm}{formula}(formula, data = NULL, ..., subset, weights,
-#'   na.action = stats::na.omit)
-#' \method{rff_ridge}{formula}(formula, data = NULL, ..., subset, weights,
-#'   na.action = stats::na.omit)
-#' \method{kernel_kmeans}{formula}(formula, data = NULL, ..., subset, weights,
-#'   na.action = stats::na.omit)
-#' \method{random_features}{formula}(formula, data = NULL, ..., subset,
-#'   na.action = stats::na.omit)
-#' \method{nystrom_features}{formula}(formula, data = NULL, ..., subset,
-#'   na.action = stats::na.omit)
 #' @param formula A model formula: two-sided for the machines (`y ~ a + b`,
 #'   `y ~ .`), one-sided for k-means and feature maps (`~ a + b`).
 #' @param data A data frame (or list or environment) holding the formula's
@@ -68,6 +57,7 @@
 #' fit3 <- rff_svm(iris[, 1:4], iris$Species, D = 64, seed = 1)
 #' table(predict(fit3, iris), iris$Species)
 #' @name formula_interface
+#' @importFrom stats fitted formula model.frame nobs predict residuals terms
 NULL
 
 # The methods of stats' model generics for every fit of the package.

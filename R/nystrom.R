@@ -182,7 +182,7 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
   map
 }
 
-#' @rdname nystrom_features
+#' @rdname formula_interface
 #' @export
 nystrom_features.formula <- function(formula, data = NULL, ..., subset,
                                      na.action = stats::na.omit) {

@@ -128,7 +128,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   fit
 }
 
-#' @rdname rff_ridge
+#' @rdname formula_interface
 #' @export
 rff_ridge.formula <- function(formula, data = NULL, ..., subset, weights,
                               na.action = stats::na.omit) {

@@ -39,7 +39,6 @@
 #' features contiguous): \eqn{8 n D} bytes, 400 MB for \eqn{n = 50\,000}
 #' and \eqn{D = 1024}.
 #'
-#' @inheritParams formula_interface
 #' @param x Training data: a numeric matrix, a data frame of numeric
 #'   columns, or a numeric vector (one column).  No missing or infinite
 #'   values (the formula method, with `formula = Species ~ .` and `data`,
@@ -185,7 +184,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
   fit
 }
 
-#' @rdname rff_svm
+#' @rdname formula_interface
 #' @export
 rff_svm.formula <- function(formula, data = NULL, ..., subset, weights,
                             na.action = stats::na.omit) {
