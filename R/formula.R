@@ -34,6 +34,8 @@ fit_formula <- function(call, env, fit_fn, na.action = stats::na.omit, ...,
   fit$input$xlevels <- frame$xlevels
   fit$terms <- frame$terms
   fit$na.action <- frame$na.action
+  # the formula under its own name, so update(fit, . ~ . - a) finds it
+  if (arg == "x") names(call)[names(call) == "x"] <- "formula"
   fit$call <- generic_call(call)
   fit
 }

@@ -4,10 +4,11 @@
 # in tests/testthat/helper-workflow.R, and tests/testthat/test-workflow.R
 # checks the recorded table against them.
 #
-# Run from the package root, with bochner installed:
-#   Rscript bench/workflow.R > bench/workflow.md
+# Run from the package root, with bochner installed (writes bench/workflow.md):
+#   Rscript bench/workflow.R
 suppressPackageStartupMessages(library(bochner))
 source("tests/testthat/helper-workflow.R")
+sink("bench/workflow.md")
 
 tab <- workflow_table()
 labels <- vapply(workflow_adapters()[colnames(tab)], function(a) a$label, "")
@@ -23,7 +24,7 @@ cat("`tests/testthat/helper-workflow.R`; `tests/testthat/test-workflow.R` checks
 cat(sprintf("Versions: bochner %s, kernlab %s, e1071 %s, glmnet %s; %s.\n\n",
             version("bochner"), version("kernlab"), version("e1071"), version("glmnet"),
             R.version.string))
-cat("Command: `Rscript bench/workflow.R > bench/workflow.md` (from the package root).\n\n")
+cat("Command: `Rscript bench/workflow.R` (from the package root; writes this file).\n\n")
 cat("| behaviour |", paste(sprintf("`%s`", labels), collapse = " | "), "|\n")
 cat("|---|", paste(rep("---", ncol(tab)), collapse = "|"), "|\n", sep = "")
 for (r in rownames(tab)) cat("|", texts[[r]], "|", paste(tab[r, ], collapse = " | "), "|\n")
@@ -35,3 +36,4 @@ cat("- ksvm and e1071::svm have class weights but no case weights.  bochner's \"
 cat("  depends on the machines' case weights (`weights =` in `rff_svm()`/`rff_ridge()`).\n")
 cat("- ksvm stores no call, so `update()` cannot refit it; e1071's predict() drops incomplete\n")
 cat("  rows unless told `na.action = na.exclude`.\n")
+sink()

@@ -13,6 +13,9 @@ test_that("the formula comes first, by name as 'formula', or as 'x': the same fi
   c <- rff_svm(x = Species ~ ., data = iris, D = 32, seed = 1)
   expect_identical(b$weights, a$weights)
   expect_identical(c$weights, a$weights)
+  # stored under the name 'formula' either way, so update() can change it
+  expect_identical(names(c$call)[2L], "formula")
+  expect_identical(update(c, . ~ Petal.Length)$input$d, 1L)
   f <- Species ~ Petal.Length
   d <- rff_ridge(f, data = iris, D = 16, seed = 2)
   expect_identical(d$weights, rff_ridge(formula = f, data = iris, D = 16, seed = 2)$weights)
