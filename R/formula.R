@@ -34,8 +34,11 @@ fit_formula <- function(call, env, fit_fn, na.action = stats::na.omit, ...,
   fit$input$xlevels <- frame$xlevels
   fit$terms <- frame$terms
   fit$na.action <- frame$na.action
-  # the formula under its own name, so update(fit, . ~ . - a) finds it
-  if (arg == "x") names(call)[names(call) == "x"] <- "formula"
+  # the formula first and under its own name, so that update() dispatches
+  # on it and update(fit, . ~ . - a) finds it
+  args <- as.list(call)[-1L]
+  at <- match(arg, names(args))
+  call <- as.call(c(list(call[[1L]], formula = args[[at]]), args[-at]))
   fit$call <- generic_call(call)
   fit
 }
