@@ -64,6 +64,10 @@ formula_frame <- function(formula, call, env, na.action, arg = "formula") {
   mf$na.action <- stats::na.pass
   mf$drop.unused.levels <- TRUE
   mf <- tryCatch(eval(mf, env), error = function(e) {
+    # model.frame() names the weights' column "(weights)" in any language
+    if (grepl("'(weights)'", conditionMessage(e), fixed = TRUE)) {
+      stop_arg("weights", "must have one value per row of 'data': ", conditionMessage(e))
+    }
     stop_arg("data", "does not fit the formula: ", conditionMessage(e))
   })
   na.action <- match_na_action(na.action)

@@ -10,9 +10,10 @@
 #' column).  `subset` and `weights` are evaluated in `data` (then in the
 #' formula's environment) as in [lm()].  Rows with missing values are
 #' dropped by the default `na.action = na.omit`, as in `ksvm()`;
-#' `na.exclude` drops them too but pads [fitted()], [residuals()] and
-#' `predict()` without new data with `NA` in their places; `na.fail` and
-#' `na.pass` refuse them, with the row and variable named.
+#' `na.exclude` drops them too, and for [rff_svm()] and [rff_ridge()] pads
+#' [fitted()], [residuals()] and `predict()` without new data with `NA` in
+#' their places; `na.fail` and `na.pass` refuse them, with the row and
+#' variable named.
 #'
 #' **The fitted object** stores its `call`, so [update()] refits with
 #' changed arguments (`update(fit, cost = 10)`), and answers [formula()],

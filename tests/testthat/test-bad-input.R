@@ -272,6 +272,8 @@ extra_cases <- list(
                          D = 8, weights = c(1, NA, 1, 1, 1, 1)), "weights", "NA weights"),
   case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = YN), kernel = K1,
                          D = 8, weights = letters[1:6]), "weights", "character weights"),
+  case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = YN), kernel = K1,
+                         D = 8, weights = 1:3), "weights", "weights of the wrong length"),
   case("kernel_kmeans", list(formula = ~ a, data = data.frame(a = 1:6), centers = 2,
                              kernel = K1, weights = rep(0, 6)), "weights", "all-zero weights"),
   case("rff_svm", list(formula = y ~ a, data = data.frame(a = 1:6, y = YC), kernel = K1, D = 8,
