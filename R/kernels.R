@@ -55,12 +55,13 @@ check_sigma <- function(sigma) {
 #' \eqn{\gamma = 1/d} and scikit-learn \eqn{\gamma = 1/(d \cdot
 #' \mathrm{var}(x))} (`gamma = "scale"`).  The constructors' default,
 #' `sigma = 1`, is a fixed length scale, **not** the default of the fits:
-#' `rff_svm(x, y)` and `rff_ridge(x, y)` use `gaussian_kernel("median")` on
-#' the standardised inputs, while `rff_svm(x, y, kernel = gaussian_kernel())`
-#' uses \eqn{\sigma = 1} on them whatever the data (too narrow for many
-#' columns).  To keep the fits' bandwidth, leave `kernel` unset or write
-#' `gaussian_kernel("median")`.  Where there are no data to resolve
-#' `"median"` on, as in [spectral_sample()], it is an error.
+#' [rff_svm()], [rff_ridge()] and [kernel_kmeans()] resolve the bandwidth of
+#' their default kernel on the (standardised) data (see their `kernel`
+#' argument), while `rff_svm(x, y, kernel = gaussian_kernel())` uses
+#' \eqn{\sigma = 1} on them whatever the data (too narrow for many
+#' columns).  To keep the fits' bandwidth, leave `kernel` unset.  Where
+#' there are no data to resolve a rule such as `"median"` on, as in
+#' [spectral_sample()], it is an error.
 #'
 #' @param sigma Length scale, a positive number, or `"median"` for the median
 #'   heuristic: the median distance between pairs of rows of the data
