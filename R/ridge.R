@@ -240,7 +240,7 @@ predict.rff_ridge <- function(object, newdata, type = c("response", "class", "de
   if (regression) return(stats::setNames(drop(dec), rownames(dec)))
   colnames(dec) <- object$levels
   if (type == "decision") return(dec)
-  rff_decision_classes(dec, object$levels)
+  rff_complete_rows(dec, function(d) rff_decision_classes(d, object$levels))
 }
 
 #' @rdname predict.rff_ridge

@@ -228,7 +228,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
   dec <- rff_new_decision(object, newdata, nthreads, na.action)
   colnames(dec) <- object$levels
   if (type == "decision") return(dec)
-  rff_decision_classes(dec, object$levels)
+  rff_complete_rows(dec, function(d) rff_decision_classes(d, object$levels))
 }
 
 #' @rdname predict.rff_svm

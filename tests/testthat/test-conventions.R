@@ -354,3 +354,21 @@ test_that("the one block-transform loop gives the same values for any block size
   d_whole <- predict(km, x, type = "distance")
   expect_identical(with_rows(7L, predict(km, x, type = "distance")), d_whole)
 })
+
+test_that("class rules see only the complete rows of decision values", {
+  dec <- matrix(c(1, NA, -2, 0.5, NA, 3), 3, dimnames = list(c("a", "b", "c"), c("u", "v")))
+  strict <- function(d) {
+    stopifnot(!anyNA(d))      # as a one-vs-one vote or pairwise coupling would fail
+    factor(c("u", "v")[max.col(d, ties.method = "first")], levels = c("u", "v"))
+  }
+  cls <- bochner:::rff_complete_rows(dec, strict)
+  expect_identical(as.character(cls), c("u", NA, "v"))
+  expect_identical(names(cls), c("a", "b", "c"))
+  prob <- bochner:::rff_complete_rows(dec, function(d) {
+    stopifnot(!anyNA(d))
+    exp(d) / rowSums(exp(d))
+  })
+  expect_identical(dim(prob), c(3L, 2L))
+  expect_true(all(is.na(prob[2, ])))
+  expect_equal(rowSums(prob[-2, ]), c(a = 1, c = 1))
+})
