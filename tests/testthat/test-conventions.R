@@ -372,3 +372,19 @@ test_that("class rules see only the complete rows of decision values", {
   expect_true(all(is.na(prob[2, ])))
   expect_equal(rowSums(prob[-2, ]), c(a = 1, c = 1))
 })
+
+test_that("the issue's data sets fit through formulas: NAs, factors, regression", {
+  skip_if_not_installed("mlbench")
+  pima <- get(utils::data("PimaIndiansDiabetes2", package = "mlbench", envir = environment()))
+  fit <- rff_svm(diabetes ~ ., data = pima, D = 128, seed = 1)
+  expect_identical(nobs(fit), sum(stats::complete.cases(pima)))
+  p <- predict(fit, pima[1:10, ], na.action = na.exclude)
+  expect_identical(unname(is.na(p)), !stats::complete.cases(pima[1:10, -9]))
+  bc <- get(utils::data("BreastCancer", package = "mlbench", envir = environment()))
+  fit2 <- rff_svm(Class ~ . - Id, data = bc, D = 128, seed = 1)
+  expect_gt(fit2$accuracy, 0.9)                     # factor predictors, one-hot coded
+  expect_identical(nobs(fit2), sum(stats::complete.cases(bc)))
+  fit3 <- rff_ridge(Ozone ~ ., data = airquality, D = 128, seed = 1)
+  expect_identical(nobs(fit3), sum(stats::complete.cases(airquality)))
+  expect_identical(update(fit, cost = 10)$cost, 10)
+})
