@@ -64,6 +64,7 @@ bench: install-quick
 	$(RSCRIPT) bench/threads.R
 	$(RSCRIPT) bench/default_transform.R
 	$(RSCRIPT) bench/maps.R
+	$(RSCRIPT) bench/workflow.R
 
 bench-transform: install-quick
 	$(RSCRIPT) bench/transform.R

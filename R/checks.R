@@ -5,8 +5,10 @@ stop_arg <- function(arg, ...) {
   stop(sprintf("'%s' %s", arg, paste0(...)), call. = FALSE)
 }
 
-# Coerce data to a finite double matrix (one row per observation).
-as_data_matrix <- function(x, arg = "x") {
+# Coerce data to a finite double matrix (one row per observation).  For new
+# data at predict time, 'na_ok' lets NA and NaN through (the caller predicts
+# NA for those rows) and 'empty_ok' lets zero rows through.
+as_data_matrix <- function(x, arg = "x", na_ok = FALSE, empty_ok = FALSE) {
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (!all(ok)) {
@@ -20,11 +22,12 @@ as_data_matrix <- function(x, arg = "x") {
   if (!is.matrix(x) || !(is.numeric(x) || is.logical(x))) {
     stop_arg(arg, "must be a numeric matrix, a data frame of numeric columns, or a numeric vector")
   }
-  if (nrow(x) < 1L) stop_arg(arg, "has no rows")
+  if (nrow(x) < 1L && !empty_ok) stop_arg(arg, "has no rows")
   if (ncol(x) < 1L) stop_arg(arg, "has no columns")
   if (storage.mode(x) != "double") storage.mode(x) <- "double"
-  if (anyNA(x) || any(is.infinite(x))) {
-    where <- which(!is.finite(x), arr.ind = TRUE)[1L, ]
+  if ((!na_ok && anyNA(x)) || any(is.infinite(x))) {
+    bad <- if (na_ok) is.infinite(x) else !is.finite(x)
+    where <- which(bad, arr.ind = TRUE)[1L, ]
     stop_arg(arg, "contains NA, NaN or infinite values (the first at row ", where[1L],
              ", column ", where[2L], ")")
   }
@@ -103,19 +106,60 @@ check_allocation <- function(n, m, what, arg = NULL) {
   invisible(bytes)
 }
 
+# Case weights, one per row: finite, non-negative, not all zero.
+check_weights <- function(w, n, arg = "weights") {
+  if (!is.numeric(w) || !is.null(dim(w)) && !(is.matrix(w) && ncol(w) == 1L)) {
+    stop_arg(arg, "must be a numeric vector, one weight per row")
+  }
+  w <- as.double(w)
+  if (length(w) != n) stop_arg(arg, "has length ", length(w), " but the data have ", n, " row(s)")
+  if (anyNA(w) || any(!is.finite(w))) stop_arg(arg, "must be finite (no NA)")
+  if (any(w < 0)) stop_arg(arg, "must be non-negative")
+  if (!any(w > 0)) stop_arg(arg, "are all zero")
+  w
+}
+
+# Is this error R's refusal to allocate memory?  R translates that message,
+# so it is matched against R's own templates in English and in the current
+# language (each conversion such as %0.1f matching anything), not against
+# one English phrase.
+is_allocation_error <- function(e) {
+  msg <- conditionMessage(e)
+  templates <- c("cannot allocate vector of size %0.1f Gb",
+                 "cannot allocate vector of size %0.1f Mb",
+                 "cannot allocate vector of size %0.f Kb",
+                 "cannot allocate memory block of size %0.1f Gb",
+                 "cannot allocate memory block of size %0.f Tb",
+                 "vector memory exhausted (limit reached?)")
+  translated <- vapply(templates, function(t) gettext(t, domain = "R"), "", USE.NAMES = FALSE)
+  any(vapply(unique(c(templates, translated)), matches_template, logical(1), msg = msg))
+}
+
+# Does msg read as the printf-style template, its conversions (%0.1f)
+# standing for anything?  The literal pieces must appear in order.
+matches_template <- function(template, msg) {
+  pieces <- strsplit(template, "%[-+ #0-9.]*[a-zA-Z]")[[1L]]
+  pieces <- pieces[nzchar(pieces)]
+  rest <- msg
+  for (p in pieces) {
+    hit <- regexpr(p, rest, fixed = TRUE)
+    if (hit < 0L) return(FALSE)
+    rest <- substring(rest, hit + nchar(p))
+  }
+  length(pieces) > 0L
+}
+
 # One of a few strings (partial matching, like match.arg), or an error that
 # names the argument; 'x' identical to 'choices' (the unset default) gives
-# the first.
+# the first.  The one choice-matching helper of the package.
 check_choice <- function(x, choices, arg) {
   if (identical(x, choices)) return(choices[1L])
-  if (!is.character(x) || length(x) != 1L || is.na(x)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "))
-  }
+  quoted <- paste0("\"", choices, "\"")
+  allowed <- if (length(choices) == 2L) paste(quoted, collapse = " or ")
+             else paste("one of", paste(quoted, collapse = ", "))
+  if (!is.character(x) || length(x) != 1L || is.na(x)) stop_arg(arg, "must be ", allowed)
   hit <- pmatch(x, choices)
-  if (is.na(hit)) {
-    stop_arg(arg, "must be one of ", paste0("\"", choices, "\"", collapse = ", "),
-             " (got \"", x, "\")")
-  }
+  if (is.na(hit)) stop_arg(arg, "must be ", allowed, " (got \"", x, "\")")
   choices[hit]
 }
 

@@ -100,8 +100,9 @@
 #' phase, cosine and scale in one pass while the block is in cache.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or a one-sided formula such as
-#'   `~ a + b` with `data` (factors are one-hot coded).  Only the number and
+#'   columns, or a numeric vector (one column); the formula method takes a
+#'   one-sided `formula = ~ a + b` with `data` instead (factors are one-hot
+#'   coded, see [formula_interface]).  Only the number and
 #'   names of its columns, and the data for `sigma = "median"`, are used.
 #' @param kernel A kernel object; the default is [gaussian_kernel()] with the
 #'   median heuristic.
@@ -122,7 +123,6 @@
 #'   polynomial and exponential dot-product kernels, `"product"`,
 #'   `"maclaurin"` or `"tensorsketch"`; see [polynomial_features].  Asking
 #'   for a method that does not fit the kernel is an error.
-#' @param data A data frame, for the formula method.
 #' @param ... Options of a particular construction (such as `projection`
 #'   for the polynomial methods, see [polynomial_features]); the formula
 #'   method passes them on to the default method.  Arguments no
@@ -189,14 +189,16 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   if (sampling != "iid") opts$sampling <- sampling
   map <- with_seed(seed, do.call(build_feature_map, c(list(resolved, x, D, type), opts)))
   map$input <- input_description(x)
+  map$call <- generic_call(match.call())
   map
 }
 
-#' @rdname random_features
+#' @rdname formula_interface
 #' @export
-random_features.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, random_features.default,
-              no_response = "random features use no response", ...)
+random_features.formula <- function(formula, data = NULL, ..., subset,
+                                    na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), random_features.default, na.action, ...,
+              no_response = "random features use no response")
 }
 
 # Construct the map for a resolved kernel; other kernel families add methods
@@ -269,18 +271,31 @@ row_blocks <- function(n, rows) {
   lapply(seq(1L, n, by = rows), function(i0) i0:min(n, i0 + rows - 1L))
 }
 
+# The one block-transform loop of the R side: block(rows of x) for
+# consecutive row blocks small enough that a block's 'nf' features take at
+# most 32 MB (rff_block_rows()), each giving 'ncol' columns, gathered into
+# an n x ncol matrix, or its transpose with 'transposed'.  One block when
+# all rows fit.
+transform_in_blocks <- function(x, nf, ncol, block, transposed = FALSE) {
+  n <- nrow(x)
+  rows <- rff_block_rows(n, nf)
+  if (rows >= n) return(if (transposed) t(block(x)) else block(x))
+  out <- if (transposed) matrix(0, ncol, n) else matrix(0, n, ncol)
+  for (idx in row_blocks(n, rows)) {
+    value <- block(x[idx, , drop = FALSE])
+    if (transposed) out[, idx] <- t(value) else out[idx, ] <- value
+  }
+  out
+}
+
 # t(Z), n_features x n, as the SVM solver wants it (a sample's features
 # contiguous): in C for Fourier maps, in row blocks otherwise.
 transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
 
 #' @export
 transform_features_t.default <- function(map, x, nthreads) {
-  n <- nrow(x)
-  zt <- matrix(0, map$n_features, n)
-  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
-    zt[, idx] <- t(transform_features(map, x[idx, , drop = FALSE], nthreads))
-  }
-  zt
+  transform_in_blocks(x, map$n_features, map$n_features,
+                      function(xb) transform_features(map, xb, nthreads), transposed = TRUE)
 }
 
 #' @export
@@ -298,13 +313,10 @@ feature_decision <- function(map, x, weights, intercept, nthreads) {
 
 #' @export
 feature_decision.default <- function(map, x, weights, intercept, nthreads) {
-  n <- nrow(x)
-  out <- matrix(0, n, ncol(weights))
-  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
-    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    out[idx, ] <- .Call(C_matprod, Z, weights, nthreads) + rep(intercept, each = length(idx))
-  }
-  out
+  transform_in_blocks(x, map$n_features, ncol(weights), function(xb) {
+    .Call(C_matprod, transform_features(map, xb, nthreads), weights, nthreads) +
+      rep(intercept, each = nrow(xb))
+  })
 }
 
 #' @export
@@ -399,7 +411,11 @@ kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
     stop_arg("x", "has ", nrow(xm), " rows; the comparison needs three ", nrow(xm), " x ",
              nrow(xm), " matrices; use a random subset of at most 10000 rows")
   }
-  Z <- predict(map, xm, nthreads = nthreads)
+  # xm is already the map's input matrix: predict() would apply a formula
+  # map's terms a second time, to a matrix without the formula's variables
+  nthreads <- check_threads(nthreads)
+  check_allocation(nrow(xm), map$n_features, "the feature matrix", arg = "x")
+  Z <- transform_features(map, xm, nthreads)
   K <- kernel_matrix(map$kernel, xm, nthreads = nthreads)
   E <- .Call(C_crossprod, t(Z), nthreads) - K   # Z Z', on the package's own product
   structure(list(max = max(abs(E)), rms = sqrt(mean(E^2)), n = nrow(xm),

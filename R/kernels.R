@@ -30,6 +30,40 @@ check_sigma <- function(sigma) {
 #' and the modified Bessel function \eqn{K_\nu} otherwise; as
 #' \eqn{\nu \to \infty} it tends to the Gaussian kernel.
 #'
+#' **`sigma` is a length scale here; elsewhere it is often an inverse
+#' width.**  Parameters copied from another package mean something else here
+#' unless converted; `gamma =` takes them as those packages write them:
+#'
+#' | here | kernlab | e1071, scikit-learn |
+#' |---|---|---|
+#' | `gaussian_kernel(sigma)`: \eqn{\exp(-\|x-y\|^2 / (2\sigma^2))} | `rbfdot(sigma = s)`: \eqn{\exp(-s\|x-y\|^2)}, an inverse width: `gaussian_kernel(gamma = s)`, \eqn{\sigma = 1/\sqrt{2s}} | `svm(gamma = g)`, `RBF`/`rbf_kernel(gamma = g)`: \eqn{\exp(-g\|x-y\|^2)}: `gaussian_kernel(gamma = g)`; scikit-learn's `RBF(length_scale = l)` is `gaussian_kernel(sigma = l)` |
+#' | `laplace_kernel(sigma)`: \eqn{\exp(-\|x-y\|_1 / \sigma)} (\eqn{L_1} distance) | `laplacedot(sigma = s)`: \eqn{\exp(-s\|x-y\|_2)} (Euclidean): `matern_kernel(sigma = 1/s, nu = 0.5)` | `laplacian_kernel(gamma = g)`: \eqn{\exp(-g\|x-y\|_1)}: `laplace_kernel(gamma = g)`, \eqn{\sigma = 1/g} |
+#' | `cauchy_kernel(sigma)` | — | — (`cauchy_kernel(gamma = g)` is \eqn{\prod_j 1/(1 + g (x_j-y_j)^2)}, \eqn{\sigma = 1/\sqrt g}) |
+#' | `matern_kernel(sigma, nu)` | — | `Matern(length_scale = sigma, nu = nu)`, the same parametrisation |
+#'
+#' So `ksvm(..., kpar = list(sigma = 0.05))` corresponds to
+#' `rff_svm(..., kernel = gaussian_kernel(gamma = 0.05))`, not to
+#' `gaussian_kernel(sigma = 0.05)` (a width 60 times smaller).  Both
+#' `ksvm()` and `svm()` scale the inputs by default, as `rff_svm()` and
+#' `rff_ridge()` do (`scale = TRUE`), so the numbers carry over.
+#'
+#' **Default bandwidths.**  With `sigma = "median"` the bandwidth is the
+#' median distance between rows of the data (for the Gaussian kernel,
+#' \eqn{\gamma = 1 / (2\, \mathrm{median}^2)}); kernlab's default
+#' (`kpar = "automatic"`, `sigest()`) takes \eqn{s} between quantiles of
+#' \eqn{1 / \|x-y\|^2}, about twice that \eqn{\gamma}, and is
+#' `sigma = "sigest"` here (below); e1071 takes
+#' \eqn{\gamma = 1/d} and scikit-learn \eqn{\gamma = 1/(d \cdot
+#' \mathrm{var}(x))} (`gamma = "scale"`).  The constructors' default,
+#' `sigma = 1`, is a fixed length scale, **not** the default of the fits:
+#' [rff_svm()], [rff_ridge()] and [kernel_kmeans()] resolve the bandwidth of
+#' their default kernel on the (standardised) data (see their `kernel`
+#' argument), while `rff_svm(x, y, kernel = gaussian_kernel())` uses
+#' \eqn{\sigma = 1} on them whatever the data (too narrow for many
+#' columns).  To keep the fits' bandwidth, leave `kernel` unset.  Where
+#' there are no data to resolve a rule such as `"median"` on, as in
+#' [spectral_sample()], it is an error.
+#'
 #' @param sigma Length scale, a positive number, or a rule computed from the
 #'   data when a map, fit or Gram matrix is computed (and stored in the
 #'   result), on the pairwise distances between rows (Euclidean for the
@@ -45,6 +79,9 @@ check_sigma <- function(sigma) {
 #'   [rff_svm()]'s default: measured on nine `mlbench` classification sets
 #'   (`bench/bandwidth.R`) it gains 2.7 points of accuracy over the median
 #'   at a fixed cost.
+#' @param gamma Instead of `sigma`: the inverse-width parameter of kernlab
+#'   (its `sigma`), e1071 and scikit-learn (their `gamma`), a positive
+#'   number, converted to `sigma` as in the table above.
 #' @param nu Smoothness of the Matérn kernel, a positive number, at most
 #'   1000 (beyond that the kernel is the Gaussian to within 1e-3).
 #' @return An object of class `c("<name>_kernel", "bochner_kernel")`.
@@ -54,6 +91,8 @@ check_sigma <- function(sigma) {
 #'   shift-invariant.
 #' @examples
 #' gaussian_kernel(sigma = 2)
+#' # kernlab's rbfdot(sigma = 0.125), e1071's gamma = 0.125: the same kernel
+#' gaussian_kernel(gamma = 0.125)
 #' matern_kernel(sigma = 1, nu = 5/2)
 #' x <- matrix(rnorm(20), 10)
 #' kernel_matrix(laplace_kernel("median"), x)[1:3, 1:3]
@@ -62,15 +101,34 @@ NULL
 
 #' @rdname shift_invariant_kernels
 #' @export
-gaussian_kernel <- function(sigma = 1) new_kernel("gaussian", sigma = check_sigma(sigma))
+gaussian_kernel <- function(sigma = 1, gamma = NULL) {
+  sigma_or_gamma("gaussian", sigma, gamma, !missing(sigma))
+}
 
 #' @rdname shift_invariant_kernels
 #' @export
-laplace_kernel <- function(sigma = 1) new_kernel("laplace", sigma = check_sigma(sigma))
+laplace_kernel <- function(sigma = 1, gamma = NULL) {
+  sigma_or_gamma("laplace", sigma, gamma, !missing(sigma))
+}
 
 #' @rdname shift_invariant_kernels
 #' @export
-cauchy_kernel <- function(sigma = 1) new_kernel("cauchy", sigma = check_sigma(sigma))
+cauchy_kernel <- function(sigma = 1, gamma = NULL) {
+  sigma_or_gamma("cauchy", sigma, gamma, !missing(sigma))
+}
+
+# A kernel from its length scale sigma or, converted by the table of
+# kernels, from the inverse width gamma of other packages (kept, so that
+# print() shows it).
+sigma_or_gamma <- function(name, sigma, gamma, sigma_given) {
+  if (is.null(gamma)) return(new_kernel(name, sigma = check_sigma(sigma)))
+  if (sigma_given) {
+    stop_arg("gamma", "cannot be given with 'sigma': they are two ways of writing the ",
+             "same width (see ?gaussian_kernel)")
+  }
+  gamma <- check_positive(gamma, "gamma")
+  new_kernel(name, sigma = kernel_table[[name]]$gamma(gamma), gamma = gamma)
+}
 
 #' @rdname shift_invariant_kernels
 #' @export
@@ -177,32 +235,102 @@ print.bochner_kernel <- function(x, ...) {
   invisible(x)
 }
 
-kernel_label <- function(kernel) {
-  switch(kernel$name, gaussian = "Gaussian", laplace = "Laplace", cauchy = "Cauchy",
-         matern = "Matern", polynomial = "Polynomial", min = "Min",
-         exponential_dot = "Exponential dot-product",
-         kernel$name)
+# One table of the kernels: all the R side knows of each kernel, in one
+# place instead of a switch() per property.  Per kernel:
+#   code        the integer code shared with src/bochner.h
+#   label       its name in print methods
+#   formula     k(x, y) as printed, a function of the kernel object
+#   parameters  the numeric vector the C code takes
+#   median      the distance of the median heuristic ("euclidean",
+#               "manhattan", or "coordinate": per coordinate), NULL if none
+#   gamma       sigma from the inverse-width parameter gamma of kernlab and
+#               scikit-learn (gaussian_kernel(gamma = )), NULL if none
+#   isotropic   the spectral density is rotation-invariant (orthogonal and
+#               structured sampling need that)
+#   moment      E||w||^2 under the spectral density in d dimensions (Inf
+#               where it has none), for shift-invariant kernels
+#   diagonal    k(x_i, x_i) for the rows of x (1 for shift-invariant ones)
+kernel_table <- local({
+  sigma_only <- function(k) k$sigma
+  ones <- function(k, x) rep(1, nrow(x))
+  list(
+    gaussian = list(
+      code = 1L, label = "Gaussian", formula = function(k) "exp(-||x - y||^2 / (2 sigma^2))",
+      parameters = sigma_only, median = "euclidean", gamma = function(g) 1 / sqrt(2 * g),
+      isotropic = TRUE, moment = function(k, d) d / k$sigma^2, diagonal = ones),
+    laplace = list(
+      code = 2L, label = "Laplace", formula = function(k) "exp(-||x - y||_1 / sigma)",
+      parameters = sigma_only, median = "manhattan", gamma = function(g) 1 / g,
+      isotropic = FALSE, moment = function(k, d) Inf,          # Cauchy coordinates
+      diagonal = ones),
+    cauchy = list(
+      code = 3L, label = "Cauchy", formula = function(k) "prod_j 1 / (1 + (x_j - y_j)^2 / sigma^2)",
+      parameters = sigma_only, median = "coordinate", gamma = function(g) 1 / sqrt(g),
+      isotropic = FALSE,
+      moment = function(k, d) 2 * d / k$sigma^2,               # Laplace(0, 1/sigma) coordinates
+      diagonal = ones),
+    matern = list(
+      code = 4L, label = "Matern",
+      formula = function(k) {
+        closed <- c(
+          "0.5" = "exp(-r / sigma),  r = ||x - y||",
+          "1.5" = "(1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma),  r = ||x - y||",
+          "2.5" = paste0("(1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma),",
+                         "  r = ||x - y||"))
+        nu <- format(k$nu)
+        if (nu %in% names(closed)) closed[[nu]]
+        else "2^(1 - nu) / Gamma(nu) z^nu K_nu(z),  z = sqrt(2 nu) ||x - y|| / sigma"
+      },
+      parameters = function(k) c(k$sigma, k$nu), median = "euclidean", gamma = NULL,
+      isotropic = TRUE,
+      moment = function(k, d) if (k$nu > 1) d / k$sigma^2 * k$nu / (k$nu - 1) else Inf,
+      diagonal = ones),
+    polynomial = list(
+      code = 5L, label = "Polynomial",
+      formula = function(k) {
+        if (!is.null(k$degree)) {
+          return(sprintf("(%s x.y + %s)^%d", format(k$scale), format(k$offset), k$degree))
+        }
+        terms <- sprintf("%s (x.y)^%d", format(k$coef), seq_along(k$coef) - 1L)
+        paste(terms[k$coef != 0], collapse = " + ")
+      },
+      parameters = function(k) {
+        if (!is.null(k$degree)) c(0, k$degree, k$scale, k$offset) else c(1, k$coef)
+      },
+      median = NULL, gamma = NULL, isotropic = FALSE, moment = NULL,
+      diagonal = function(k, x) {
+        t <- rowSums(x * x)
+        if (!is.null(k$degree)) return((k$scale * t + k$offset)^k$degree)
+        v <- rep(0, length(t))
+        for (c in rev(k$coef)) v <- v * t + c
+        v
+      }),
+    min = list(
+      code = 6L, label = "Min", formula = function(k) {
+        sprintf("%s + sum_j min(x_j, y_j)", format(k$offset))
+      },
+      parameters = function(k) k$offset, median = NULL, gamma = NULL, isotropic = FALSE,
+      moment = NULL, diagonal = function(k, x) k$offset + rowSums(x)),
+    exponential_dot = list(
+      code = 7L, label = "Exponential dot-product", formula = function(k) "exp(x.y / sigma^2)",
+      parameters = sigma_only, median = NULL, gamma = NULL, isotropic = FALSE, moment = NULL,
+      diagonal = function(k, x) exp(rowSums(x * x) / k$sigma^2))
+  )
+})
+
+# The kernel's row of kernel_table, or an error for a kernel it lacks.
+kernel_info <- function(kernel) {
+  info <- kernel_table[[kernel$name]]
+  if (is.null(info)) stop("unknown kernel '", kernel$name, "'", call. = FALSE)
+  info
 }
 
-kernel_formula <- function(kernel) {
-  switch(kernel$name,
-    gaussian = "exp(-||x - y||^2 / (2 sigma^2))",
-    laplace = "exp(-||x - y||_1 / sigma)",
-    cauchy = "prod_j 1 / (1 + (x_j - y_j)^2 / sigma^2)",
-    matern = switch(format(kernel$nu),
-      "0.5" = "exp(-r / sigma),  r = ||x - y||",
-      "1.5" = "(1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma),  r = ||x - y||",
-      "2.5" = "(1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma),  r = ||x - y||",
-      "2^(1 - nu) / Gamma(nu) z^nu K_nu(z),  z = sqrt(2 nu) ||x - y|| / sigma"),
-    polynomial = if (!is.null(kernel$degree)) {
-      sprintf("(%s x.y + %s)^%d", format(kernel$scale), format(kernel$offset), kernel$degree)
-    } else {
-      terms <- sprintf("%s (x.y)^%d", format(kernel$coef), seq_along(kernel$coef) - 1L)
-      paste(terms[kernel$coef != 0], collapse = " + ")
-    },
-    exponential_dot = "exp(x.y / sigma^2)",
-    min = sprintf("%s + sum_j min(x_j, y_j)", format(kernel$offset)))
+kernel_label <- function(kernel) {
+  info <- kernel_table[[kernel$name]]
+  if (is.null(info)) kernel$name else info$label
 }
+
+kernel_formula <- function(kernel) kernel_info(kernel)$formula(kernel)
 
 # "Gaussian kernel, sigma = 1.5": the kernel in one phrase, for print methods.
 kernel_summary <- function(kernel) {
@@ -220,6 +348,8 @@ kernel_parameter_text <- function(kernel) {
     sprintf("sigma = %s (median heuristic)", format(kernel$sigma, digits = 4))
   } else if (isTRUE(kernel$sigma_from_sigest)) {
     sprintf("sigma = %s (sigest rule)", format(kernel$sigma, digits = 4))
+  } else if (!is.null(kernel$gamma)) {
+    sprintf("sigma = %s (from gamma = %s)", format(kernel$sigma, digits = 6), format(kernel$gamma))
   } else {
     sprintf("sigma = %s", format(kernel$sigma))
   }
@@ -228,23 +358,9 @@ kernel_parameter_text <- function(kernel) {
 }
 
 # Integer codes shared with src/bochner.h.
-kernel_code <- function(kernel) {
-  switch(kernel$name, gaussian = 1L, laplace = 2L, cauchy = 3L, matern = 4L,
-         polynomial = 5L, min = 6L, exponential_dot = 7L,
-         stop("unknown kernel '", kernel$name, "'", call. = FALSE))
-}
+kernel_code <- function(kernel) kernel_info(kernel)$code
 
-kernel_parameters <- function(kernel) {
-  switch(kernel$name,
-    polynomial = if (!is.null(kernel$degree)) {
-      c(0, kernel$degree, kernel$scale, kernel$offset)
-    } else {
-      c(1, kernel$coef)
-    },
-    min = kernel$offset,
-    matern = c(kernel$sigma, kernel$nu),
-    kernel$sigma)
-}
+kernel_parameters <- function(kernel) kernel_info(kernel)$parameters(kernel)
 
 # Replace sigma = "median" by its value on the data x.
 resolve_kernel <- function(kernel, x) {
@@ -265,10 +381,12 @@ median_heuristic <- function(x, name, max_rows = 1000L, rule = "median") {
   n <- nrow(x)
   if (n < 2L) stop_arg("sigma", "= \"", rule, "\" needs at least two rows of data")
   if (n > max_rows) x <- x[unique(round(seq(1, n, length.out = max_rows))), , drop = FALSE]
-  d <- switch(name,
-    laplace = stats::dist(x, method = "manhattan"),
-    cauchy = unlist(lapply(seq_len(ncol(x)), function(j) stats::dist(x[, j]))),
-    stats::dist(x))
+  distance <- kernel_table[[name]]$median
+  d <- if (identical(distance, "coordinate")) {
+    unlist(lapply(seq_len(ncol(x)), function(j) stats::dist(x[, j])))
+  } else {
+    stats::dist(x, method = if (is.null(distance)) "euclidean" else distance)
+  }
   m <- if (rule == "median") {
     stats::median(d)
   } else {

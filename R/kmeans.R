@@ -52,9 +52,10 @@
 #' not shift-invariant use whatever map [random_features()] builds for them,
 #' and are refused (pointing to `method = "exact"`) when it builds none.
 #'
-#' @param x Data: a numeric matrix, a data frame of numeric columns, a
-#'   numeric vector (one column), or a one-sided formula such as `~ a + b`
-#'   with `data` (factors are one-hot coded).  No missing or infinite values.
+#' @param x Data: a numeric matrix, a data frame of numeric columns, or a
+#'   numeric vector (one column).  No missing or infinite values.  The
+#'   formula method takes a one-sided `formula = ~ a + b` with `data`
+#'   instead, see [formula_interface].
 #' @param centers The number of clusters \eqn{k} (between 1 and the number of
 #'   rows), or an initial assignment: an integer vector (or factor) with one
 #'   value in \eqn{1, \dots, k} per row of `x`, where \eqn{k} is its largest
@@ -77,7 +78,6 @@
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads, see [bochner_threads()].  The result
 #'   does not depend on it.
-#' @param data A data frame, for the formula method.
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `"kernel_kmeans"`, a list with
 #'   \item{cluster}{the cluster (1 to \eqn{k}) of each row of `x`;}
@@ -168,6 +168,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
     fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map)
   }
   fit$input <- input
+  fit$call <- generic_call(match.call())
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
@@ -175,22 +176,15 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
   fit
 }
 
-#' @rdname kernel_kmeans
+#' @rdname formula_interface
 #' @export
-kernel_kmeans.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, kernel_kmeans.default, no_response = "k-means uses no response", ...)
+kernel_kmeans.formula <- function(formula, data = NULL, ..., subset, weights,
+                                  na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), kernel_kmeans.default, na.action, ...,
+              no_response = "k-means uses no response")
 }
 
-kkm_method <- function(method) {
-  choices <- c("exact", "rff")
-  if (identical(method, choices)) return("exact")
-  if (!is.character(method) || length(method) != 1L || is.na(method)) {
-    stop_arg("method", "must be \"exact\" or \"rff\"")
-  }
-  hit <- pmatch(method, choices)
-  if (is.na(hit)) stop_arg("method", "must be \"exact\" or \"rff\" (got \"", method, "\")")
-  choices[hit]
-}
+kkm_method <- function(method) check_choice(method, c("exact", "rff"), "method")
 
 # `centers` as the number of clusters or an initial assignment.
 kkm_centers <- function(centers, n) {
@@ -275,7 +269,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
           start$k, start$init, nstart, iter.max, nthreads),
     error = function(e) {
-      if (grepl("cannot allocate", conditionMessage(e))) {
+      if (is_allocation_error(e)) {
         kkm_gram_refusal(n, start$k, "and allocating them failed")
       }
       stop(e)
@@ -402,16 +396,11 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
 # Distances to the feature-space centroids, mapping newdata in row blocks of
 # at most 32 MB of features.
 kkm_rff_distances <- function(object, x, nthreads) {
-  m <- nrow(x)
-  rows <- max(1L, min(m, 2^22 %/% object$map$n_features))
-  check_allocation(m, object$k, "the distance matrix", arg = "newdata")
-  dist <- matrix(0, m, object$k)
-  for (i0 in seq(1L, m, by = rows)) {
-    idx <- i0:min(m, i0 + rows - 1L)
-    Z <- transform_features(object$map, x[idx, , drop = FALSE], nthreads)
-    dist[idx, ] <- .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
-  }
-  dist
+  check_allocation(nrow(x), object$k, "the distance matrix", arg = "newdata")
+  transform_in_blocks(x, object$map$n_features, object$k, function(xb) {
+    Z <- transform_features(object$map, xb, nthreads)
+    .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
+  })
 }
 
 # newdata as the numeric matrix the model was fitted on, or a clear error.

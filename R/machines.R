@@ -2,14 +2,39 @@
 # class weights, standardisation, the feature map and its decision values.
 
 # Decision values for new data: checked against the fitted columns, scaled
-# as the training data were, one row per row of newdata (named like them).
-rff_new_decision <- function(object, newdata, nthreads) {
+# as the training data were, one row per row of newdata (named like them);
+# rows with NA as na.action says (predict_rows()), none for no rows.
+rff_new_decision <- function(object, newdata, nthreads, na.action = stats::na.pass) {
   nthreads <- check_threads(nthreads)
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
-  dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
-  rownames(dec) <- rownames(x)
-  dec
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model",
+                      na_ok = TRUE, empty_ok = TRUE)
+  predict_rows(x, function(xc) rff_decision(object, rff_apply_scaling(xc, object$scaling), nthreads),
+               ncol(object$weights), na.action)
 }
+
+# rule(dec) on the rows of decision values without NA, NA elsewhere (the
+# rows of new data with missing values, under na.pass or na.exclude): so
+# class and probability rules (votes, coupling) never see an NA.  The rule
+# gives a factor, or a matrix with a row per row.
+rff_complete_rows <- function(dec, rule) {
+  ok <- !is.na(dec[, 1L])
+  if (all(ok)) return(rule(dec))
+  out <- rule(dec[ok, , drop = FALSE])
+  if (is.factor(out)) {
+    full <- factor(rep(NA_character_, nrow(dec)), levels = levels(out))
+    full[ok] <- out
+    names(full) <- rownames(dec)
+  } else {
+    out <- as.matrix(out)
+    full <- matrix(NA_real_, nrow(dec), ncol(out), dimnames = list(rownames(dec), colnames(out)))
+    full[ok, ] <- out
+  }
+  full
+}
+
+# The fitted values (or classes) of the training rows, padded with NA where
+# the formula method's na.action was na.exclude.
+rff_fitted <- function(object) stats::napredict(object$na.action, object$fitted)
 
 # The class of largest decision value in each row, as a factor with the
 # training levels, named by the rows.

@@ -104,9 +104,9 @@
 #'
 #' @inheritParams random_features
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or a one-sided formula such as
-#'   `~ a + b` with `data` (factors are one-hot coded).  The landmarks are
-#'   taken from its rows.
+#'   columns, or a numeric vector (one column); the formula method takes a
+#'   one-sided `formula = ~ a + b` with `data` instead (see
+#'   [formula_interface]).  The landmarks are taken from its rows.
 #' @param kernel A kernel object, any of those [kernel_matrix()] knows; the
 #'   default is [gaussian_kernel()] with the median heuristic.
 #' @param m Number of landmarks (and of output columns), a whole number from
@@ -178,14 +178,16 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
   map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
   map$index <- as.integer(index)
   map$input <- input_description(x)
+  map$call <- generic_call(match.call())
   map
 }
 
-#' @rdname nystrom_features
+#' @rdname formula_interface
 #' @export
-nystrom_features.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, nystrom_features.default,
-              no_response = "feature maps use no response", ...)
+nystrom_features.formula <- function(formula, data = NULL, ..., subset,
+                                     na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), nystrom_features.default, na.action, ...,
+              no_response = "feature maps use no response")
 }
 
 # The map for landmarks L of a resolved kernel: K_LL's eigendecomposition,
@@ -226,14 +228,7 @@ transform_features.nystrom_features <- function(map, x, nthreads) {
     K <- .Call(C_kernel_matrix, code, par, xb, map$landmarks, nthreads)
     .Call(C_matprod, K, map$normalization, nthreads)
   }
-  n <- nrow(x)
-  rows <- rff_block_rows(n, map$m)
-  if (rows >= n) return(block(x))
-  Z <- matrix(0, n, map$m)
-  for (idx in row_blocks(n, rows)) {
-    Z[idx, ] <- block(x[idx, , drop = FALSE])
-  }
-  Z
+  transform_in_blocks(x, map$m, map$m, block)
 }
 
 #' @export
@@ -242,25 +237,9 @@ feature_map_title.nystrom_features <- function(map) {
           map$method, map$m, map$rank, format(map$tol))
 }
 
-# k(x_i, x_i) for every row, from the kernels' formulas: 1 for the
-# shift-invariant kernels here.
-kernel_diagonal <- function(kernel, x) {
-  if (kernel$shift_invariant) return(rep(1, nrow(x)))
-  switch(kernel$name,
-    polynomial = {
-      t <- rowSums(x * x)
-      if (!is.null(kernel$degree)) {
-        (kernel$scale * t + kernel$offset)^kernel$degree
-      } else {
-        v <- rep(0, length(t))
-        for (c in rev(kernel$coef)) v <- v * t + c
-        v
-      }
-    },
-    exponential_dot = exp(rowSums(x * x) / kernel$sigma^2),
-    min = kernel$offset + rowSums(x),
-    stop("no diagonal for the ", kernel$name, " kernel", call. = FALSE))
-}
+# k(x_i, x_i) for every row, from the table of kernels (R/kernels.R): 1 for
+# the shift-invariant kernels here.
+kernel_diagonal <- function(kernel, x) kernel_info(kernel)$diagonal(kernel, x)
 
 # Kernel k-means++ (D^2) seeding in feature space: the rows of x chosen as
 # landmarks.  Over max(20 m, 10000) rows, from a uniform subsample of that

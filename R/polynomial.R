@@ -171,26 +171,14 @@ check_no_fourier_type <- function(type, kernel) {
 # 'fits'; a known method outside 'fits' is refused with 'why'.
 match_poly_method <- function(method, fits, why) {
   if (is.null(method)) return(fits[1L])
-  if (!is.character(method) || length(method) != 1L || is.na(method)) {
-    stop_arg("method", "must be one of \"", paste(polynomial_methods, collapse = "\", \""), "\"")
-  }
-  m <- pmatch(method, polynomial_methods)
-  if (is.na(m)) {
-    stop_arg("method", "must be one of \"", paste(polynomial_methods, collapse = "\", \""),
-             "\" (got \"", method, "\")")
-  }
-  m <- polynomial_methods[m]
+  m <- check_choice(method, polynomial_methods, "method")
   if (!m %in% fits) stop_arg("method", "= \"", m, "\" does not fit this kernel: ", why[[m]])
   m
 }
 
 match_projection <- function(projection, default) {
   if (is.null(projection)) return(default)
-  if (!is.character(projection) || length(projection) != 1L || is.na(projection) ||
-      is.na(m <- pmatch(projection, c("gaussian", "rademacher")))) {
-    stop_arg("projection", "must be \"gaussian\" or \"rademacher\"")
-  }
-  c("gaussian", "rademacher")[m]
+  check_choice(projection, c("gaussian", "rademacher"), "projection")
 }
 
 # d x V matrix of projection vectors with E[(w.x)(w.y)] = x.y.

@@ -195,13 +195,16 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
       fit$calibration <- calibrate_scores(loo, resp$y, weights)
     }
   }
+  fit$call <- generic_call(match.call())
   fit
 }
 
-#' @rdname rff_ridge
+#' @rdname formula_interface
 #' @export
-rff_ridge.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, rff_ridge.default, response = "y ~ a + b", ...)
+rff_ridge.formula <- function(formula, data = NULL, ..., subset, weights,
+                              na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), rff_ridge.default, na.action, ...,
+              response = "y ~ a + b")
 }
 
 # The response as a target matrix: the values for regression, one-hot
@@ -290,14 +293,16 @@ ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
 #' @param object A fit from [rff_ridge()].
 #' @param newdata Data with the columns the model was fitted on (matched by
 #'   name where both have names), or a data frame with the formula's
-#'   variables for a fit with a formula.  Without `newdata`, the fitted
-#'   values (or classes) of the training data.
+#'   variables for a fit with a formula; extra columns are ignored.
+#'   Without `newdata` (or with `NULL`), the fitted values (or classes) of
+#'   the training data.
 #' @param type For regression, `"response"` (or `"decision"`, the same) for
 #'   the predicted values.  For classification, `"class"` (or `"response"`,
 #'   the same) for the predicted classes, `"decision"` for the fitted
 #'   one-hot scores, one column per class, or `"prob"` for the class
 #'   probabilities of a fit with `probability = TRUE`.  The default is
 #'   `"response"`.
+#' @inheritParams predict.rff_svm
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Unused.
 #' @return A numeric vector (regression), a factor with the training levels,
@@ -309,7 +314,7 @@ ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
 #' @export
 predict.rff_ridge <- function(object, newdata,
                               type = c("response", "class", "decision", "prob"),
-                              nthreads = bochner_threads(), ...) {
+                              na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   type <- check_choice(type, c("response", "class", "decision", "prob"), "type")
   regression <- object$type == "regression"
@@ -319,22 +324,22 @@ predict.rff_ridge <- function(object, newdata,
   if (type == "prob" && is.null(object$calibration)) {
     stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
   }
-  if (missing(newdata)) {
-    if (regression || type %in% c("class", "response")) return(object$fitted)
+  if (missing(newdata) || is.null(newdata)) {
+    if (regression || type %in% c("class", "response")) return(rff_fitted(object))
     stop_arg("newdata", "is required for type = \"", type, "\"")
   }
-  dec <- rff_new_decision(object, newdata, nthreads)
+  dec <- rff_new_decision(object, newdata, nthreads, na.action)
   if (regression) return(stats::setNames(drop(dec), rownames(dec)))
   colnames(dec) <- object$levels
   switch(type,
          decision = dec,
-         prob = calibrated_probabilities(object$calibration, dec),
-         rff_decision_classes(dec, object$levels))
+         prob = rff_complete_rows(dec, function(d) calibrated_probabilities(object$calibration, d)),
+         rff_complete_rows(dec, function(d) rff_decision_classes(d, object$levels)))
 }
 
 #' @rdname predict.rff_ridge
 #' @export
-fitted.rff_ridge <- function(object, ...) object$fitted
+fitted.rff_ridge <- function(object, ...) rff_fitted(object)
 
 rff_ridge_description <- function(x) {
   kern <- kernel_summary(x$kernel)

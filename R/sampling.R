@@ -26,7 +26,7 @@ orthogonal_frequencies <- function(kernel, D, d, type) {
 # Orthogonal and structured frequencies rotate directions, so they need a
 # spectral density that is rotation-invariant.
 check_isotropic <- function(kernel, sampling) {
-  if (!kernel$name %in% c("gaussian", "matern")) {
+  if (!isTRUE(kernel_info(kernel)$isotropic)) {
     stop_arg("sampling", "= \"", sampling, "\" needs an isotropic kernel (Gaussian or ",
              "Matern): the spectral density of the ", kernel_label(kernel), " kernel is a ",
              "product of one-dimensional laws, not rotation-invariant, so rotated directions ",

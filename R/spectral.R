@@ -30,8 +30,9 @@
 spectral_sample <- function(kernel, n, d) {
   check_shift_invariant(kernel)
   if (identical(kernel$sigma, "median")) {
-    stop_arg("kernel", "has sigma = \"median\", which needs data; ",
-             "give sigma as a number, or use random_features()")
+    stop_arg("kernel", "has sigma = \"median\", which is resolved on data, and ",
+             "spectral_sample() has none: give sigma (or gamma) as a number, or fit a map ",
+             "with random_features(x, kernel), whose frequencies are its 'omega'")
   }
   n <- check_count(n, "n")
   d <- check_count(d, "d")
@@ -50,12 +51,5 @@ check_shift_invariant <- function(kernel, arg = "kernel") {
 
 # E||w||^2 under the spectral density in d dimensions: Inf where the
 # density has no second moment.
-spectral_second_moment <- function(kernel, d) {
-  s2 <- kernel$sigma^2
-  switch(kernel$name,
-    gaussian = d / s2,
-    laplace = Inf,                      # Cauchy coordinates
-    cauchy = 2 * d / s2,                # Laplace(0, 1/sigma): variance 2/sigma^2
-    matern = if (kernel$nu > 1) d / s2 * kernel$nu / (kernel$nu - 1) else Inf,
-    stop("unknown kernel", call. = FALSE))
-}
+# (from the table of kernels, R/kernels.R)
+spectral_second_moment <- function(kernel, d) kernel_info(kernel)$moment(kernel, d)

@@ -71,9 +71,9 @@
 #' and \eqn{D = 1024}.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, a numeric vector (one column), or, for the formula method, a
-#'   formula such as `Species ~ .` with `data` (factors among the predictors
-#'   are one-hot coded).  No missing or infinite values.
+#'   columns, or a numeric vector (one column).  No missing or infinite
+#'   values (the formula method, with `formula = Species ~ .` and `data`,
+#'   drops incomplete rows; see [formula_interface]).
 #' @param y The classes, one per row of `x`: a factor, or a character,
 #'   logical or whole-number vector (turned into a factor); at least two
 #'   classes, no missing values.  Unused factor levels are dropped.
@@ -112,7 +112,6 @@
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads for the features, see
 #'   [bochner_threads()].  The fit does not depend on it.
-#' @param data A data frame, for the formula method.
 #' @param ... For the default method, construction arguments of the
 #'   feature map passed to [random_features()]: `type`, `sampling` (e.g.
 #'   `"orthogonal"`) or `method` (e.g. `"tensorsketch"` for a polynomial
@@ -246,6 +245,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   fit$fitted <- svm_classes(fit, dec)
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
+  fit$call <- generic_call(match.call())
   if (!is.null(out$cv)) {
     if (cross > 0L) {
       cv_class <- svm_classes(fit, out$cv)
@@ -261,10 +261,12 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   fit
 }
 
-#' @rdname rff_svm
+#' @rdname formula_interface
 #' @export
-rff_svm.formula <- function(x, data = NULL, ...) {
-  fit_formula(x, data, rff_svm.default, response = "class ~ a + b", ...)
+rff_svm.formula <- function(formula, data = NULL, ..., subset, weights,
+                            na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), rff_svm.default, na.action, ...,
+              response = "class ~ a + b")
 }
 
 #' Predict with a random-feature SVM
@@ -272,18 +274,22 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #' @param object A fit from [rff_svm()].
 #' @param newdata Data with the columns the model was fitted on (matched by
 #'   name where both have names), or a data frame with the formula's
-#'   variables for a fit with a formula.  Without `newdata`, the fitted
-#'   classes of the training data.
+#'   variables for a fit with a formula; extra columns are ignored.
+#'   Without `newdata` (or with `NULL`), the fitted classes of the training
+#'   data.
 #' @param type `"class"` for the predicted classes, `"decision"` for the
 #'   decision values \eqn{w_c \cdot z(x) + b_c}, one column per class (for
 #'   two classes the second column is the negated first) or, for
 #'   one-vs-one, per pair (named `"a/b"`, positive for `a`), or `"prob"` for
 #'   the class probabilities of a fit with `probability = TRUE`.
+#' @param na.action What to do with rows of `newdata` with missing values:
+#'   [na.pass()] (the default) and [na.exclude()] predict `NA` for them,
+#'   [na.omit()] leaves them out, [na.fail()] refuses them.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Unused.
 #' @return A factor with the training levels, or a numeric matrix with one
 #'   row per row of `newdata` (probabilities: one column per class, rows
-#'   summing to 1).
+#'   summing to 1; none for a `newdata` with no rows).
 #' @examples
 #' fit <- rff_svm(Species ~ Petal.Length + Petal.Width, data = iris, D = 128, seed = 1)
 #' predict(fit, iris[c(1, 51, 101), ])
@@ -291,28 +297,30 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #' @md
 #' @export
 predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob"),
-                            nthreads = bochner_threads(), ...) {
+                            na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   type <- check_choice(type, c("class", "decision", "prob"), "type")
   if (type == "prob" && is.null(object$calibration)) {
     stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
   }
-  if (missing(newdata)) {
-    if (type == "class") return(object$fitted)
+  if (missing(newdata) || is.null(newdata)) {
+    if (type == "class") return(rff_fitted(object))
     stop_arg("newdata", "is required for type = \"", type, "\"")
   }
-  dec <- rff_new_decision(object, newdata, nthreads)
+  dec <- rff_new_decision(object, newdata, nthreads, na.action)
   colnames(dec) <- svm_problem_names(object)
   switch(type,
          decision = dec,
-         class = svm_classes(object, dec),
-         prob = calibrated_probabilities(object$calibration,
-                                         if (object$k == 2L) dec[, 1L, drop = FALSE] else dec))
+         class = rff_complete_rows(dec, function(d) svm_classes(object, d)),
+         prob = rff_complete_rows(dec, function(d) {
+           calibrated_probabilities(object$calibration,
+                                    if (object$k == 2L) d[, 1L, drop = FALSE] else d)
+         }))
 }
 
 #' @rdname predict.rff_svm
 #' @export
-fitted.rff_svm <- function(object, ...) object$fitted
+fitted.rff_svm <- function(object, ...) rff_fitted(object)
 
 rff_svm_description <- function(x) {
   kern <- kernel_summary(x$kernel)

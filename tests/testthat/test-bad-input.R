@@ -53,6 +53,15 @@ bad <- list(
                  factor = factor(1:2), zero_rows = X[0, , drop = FALSE],
                  zero_cols = X[, 0, drop = FALSE], NULL_value = NULL,
                  wrong_width = cbind(X, X), wrong_names = `colnames<-`(X, c("p", "q"))),
+  # new data for a machine fitted on X: rows with NA give NA predictions
+  # (na.action = na.pass), zero rows an empty result and NULL the fitted
+  # values, so those are not errors there
+  newdata_model = list(`Inf` = replace(X, 5, Inf), character = matrix(as.character(X), 6),
+                       list = list(1, 2), factor = factor(1:2), zero_cols = X[, 0, drop = FALSE],
+                       wrong_width = cbind(X, X), wrong_names = `colnames<-`(X, c("p", "q")),
+                       one_column = X[, 1, drop = FALSE]),
+  na_action = list(number = 1, unknown_name = "no_such_na_action", NULL_value = NULL,
+                   `NA` = NA, list = list(na.omit)),
   kernel = list(character = "gaussian", list = list(name = "gaussian", sigma = 1),
                 number = 1, NULL_value = NULL, `NA` = NA, `function` = gaussian_kernel),
   # arguments that take one of a few strings
@@ -113,6 +122,10 @@ bad <- list(
                        duplicated = c(u = 1, u = 2), `Inf` = c(u = Inf))
 )
 
+# gamma, the inverse width of the shift-invariant kernels: positive, and
+# NULL is its default (sigma is used)
+bad$gamma <- bad$positive[names(bad$positive) != "NULL_value"]
+
 case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
 
 # All cases for one function: each argument named in ... replaced by each
@@ -153,7 +166,10 @@ specs <- c(
        nthreads = "count"),
   spec("rff_svm", list(x = X, y = YC, kernel = K1), x = "data_required"),
   spec("predict.rff_svm", list(object = fit_svm, newdata = X, type = "class", nthreads = 1),
-       newdata = "newdata", type = "choice", nthreads = "count"),
+       newdata = "newdata_model", type = "choice", nthreads = "count"),
+  spec("predict.rff_svm", list(object = fit_svm, newdata = replace(X, 3, NA), type = "class",
+                               na.action = stats::na.pass),
+       na.action = "na_action"),
   spec("rff_ridge", list(x = X, y = YN, kernel = K1, D = 8, lambda = 1, criterion = "gcv",
                          weights = rep(1, 6), scale = TRUE, seed = 1, nthreads = 1),
        x = "data", y = "response", kernel = "kernel", D = "count", lambda = "lambda",
@@ -167,13 +183,19 @@ specs <- c(
        nthreads = "count"),
   spec("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "response",
                                  nthreads = 1),
-       newdata = "newdata", type = "choice", nthreads = "count"),
+       newdata = "newdata_model", type = "choice", nthreads = "count"),
   spec("predict.rff_ridge", list(object = fit_ridge_class, newdata = X, type = "class",
                                  nthreads = 1),
-       newdata = "newdata", nthreads = "count"),
+       newdata = "newdata_model", nthreads = "count"),
+  spec("predict.rff_ridge", list(object = fit_ridge, newdata = replace(X, 3, NA),
+                                 na.action = stats::na.pass),
+       na.action = "na_action"),
   spec("gaussian_kernel", list(sigma = 1), sigma = "sigma"),
   spec("laplace_kernel", list(sigma = 1), sigma = "sigma"),
   spec("cauchy_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("gaussian_kernel", list(gamma = 1), gamma = "gamma"),
+  spec("laplace_kernel", list(gamma = 1), gamma = "gamma"),
+  spec("cauchy_kernel", list(gamma = 1), gamma = "gamma"),
   spec("matern_kernel", list(sigma = 1, nu = 1.5), sigma = "sigma", nu = "positive"),
   spec("exponential_dot_kernel", list(sigma = 1), sigma = "positive"),
   spec("min_kernel", list(offset = 1), offset = "nonnegative"),
@@ -260,7 +282,26 @@ extra_cases <- list(
   case("nystrom_features", list(x = y ~ a, data = data.frame(a = 1:3, y = 1:3), kernel = K1,
                                 m = 2), "x", "two-sided formula"),
   case("random_features", list(x = ~ a + b, data = data.frame(a = c(1, NA), b = 1:2),
-                               kernel = K1, D = 8), "x", "NA in formula data"),
+                               kernel = K1, D = 8, na.action = stats::na.fail), "data",
+       "NA in formula data under na.fail"),
+  case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = replace(YN, 2, NA)),
+                         kernel = K1, D = 8, na.action = stats::na.pass), "data",
+       "NA in the response under na.pass"),
+  case("rff_svm", list(formula = y ~ a, data = data.frame(a = 1:6, y = YC), kernel = K1, D = 8,
+                       na.action = "no_such_na_action"), "na.action", "unknown na.action"),
+  case("rff_svm", list(formula = y ~ a, data = data.frame(a = 1:6, y = YC), kernel = K1, D = 8,
+                       weights = -(1:6)), "weights", "negative weights"),
+  case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = YN), kernel = K1,
+                         D = 8, weights = c(1, NA, 1, 1, 1, 1), na.action = stats::na.pass),
+       "weights", "NA weights under na.pass (na.omit drops the row, as lm)"),
+  case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = YN), kernel = K1,
+                         D = 8, weights = letters[1:6]), "weights", "character weights"),
+  case("rff_ridge", list(formula = y ~ a, data = data.frame(a = 1:6, y = YN), kernel = K1,
+                         D = 8, weights = 1:3), "weights", "weights of the wrong length"),
+  case("kernel_kmeans", list(formula = ~ a, data = data.frame(a = 1:6), centers = 2,
+                             kernel = K1, weights = rep(0, 6)), "weights", "all-zero weights"),
+  case("rff_svm", list(formula = y ~ a, data = data.frame(a = 1:6, y = YC), kernel = K1, D = 8,
+                       subset = rep(FALSE, 6)), "data", "subset selecting no rows"),
   case("random_features", list(x = y ~ a, data = data.frame(a = 1:3, y = 1:3), kernel = K1,
                                D = 8), "x", "two-sided formula"),
   case("random_features", list(x = ~ a + b, data = 5, kernel = K1, D = 8), "data", "data a number"),
@@ -271,6 +312,8 @@ extra_cases <- list(
   case("kernel_kmeans", list(x = ~ a + zz, data = data.frame(a = 1:6), centers = 2, kernel = K1),
        "data", "data without the formula's variables"),
   case("kernel_matrix", list(kernel = K1, x = X, y = X[, 1]), "y", "y of another width"),
+  case("gaussian_kernel", list(sigma = 2, gamma = 1), "gamma", "sigma and gamma both"),
+  case("laplace_kernel", list(sigma = "median", gamma = 1), "gamma", "sigma and gamma both"),
   case("random_features", list(x = X, kernel = laplace_kernel(1), D = 8, sampling = "orthogonal"),
        "sampling", "orthogonal sampling of a non-isotropic kernel"),
   case("rff_ridge", list(x = X, y = X[, 1], map = list()), "map", "map that is not a map"),

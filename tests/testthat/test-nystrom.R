@@ -171,7 +171,7 @@ test_that("seeds reproduce the landmarks and leave the user's stream alone", {
   expect_identical(a, b)
   set.seed(3)
   c <- nystrom_features(x3, gaussian_kernel(1), m = 10, landmarks = "leverage")
-  expect_identical(c, a)
+  expect_identical(drop_call(c), drop_call(a))
 })
 
 test_that("the formula method, print and summary", {
@@ -202,7 +202,7 @@ test_that("bad input gives errors naming the argument", {
   expect_error(nystrom_features(X, gaussian_kernel(1), m = 3, nthreads = 0), "'nthreads'")
   expect_error(nystrom_features(X, gaussian_kernel(1), m = 3, D = 5), "'D'")
   expect_error(nystrom_features(X, min_kernel(), m = 3), "'x' must be non-negative")
-  expect_error(nystrom_features(y ~ a, data = data.frame(a = 1:3, y = 1:3), m = 2), "'x'")
+  expect_error(nystrom_features(y ~ a, data = data.frame(a = 1:3, y = 1:3), m = 2), "'formula'")
   map <- nystrom_features(X, gaussian_kernel(1), m = 3, seed = 1)
   expect_error(predict(map, cbind(X, X)), "'newdata' has 6 column")
   expect_error(predict(map, replace(X, 2, NaN)), "'newdata'")

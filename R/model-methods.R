@@ -1,0 +1,146 @@
+#' Formula interface and model-object conventions
+#'
+#' The fits of bochner follow R's modelling conventions, those of [lm()]
+#' and `kernlab::ksvm()`, so that habits carry over.
+#'
+#' **Formula methods.**  [rff_svm()], [rff_ridge()], [kernel_kmeans()],
+#' [random_features()] and [nystrom_features()] take a formula as their first
+#' argument (`rff_svm(Species ~ ., data = iris)`, or by name, `formula =`).
+#' Factors among the predictors are one-hot coded (every level gets a
+#' column).  `subset` and `weights` are evaluated in `data` (then in the
+#' formula's environment) as in [lm()].  Rows with missing values are
+#' dropped by the default `na.action = na.omit`, as in `ksvm()`;
+#' `na.exclude` drops them too, and for [rff_svm()] and [rff_ridge()] pads
+#' [fitted()], [residuals()] and `predict()` without new data with `NA` in
+#' their places; `na.fail` and `na.pass` refuse them, with the row and
+#' variable named.
+#'
+#' **The fitted object** stores its `call`, so [update()] refits with
+#' changed arguments (`update(fit, cost = 10)`), and answers [formula()],
+#' [terms()], [model.frame()] (rebuilt from the call, as for `lm`) and
+#' [nobs()] (the rows it was fitted on).  Fits on a matrix store their call
+#' too (so `update()` works), but have no formula or terms.
+#'
+#' **Prediction.**  `predict(fit, newdata)` matches columns by name (extra
+#' named columns, such as the response, are ignored), returns an empty
+#' result for a `newdata` with no rows, and the fitted values for
+#' `newdata = NULL` or no `newdata`.  Rows of `newdata` with missing values
+#' give `NA` under `na.action = na.pass` (the default, as in
+#' [predict.lm()]) and `na.exclude`, are left out under `na.omit`, and are
+#' an error under `na.fail`.
+#'
+#' @param formula A model formula: two-sided for the machines (`y ~ a + b`,
+#'   `y ~ .`), one-sided for k-means and feature maps (`~ a + b`).
+#' @param data A data frame (or list or environment) holding the formula's
+#'   variables; by default the formula's environment.
+#' @param subset An optional vector picking the rows to use, evaluated in
+#'   `data` as in [lm()].
+#' @param weights Optional case weights, one non-negative number per row
+#'   (evaluated in `data`): each row's loss is multiplied by its weight.
+#' @param na.action What to do with rows with missing values: [na.omit()]
+#'   (the default) drops them, [na.exclude()] drops them and pads fitted
+#'   values with `NA`, [na.fail()] and [na.pass()] refuse them.  A function
+#'   or its name.
+#' @param ... The other arguments of the default method.
+#' @seealso [update()], [predict.rff_svm()], [predict.rff_ridge()].
+#' @examples
+#' # missing values: dropped when fitting, NA when predicting
+#' aq <- airquality
+#' fit <- rff_ridge(Ozone ~ ., data = aq, D = 128, seed = 1, na.action = na.exclude)
+#' nobs(fit)                       # complete rows only
+#' length(fitted(fit)) == nrow(aq) # padded with NA by na.exclude
+#' head(predict(fit, aq))          # NA for incomplete rows
+#' fit10 <- update(fit, lambda = 10)
+#' formula(fit10)
+#' # subset, and a model on iris[, 1:4] predicting on all of iris
+#' fit2 <- rff_svm(Species ~ ., data = iris, subset = Sepal.Length > 4.5, D = 64, seed = 1)
+#' nobs(fit2)
+#' fit3 <- rff_svm(iris[, 1:4], iris$Species, D = 64, seed = 1)
+#' table(predict(fit3, iris), iris$Species)
+#' @name formula_interface
+#' @importFrom stats fitted formula model.frame nobs predict residuals terms
+NULL
+
+# The methods of stats' model generics for every fit of the package.
+fit_formula_of <- function(fit) {
+  if (is.null(fit$terms)) {
+    stop("this fit was made on a matrix, not through a formula: it has no formula or terms",
+         call. = FALSE)
+  }
+  stats::formula(fit$terms)
+}
+
+fit_terms <- function(fit) {
+  if (is.null(fit$terms)) {
+    stop("this fit was made on a matrix, not through a formula: it has no terms", call. = FALSE)
+  }
+  fit$terms
+}
+
+fit_nobs <- function(fit) {
+  n <- if (!is.null(fit$input$n)) fit$input$n else fit$n
+  if (is.null(n)) stop("this fit does not record its number of rows", call. = FALSE)
+  as.integer(n)
+}
+
+# The model frame, rebuilt from the call in the formula's environment, as
+# model.frame.lm() does when the frame was not kept.
+fit_model_frame <- function(fit) {
+  terms <- fit_terms(fit)
+  call <- fit$call
+  if ("x" %in% names(call) && !"formula" %in% names(call)) {
+    names(call)[names(call) == "x"] <- "formula"
+  }
+  mf <- call[c(1L, match(c("formula", "data", "subset", "weights", "na.action"),
+                         names(call), 0L))]
+  mf[[1L]] <- quote(stats::model.frame)
+  mf$drop.unused.levels <- TRUE
+  if (is.null(mf$na.action)) mf$na.action <- stats::na.omit
+  env <- environment(terms)
+  if (is.null(env)) env <- parent.frame(2L)
+  eval(mf, env)
+}
+
+#' @export
+formula.rff_svm <- function(x, ...) fit_formula_of(x)
+#' @export
+formula.rff_ridge <- function(x, ...) fit_formula_of(x)
+#' @export
+formula.kernel_kmeans <- function(x, ...) fit_formula_of(x)
+#' @export
+formula.random_features <- function(x, ...) fit_formula_of(x)
+
+#' @export
+terms.rff_svm <- function(x, ...) fit_terms(x)
+#' @export
+terms.rff_ridge <- function(x, ...) fit_terms(x)
+#' @export
+terms.kernel_kmeans <- function(x, ...) fit_terms(x)
+#' @export
+terms.random_features <- function(x, ...) fit_terms(x)
+
+#' @export
+nobs.rff_svm <- function(object, ...) fit_nobs(object)
+#' @export
+nobs.rff_ridge <- function(object, ...) fit_nobs(object)
+#' @export
+nobs.kernel_kmeans <- function(object, ...) fit_nobs(object)
+#' @export
+nobs.random_features <- function(object, ...) fit_nobs(object)
+
+#' @export
+model.frame.rff_svm <- function(formula, ...) fit_model_frame(formula)
+#' @export
+model.frame.rff_ridge <- function(formula, ...) fit_model_frame(formula)
+#' @export
+model.frame.kernel_kmeans <- function(formula, ...) fit_model_frame(formula)
+#' @export
+model.frame.random_features <- function(formula, ...) fit_model_frame(formula)
+
+#' @export
+residuals.rff_ridge <- function(object, ...) {
+  if (is.null(object$residuals)) {
+    stop("residuals are for regression; this rff_ridge fit is a classification", call. = FALSE)
+  }
+  stats::naresid(object$na.action, object$residuals)
+}
