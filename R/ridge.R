@@ -77,7 +77,7 @@
 #' the median heuristic: with `lambda` chosen on the path the fit adapts to
 #' the bandwidth, and on the sets of `bench/bandwidth.R` the median was the
 #' best rule for regression (test RMSE 0.43 of the response's sd, against
-#' 0.47 for `"sigest"`) and within 0.3 points of the best for
+#' 0.47 for `"sigest"`) and within 0.2 points of the best for
 #' classification.
 #'
 #' @inheritParams rff_svm

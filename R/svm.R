@@ -58,9 +58,9 @@
 #' `"median"`) is then resolved on the scaled data.  The default kernel is
 #' the Gaussian with `sigma = "sigest"`, kernlab's automatic choice (see
 #' [gaussian_kernel()]): on nine `mlbench` classification sets
-#' (`bench/bandwidth.R`, `bench/bandwidth.md`) it is 2.7 points more
+#' (`bench/bandwidth.R`, `bench/bandwidth.md`) it is 2.6 points more
 #' accurate on average than the median heuristic at the default cost (up
-#' to 16 points on Vowel), because the median's wider kernel needs a larger
+#' to 14 points on Vowel), because the median's wider kernel needs a larger
 #' cost.  Note that kernlab's and scikit-learn's parameters are inverse
 #' widths: `kernlab::rbfdot(sigma = s)` is `gaussian_kernel(1 / sqrt(2 * s))`
 #' here, and scikit-learn's and e1071's `gamma = g` is
