@@ -5,8 +5,13 @@ stop_arg <- function(arg, ...) {
   stop(sprintf("'%s' %s", arg, paste0(...)), call. = FALSE)
 }
 
-# Coerce data to a finite double matrix (one row per observation).
-as_data_matrix <- function(x, arg = "x") {
+# Coerce data to a finite double matrix (one row per observation); with
+# sparse = TRUE a sparse matrix stays one (a dgCMatrix or dgRMatrix, R/sparse.R).
+as_data_matrix <- function(x, arg = "x", sparse = FALSE) {
+  if (is_sparse_matrix(x)) {
+    if (sparse) return(as_sparse_data_matrix(x, arg))
+    stop_sparse(arg, "this function does not take")
+  }
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (!all(ok)) {

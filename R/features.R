@@ -175,7 +175,7 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
                                     type = c("phase", "pair"),
                                     sampling = c("iid", "orthogonal", "structured", "qmc"),
                                     seed = NULL, method = NULL, ...) {
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   check_kernel(kernel)
   D <- check_count(D, "D")
   type <- check_choice(type, c("phase", "pair"), "type")
@@ -254,7 +254,10 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   Z
 }
 
-transform_features <- function(map, x, nthreads) UseMethod("transform_features")
+transform_features <- function(map, x, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 0L))
+  UseMethod("transform_features")
+}
 
 #' @export
 transform_features.fourier_features <- function(map, x, nthreads) {
@@ -271,7 +274,10 @@ row_blocks <- function(n, rows) {
 
 # t(Z), n_features x n, as the SVM solver wants it (a sample's features
 # contiguous): in C for Fourier maps, in row blocks otherwise.
-transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
+transform_features_t <- function(map, x, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 1L))
+  UseMethod("transform_features_t")
+}
 
 #' @export
 transform_features_t.default <- function(map, x, nthreads) {
@@ -293,6 +299,7 @@ transform_features_t.fourier_features <- function(map, x, nthreads) {
 # package's own product, so the values are identical for any BLAS, thread
 # count and split of the rows.
 feature_decision <- function(map, x, weights, intercept, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 2L, weights, intercept))
   UseMethod("feature_decision")
 }
 
@@ -315,6 +322,7 @@ feature_decision.fourier_features <- function(map, x, weights, intercept, nthrea
 
 # newdata as the numeric matrix the map was fitted on, or a clear error.
 map_input_matrix <- function(map, newdata, arg = "newdata") {
+  if (is_sparse_matrix(newdata)) return(sparse_newdata(map$input, newdata, arg, "the map"))
   newdata_matrix(map$input, newdata, arg, fitted = "the map")
 }
 

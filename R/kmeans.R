@@ -140,13 +140,14 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
                                   iter.max = 100, seed = NULL, map = NULL,
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   if (missing(centers)) {
     stop_arg("centers", "is required: the number of clusters, or an initial ",
              "assignment of the rows of 'x' to clusters 1..k")
   }
   check_kernel(kernel)
   method <- kkm_method(method)
+  if (method == "exact" && is_sparse_matrix(x)) stop_sparse("x", "method = \"exact\" does not take; use method = \"rff\"")
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
@@ -416,6 +417,7 @@ kkm_rff_distances <- function(object, x, nthreads) {
 
 # newdata as the numeric matrix the model was fitted on, or a clear error.
 kkm_input_matrix <- function(object, newdata, arg = "newdata") {
+  if (is_sparse_matrix(newdata) && object$method == "rff") return(sparse_newdata(object$input, newdata, arg))
   newdata_matrix(object$input, newdata, arg, fitted = "the model")
 }
 

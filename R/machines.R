@@ -5,7 +5,8 @@
 # as the training data were, one row per row of newdata (named like them).
 rff_new_decision <- function(object, newdata, nthreads) {
   nthreads <- check_threads(nthreads)
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
+  x <- if (is_sparse_matrix(newdata)) sparse_newdata(object$input, newdata)
+       else newdata_matrix(object$input, newdata, "newdata", fitted = "the model")
   dec <- rff_decision(object, rff_apply_scaling(x, object$scaling), nthreads)
   rownames(dec) <- rownames(x)
   dec
@@ -61,6 +62,7 @@ rff_class_weights <- function(class.weights, lev) {
 
 # Column centres and scales (standard deviations; 1 for constant columns).
 rff_scaling <- function(x) {
+  if (is_sparse_matrix(x)) return(sparse_scaling(x))   # scales only: see ?sparse_input
   center <- colMeans(x)
   s <- if (nrow(x) > 1L) sqrt(colSums(sweep(x, 2L, center)^2) / (nrow(x) - 1L))
        else rep(1, ncol(x))
@@ -70,6 +72,7 @@ rff_scaling <- function(x) {
 
 rff_apply_scaling <- function(x, scaling) {
   if (is.null(scaling)) return(x)
+  if (is_sparse_matrix(x)) return(sparse_apply_scaling(x, scaling))
   x <- sweep(x, 2L, scaling$center, check.margin = FALSE)
   sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
 }

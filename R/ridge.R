@@ -82,7 +82,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
                               nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   scale_given <- !missing(scale)
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   resp <- ridge_response(y, nrow(x))
   check_kernel(kernel)
   D <- check_count(D, "D")
