@@ -30,7 +30,9 @@
 #' the median heuristic depend only on differences of rows, which a
 #' common shift leaves alone.  (With a polynomial kernel it is not; pass
 #' `scale = FALSE` and scale the data yourself if that matters.)  New data
-#' for `predict()` may be sparse or dense either way.
+#' for `predict()` may be sparse or dense either way.  For document-term
+#' matrices `scale = FALSE` (counts, log counts or tf-idf as they are) is
+#' usually better: dividing by the standard deviation inflates rare words.
 #'
 #' `kernel_kmeans(method = "exact")` needs the data of every cluster for its
 #' Gram matrix and refuses sparse input; use `method = "rff"`.  The median
@@ -44,25 +46,26 @@
 #' @name sparse_input
 #' @examples
 #' if (requireNamespace("Matrix", quietly = TRUE)) {
-#'   # a toy document-term matrix: two topics with their own words
+#'   # a toy document-term matrix: two topics, each with 50 words of its
+#'   # own, among 1000 words shared by both
 #'   set.seed(1)
-#'   n <- 300; terms <- 2000
+#'   n <- 400
 #'   topic <- factor(sample(c("sport", "politics"), n, replace = TRUE))
-#'   rows <- rep(seq_len(n), each = 20)
-#'   cols <- ifelse(runif(n * 20) < 0.4,
-#'                  sample(1:1000, n * 20, replace = TRUE) +
-#'                    ifelse(topic[rows] == "sport", 0, 1000),
-#'                  sample(terms, n * 20, replace = TRUE))
-#'   dtm <- Matrix::sparseMatrix(i = rows, j = cols, x = 1, dims = c(n, terms),
-#'                               dimnames = list(NULL, paste0("w", 1:terms)))
-#'   dtm@x <- log1p(dtm@x)           # duplicate entries were summed: counts
-#'   train <- 1:200
-#'   fit <- rff_svm(dtm[train, ], topic[train], D = 256, seed = 1)
+#'   rows <- rep(seq_len(n), each = 15)
+#'   cols <- ifelse(runif(n * 15) < 0.4,
+#'                  sample(50, n * 15, replace = TRUE) +
+#'                    ifelse(topic[rows] == "sport", 0, 50),
+#'                  sample(1000, n * 15, replace = TRUE))
+#'   dtm <- Matrix::sparseMatrix(i = rows, j = cols, x = 1, dims = c(n, 1000))
+#'   dtm@x <- log1p(dtm@x)      # repeated words were summed: log counts
+#'   train <- 1:300
+#'   # counts as they are: standardising would inflate the rare words
+#'   fit <- rff_svm(dtm[train, ], topic[train], D = 256, scale = FALSE, seed = 1)
 #'   mean(predict(fit, dtm[-train, ]) == topic[-train])
 #'
 #'   # the features are those of the dense matrix
 #'   map <- random_features(dtm, gaussian_kernel(5), D = 64, seed = 2)
-#'   identical(predict(map, dtm), predict(map, as.matrix(dtm)))
+#'   identical(predict(map, dtm[1:10, ]), predict(map, as.matrix(dtm[1:10, ])))
 #' }
 NULL
 
