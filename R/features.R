@@ -249,7 +249,7 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   x <- map_input_matrix(object, newdata)
   nthreads <- check_threads(nthreads)
   check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
-  Z <- transform_features(object, x, nthreads)
+  Z <- transform_with_progress(object, x, nthreads)   # R/progress.R
   rownames(Z) <- rownames(x)
   Z
 }

@@ -161,7 +161,10 @@ ridge_primal <- function(map, xs, Y, lambda, nthreads) {
   check_allocation(map$n_features, map$n_features, "the normal equations", arg = "D")
   rows <- ridge_block_rows(n, map$n_features)
   blocks <- row_blocks(n, rows)
+  prog <- progress_start(length(blocks), "rff_ridge: Z'Z over blocks of rows")
+  on.exit(progress_done(prog))
   block <- function(i) {
+    progress_tick(prog)
     idx <- blocks[[i]]
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
