@@ -58,6 +58,7 @@
 bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_features = 1024,
                                 mode = c("classification", "regression"), ...) {
   mode <- check_choice(mode, c("classification", "regression"), "mode")
+  if (!is.null(cost)) check_positive(cost, "cost")
   kernel <- if (is.null(rbf_sigma)) gaussian_kernel("median")
             else gaussian_kernel(sigma = 1 / sqrt(2 * check_positive(rbf_sigma, "rbf_sigma")))
   num_features <- check_count(num_features, "num_features")
@@ -94,6 +95,7 @@ bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_feature
 #' }
 #' @export
 rff_num_features <- function(range = c(6L, 11L), trans = NULL) {
+  check_param_range(range, trans)
   need_package("dials", "rff_num_features()")
   if (is.null(trans)) trans <- scales_transform("log2")
   dials::new_quant_param(type = "integer", range = range, inclusive = c(TRUE, TRUE),
@@ -104,11 +106,22 @@ rff_num_features <- function(range = c(6L, 11L), trans = NULL) {
 #' @rdname rff_num_features
 #' @export
 rff_sigma <- function(range = c(-1, 2), trans = NULL) {
+  check_param_range(range, trans)
   need_package("dials", "rff_sigma()")
   if (is.null(trans)) trans <- scales_transform("log10")
   dials::new_quant_param(type = "double", range = range, inclusive = c(TRUE, TRUE),
                          trans = trans, label = c(sigma = "Kernel Length Scale"),
                          finalize = NULL)
+}
+
+check_param_range <- function(range, trans) {
+  if (!is.numeric(range) || length(range) != 2L || anyNA(range) || any(!is.finite(range)) ||
+      range[1L] > range[2L]) {
+    stop_arg("range", "must be two finite numbers, lower then upper")
+  }
+  if (!is.null(trans) && !inherits(trans, c("transform", "trans"))) {
+    stop_arg("trans", "must be NULL or a transformation from the scales package")
+  }
 }
 
 # scales >= 1.3 names its transformations transform_*, older ones *_trans.

@@ -55,8 +55,9 @@ step_rff <- function(recipe, ..., role = "predictor", trained = FALSE, num_featu
                      sampling = c("iid", "orthogonal", "qmc"),
                      seed = sample.int(10^5, 1), prefix = "rff_", keep_original_cols = FALSE,
                      map = NULL, columns = NULL, skip = FALSE, id = NULL) {
-  need_package("recipes", "step_rff()")
+  check_step_args(recipe, num_features, sigma, kernel, seed, prefix, keep_original_cols)
   sampling <- check_choice(sampling, c("iid", "orthogonal", "qmc"), "sampling")
+  need_package("recipes", "step_rff()")
   recipes::add_step(recipe, recipes::step(
     subclass = "rff", terms = rlang::enquos(...), role = role, trained = trained,
     num_features = num_features, sigma = sigma, kernel = kernel, sampling = sampling,
@@ -72,14 +73,35 @@ step_nystrom <- function(recipe, ..., role = "predictor", trained = FALSE, num_f
                          seed = sample.int(10^5, 1), prefix = "nystrom_",
                          keep_original_cols = FALSE, map = NULL, columns = NULL,
                          skip = FALSE, id = NULL) {
-  need_package("recipes", "step_nystrom()")
+  check_step_args(recipe, num_features, sigma, kernel, seed, prefix, keep_original_cols)
   landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  need_package("recipes", "step_nystrom()")
   recipes::add_step(recipe, recipes::step(
     subclass = "nystrom", terms = rlang::enquos(...), role = role, trained = trained,
     num_features = num_features, sigma = sigma, kernel = kernel, landmarks = landmarks,
     seed = seed, prefix = prefix, keep_original_cols = keep_original_cols, map = map,
     columns = columns, skip = skip,
     id = if (is.null(id)) recipes::rand_id("nystrom") else id))
+}
+
+# The settings of a step, checked when it is added (a tune() placeholder
+# passes: it is checked when the tuned value arrives at prep()).
+check_step_args <- function(recipe, num_features, sigma, kernel, seed, prefix,
+                            keep_original_cols) {
+  if (!inherits(recipe, "recipe")) stop_arg("recipe", "must be a recipe from recipes::recipe()")
+  placeholder <- function(v) is.call(v)
+  if (!placeholder(num_features)) check_count(num_features, "num_features")
+  if (!placeholder(sigma) && !identical(sigma, "median")) {
+    if (is.character(sigma)) stop_arg("sigma", "must be a positive number or \"median\"")
+    check_positive(sigma, "sigma")
+  }
+  check_choice(kernel, c("gaussian", "laplace", "cauchy", "matern"), "kernel")
+  if (!is.null(seed)) check_count(seed, "seed", lower = -.Machine$integer.max)
+  if (!is.character(prefix) || length(prefix) != 1L || is.na(prefix)) {
+    stop_arg("prefix", "must be a single string")
+  }
+  check_flag(keep_original_cols, "keep_original_cols")
+  invisible(NULL)
 }
 
 # The kernel object of a step's settings.
