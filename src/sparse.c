@@ -109,33 +109,70 @@ static void row_product_fma(const csr *x, R_xlen_t row, const double *wt, ptrdif
 }
 #endif
 
+/* The same sums read straight from W (d x nfreq, ld = d: an input's
+ * frequencies d doubles apart), for few non-zeros, where transposing the
+ * frequencies would cost more than the strided reads. */
+static void gather_product_portable(const csr *x, R_xlen_t row, const double *w, ptrdiff_t ld,
+                                    int nj, double *acc)
+{
+    int k0 = x->ptr[row], k1 = x->ptr[row + 1];
+    for (int j = 0; j < nj; j++) {
+        const double *wj = w + (ptrdiff_t) j * ld;
+        double a = 0.0;
+        for (int k = k0; k < k1; k++) a = a + x->val[k] * wj[x->col[k]];
+        acc[j] = a;
+    }
+}
+
+#if SPARSE_X86
+__attribute__((target("avx2,fma")))
+static void gather_product_fma(const csr *x, R_xlen_t row, const double *w, ptrdiff_t ld,
+                               int nj, double *acc)
+{
+    int k0 = x->ptr[row], k1 = x->ptr[row + 1];
+    for (int j = 0; j < nj; j++) {
+        const double *wj = w + (ptrdiff_t) j * ld;
+        __m128d a = _mm_setzero_pd();
+        for (int k = k0; k < k1; k++)
+            a = _mm_fmadd_sd(_mm_load_sd(x->val + k), _mm_load_sd(wj + x->col[k]), a);
+        acc[j] = _mm_cvtsd_f64(a);
+    }
+}
+#endif
+
 typedef void (*row_product_fn)(const csr *, R_xlen_t, const double *, ptrdiff_t, int,
                                double *);
 
+/* One phase: the frequencies j0 .. j0 + nj - 1 (one FREQ_BLOCK), whose rows
+ * of t(W) are in wt (nj x d), for every block of rows. */
 typedef struct {
     csr x;
-    const double *wt, *b;   /* t(W): nfreq x d */
-    int nfreq;
+    const double *w;        /* W, d x nfreq */
+    const double *wt;       /* t(W[, j0 + 0:(nj-1)]), nj x d; NULL: read W itself */
+    const double *b;
+    int nfreq, j0, nj;
     double scale;
     int nfeat;
     double *out;
-    R_xlen_t ncb;
     double *scratch;
     R_xlen_t per_thread;
     const double *beta, *intercept;
-    int m;
+    int m, last;            /* decision values: more phases to come unless last */
     row_product_fn product;
 } sparse_job;
 
 /* As fourier_block in features.c: the features of rows r0 .. r0 + nr - 1 and
- * frequencies j0 .. j0 + nj - 1 into dest (feature f at dest + (f - first) * ldd);
+ * the phase's frequencies into dest (feature f at dest + (f - first) * ldd);
  * work: 2 * nr * nj doubles of scratch. */
-static void sparse_block(const sparse_job *p, R_xlen_t r0, int nr, int j0, int nj,
-                         double *dest, R_xlen_t ldd, double *work)
+static void sparse_block(const sparse_job *p, R_xlen_t r0, int nr, double *dest, R_xlen_t ldd,
+                         double *work)
 {
+    int nj = p->nj, j0 = p->j0;
     double *byrow = work, *prod = work + (R_xlen_t) nr * nj;
+    const double *wsrc = p->wt ? p->wt : p->w + (R_xlen_t) j0 * p->x.d;
+    ptrdiff_t ld = p->wt ? nj : p->x.d;
     for (int i = 0; i < nr; i++)
-        p->product(&p->x, r0 + i, p->wt + j0, p->nfreq, nj, byrow + (R_xlen_t) i * nj);
+        p->product(&p->x, r0 + i, wsrc, ld, nj, byrow + (R_xlen_t) i * nj);
     bochner_transpose(byrow, nj, nj, nr, prod, nr);
     for (int j = 0; j < nj; j++) {
         if (p->b) {
@@ -149,73 +186,72 @@ static void sparse_block(const sparse_job *p, R_xlen_t r0, int nr, int j0, int n
     }
 }
 
-static int first_feature(const sparse_job *p, int j0) { return p->b ? j0 : 2 * j0; }
+static int first_feature(const sparse_job *p) { return p->b ? p->j0 : 2 * p->j0; }
 
-static void tile_geometry(const sparse_job *p, R_xlen_t t, R_xlen_t *r0, int *nr, int *j0,
-                          int *nj)
+static int block_rows(const sparse_job *p, R_xlen_t r0, int rows)
 {
-    *r0 = (t / p->ncb) * ROW_BLOCK;
-    *j0 = (int) ((t % p->ncb) * FREQ_BLOCK);
-    *nr = (int) (p->x.n - *r0 < ROW_BLOCK ? p->x.n - *r0 : ROW_BLOCK);
-    *nj = p->nfreq - *j0 < FREQ_BLOCK ? p->nfreq - *j0 : FREQ_BLOCK;
+    return (int) (p->x.n - r0 < rows ? p->x.n - r0 : rows);
 }
 
+/* Z, n x nfeat */
 static void sparse_tile(void *ctx, R_xlen_t t, int thread)
 {
     const sparse_job *p = (const sparse_job *) ctx;
-    R_xlen_t r0;
-    int nr, j0, nj;
-    tile_geometry(p, t, &r0, &nr, &j0, &nj);
-    sparse_block(p, r0, nr, j0, nj, p->out + r0 + (R_xlen_t) first_feature(p, j0) * p->x.n,
-                 p->x.n, p->scratch + (R_xlen_t) thread * p->per_thread);
+    R_xlen_t r0 = t * ROW_BLOCK;
+    sparse_block(p, r0, block_rows(p, r0, ROW_BLOCK),
+                 p->out + r0 + (R_xlen_t) first_feature(p) * p->x.n, p->x.n,
+                 p->scratch + (R_xlen_t) thread * p->per_thread);
 }
 
+/* t(Z), nfeat x n */
 static void sparse_tile_t(void *ctx, R_xlen_t t, int thread)
 {
     const sparse_job *p = (const sparse_job *) ctx;
-    R_xlen_t r0;
-    int nr, j0, nj;
-    tile_geometry(p, t, &r0, &nr, &j0, &nj);
+    R_xlen_t r0 = t * ROW_BLOCK;
+    int nr = block_rows(p, r0, ROW_BLOCK);
     double *work = p->scratch + (R_xlen_t) thread * p->per_thread;
     double *tile = work + 2 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;
-    int f0 = first_feature(p, j0), nf = p->b ? nj : 2 * nj;
-    sparse_block(p, r0, nr, j0, nj, tile, nr, work);
-    bochner_transpose(tile, nr, nr, nf, p->out + f0 + r0 * (R_xlen_t) p->nfeat, p->nfeat);
+    int nf = p->b ? p->nj : 2 * p->nj;
+    sparse_block(p, r0, nr, tile, nr, work);
+    bochner_transpose(tile, nr, nr, nf, p->out + first_feature(p) + r0 * (R_xlen_t) p->nfeat,
+                      p->nfeat);
 }
 
+/* Decision values: the phase's features times their rows of beta, added to
+ * what the earlier phases left (gemm.c continues each entry's chain from the
+ * stored double, so this is the one chain over all features of the dense
+ * path), and the intercept after the last phase. */
 static void sparse_decision_rows(void *ctx, R_xlen_t blk, int thread)
 {
     const sparse_job *p = (const sparse_job *) ctx;
     R_xlen_t r0 = blk * DECISION_ROWS, n = p->x.n;
-    int nr = (int) (n - r0 < DECISION_ROWS ? n - r0 : DECISION_ROWS);
+    int nr = block_rows(p, r0, DECISION_ROWS);
     double *work = p->scratch + (R_xlen_t) thread * p->per_thread;
     double *feat = work + 2 * (R_xlen_t) DECISION_ROWS * FREQ_BLOCK;
-    for (int j0 = 0; j0 < p->nfreq; j0 += FREQ_BLOCK) {
-        int nj = p->nfreq - j0 < FREQ_BLOCK ? p->nfreq - j0 : FREQ_BLOCK;
-        sparse_block(p, r0, nr, j0, nj, feat + (R_xlen_t) first_feature(p, j0) * nr, nr, work);
-    }
+    int f0 = first_feature(p), nf = p->b ? p->nj : 2 * p->nj;
+    sparse_block(p, r0, nr, feat, nr, work);
     double *dec = p->out + r0;
-    bochner_gemm(feat, nr, p->beta, p->nfeat, nr, p->m, p->nfeat, dec, n, 0);
-    for (int c = 0; c < p->m; c++)
-        for (int i = 0; i < nr; i++) dec[i + (R_xlen_t) c * n] += p->intercept[c];
+    bochner_gemm(feat, nr, p->beta + f0, p->nfeat, nr, p->m, nf, dec, n, f0 > 0);
+    if (p->last)
+        for (int c = 0; c < p->m; c++)
+            for (int i = 0; i < nr; i++) dec[i + (R_xlen_t) c * n] += p->intercept[c];
 }
 
-/* t(W) in blocks of frequencies, threaded: W is d x nfreq. */
-typedef struct {
-    const double *w;
-    double *wt;
-    int d, nfreq;
-} transpose_job;
-
+/* The phase's rows of t(W), in blocks of inputs, threaded. */
+#define TRANSPOSE_ROWS 4096
 static void transpose_block(void *ctx, R_xlen_t blk, int thread)
 {
     (void) thread;
-    const transpose_job *p = (const transpose_job *) ctx;
-    int j0 = (int) blk * FREQ_BLOCK, nj = p->nfreq - j0 < FREQ_BLOCK ? p->nfreq - j0 : FREQ_BLOCK;
-    bochner_transpose(p->w + (R_xlen_t) j0 * p->d, p->d, p->d, nj, p->wt + j0, p->nfreq);
+    const sparse_job *p = (const sparse_job *) ctx;
+    int l0 = (int) blk * TRANSPOSE_ROWS, d = p->x.d;
+    int nl = d - l0 < TRANSPOSE_ROWS ? d - l0 : TRANSPOSE_ROWS;
+    bochner_transpose(p->w + l0 + (R_xlen_t) p->j0 * d, d, nl, p->nj,
+                      (double *) p->wt + (R_xlen_t) l0 * p->nj, p->nj);
 }
 
-/* layout: 0 Z, 1 t(Z), 2 decision values; x in CSR form */
+/* layout: 0 Z, 1 t(Z), 2 decision values; x in CSR form.  One phase per
+ * FREQ_BLOCK frequencies, so that t(W) is held one block at a time
+ * (FREQ_BLOCK x d doubles, reused): the phases re-read only x. */
 static void sparse_run(const csr *x, const double *w, int nfreq, const double *b, double scale,
                        double *out, int layout, const double *beta, const double *intercept,
                        int m, int nthreads)
@@ -223,22 +259,22 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
     R_xlen_t n = x->n;
     int d = x->d;
     double nnz = (double) x->ptr[n];
-    double *wt = (double *) R_alloc((size_t) d * (size_t) nfreq, sizeof(double));
-    transpose_job tj = {w, wt, d, nfreq};
-    R_xlen_t ncb = (nfreq + FREQ_BLOCK - 1) / FREQ_BLOCK;
-    bochner_parallel_blocks(ncb, bochner_threads_for(nthreads, (double) d * nfreq), 1,
-                            transpose_block, &tj);
-
-    sparse_job p = {*x, wt, b, nfreq, scale, b ? nfreq : 2 * nfreq, out, ncb, NULL, 0,
-                    beta, intercept, m, row_product_portable};
+    int nj0 = nfreq < FREQ_BLOCK ? nfreq : FREQ_BLOCK;
+    /* transposing costs d reads per frequency, gathering ~8 (a cache line) per
+     * non-zero: few non-zeros (a handful of documents) read W directly */
+    int gather = 8.0 * nnz < (double) d;
+    double *wt = gather ? NULL : (double *) R_alloc((size_t) d * (size_t) nj0, sizeof(double));
+    sparse_job p = {*x, w, wt, b, nfreq, 0, 0, scale, b ? nfreq : 2 * nfreq, out, NULL, 0,
+                    beta, intercept, m, 0, gather ? gather_product_portable : row_product_portable};
 #if SPARSE_X86
-    if (bochner_cpu_isa() >= 1) p.product = row_product_fma;
+    if (bochner_cpu_isa() >= 1) p.product = gather ? gather_product_fma : row_product_fma;
 #endif
-    /* work: the non-zeros' multiply-adds and about 20 operations per cosine */
-    double work = nnz * nfreq + (double) n * nfreq * 20.0;
-    if (layout == 2) work += (double) n * p.nfeat * m;
-    nthreads = bochner_threads_for(nthreads, work);
-    R_xlen_t nblocks = ((n + ROW_BLOCK - 1) / ROW_BLOCK) * ncb;
+    /* work of a phase: the non-zeros' multiply-adds and about 20 operations per cosine */
+    double work = (nnz + (double) n * 20.0) * nj0;
+    if (layout == 2) work += (double) n * 2 * nj0 * m;
+    int nt = bochner_threads_for(nthreads, work);
+    int nt_transpose = bochner_threads_for(nthreads, (double) d * nj0);
+    R_xlen_t nblocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
     bochner_block_fn fn = sparse_tile;
     p.per_thread = 2 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;
     if (layout == 1) {
@@ -247,10 +283,18 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
     } else if (layout == 2) {
         fn = sparse_decision_rows;
         nblocks = (n + DECISION_ROWS - 1) / DECISION_ROWS;
-        p.per_thread = DECISION_ROWS * (2 * FREQ_BLOCK + (R_xlen_t) p.nfeat);
+        p.per_thread = 4 * (R_xlen_t) DECISION_ROWS * FREQ_BLOCK;   /* products, features */
     }
-    p.scratch = (double *) R_alloc((size_t) nthreads * (size_t) p.per_thread, sizeof(double));
-    bochner_parallel_blocks(nblocks, nthreads, TILES_PER_CHECK, fn, &p);
+    p.scratch = (double *) R_alloc((size_t) nt * (size_t) p.per_thread, sizeof(double));
+    for (int j0 = 0; j0 < nfreq; j0 += FREQ_BLOCK) {
+        p.j0 = j0;
+        p.nj = nfreq - j0 < FREQ_BLOCK ? nfreq - j0 : FREQ_BLOCK;
+        p.last = j0 + p.nj >= nfreq;
+        if (!gather)
+            bochner_parallel_blocks((d + TRANSPOSE_ROWS - 1) / TRANSPOSE_ROWS, nt_transpose, 16,
+                                    transpose_block, &p);
+        bochner_parallel_blocks(nblocks, nt, TILES_PER_CHECK, fn, &p);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

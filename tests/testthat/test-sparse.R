@@ -29,6 +29,25 @@ test_that("the sparse transform equals the dense one bit for bit", {
   }
 })
 
+test_that("a few sparse rows (W read directly, not transposed) give the dense features", {
+  # 8 * nnz < d: the frequencies are gathered from W instead of transposed
+  x <- sparse_data(n = 600, d = 3000, density = 0.002)
+  xd <- as.matrix(x)
+  map <- random_features(xd, gaussian_kernel(2), D = 300, seed = 2)
+  ns <- asNamespace("bochner")
+  for (rows in list(1:3, 1, 10:12)) {
+    xs <- x[rows, , drop = FALSE]
+    expect_lt(8 * length(xs@x), ncol(xs))
+    expect_identical(predict(map, xs), predict(map, xd[rows, , drop = FALSE]))
+    beta <- matrix(seq(-1, 1, length.out = 600), 300, 2)
+    expect_identical(ns$feature_decision(map, xs, beta, c(1, 2), 1L),
+                     ns$feature_decision(map, xd[rows, , drop = FALSE], beta, c(1, 2), 1L))
+  }
+  # and the transposed path on the whole matrix
+  expect_gt(8 * length(x@x), ncol(x))
+  expect_identical(predict(map, x), predict(map, xd))
+})
+
 test_that("the sparse C routines agree with plain-R references", {
   x <- sparse_data(n = 50, d = 7, density = 0.3)
   xd <- as.matrix(x)
