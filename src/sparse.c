@@ -2,8 +2,8 @@
  *
  * The same fused transform as features.c -- Z = scale * cos(X W + b), the
  * pair map, t(Z), or the decision values Z beta + intercept, in tiles of
- * ROW_BLOCK rows by FREQ_BLOCK frequencies -- with the product X W taken
- * over the non-zeros only: O(nnz * D) instead of O(n d D).
+ * rows by FREQ_BLOCK frequencies -- with the product X W taken over the
+ * non-zeros only: O(nnz * D) instead of O(n d D).
  *
  * Bit-identical to the dense path.  There (gemm.c) every entry of X W is one
  * chain over the inputs l = 0 .. d-1 in order, acc = fma(x[i,l], w[l,j], acc)
@@ -23,7 +23,8 @@
 #include <math.h>
 #include <string.h>
 
-#define ROW_BLOCK 256
+#define ROW_BLOCK 1024      /* most rows per block (fewer with few rows a thread) */
+#define ROW_BLOCK_MIN 256
 #define FREQ_BLOCK 256
 #define DECISION_ROWS 64
 #define TILES_PER_CHECK 64
@@ -158,6 +159,7 @@ typedef struct {
     R_xlen_t per_thread;
     const double *beta, *intercept;
     int m, last;            /* decision values: more phases to come unless last */
+    int rows;               /* rows per block: ROW_BLOCK_MIN .. ROW_BLOCK */
     row_product_fn product;
 } sparse_job;
 
@@ -197,8 +199,8 @@ static int block_rows(const sparse_job *p, R_xlen_t r0, int rows)
 static void sparse_tile(void *ctx, R_xlen_t t, int thread)
 {
     const sparse_job *p = (const sparse_job *) ctx;
-    R_xlen_t r0 = t * ROW_BLOCK;
-    sparse_block(p, r0, block_rows(p, r0, ROW_BLOCK),
+    R_xlen_t r0 = t * p->rows;
+    sparse_block(p, r0, block_rows(p, r0, p->rows),
                  p->out + r0 + (R_xlen_t) first_feature(p) * p->x.n, p->x.n,
                  p->scratch + (R_xlen_t) thread * p->per_thread);
 }
@@ -207,10 +209,10 @@ static void sparse_tile(void *ctx, R_xlen_t t, int thread)
 static void sparse_tile_t(void *ctx, R_xlen_t t, int thread)
 {
     const sparse_job *p = (const sparse_job *) ctx;
-    R_xlen_t r0 = t * ROW_BLOCK;
-    int nr = block_rows(p, r0, ROW_BLOCK);
+    R_xlen_t r0 = t * p->rows;
+    int nr = block_rows(p, r0, p->rows);
     double *work = p->scratch + (R_xlen_t) thread * p->per_thread;
-    double *tile = work + 2 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;
+    double *tile = work + 2 * (R_xlen_t) p->rows * FREQ_BLOCK;
     int nf = p->b ? p->nj : 2 * p->nj;
     sparse_block(p, r0, nr, tile, nr, work);
     bochner_transpose(tile, nr, nr, nf, p->out + first_feature(p) + r0 * (R_xlen_t) p->nfeat,
@@ -265,7 +267,8 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
     int gather = 8.0 * nnz < (double) d;
     double *wt = gather ? NULL : (double *) R_alloc((size_t) d * (size_t) nj0, sizeof(double));
     sparse_job p = {*x, w, wt, b, nfreq, 0, 0, scale, b ? nfreq : 2 * nfreq, out, NULL, 0,
-                    beta, intercept, m, 0, gather ? gather_product_portable : row_product_portable};
+                    beta, intercept, m, 0, ROW_BLOCK,
+                    gather ? gather_product_portable : row_product_portable};
 #if SPARSE_X86
     if (bochner_cpu_isa() >= 1) p.product = gather ? gather_product_fma : row_product_fma;
 #endif
@@ -274,12 +277,19 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
     if (layout == 2) work += (double) n * 2 * nj0 * m;
     int nt = bochner_threads_for(nthreads, work);
     int nt_transpose = bochner_threads_for(nthreads, (double) d * nj0);
-    R_xlen_t nblocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    /* tall blocks share the rows of t(W) of frequent inputs (text) while they
+     * are in cache; at least 4 blocks a thread where the rows allow.  Each
+     * row's features depend on that row only, so the result does not
+     * depend on the blocking. */
+    R_xlen_t rows = n / (4 * (R_xlen_t) nt);
+    rows = rows > ROW_BLOCK ? ROW_BLOCK : rows < ROW_BLOCK_MIN ? ROW_BLOCK_MIN : rows & ~63;
+    p.rows = (int) rows;
+    R_xlen_t nblocks = (n + rows - 1) / rows;
     bochner_block_fn fn = sparse_tile;
-    p.per_thread = 2 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;
+    p.per_thread = 2 * rows * FREQ_BLOCK;
     if (layout == 1) {
         fn = sparse_tile_t;
-        p.per_thread = 4 * (R_xlen_t) ROW_BLOCK * FREQ_BLOCK;  /* products, tile (pair: 2 x) */
+        p.per_thread = 4 * rows * FREQ_BLOCK;  /* products, tile (pair: 2 x) */
     } else if (layout == 2) {
         fn = sparse_decision_rows;
         nblocks = (n + DECISION_ROWS - 1) / DECISION_ROWS;

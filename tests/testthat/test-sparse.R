@@ -77,10 +77,14 @@ test_that("the sparse C routines agree with plain-R references", {
   expect_error(.Call(bochner:::C_sparse_rff, bad, w, b, 1, 0L, NULL, NULL, 1L), "indices")
 })
 
-test_that("results do not depend on the number of threads", {
-  x <- sparse_data(n = 700, d = 30)
-  map <- random_features(x, gaussian_kernel(1), D = 600, seed = 1)
-  expect_identical(predict(map, x, nthreads = 1), predict(map, x, nthreads = 2))
+test_that("results do not depend on the number of threads or the row blocks", {
+  # 5000 rows: blocks of 1024 rows on one thread, 576 on two (the dense
+  # transform's are 256)
+  x <- sparse_data(n = 5000, d = 30, density = 0.05)
+  map <- random_features(x, gaussian_kernel(1), D = 300, seed = 1)
+  Z <- predict(map, x, nthreads = 1)
+  expect_identical(predict(map, x, nthreads = 2), Z)
+  expect_identical(predict(map, as.matrix(x), nthreads = 1), Z)
 })
 
 test_that("the median heuristic gives the dense data's sigma", {
