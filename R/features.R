@@ -101,7 +101,8 @@
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
 #'   columns, a numeric vector (one column), or a one-sided formula such as
-#'   `~ a + b` with `data` (factors are one-hot coded).  Only the number and
+#'   `~ a + b` with `data` (factors are one-hot coded), or a sparse matrix
+#'   of the Matrix package (see [sparse_input]).  Only the number and
 #'   names of its columns, and the data for `sigma = "median"`, are used.
 #' @param kernel A kernel object; the default is [gaussian_kernel()] with the
 #'   median heuristic.

@@ -54,7 +54,8 @@
 #'
 #' @param x Data: a numeric matrix, a data frame of numeric columns, a
 #'   numeric vector (one column), or a one-sided formula such as `~ a + b`
-#'   with `data` (factors are one-hot coded).  No missing or infinite values.
+#'   with `data` (factors are one-hot coded), or for `method = "rff"` a sparse
+#'   `dgCMatrix` (see [sparse_input]).  No missing or infinite values.
 #' @param centers The number of clusters \eqn{k} (between 1 and the number of
 #'   rows), or an initial assignment: an integer vector (or factor) with one
 #'   value in \eqn{1, \dots, k} per row of `x`, where \eqn{k} is its largest

@@ -42,7 +42,8 @@
 #' @param x Training data: a numeric matrix, a data frame of numeric
 #'   columns, a numeric vector (one column), or, for the formula method, a
 #'   formula such as `Species ~ .` with `data` (factors among the predictors
-#'   are one-hot coded).  No missing or infinite values.
+#'   are one-hot coded), or a sparse `dgCMatrix` (see [sparse_input]).  No
+#'   missing or infinite values.
 #' @param y The classes, one per row of `x`: a factor, or a character,
 #'   logical or whole-number vector (turned into a factor); at least two
 #'   classes, no missing values.  Unused factor levels are dropped.
