@@ -247,7 +247,7 @@ median_heuristic <- function(x, name, max_rows = 1000L) {
   n <- nrow(x)
   if (n < 2L) stop_arg("sigma", "= \"median\" needs at least two rows of data")
   if (n > max_rows) x <- x[unique(round(seq(1, n, length.out = max_rows))), , drop = FALSE]
-  m <- if (is_sparse_matrix(x)) sparse_median_distance(x, name) else switch(name,
+  m <- if (is_sparse_matrix(x)) sparse_bandwidth(x, name) else switch(name,
     laplace = stats::median(stats::dist(x, method = "manhattan")),
     cauchy = stats::median(unlist(lapply(seq_len(ncol(x)), function(j) stats::dist(x[, j])))),
     stats::median(stats::dist(x)))

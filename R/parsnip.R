@@ -15,14 +15,15 @@
 #' * `cost`: the SVM's cost \eqn{C}.  For regression, ridge's penalty is
 #'   \eqn{\lambda = 1/(2C)} (the SVM objective \eqn{\frac12\|w\|^2 + C
 #'   \sum \mathrm{loss}}{||w||^2 / 2 + C sum(loss)} divided by \eqn{C});
-#'   unset, `lambda = 0.01` as in [rff_ridge()].
+#'   unset, [rff_ridge()]'s default `lambda`.
 #' * `rbf_sigma`: parsnip's (and kernlab's) inverse width,
 #'   \eqn{k(x, y) = \exp(-\mathrm{rbf\_sigma}\,\|x - y\|^2)}{k(x, y) =
 #'   exp(-rbf_sigma ||x - y||^2)}.  bochner's [gaussian_kernel()] takes a
 #'   length scale, \eqn{\exp(-\|x - y\|^2 / (2\sigma^2))}{exp(-||x - y||^2 /
 #'   (2 sigma^2))}, so the engine uses \eqn{\sigma = 1/\sqrt{2\,
 #'   \mathrm{rbf\_sigma}}}{sigma = 1 / sqrt(2 rbf_sigma)}.  Unset, the
-#'   median heuristic on the (standardised) training data.
+#'   machine's default kernel (its bandwidth rule on the standardised
+#'   training data).
 #' * `margin` is not used (neither machine has an epsilon-insensitive loss).
 #' * Engine arguments (`set_engine("bochner", ...)`): `num_features`, the
 #'   number of random features `D` (default 1024, tunable with
@@ -59,20 +60,22 @@ bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_feature
                                 mode = c("classification", "regression"), ...) {
   mode <- check_choice(mode, c("classification", "regression"), "mode")
   if (!is.null(cost)) check_positive(cost, "cost")
-  kernel <- if (is.null(rbf_sigma)) gaussian_kernel("median")
-            else gaussian_kernel(sigma = 1 / sqrt(2 * check_positive(rbf_sigma, "rbf_sigma")))
   num_features <- check_count(num_features, "num_features")
   if (!is_sparse_matrix(x) && !is.data.frame(x)) x <- as.matrix(x)
+  args <- list(x = x, y = y, D = num_features, ...)
+  # unset parameters keep the machines' defaults
+  if (!is.null(rbf_sigma)) {
+    args$kernel <- gaussian_kernel(sigma = 1 / sqrt(2 * check_positive(rbf_sigma, "rbf_sigma")))
+  }
   if (mode == "classification") {
-    args <- list(x = x, y = y, kernel = kernel, D = num_features, ...)
     if (!is.null(cost)) args$cost <- cost
     if ("probability" %in% names(formals(rff_svm.default)) && is.null(args$probability)) {
       args$probability <- TRUE
     }
     do.call(rff_svm.default, args)
   } else {
-    lambda <- if (is.null(cost)) 0.01 else 1 / (2 * check_positive(cost, "cost"))
-    rff_ridge.default(x, y, kernel = kernel, D = num_features, lambda = lambda, ...)
+    if (!is.null(cost)) args$lambda <- 1 / (2 * cost)
+    do.call(rff_ridge.default, args)
   }
 }
 

@@ -156,25 +156,43 @@ sparse_apply_scaling <- function(x, scaling) {
   if (by_row) methods::as(x, "RsparseMatrix") else x
 }
 
-# --- the median heuristic ----------------------------------------------------
+# --- bandwidth rules on sparse rows ------------------------------------------
 
-# The median heuristic of kernels.R on sparse rows (already at most max_rows
-# of them): the distances over the non-zeros equal dist()'s on the dense
-# rows bit for bit, so sparse and dense data give the same sigma.
-sparse_median_distance <- function(x, name) {
-  x <- as_csr_or_csc(x)
-  if (identical(name, "cauchy")) return(sparse_coordinate_median(x))
-  stats::median(.Call(C_sparse_dist, x, identical(name, "laplace")))
+# The bandwidth rules of median_heuristic() (kernels.R) on sparse rows
+# (already at most max_rows of them): "median", the median distance, and
+# "sigest", kernlab's rule on the 10 % and 90 % quantiles of the squared
+# distances.  The distances over the non-zeros equal dist()'s on the dense
+# rows bit for bit, and the order statistics are taken as median() and
+# quantile() take them, so sparse and dense data give the same sigma.
+sparse_bandwidth <- function(x, name, rule = "median") {
+  x <- if (inherits(x, "dgCMatrix") || inherits(x, "dgRMatrix")) x else as_sparse_data_matrix(x)
+  if (identical(name, "cauchy")) {
+    ws <- sparse_coordinate_distances(x)
+    kth <- function(k) ws$value[which(ws$cumweight >= k)[1L]]
+    total <- ws$cumweight[length(ws$cumweight)]
+    if (rule == "median") {
+      half <- total / 2
+      return(if (total %% 2 == 1) kth(ceiling(half)) else mean(c(kth(half), kth(half + 1))))
+    }
+    q <- vapply(c(0.1, 0.9), function(p) {
+      index <- 1 + (total - 1) * p            # quantile()'s type 7 on the squares
+      lo <- floor(index)
+      qs <- kth(lo)^2
+      hi <- kth(ceiling(index))^2
+      if (index > lo && hi != qs) (1 - (index - lo)) * qs + (index - lo) * hi else qs
+    }, 0)
+  } else {
+    d <- .Call(C_sparse_dist, x, identical(name, "laplace"))
+    if (rule == "median") return(stats::median(d))
+    q <- stats::quantile(d^2, c(0.1, 0.9), names = FALSE)
+  }
+  if (q[1L] > 0) 1 / sqrt(1 / q[2L] + 1 / q[1L]) else 0
 }
 
-as_csr_or_csc <- function(x) {
-  if (inherits(x, "dgCMatrix") || inherits(x, "dgRMatrix")) x else as_sparse_data_matrix(x)
-}
-
-# The median over all columns of the pairwise |x_ij - x_kj| (the Cauchy
-# kernel's heuristic), counting each column's zero-zero and zero-value pairs
-# by weight instead of listing them.
-sparse_coordinate_median <- function(x) {
+# The multiset of all per-column pairwise |x_ik - x_jk| (the Cauchy kernel's
+# distances), sorted, with each column's zero-zero and zero-value pairs
+# counted by weight instead of listed: value and cumulative weight.
+sparse_coordinate_distances <- function(x) {
   x <- methods::as(x, "CsparseMatrix")
   n <- nrow(x)
   vals <- list()
@@ -188,8 +206,8 @@ sparse_coordinate_median <- function(x) {
       vals[[length(vals) + 1L]] <- abs(v)
       wts[[length(wts) + 1L]] <- rep(n - k, k)
       if (k > 1L) {
-        dd <- stats::dist(v)
-        vals[[length(vals) + 1L]] <- as.vector(dd)
+        dd <- as.vector(stats::dist(v))
+        vals[[length(vals) + 1L]] <- dd
         wts[[length(wts) + 1L]] <- rep(1, length(dd))
       }
     }
@@ -197,12 +215,8 @@ sparse_coordinate_median <- function(x) {
   v <- c(0, unlist(vals))
   w <- c(zero_pairs, unlist(wts))
   o <- order(v)
-  v <- v[o]
-  cw <- cumsum(w[o])
-  total <- cw[length(cw)]
-  at <- function(r) v[which(cw >= r)[1L]]       # the r-th smallest
-  half <- total / 2
-  if (total %% 2 == 1) at(ceiling(half)) else mean(c(at(half), at(half + 1)))
+  keep <- w[o] > 0
+  list(value = v[o][keep], cumweight = cumsum(w[o][keep]))
 }
 
 # --- new data ----------------------------------------------------------------

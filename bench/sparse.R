@@ -14,6 +14,11 @@
 suppressPackageStartupMessages({library(bochner); library(Matrix)})
 n <- 1e5L; d <- 1e5L; per_doc <- 100L; D <- 1024L; reps <- 3L
 cores <- bochner_threads()
+# the machine is shared: the load average says how many cores were free
+load_avg <- function() {
+  if (file.exists("/proc/loadavg")) scan("/proc/loadavg", n = 1, quiet = TRUE) else NA
+}
+load_start <- load_avg()
 
 dtm <- function(zipf) {
   set.seed(1)
@@ -55,6 +60,7 @@ for (zipf in c(TRUE, FALSE)) {
   gc()
 }
 res <- do.call(rbind, rows)
+load_end <- load_avg()
 
 md <- c(
   "# Random Fourier features of a sparse document-term matrix",
@@ -67,6 +73,9 @@ md <- c(
   "`random_features()` itself (drawing the 10^5 x 1024 frequency matrix, and the",
   "median heuristic would add the distances of 1000 rows; here sigma = 1).",
   sprintf("Machine: %s cores as in bench/README.md; %d threads = every core.", cores, cores),
+  sprintf(paste("The machine was shared: 1-minute load average %.1f at the start and %.1f",
+                "at the end of the run on %d cores, so the times are upper bounds and the",
+                "speed-up from threads is not measurable here."), load_start, load_end, cores),
   "",
   "| term law | non-zeros | fit (s) | transform, 1 thread (s) | transform, all cores (s) | 200 rows sparse (s) | 200 rows densified (s) | same for any threads | same as dense |",
   "|---|---|---|---|---|---|---|---|---|",

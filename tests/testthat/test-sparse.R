@@ -99,8 +99,21 @@ test_that("the median heuristic gives the dense data's sigma", {
   }
   # an odd number of pairs for the Cauchy kernel's weighted median
   x3 <- sparse_data(n = 3, d = 5, density = 0.8, seed = 4)
-  expect_identical(bochner:::sparse_coordinate_median(x3),
-                   median(unlist(lapply(1:5, function(j) dist(as.matrix(x3)[, j])))))
+  coord <- function(x) unlist(lapply(seq_len(ncol(x)), function(j) dist(as.matrix(x)[, j])))
+  expect_identical(bochner:::sparse_bandwidth(x3, "cauchy"), median(coord(x3)))
+  # kernlab's sigest rule on the 10 % and 90 % quantiles of the squared
+  # distances: the same order statistics as quantile() on the dense rows
+  sigest <- function(d) {
+    q <- quantile(d^2, c(0.1, 0.9), names = FALSE)
+    1 / sqrt(1 / q[2] + 1 / q[1])
+  }
+  for (xx in list(x3, sparse_data(n = 40, d = 8, density = 0.5, seed = 6))) {
+    expect_identical(bochner:::sparse_bandwidth(xx, "cauchy", "sigest"), sigest(coord(xx)))
+    expect_identical(bochner:::sparse_bandwidth(xx, "gaussian", "sigest"),
+                     sigest(as.vector(dist(as.matrix(xx)))))
+    expect_identical(bochner:::sparse_bandwidth(xx, "laplace", "sigest"),
+                     sigest(as.vector(dist(as.matrix(xx), "manhattan"))))
+  }
 })
 
 test_that("the machines and kernel k-means give the dense fits", {

@@ -3,10 +3,16 @@
 # rff_ridge() with rbf_sigma (kernlab's inverse width) turned into bochner's
 # length scale sigma = 1 / sqrt(2 rbf_sigma).
 
+# The engine asks rff_svm() for probabilities where it has them; comparisons
+# with plain rff_svm() fits turn that off.
+no_prob <- if ("probability" %in% names(formals(bochner:::rff_svm.default))) {
+  list(probability = FALSE)
+} else list()
+parsnip_fit <- function(...) do.call(bochner_parsnip_fit, c(list(...), no_prob))
+
 test_that("bochner_parsnip_fit maps parsnip's arguments to the machines'", {
   x <- as.matrix(iris[, 1:4])
-  a <- bochner_parsnip_fit(x, iris$Species, cost = 2, rbf_sigma = 0.125, num_features = 64,
-                           seed = 1)
+  a <- parsnip_fit(x, iris$Species, cost = 2, rbf_sigma = 0.125, num_features = 64, seed = 1)
   b <- rff_svm(x, iris$Species, gaussian_kernel(sigma = 2), D = 64, cost = 2, seed = 1)
   expect_identical(a$weights, b$weights)
   # exp(-rbf_sigma r^2) is the same function as exp(-r^2 / (2 sigma^2))
@@ -16,8 +22,12 @@ test_that("bochner_parsnip_fit maps parsnip's arguments to the machines'", {
                              mode = "regression", seed = 1)
   ref <- rff_ridge(x[, -1], x[, 1], D = 64, lambda = 1 / 10, seed = 1)
   expect_identical(reg$weights, ref$weights)
+  # unset parameters: the machines' defaults
   expect_identical(bochner_parsnip_fit(x[, -1], x[, 1], num_features = 64,
-                                       mode = "regression", seed = 1)$lambda, 0.01)
+                                       mode = "regression", seed = 1)$weights,
+                   rff_ridge(x[, -1], x[, 1], D = 64, seed = 1)$weights)
+  expect_identical(parsnip_fit(x, iris$Species, num_features = 64, seed = 1)$weights,
+                   rff_svm(x, iris$Species, D = 64, seed = 1)$weights)
   expect_error(bochner_parsnip_fit(x, iris$Species, rbf_sigma = -1), "'rbf_sigma'")
   expect_error(bochner_parsnip_fit(x, iris$Species, num_features = 0), "'num_features'")
 })
@@ -25,9 +35,9 @@ test_that("bochner_parsnip_fit maps parsnip's arguments to the machines'", {
 test_that("the engine is registered and fits through parsnip", {
   skip_if_not_installed("parsnip")
   expect_true(any(parsnip::show_engines("svm_rbf")$engine == "bochner"))
-  spec <- parsnip::set_engine(parsnip::svm_rbf(mode = "classification", cost = 2,
-                                               rbf_sigma = 0.125),
-                              "bochner", num_features = 64, seed = 1)
+  spec <- do.call(parsnip::set_engine,
+                  c(list(parsnip::svm_rbf(mode = "classification", cost = 2, rbf_sigma = 0.125),
+                         "bochner", num_features = 64, seed = 1), no_prob))
   fit <- parsnip::fit(spec, Species ~ ., data = iris)
   ref <- rff_svm(as.matrix(iris[, 1:4]), iris$Species, gaussian_kernel(sigma = 2), D = 64,
                  cost = 2, seed = 1)
