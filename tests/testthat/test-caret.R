@@ -2,6 +2,12 @@
 # caret::train(), and its fits are rff_svm()'s / rff_ridge()'s with caret's
 # (kernlab's) sigma turned into bochner's length scale 1 / sqrt(2 sigma).
 
+# caret and tidymodels packages ask for the time zone when they load; with
+# TZ unset R runs timedatectl, which warns on machines without systemd.
+utc <- function(env = parent.frame()) {
+  if (is.na(Sys.getenv("TZ", unset = NA))) withr::local_envvar(TZ = "UTC", .local_envir = env)
+}
+
 test_that("the list's parts do what caret expects", {
   m <- rff_svm_caret
   expect_setequal(names(m), c("label", "library", "type", "loop", "parameters", "grid",
@@ -24,6 +30,7 @@ test_that("the list's parts do what caret expects", {
 })
 
 test_that("caret::train tunes the model", {
+  utc()
   skip_if_not_installed("caret")
   set.seed(1)
   fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
@@ -43,6 +50,7 @@ test_that("caret::train tunes the model", {
 })
 
 test_that("caret::train gives class probabilities", {
+  utc()
   skip_if_not_installed("caret")
   skip_if_not("probability" %in% names(formals(bochner:::rff_svm.default)))
   set.seed(1)

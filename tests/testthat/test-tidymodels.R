@@ -3,6 +3,12 @@
 # rff_ridge() with rbf_sigma (kernlab's inverse width) turned into bochner's
 # length scale sigma = 1 / sqrt(2 rbf_sigma).
 
+# caret and tidymodels packages ask for the time zone when they load; with
+# TZ unset R runs timedatectl, which warns on machines without systemd.
+utc <- function(env = parent.frame()) {
+  if (is.na(Sys.getenv("TZ", unset = NA))) withr::local_envvar(TZ = "UTC", .local_envir = env)
+}
+
 # The engine asks rff_svm() for probabilities where it has them; comparisons
 # with plain rff_svm() fits turn that off.
 no_prob <- if ("probability" %in% names(formals(bochner:::rff_svm.default))) {
@@ -33,6 +39,7 @@ test_that("bochner_parsnip_fit maps parsnip's arguments to the machines'", {
 })
 
 test_that("the engine is registered and fits through parsnip", {
+  utc()
   skip_if_not_installed("parsnip")
   expect_true(any(parsnip::show_engines("svm_rbf")$engine == "bochner"))
   spec <- do.call(parsnip::set_engine,
@@ -54,6 +61,7 @@ test_that("the engine is registered and fits through parsnip", {
 })
 
 test_that("class probabilities come through parsnip", {
+  utc()
   skip_if_not_installed("parsnip")
   skip_if_not("probability" %in% names(formals(bochner:::rff_svm.default)))
   spec <- parsnip::set_engine(parsnip::svm_rbf(mode = "classification"), "bochner",
@@ -65,6 +73,7 @@ test_that("class probabilities come through parsnip", {
 })
 
 test_that("step_rff and step_nystrom add the maps' features", {
+  utc()
   skip_if_not_installed("recipes")
   x <- iris[, 1:4]
   rec <- recipes::recipe(Species ~ ., data = iris)
@@ -89,6 +98,7 @@ test_that("step_rff and step_nystrom add the maps' features", {
 })
 
 test_that("a workflow with the engine and a step tunes over a grid", {
+  utc()
   skip_if_not_installed("parsnip")
   skip_if_not_installed("recipes")
   skip_if_not_installed("workflows")
@@ -130,6 +140,7 @@ test_that("a workflow with the engine and a step tunes over a grid", {
 })
 
 test_that("the dials parameters have the documented ranges", {
+  utc()
   skip_if_not_installed("dials")
   expect_identical(dials::range_get(rff_num_features(), original = TRUE),
                    list(lower = 64, upper = 2048))
