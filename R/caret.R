@@ -33,8 +33,8 @@
 #' if (requireNamespace("caret", quietly = TRUE)) {
 #'   set.seed(1)
 #'   fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
-#'                       tuneGrid = expand.grid(C = c(0.5, 2), sigma = 0.2, D = 128),
-#'                       trControl = caret::trainControl(method = "cv", number = 3))
+#'                       tuneGrid = expand.grid(C = c(0.5, 2), sigma = 0.2, D = 64),
+#'                       trControl = caret::trainControl(method = "cv", number = 2))
 #'   fit$bestTune
 #'   table(predict(fit, iris[, 1:4]), iris$Species)
 #' }
