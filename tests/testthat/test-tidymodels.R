@@ -60,6 +60,23 @@ test_that("the engine is registered and fits through parsnip", {
                tolerance = 1e-12)
 })
 
+test_that("parsnip hands sparse predictors to the engine", {
+  utc()
+  skip_if_not_installed("parsnip")
+  skip_if_not_installed("Matrix")
+  set.seed(1)
+  x <- Matrix::rsparsematrix(100, 20, 0.3)
+  colnames(x) <- paste0("v", 1:20)
+  y <- factor(ifelse(as.matrix(x)[, 1] > 0, "a", "b"))
+  spec <- do.call(parsnip::set_engine,
+                  c(list(parsnip::svm_rbf(mode = "classification", cost = 1, rbf_sigma = 0.5),
+                         "bochner", num_features = 64, seed = 1, scale = FALSE), no_prob))
+  fit <- parsnip::fit_xy(spec, x = x, y = y)
+  ref <- rff_svm(x, y, gaussian_kernel(1), D = 64, seed = 1, scale = FALSE)
+  expect_identical(fit$fit$weights, ref$weights)
+  expect_identical(predict(fit, x[1:5, ])$.pred_class, unname(predict(ref, x[1:5, ])))
+})
+
 test_that("class probabilities come through parsnip", {
   utc()
   skip_if_not_installed("parsnip")
