@@ -336,14 +336,15 @@ static csr sparse_rows(SEXP x)
     if (XLENGTH(p) != (R_xlen_t) outer + 1 || INTEGER(p)[0] != 0)
         error("'x' has a malformed 'p' slot");
     const int *pp = INTEGER(p), *ii = INTEGER(idx);
-    for (int o = 0; o < outer; o++) {
+    for (int o = 0; o < outer; o++)
         if (pp[o + 1] < pp[o]) error("'x' has a malformed 'p' slot");
+    /* before any index is read */
+    if (XLENGTH(idx) < pp[outer] || XLENGTH(val) < pp[outer])
+        error("'x' has fewer indices or values than its 'p' slot says");
+    for (int o = 0; o < outer; o++)
         for (int k = pp[o]; k < pp[o + 1]; k++)
             if (ii[k] < 0 || ii[k] >= inner || (k > pp[o] && ii[k] <= ii[k - 1]))
                 error("'x' has unsorted or out-of-range indices");
-    }
-    if (XLENGTH(idx) < pp[outer] || XLENGTH(val) < pp[outer])
-        error("'x' has fewer indices or values than its 'p' slot says");
     csr r = {pp, ii, REAL(val), n, d};
     if (by_row) return r;
     /* CSC to CSR by counting: columns visited in order, so each row's columns

@@ -75,6 +75,11 @@ test_that("the sparse C routines agree with plain-R references", {
   bad <- x
   bad@i[1] <- 1000L
   expect_error(.Call(bochner:::C_sparse_rff, bad, w, b, 1, 0L, NULL, NULL, 1L), "indices")
+  # a 'p' slot that promises more entries than there are: refused before reading
+  short <- x
+  short@p[length(short@p)] <- 10000L
+  expect_error(.Call(bochner:::C_sparse_rff, short, w, b, 1, 0L, NULL, NULL, 1L), "fewer")
+  expect_error(.Call(bochner:::C_sparse_dist, short, FALSE), "fewer")
 })
 
 test_that("results do not depend on the number of threads or the row blocks", {
