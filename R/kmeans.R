@@ -408,11 +408,11 @@ kkm_rff_distances <- function(object, x, nthreads) {
   rows <- max(1L, min(m, 2^22 %/% object$map$n_features))
   check_allocation(m, object$k, "the distance matrix", arg = "newdata")
   dist <- matrix(0, m, object$k)
-  for (i0 in seq(1L, m, by = rows)) {
+  with_sparse_frequencies(object$map, x, for (i0 in seq(1L, m, by = rows)) {
     idx <- i0:min(m, i0 + rows - 1L)
     Z <- transform_features(object$map, x[idx, , drop = FALSE], nthreads)
     dist[idx, ] <- .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
-  }
+  })
   dist
 }
 

@@ -86,9 +86,12 @@ transform_with_progress <- function(map, x, nthreads) {
   if (is.null(p)) return(transform_features(map, x, nthreads))
   on.exit(progress_done(p))
   Z <- matrix(0, n, nf)
-  for (idx in row_blocks(n, max(256L, ceiling(n / 100)))) {
-    Z[idx, ] <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    progress_tick(p, length(idx))
-  }
+  # (sparse x: the frequencies transposed once for all blocks, R/sparse.R)
+  with_sparse_frequencies(map, x, {
+    for (idx in row_blocks(n, max(256L, ceiling(n / 100)))) {
+      Z[idx, ] <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+      progress_tick(p, length(idx))
+    }
+  })
   Z
 }

@@ -168,7 +168,9 @@ ridge_primal <- function(map, xs, Y, lambda, nthreads) {
     idx <- blocks[[i]]
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
-  ne <- .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)
+  ne <- with_sparse_frequencies(map, xs,   # sparse xs: t(W) once for all blocks
+                                .Call(C_crossprod_stream, block, length(blocks), environment(),
+                                      nthreads))
   beta <- ridge_cholesky_solve(ne$zz, ne$zy, lambda, nthreads)
   list(beta = beta, intercept = ne$ybar - colSums(beta * ne$zbar))
 }

@@ -107,8 +107,9 @@ stop_sparse <- function(arg, why) {
 # dense blocks of rows.
 sparse_transform <- function(map, x, nthreads, layout, weights = NULL, intercept = NULL) {
   if (inherits(map, "fourier_features")) {
-    return(.Call(C_sparse_rff, x, map$omega, map$phase, map$scale, as.integer(layout),
-                 weights, if (layout == 2L) as.double(intercept), nthreads))
+    return(.Call(C_sparse_rff, x, map$omega, cached_frequencies_t(map), map$phase, map$scale,
+                 as.integer(layout), weights, if (layout == 2L) as.double(intercept),
+                 nthreads))
   }
   n <- nrow(x)
   nf <- map$n_features
@@ -120,6 +121,32 @@ sparse_transform <- function(map, x, nthreads, layout, weights = NULL, intercept
     else out[idx, ] <- feature_decision(map, xb, weights, intercept, nthreads)
   }
   out
+}
+
+# The C transform transposes the frequencies (a block at a time) on every
+# call; a loop that maps many blocks of rows of one sparse x under one map
+# (ridge's normal equations, k-means distances, predict() with a progress
+# bar) computes t(W) once instead: with_sparse_frequencies(map, x, expr)
+# holds it while expr is evaluated, and every sparse transform under that
+# map uses it.  Nothing is held afterwards.
+sparse_cache <- new.env(parent = emptyenv())
+
+with_sparse_frequencies <- function(map, x, expr) {
+  if (!is_sparse_matrix(x) || !inherits(map, "fourier_features") ||
+      !is.null(sparse_cache$omega)) {
+    return(expr)
+  }
+  sparse_cache$omega <- map$omega
+  sparse_cache$wt <- t(map$omega)
+  on.exit(rm(list = c("omega", "wt"), envir = sparse_cache))
+  expr
+}
+
+# t(W) of the map if a loop holds it (identical() sees the same object at
+# once), else NULL.
+cached_frequencies_t <- function(map) {
+  omega <- sparse_cache$omega
+  if (!is.null(omega) && identical(omega, map$omega)) sparse_cache$wt
 }
 
 # --- scaling -----------------------------------------------------------------

@@ -199,8 +199,8 @@ SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phas
                                        SEXP scale, SEXP nthreads);
 SEXP bochner_fwht_call(SEXP x);
 /* sparse.c: Fourier features of dgCMatrix / dgRMatrix data */
-SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP layout, SEXP beta,
-                             SEXP intercept, SEXP nthreads);
+SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
+                             SEXP beta, SEXP intercept, SEXP nthreads);
 SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 
 #endif

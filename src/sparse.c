@@ -149,7 +149,8 @@ typedef void (*row_product_fn)(const csr *, R_xlen_t, const double *, ptrdiff_t,
 typedef struct {
     csr x;
     const double *w;        /* W, d x nfreq */
-    const double *wt;       /* t(W[, j0 + 0:(nj-1)]), nj x d; NULL: read W itself */
+    const double *wt;       /* t(W)[j0 + 0:(nj-1), ], ldwt apart; NULL: read W itself */
+    ptrdiff_t ldwt;
     const double *b;
     int nfreq, j0, nj;
     double scale;
@@ -172,7 +173,7 @@ static void sparse_block(const sparse_job *p, R_xlen_t r0, int nr, double *dest,
     int nj = p->nj, j0 = p->j0;
     double *byrow = work, *prod = work + (R_xlen_t) nr * nj;
     const double *wsrc = p->wt ? p->wt : p->w + (R_xlen_t) j0 * p->x.d;
-    ptrdiff_t ld = p->wt ? nj : p->x.d;
+    ptrdiff_t ld = p->wt ? p->ldwt : p->x.d;
     for (int i = 0; i < nr; i++)
         p->product(&p->x, r0 + i, wsrc, ld, nj, byrow + (R_xlen_t) i * nj);
     bochner_transpose(byrow, nj, nj, nr, prod, nr);
@@ -254,9 +255,9 @@ static void transpose_block(void *ctx, R_xlen_t blk, int thread)
 /* layout: 0 Z, 1 t(Z), 2 decision values; x in CSR form.  One phase per
  * FREQ_BLOCK frequencies, so that t(W) is held one block at a time
  * (FREQ_BLOCK x d doubles, reused): the phases re-read only x. */
-static void sparse_run(const csr *x, const double *w, int nfreq, const double *b, double scale,
-                       double *out, int layout, const double *beta, const double *intercept,
-                       int m, int nthreads)
+static void sparse_run(const csr *x, const double *w, const double *wt_all, int nfreq,
+                       const double *b, double scale, double *out, int layout,
+                       const double *beta, const double *intercept, int m, int nthreads)
 {
     R_xlen_t n = x->n;
     int d = x->d;
@@ -264,9 +265,12 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
     int nj0 = nfreq < FREQ_BLOCK ? nfreq : FREQ_BLOCK;
     /* transposing costs d reads per frequency, gathering ~8 (a cache line) per
      * non-zero: few non-zeros (a handful of documents) read W directly */
-    int gather = 8.0 * nnz < (double) d;
-    double *wt = gather ? NULL : (double *) R_alloc((size_t) d * (size_t) nj0, sizeof(double));
-    sparse_job p = {*x, w, wt, b, nfreq, 0, 0, scale, b ? nfreq : 2 * nfreq, out, NULL, 0,
+    int gather = !wt_all && 8.0 * nnz < (double) d;
+    /* the caller's t(W) (all of it, for many calls on one map), or one
+     * block of it transposed per phase */
+    double *wt = gather || wt_all ? NULL
+                 : (double *) R_alloc((size_t) d * (size_t) nj0, sizeof(double));
+    sparse_job p = {*x, w, wt, 0, b, nfreq, 0, 0, scale, b ? nfreq : 2 * nfreq, out, NULL, 0,
                     beta, intercept, m, 0, ROW_BLOCK,
                     gather ? gather_product_portable : row_product_portable};
 #if SPARSE_X86
@@ -300,9 +304,14 @@ static void sparse_run(const csr *x, const double *w, int nfreq, const double *b
         p.j0 = j0;
         p.nj = nfreq - j0 < FREQ_BLOCK ? nfreq - j0 : FREQ_BLOCK;
         p.last = j0 + p.nj >= nfreq;
-        if (!gather)
+        if (wt_all) {
+            p.wt = wt_all + j0;
+            p.ldwt = nfreq;
+        } else if (!gather) {
+            p.ldwt = p.nj;
             bochner_parallel_blocks((d + TRANSPOSE_ROWS - 1) / TRANSPOSE_ROWS, nt_transpose, 16,
                                     transpose_block, &p);
+        }
         bochner_parallel_blocks(nblocks, nt, TILES_PER_CHECK, fn, &p);
     }
 }
@@ -372,15 +381,18 @@ static csr sparse_rows(SEXP x)
 }
 
 /* Z (layout 0), t(Z) (1) or Z beta + intercept (2) of a sparse x: as
- * bochner_rff_transform_call / bochner_rff_decision_call for dense x. */
-SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP layout, SEXP beta,
-                             SEXP intercept, SEXP nthreads)
+ * bochner_rff_transform_call / bochner_rff_decision_call for dense x.  wt:
+ * NULL, or t(w) computed once by a caller that maps many blocks of rows. */
+SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
+                             SEXP beta, SEXP intercept, SEXP nthreads)
 {
     csr xr = sparse_rows(x);
     if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
     int nfreq = ncols(w);
     if (nrows(w) != xr.d) error("'w' must have one row per column of 'x'");
     if (xr.d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
+    if (!isNull(wt) && (!bochner_is_real_matrix(wt) || nrows(wt) != nfreq || ncols(wt) != xr.d))
+        error("'wt' must be NULL or t(w)");
     if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
         error("'b' must be NULL or a double vector with one phase per frequency");
     R_xlen_t nfeat = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
@@ -400,7 +412,8 @@ SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP layout, SE
                        : lay == 1 ? bochner_alloc_output(nfeat, n)
                        : bochner_alloc_output(n, m));
     if (n > 0 && (lay != 2 || m > 0))
-        sparse_run(&xr, REAL(w), nfreq, isNull(b) ? NULL : REAL(b), asReal(scale), REAL(out),
+        sparse_run(&xr, REAL(w), isNull(wt) ? NULL : REAL(wt), nfreq,
+                   isNull(b) ? NULL : REAL(b), asReal(scale), REAL(out),
                    lay, lay == 2 ? REAL(beta) : NULL, lay == 2 ? REAL(intercept) : NULL, m,
                    bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);

@@ -55,9 +55,9 @@ test_that("the sparse C routines agree with plain-R references", {
   w <- matrix(rnorm(7 * 5), 7, 5)
   b <- runif(5, 0, 2 * pi)
   # cos(X W + b) in plain R: the vectorised cosine is accurate to a few ulps
-  z <- .Call(bochner:::C_sparse_rff, x, w, b, 0.5, 0L, NULL, NULL, 1L)
+  z <- .Call(bochner:::C_sparse_rff, x, w, NULL, b, 0.5, 0L, NULL, NULL, 1L)
   expect_equal(z, 0.5 * cos(xd %*% w + rep(b, each = 50)), tolerance = 1e-13)
-  zp <- .Call(bochner:::C_sparse_rff, x, w, NULL, 0.5, 1L, NULL, NULL, 1L)
+  zp <- .Call(bochner:::C_sparse_rff, x, w, NULL, NULL, 0.5, 1L, NULL, NULL, 1L)
   ref <- xd %*% w
   expect_equal(t(zp)[, c(1, 3)], 0.5 * cbind(cos(ref[, 1]), cos(ref[, 2])), tolerance = 1e-13)
   expect_equal(t(zp)[, c(2, 4)], 0.5 * cbind(sin(ref[, 1]), sin(ref[, 2])), tolerance = 1e-13)
@@ -71,15 +71,44 @@ test_that("the sparse C routines agree with plain-R references", {
   x0 <- Matrix::drop0(x0)
   expect_identical(.Call(bochner:::C_sparse_dist, methods::as(x0, "RsparseMatrix"), FALSE),
                    as.vector(dist(as.matrix(x0))))
-  expect_error(.Call(bochner:::C_sparse_rff, xd, w, b, 1, 0L, NULL, NULL, 1L), "dgCMatrix")
+  expect_error(.Call(bochner:::C_sparse_rff, xd, w, NULL, b, 1, 0L, NULL, NULL, 1L), "dgCMatrix")
   bad <- x
   bad@i[1] <- 1000L
-  expect_error(.Call(bochner:::C_sparse_rff, bad, w, b, 1, 0L, NULL, NULL, 1L), "indices")
+  expect_error(.Call(bochner:::C_sparse_rff, bad, w, NULL, b, 1, 0L, NULL, NULL, 1L), "indices")
   # a 'p' slot that promises more entries than there are: refused before reading
   short <- x
   short@p[length(short@p)] <- 10000L
-  expect_error(.Call(bochner:::C_sparse_rff, short, w, b, 1, 0L, NULL, NULL, 1L), "fewer")
+  expect_error(.Call(bochner:::C_sparse_rff, short, w, NULL, b, 1, 0L, NULL, NULL, 1L), "fewer")
   expect_error(.Call(bochner:::C_sparse_dist, short, FALSE), "fewer")
+})
+
+test_that("a loop over blocks transposes the frequencies once, with the same features", {
+  x <- sparse_data(n = 3000, d = 50, density = 0.1)
+  xd <- as.matrix(x)
+  map <- random_features(x, gaussian_kernel(2), D = 300, seed = 4)
+  ns <- asNamespace("bochner")
+  Z <- predict(map, xd)
+  seen <- NULL
+  res <- ns$with_sparse_frequencies(map, x, {
+    seen <- ns$cached_frequencies_t(map)
+    ns$transform_features(map, x[1:1000, ], 1L)
+  })
+  expect_identical(seen, t(map$omega))
+  expect_identical(res, Z[1:1000, ])
+  expect_null(ns$cached_frequencies_t(map))                 # nothing held afterwards
+  expect_identical(.Call(bochner:::C_sparse_rff, x, map$omega, t(map$omega), map$phase,
+                         map$scale, 1L, NULL, NULL, 2L), t(Z))
+  expect_error(.Call(bochner:::C_sparse_rff, x, map$omega, map$omega, map$phase, map$scale,
+                     0L, NULL, NULL, 1L), "'wt'")
+  # predict() in blocks with a progress bar, ridge's normal equations
+  old <- options(bochner.progress = TRUE, bochner.progress_delay = 3600)
+  on.exit(options(old))
+  big <- sparse_data(n = 70000, d = 20, density = 0.1, seed = 9)
+  map2 <- random_features(big, gaussian_kernel(2), D = 256, seed = 1)
+  expect_identical(predict(map2, big), predict(map2, as.matrix(big)))
+  expect_identical(rff_ridge(big[1:5000, ], (1:5000) / 5000, D = 64, scale = FALSE, seed = 1)$weights,
+                   rff_ridge(as.matrix(big[1:5000, ]), (1:5000) / 5000, D = 64, scale = FALSE,
+                             seed = 1)$weights)
 })
 
 test_that("results do not depend on the number of threads or the row blocks", {
