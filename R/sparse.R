@@ -40,8 +40,12 @@
 #' pairwise distances over the non-zeros.
 #'
 #' Memory: the map's frequency matrix is \eqn{d \times D}{d x D} doubles
-#' (800 MB for \eqn{d = 10^5}, \eqn{D = 1024}) and the transform takes its
-#' transpose besides, plus a row-wise copy of a `dgCMatrix`.
+#' (800 MB for \eqn{d = 10^5}, \eqn{D = 1024}); the transform adds the
+#' transpose of 256 frequencies at a time (\eqn{256 d}{256 d} doubles, 200 MB
+#' there) and a row-wise copy of a `dgCMatrix`.  Loops that map many blocks
+#' of rows ([rff_ridge()]'s normal equations, `predict()` on a k-means fit,
+#' `predict()` with a progress bar) hold the whole transpose
+#' (\eqn{d \times D}{d x D}) while they run, so as to transpose once.
 #'
 #' @name sparse_input
 #' @examples
