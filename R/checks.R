@@ -7,8 +7,13 @@ stop_arg <- function(arg, ...) {
 
 # Coerce data to a finite double matrix (one row per observation).  For new
 # data at predict time, 'na_ok' lets NA and NaN through (the caller predicts
-# NA for those rows) and 'empty_ok' lets zero rows through.
-as_data_matrix <- function(x, arg = "x", na_ok = FALSE, empty_ok = FALSE) {
+# NA for those rows) and 'empty_ok' lets zero rows through; with
+# sparse = TRUE a sparse matrix stays one (a dgCMatrix or dgRMatrix, R/sparse.R).
+as_data_matrix <- function(x, arg = "x", na_ok = FALSE, empty_ok = FALSE, sparse = FALSE) {
+  if (is_sparse_matrix(x)) {
+    if (sparse) return(as_sparse_data_matrix(x, arg))
+    stop_sparse(arg, "this function does not take")
+  }
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (!all(ok)) {

@@ -100,7 +100,8 @@
 #' phase, cosine and scale in one pass while the block is in cache.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, or a numeric vector (one column); the formula method takes a
+#'   columns, a numeric vector (one column), or a sparse matrix of the
+#'   Matrix package (see [sparse_input]); the formula method takes a
 #'   one-sided `formula = ~ a + b` with `data` instead (factors are one-hot
 #'   coded, see [formula_interface]).  Only the number and
 #'   names of its columns, and the data for `sigma = "median"`, are used.
@@ -175,7 +176,7 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
                                     type = c("phase", "pair"),
                                     sampling = c("iid", "orthogonal", "structured", "qmc"),
                                     seed = NULL, method = NULL, ...) {
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   check_kernel(kernel)
   D <- check_count(D, "D")
   type <- check_choice(type, c("phase", "pair"), "type")
@@ -251,12 +252,15 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   x <- map_input_matrix(object, newdata)
   nthreads <- check_threads(nthreads)
   check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
-  Z <- transform_features(object, x, nthreads)
+  Z <- transform_with_progress(object, x, nthreads)   # R/progress.R
   rownames(Z) <- rownames(x)
   Z
 }
 
-transform_features <- function(map, x, nthreads) UseMethod("transform_features")
+transform_features <- function(map, x, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 0L))
+  UseMethod("transform_features")
+}
 
 #' @export
 transform_features.fourier_features <- function(map, x, nthreads) {
@@ -290,7 +294,10 @@ transform_in_blocks <- function(x, nf, ncol, block, transposed = FALSE) {
 
 # t(Z), n_features x n, as the SVM solver wants it (a sample's features
 # contiguous): in C for Fourier maps, in row blocks otherwise.
-transform_features_t <- function(map, x, nthreads) UseMethod("transform_features_t")
+transform_features_t <- function(map, x, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 1L))
+  UseMethod("transform_features_t")
+}
 
 #' @export
 transform_features_t.default <- function(map, x, nthreads) {
@@ -308,6 +315,7 @@ transform_features_t.fourier_features <- function(map, x, nthreads) {
 # package's own product, so the values are identical for any BLAS, thread
 # count and split of the rows.
 feature_decision <- function(map, x, weights, intercept, nthreads) {
+  if (is_sparse_matrix(x)) return(sparse_transform(map, x, nthreads, 2L, weights, intercept))
   UseMethod("feature_decision")
 }
 
@@ -327,6 +335,7 @@ feature_decision.fourier_features <- function(map, x, weights, intercept, nthrea
 
 # newdata as the numeric matrix the map was fitted on, or a clear error.
 map_input_matrix <- function(map, newdata, arg = "newdata") {
+  if (is_sparse_matrix(newdata)) return(sparse_newdata(map$input, newdata, arg, "the map"))
   newdata_matrix(map$input, newdata, arg, fitted = "the map")
 }
 

@@ -381,17 +381,21 @@ median_heuristic <- function(x, name, max_rows = 1000L, rule = "median") {
   n <- nrow(x)
   if (n < 2L) stop_arg("sigma", "= \"", rule, "\" needs at least two rows of data")
   if (n > max_rows) x <- x[unique(round(seq(1, n, length.out = max_rows))), , drop = FALSE]
-  distance <- kernel_table[[name]]$median
-  d <- if (identical(distance, "coordinate")) {
-    unlist(lapply(seq_len(ncol(x)), function(j) stats::dist(x[, j])))
+  if (is_sparse_matrix(x)) {
+    m <- sparse_bandwidth(x, name, rule)
   } else {
-    stats::dist(x, method = if (is.null(distance)) "euclidean" else distance)
-  }
-  m <- if (rule == "median") {
-    stats::median(d)
-  } else {
-    q <- stats::quantile(as.vector(d)^2, c(0.1, 0.9), names = FALSE)
-    if (q[1L] > 0) 1 / sqrt(1 / q[2L] + 1 / q[1L]) else 0
+    distance <- kernel_table[[name]]$median
+    d <- if (identical(distance, "coordinate")) {
+      unlist(lapply(seq_len(ncol(x)), function(j) stats::dist(x[, j])))
+    } else {
+      stats::dist(x, method = if (is.null(distance)) "euclidean" else distance)
+    }
+    m <- if (rule == "median") {
+      stats::median(d)
+    } else {
+      q <- stats::quantile(as.vector(d)^2, c(0.1, 0.9), names = FALSE)
+      if (q[1L] > 0) 1 / sqrt(1 / q[2L] + 1 / q[1L]) else 0
+    }
   }
   if (!(m > 0)) {
     stop_arg("sigma", "= \"", rule, "\" gave 0 (most rows of the data coincide); ",

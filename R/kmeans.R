@@ -52,8 +52,9 @@
 #' not shift-invariant use whatever map [random_features()] builds for them,
 #' and are refused (pointing to `method = "exact"`) when it builds none.
 #'
-#' @param x Data: a numeric matrix, a data frame of numeric columns, or a
-#'   numeric vector (one column).  No missing or infinite values.  The
+#' @param x Data: a numeric matrix, a data frame of numeric columns, a
+#'   numeric vector (one column), or for `method = "rff"` a sparse
+#'   `dgCMatrix` (see [sparse_input]).  No missing or infinite values.  The
 #'   formula method takes a one-sided `formula = ~ a + b` with `data`
 #'   instead, see [formula_interface].
 #' @param centers The number of clusters \eqn{k} (between 1 and the number of
@@ -140,13 +141,14 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
                                   iter.max = 100, seed = NULL, map = NULL,
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   if (missing(centers)) {
     stop_arg("centers", "is required: the number of clusters, or an initial ",
              "assignment of the rows of 'x' to clusters 1..k")
   }
   check_kernel(kernel)
   method <- kkm_method(method)
+  if (method == "exact" && is_sparse_matrix(x)) stop_sparse("x", "method = \"exact\" does not take; use method = \"rff\"")
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
@@ -397,14 +399,16 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
 # at most 32 MB of features.
 kkm_rff_distances <- function(object, x, nthreads) {
   check_allocation(nrow(x), object$k, "the distance matrix", arg = "newdata")
-  transform_in_blocks(x, object$map$n_features, object$k, function(xb) {
+  with_sparse_frequencies(object$map, x, transform_in_blocks(x, object$map$n_features, object$k,
+                                                             function(xb) {
     Z <- transform_features(object$map, xb, nthreads)
     .Call(C_kmeans_centre_distances, Z, object$centers, nthreads)
-  })
+  }))
 }
 
 # newdata as the numeric matrix the model was fitted on, or a clear error.
 kkm_input_matrix <- function(object, newdata, arg = "newdata") {
+  if (is_sparse_matrix(newdata) && object$method == "rff") return(sparse_newdata(object$input, newdata, arg))
   newdata_matrix(object$input, newdata, arg, fitted = "the model")
 }
 

@@ -6,10 +6,17 @@
 # rows with NA as na.action says (predict_rows()), none for no rows.
 rff_new_decision <- function(object, newdata, nthreads, na.action = stats::na.pass) {
   nthreads <- check_threads(nthreads)
+  decide <- function(xc) rff_decision(object, rff_apply_scaling(xc, object$scaling), nthreads)
+  if (is_sparse_matrix(newdata)) {
+    # sparse rows are finite (checked), so there are no NA rows to handle
+    x <- sparse_newdata(object$input, newdata)
+    dec <- decide(x)
+    rownames(dec) <- rownames(x)
+    return(dec)
+  }
   x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model",
                       na_ok = TRUE, empty_ok = TRUE)
-  predict_rows(x, function(xc) rff_decision(object, rff_apply_scaling(xc, object$scaling), nthreads),
-               ncol(object$weights), na.action)
+  predict_rows(x, decide, ncol(object$weights), na.action)
 }
 
 # rule(dec) on the rows of decision values without NA, NA elsewhere (the
@@ -86,6 +93,7 @@ rff_class_weights <- function(class.weights, lev) {
 
 # Column centres and scales (standard deviations; 1 for constant columns).
 rff_scaling <- function(x) {
+  if (is_sparse_matrix(x)) return(sparse_scaling(x))   # scales only: see ?sparse_input
   center <- colMeans(x)
   s <- if (nrow(x) > 1L) sqrt(colSums(sweep(x, 2L, center)^2) / (nrow(x) - 1L))
        else rep(1, ncol(x))
@@ -95,6 +103,7 @@ rff_scaling <- function(x) {
 
 rff_apply_scaling <- function(x, scaling) {
   if (is.null(scaling)) return(x)
+  if (is_sparse_matrix(x)) return(sparse_apply_scaling(x, scaling))
   x <- sweep(x, 2L, scaling$center, check.margin = FALSE)
   sweep(x, 2L, scaling$scale, "/", check.margin = FALSE)
 }

@@ -137,7 +137,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
                               seed = NULL, map = NULL, nthreads = bochner_threads(), ...) {
   map_args <- rff_map_args(..., map = map)
   scale_given <- !missing(scale)
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   n <- nrow(x)
   resp <- ridge_response(y, n)
   weights <- check_case_weights(weights, n)
@@ -238,13 +238,18 @@ ridge_primal_system <- function(map, xs, Y, weights, nthreads) {
   n <- nrow(xs)
   check_allocation(map$n_features, map$n_features, "the normal equations", arg = "D")
   blocks <- row_blocks(n, ridge_block_rows(n, map$n_features))
+  prog <- progress_start(length(blocks), "rff_ridge: Z'Z over blocks of rows")
+  on.exit(progress_done(prog))
   block <- function(i) {
+    progress_tick(prog)
     idx <- blocks[[i]]
     z <- transform_features(map, xs[idx, , drop = FALSE], nthreads)
     if (is.null(weights)) list(z, Y[idx, , drop = FALSE])
     else list(z, Y[idx, , drop = FALSE], weights[idx])
   }
-  ne <- .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)
+  ne <- with_sparse_frequencies(map, xs,   # sparse xs: t(W) once for all blocks
+                                .Call(C_crossprod_stream, block, length(blocks), environment(),
+                                      nthreads))
   c(list(side = "primal"), ne)
 }
 

@@ -71,9 +71,10 @@
 #' and \eqn{D = 1024}.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
-#'   columns, or a numeric vector (one column).  No missing or infinite
-#'   values (the formula method, with `formula = Species ~ .` and `data`,
-#'   drops incomplete rows; see [formula_interface]).
+#'   columns, a numeric vector (one column), or a sparse `dgCMatrix` (see
+#'   [sparse_input]).  No missing or infinite values (the formula method,
+#'   with `formula = Species ~ .` and `data`, drops incomplete rows; see
+#'   [formula_interface]).
 #' @param y The classes, one per row of `x`: a factor, or a character,
 #'   logical or whole-number vector (turned into a factor); at least two
 #'   classes, no missing values.  Unused factor levels are dropped.
@@ -178,7 +179,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                             nthreads = bochner_threads(), ...) {
   map_args <- rff_map_args(..., map = map)
   scale_given <- !missing(scale)
-  x <- as_data_matrix(x, "x")
+  x <- as_data_matrix(x, "x", sparse = TRUE)
   y <- rff_class_response(y, nrow(x))
   weights <- check_case_weights(weights, nrow(x))
   check_kernel(kernel)

@@ -198,5 +198,9 @@ SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 SEXP bochner_fwht_call(SEXP x);
+/* sparse.c: Fourier features of dgCMatrix / dgRMatrix data */
+SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
+                             SEXP beta, SEXP intercept, SEXP nthreads);
+SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 
 #endif

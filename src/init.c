@@ -29,6 +29,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("ridge_solve", bochner_ridge_solve_call, 4),
     CALLDEF("structured_transform", bochner_structured_transform_call, 6),
     CALLDEF("fwht", bochner_fwht_call, 1),
+    CALLDEF("sparse_rff", bochner_sparse_rff_call, 9),
+    CALLDEF("sparse_dist", bochner_sparse_dist_call, 2),
     {NULL, NULL, 0}
 };
 

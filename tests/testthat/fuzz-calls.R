@@ -108,9 +108,23 @@ c_routines <- c("C_rff_transform", "C_kernel_matrix", "C_spectral_sample",
                 "C_fast_sincos", "C_matprod", "C_crossprod", "C_ridge_solve", "C_svm_dcd",
                 "C_rff_decision", "C_orthogonal_frequencies", "C_qmc_frequencies",
                 "C_structured_transform", "C_fwht")
+c_routines <- c(c_routines, "C_sparse_rff", "C_sparse_dist")
 c_routines <- c_routines[vapply(c_routines, exists, logical(1), envir = ns)]
 c_arg_pool <- c(x_pool[c(1:4, 7, 10, 17, 18, 19)], num_pool[c(1, 2, 6, 7, 10, 19, 23, 24, 25, 26)],
                 list(1:3, c(1L, 2L, 1L), matrix(1L, 3, 2), matrix(1:6, 3, 2), -1L, 0L, 100L))
+if (requireNamespace("Matrix", quietly = TRUE)) {
+  # sparse matrices, well-formed and not: out-of-range, unsorted or too few
+  # indices must be refused by the C checks, not read
+  sp <- Matrix::rsparsematrix(6, 2, 0.5)
+  sp_range <- sp; sp_range@i[1] <- 99L
+  sp_order <- Matrix::sparseMatrix(i = c(1, 2), j = c(1, 1), x = c(1, 2), dims = c(6, 2))
+  sp_order@i <- rev(sp_order@i)
+  sp_short <- sp; sp_short@p[3] <- 50L
+  sp_pool <- list(sp, methods::as(sp, "RsparseMatrix"), Matrix::rsparsematrix(6, 1, 0.5),
+                  sp_range, sp_order, sp_short, Matrix::Matrix(0, 3, 2, sparse = TRUE))
+  c_arg_pool <- c(c_arg_pool, sp_pool, sp_pool)
+  x_pool <- c(x_pool, sp_pool[c(1, 2, 3, 7)])
+}
 
 ok <- 0L
 err <- 0L

@@ -125,6 +125,12 @@ bad <- list(
 # gamma, the inverse width of the shift-invariant kernels: positive, and
 # NULL is its default (sigma is used)
 bad$gamma <- bad$positive[names(bad$positive) != "NULL_value"]
+# ranges of dials parameters, and their scales transformations
+bad$range <- list(`NA` = c(1, NA), `Inf` = c(1, Inf), character = c("1", "2"),
+                  list = list(1, 2), reversed = c(2, 1), length_1 = 1, empty = numeric(0))
+bad$trans <- list(list = list(), number = 1, character = "log2", kernel = K1)
+# positive numbers where NULL means "the default"
+bad$positive_or_null <- bad$positive[names(bad$positive) != "NULL_value"]
 
 case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
 
@@ -249,7 +255,25 @@ specs <- c(
        newdata = "newdata", type = "choice", nthreads = "count"),
   spec("predict.kernel_kmeans", list(object = fit_km_rff, newdata = X, nthreads = 1),
        newdata = "newdata", nthreads = "count"),
-  spec("fitted.kernel_kmeans", list(object = fit_km_exact), method = "choice")
+  spec("fitted.kernel_kmeans", list(object = fit_km_exact), method = "choice"),
+  spec("bochner_parsnip_fit", list(x = X, y = YC, cost = 1, rbf_sigma = 1, num_features = 8,
+                                   mode = "classification", seed = 1),
+       x = "data", y = "labels", cost = "positive_or_null", rbf_sigma = "positive_or_null",
+       num_features = "count", mode = "choice", seed = "seed"),
+  spec("bochner_parsnip_fit", list(x = X, y = YN, num_features = 8, mode = "regression"),
+       y = "response", cost = "positive_or_null"),
+  spec("rff_num_features", list(range = c(6, 11)), range = "range", trans = "trans"),
+  spec("rff_sigma", list(range = c(-1, 2)), range = "range", trans = "trans"),
+  spec("step_rff", list(recipe = structure(list(), class = "recipe"), num_features = 8,
+                        sigma = 1, kernel = "gaussian", sampling = "iid", seed = 1,
+                        prefix = "r", keep_original_cols = FALSE),
+       recipe = "object", num_features = "count", sigma = "sigma", kernel = "choice",
+       sampling = "choice", seed = "seed", keep_original_cols = "flag"),
+  spec("step_nystrom", list(recipe = structure(list(), class = "recipe"), num_features = 8,
+                            sigma = 1, kernel = "gaussian", landmarks = "uniform", seed = 1,
+                            prefix = "r", keep_original_cols = FALSE),
+       recipe = "object", num_features = "count", sigma = "sigma", kernel = "choice",
+       landmarks = "choice", seed = "seed", keep_original_cols = "flag")
 )
 
 big <- matrix(0.5, 1e5, 1)   # 0.8 MB of data, but the results below are huge
@@ -367,6 +391,9 @@ run_case <- function(cs) {
 test_that("the table covers every exported function", {
   covered <- unique(sub("^(predict|fitted)\\..*", "\\1", vapply(cases, `[[`, "", "fn")))
   exported <- getNamespaceExports("bochner")
+  # data exports (the caret model list rff_svm_caret) are not called
+  exported <- exported[vapply(exported, function(f) is.function(getExportedValue("bochner", f)),
+                              logical(1))]
   # S3 methods are exercised through their generics above
   expect_setequal(setdiff(exported, covered), character(0))
   expect_gt(length(cases), 300L)

@@ -1,0 +1,108 @@
+# caret: a custom model list, caret::train(x, y, method = rff_svm_caret).
+
+#' A caret model for random-feature SVMs and ridge regression
+#'
+#' `rff_svm_caret` is a caret model-information list: pass it as `method`
+#' to `caret::train()` to tune [rff_svm()] (classification) or
+#' [rff_ridge()] (regression) with caret's resampling.
+#'
+#' The tuning parameters follow caret's `"svmRadial"` (kernlab), so that its
+#' grids carry over:
+#' * `sigma`: kernlab's inverse width, \eqn{k(x, y) = \exp(-\mathrm{sigma}\,
+#'   \|x - y\|^2)}{k(x, y) = exp(-sigma ||x - y||^2)}; bochner's length scale
+#'   is \eqn{1/\sqrt{2\,\mathrm{sigma}}}{1 / sqrt(2 sigma)} (see
+#'   [gaussian_kernel()]).
+#' * `C`: the cost; for regression ridge's penalty is \eqn{\lambda = 1/(2C)}.
+#' * `D`: the number of random features.
+#'
+#' The default grid (`tuneLength = len`) has `C` = 0.25, 0.5, 1, ... (`len`
+#' values, as `"svmRadial"`), `sigma` from the median heuristic on the
+#' standardised data (\eqn{1/(2 m^2)} for the median distance \eqn{m}) and
+#' `D` = 1024; `search = "random"` draws `C` and `sigma` log-uniformly
+#' around those.  With `trControl = caret::trainControl(classProbs = TRUE)`
+#' the SVM is fitted with probabilities when [rff_svm()] offers them
+#' (`probability = TRUE`), for `predict(fit, type = "prob")` and ROC
+#' summaries.  Further arguments of `train()` (e.g. `seed`, `scale`,
+#' `loss`) go to [rff_svm()] or [rff_ridge()].  caret's own preprocessing
+#' is not needed: both machines standardise the columns themselves.
+#'
+#' @format A list with the components caret's `train()` expects (`label`,
+#'   `library`, `type`, `parameters`, `grid`, `fit`, `predict`, `prob`,
+#'   `sort`, `levels`, `tags`).
+#' @examples
+#' if (requireNamespace("caret", quietly = TRUE)) {
+#'   set.seed(1)
+#'   fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
+#'                       tuneGrid = expand.grid(C = c(0.5, 2), sigma = 0.2, D = 64),
+#'                       trControl = caret::trainControl(method = "cv", number = 2))
+#'   fit$bestTune
+#'   table(predict(fit, iris[, 1:4]), iris$Species)
+#' }
+#' @export
+rff_svm_caret <- list(
+  label = "Random Fourier Feature SVM / Ridge (bochner)",
+  library = "bochner",
+  type = c("Classification", "Regression"),
+  loop = NULL,
+  parameters = data.frame(parameter = c("sigma", "C", "D"),
+                          class = c("numeric", "numeric", "numeric"),
+                          label = c("Sigma (kernlab's inverse width)", "Cost",
+                                    "Random Features")),
+  grid = function(x, y, len = NULL, search = "grid") {
+    x <- if (is.data.frame(x)) as.matrix(x) else x
+    m <- caret_median_distance(x)
+    sigma <- 1 / (2 * m^2)
+    if (search == "grid") {
+      expand.grid(sigma = sigma, C = 2^((seq_len(len)) - 3), D = 1024)
+    } else {
+      data.frame(sigma = exp(stats::runif(len, log(sigma / 10), log(sigma * 10))),
+                 C = 2^stats::runif(len, -5, 8), D = 1024)
+    }
+  },
+  fit = function(x, y, wts, param, lev, last, classProbs, ...) {
+    if (!is.data.frame(x) && !is_sparse_matrix(x)) x <- as.matrix(x)
+    kernel <- gaussian_kernel(sigma = 1 / sqrt(2 * param$sigma))
+    D <- as.integer(param$D)
+    if (is.factor(y)) {
+      args <- list(x = x, y = y, kernel = kernel, D = D, cost = param$C, ...)
+      if (isTRUE(classProbs) && is.null(args$probability) &&
+          "probability" %in% names(formals(rff_svm.default))) {
+        args$probability <- TRUE
+      }
+      do.call(rff_svm.default, args)
+    } else {
+      rff_ridge.default(x, y, kernel = kernel, D = D, lambda = 1 / (2 * param$C), ...)
+    }
+  },
+  predict = function(modelFit, newdata, submodels = NULL) {
+    out <- stats::predict(modelFit, caret_newdata(newdata))
+    if (is.factor(out)) as.character(out) else unname(out)
+  },
+  prob = function(modelFit, newdata, submodels = NULL) {
+    p <- stats::predict(modelFit, caret_newdata(newdata), type = "prob")
+    rownames(p) <- NULL
+    as.data.frame(p)
+  },
+  sort = function(x) x[order(x$C, x$D, -x$sigma), , drop = FALSE],
+  levels = function(x) x$levels,
+  tags = c("Kernel Method", "Support Vector Machines", "Radial Basis Function",
+           "Random Features", "Linear Classifier", "Ridge Regression")
+)
+
+# caret hands new data as a data frame or matrix: either works; a data frame
+# of numeric columns is matched by name.
+caret_newdata <- function(newdata) {
+  if (is.data.frame(newdata) || is_sparse_matrix(newdata)) newdata else as.matrix(newdata)
+}
+
+# The median distance between standardised rows (the machines standardise
+# by default), for the default sigma of the grid.
+caret_median_distance <- function(x) {
+  if (is_sparse_matrix(x)) {
+    x <- sparse_apply_scaling(x, sparse_scaling(x))
+  } else {
+    x <- as_data_matrix(x, "x")
+    x <- rff_apply_scaling(x, rff_scaling(x))
+  }
+  median_heuristic(x, "gaussian")
+}

@@ -1,0 +1,64 @@
+# The caret model list rff_svm_caret (R/caret.R): trains through
+# caret::train(), and its fits are rff_svm()'s / rff_ridge()'s with caret's
+# (kernlab's) sigma turned into bochner's length scale 1 / sqrt(2 sigma).
+
+# caret and tidymodels packages ask for the time zone when they load; with
+# TZ unset R runs timedatectl, which warns on machines without systemd.
+utc <- function(env = parent.frame()) {
+  if (is.na(Sys.getenv("TZ", unset = NA))) withr::local_envvar(TZ = "UTC", .local_envir = env)
+}
+
+test_that("the list's parts do what caret expects", {
+  m <- rff_svm_caret
+  expect_setequal(names(m), c("label", "library", "type", "loop", "parameters", "grid",
+                              "fit", "predict", "prob", "sort", "levels", "tags"))
+  x <- as.matrix(iris[, 1:4])
+  g <- m$grid(x, iris$Species, len = 3)
+  expect_identical(g$C, c(0.25, 0.5, 1))
+  # sigma = 1 / (2 m^2) for the median distance m of the standardised rows
+  s <- scale(x)
+  expect_equal(g$sigma[1], 1 / (2 * median(dist(s))^2), tolerance = 1e-12)
+  fit <- m$fit(x, iris$Species, NULL, data.frame(sigma = 0.125, C = 2, D = 64),
+               levels(iris$Species), TRUE, FALSE, seed = 1)
+  ref <- rff_svm(x, iris$Species, gaussian_kernel(sigma = 2), D = 64, cost = 2, seed = 1)
+  expect_identical(fit$weights, ref$weights)
+  expect_identical(m$predict(fit, iris[1:3, 1:4]), as.character(predict(ref, x[1:3, ])))
+  reg <- m$fit(x[, -1], x[, 1], NULL, data.frame(sigma = 0.125, C = 5, D = 64), NULL, TRUE,
+               FALSE, seed = 1)
+  expect_identical(reg$lambda, 0.1)
+  expect_identical(m$levels(fit), levels(iris$Species))
+})
+
+test_that("caret::train tunes the model", {
+  utc()
+  skip_if_not_installed("caret")
+  set.seed(1)
+  fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
+                      tuneGrid = expand.grid(sigma = 0.1, C = c(0.5, 4), D = 128),
+                      trControl = caret::trainControl(method = "cv", number = 3),
+                      seed = 1)
+  expect_identical(nrow(fit$results), 2L)
+  expect_true(all(fit$results$Accuracy > 0.8))
+  pred <- predict(fit, iris[c(1, 51, 101), 1:4])
+  expect_identical(levels(pred), levels(iris$Species))
+  expect_identical(length(pred), 3L)
+  set.seed(1)
+  reg <- caret::train(mpg ~ ., data = mtcars, method = rff_svm_caret, tuneLength = 2,
+                      trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
+  expect_identical(nrow(reg$results), 2L)
+  expect_true(all(is.finite(reg$results$RMSE)))
+})
+
+test_that("caret::train gives class probabilities", {
+  utc()
+  skip_if_not_installed("caret")
+  set.seed(1)
+  fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
+                      tuneGrid = expand.grid(sigma = 0.1, C = 1, D = 64),
+                      trControl = caret::trainControl(method = "cv", number = 3,
+                                                      classProbs = TRUE),
+                      seed = 1)
+  p <- predict(fit, iris[c(1, 51, 101), 1:4], type = "prob")
+  expect_identical(names(p), levels(iris$Species))
+  expect_equal(rowSums(p), rep(1, 3), tolerance = 1e-12, ignore_attr = TRUE)
+})
