@@ -60,9 +60,10 @@
 #'   value in \eqn{1, \dots, k} per row of `x`, where \eqn{k} is its largest
 #'   value (for a factor, its number of levels).  Clusters missing from an
 #'   initial assignment are re-seeded as described in Details.
-#' @param kernel A kernel object; the default is [gaussian_kernel()] with the
-#'   median heuristic.  Well separated non-convex clusters such as rings
-#'   usually need a `sigma` smaller than the median distance.
+#' @param kernel A kernel object, or `NULL` (the default) for the Gaussian
+#'   kernel with the clustering bandwidth described in Details (stored in
+#'   `bandwidth` and printed).  A kernel given explicitly, including
+#'   `gaussian_kernel("median")`, keeps its meaning.
 #' @param method `"exact"` (the Gram matrix) or `"rff"` (random Fourier
 #'   features).
 #' @param map For `method = "rff"`, a feature map fitted beforehand (by
@@ -135,7 +136,7 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 
 #' @rdname kernel_kmeans
 #' @export
-kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median"),
+kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   method = c("exact", "rff"), D = 500, nstart = 1,
                                   iter.max = 100, seed = NULL, map = NULL,
                                   nthreads = bochner_threads(), ...) {
@@ -145,7 +146,12 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
     stop_arg("centers", "is required: the number of clusters, or an initial ",
              "assignment of the rows of 'x' to clusters 1..k")
   }
-  check_kernel(kernel)
+  bandwidth <- NULL
+  if (is.null(kernel) && is.null(map)) {
+    bandwidth <- kkm_bandwidth(x)
+    kernel <- gaussian_kernel(bandwidth$sigma)
+  }
+  if (!is.null(kernel)) check_kernel(kernel)
   method <- kkm_method(method)
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
@@ -168,6 +174,7 @@ kernel_kmeans.default <- function(x, centers, kernel = gaussian_kernel("median")
     fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map)
   }
   fit$input <- input
+  fit$bandwidth <- bandwidth
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
@@ -190,6 +197,34 @@ kkm_method <- function(method) {
   hit <- pmatch(method, choices)
   if (is.na(hit)) stop_arg("method", "must be \"exact\" or \"rff\" (got \"", method, "\")")
   choices[hit]
+}
+
+# The clustering bandwidth (kernel = NULL): the median, over the rows of an
+# evenly spaced subsample of at most 1000 rows, of the distance to the m-th
+# nearest neighbour, m = max(5, round(0.1 * rows)).  A neighbourhood of a
+# tenth of the data stays inside a cluster while the clusters are larger, so
+# sigma follows the within-cluster scale rather than the spread of the whole
+# set (the median heuristic), which merges clusters such as concentric rings.
+# The fraction, not a fixed m, keeps sigma from shrinking as n grows.
+# Evidence: bench/kmeans_bandwidth.R and bench/kmeans.md.  Deterministic: no
+# random numbers are drawn.
+kkm_bandwidth <- function(x, max_rows = 1000L, fraction = 0.1) {
+  n <- nrow(x)
+  if (n < 2L) stop_arg("x", "needs at least two rows to choose a bandwidth; give 'kernel'")
+  if (n > max_rows) x <- x[unique(round(seq(1, n, length.out = max_rows))), , drop = FALSE]
+  rows <- nrow(x)
+  m <- min(rows - 1L, max(5L, as.integer(round(fraction * rows))))
+  d2 <- as.matrix(stats::dist(x))
+  diag(d2) <- Inf
+  knn <- apply(d2, 1L, function(r) sort(r, partial = m)[m])
+  sigma <- signif(stats::median(knn), 4)   # a number the user can type back
+  rule <- sprintf("median distance to the %d-th nearest neighbour among %d rows", m, rows)
+  if (!(sigma > 0)) {
+    sigma <- signif(stats::median(d2[is.finite(d2)]), 4)
+    rule <- "median distance (most rows coincide with their neighbours)"
+    if (!(sigma > 0)) stop_arg("x", "has (nearly) all rows equal: no bandwidth can be chosen; give 'kernel'")
+  }
+  list(sigma = sigma, rule = rule, neighbour = m, rows = rows)
 }
 
 # `centers` as the number of clusters or an initial assignment.
@@ -448,7 +483,8 @@ kkm_description <- function(x) {
   kern <- kernel_summary(x$kernel)
   c(sprintf("Kernel k-means (%s): %d cluster%s of sizes %s", what, x$k,
             if (x$k == 1L) "" else "s", paste(x$size, collapse = ", ")),
-    paste0("  ", kern),
+    paste0("  ", kern, if (!is.null(x$bandwidth)) " (the clustering default)"),
+    if (!is.null(x$bandwidth)) paste0("  sigma chosen as the ", x$bandwidth$rule),
     sprintf("  %s after %d iteration%s%s", if (x$converged) "converged" else "did not converge",
             x$iter, if (x$iter == 1L) "" else "s",
             if (x$nstart > 1L) sprintf(", best of %d starts", x$nstart) else ""))
