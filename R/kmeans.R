@@ -137,8 +137,9 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 #' @rdname kernel_kmeans
 #' @export
 kernel_kmeans.default <- function(x, centers, kernel = NULL,
-                                  method = c("exact", "rff"), D = 500, nstart = 1,
+                                  method = c("exact", "rff"), D = 500, nstart = 10,
                                   iter.max = 100, seed = NULL, map = NULL,
+                                  algorithm = c("Hartigan-Wong", "Lloyd"),
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
@@ -153,6 +154,8 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   }
   if (!is.null(kernel)) check_kernel(kernel)
   method <- kkm_method(method)
+  algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
+  hartigan <- algorithm == "Hartigan-Wong"
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
@@ -163,16 +166,19 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   } else if (method == "rff") {
     D <- check_count(D, "D")
   }
-  if (!is.null(start$init) && nstart > 1L) {
+  if (!is.null(start$init) && missing(nstart)) {
+    nstart <- 1L
+  } else if (!is.null(start$init) && nstart > 1L) {
     warning("'nstart' is ignored when 'centers' is an initial assignment", call. = FALSE)
     nstart <- 1L
   }
   input <- input_description(x)
   if (method == "exact") {
-    fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads)
+    fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, hartigan)
   } else {
-    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map)
+    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, hartigan)
   }
+  fit$algorithm <- algorithm
   fit$input <- input
   fit$bandwidth <- bandwidth
   if (!fit$converged) {
@@ -296,7 +302,8 @@ kkm_gram_refusal <- function(n, k, why) {
 
 kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)
 
-kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
+kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
+                          hartigan = TRUE) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
   check_allocation(n, n, "the Gram matrix", arg = "x")
@@ -308,7 +315,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
-          start$k, start$init, nstart, iter.max, nthreads),
+          start$k, start$init, hartigan, nstart, iter.max, nthreads),
     error = function(e) {
       if (grepl("cannot allocate", conditionMessage(e))) {
         kkm_gram_refusal(n, start$k, "and allocating them failed")
@@ -323,10 +330,12 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads) {
   fit
 }
 
-kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL) {
+kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL,
+                        hartigan = TRUE) {
   if (!is.null(map)) {
     return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                                            "the features of 'x'", arg = "map")))
+                                            "the features of 'x'", arg = "map",
+                                            hartigan = hartigan)))
   }
   fourier <- isTRUE(kernel$shift_invariant)
   if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
@@ -341,16 +350,17 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
     kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                     "the random features of 'x'", arg = "D")
+                     "the random features of 'x'", arg = "D", hartigan = hartigan)
   })
 }
 
 # Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
 # would not fit in memory, and which argument to change).
-kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg) {
+kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg,
+                             hartigan = TRUE) {
   check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
-  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, nstart, iter.max, nthreads)
+  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, hartigan, nstart, iter.max, nthreads)
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
   fit$D <- map_size(map)
@@ -368,7 +378,7 @@ kkm_result <- function(res, x, k, kernel, method, nstart) {
                  betweenss = max(0, res$totss - tot),
                  iter = res$iter, converged = res$converged, trace = res$trace,
                  start_objectives = res$start_objectives, distance = res$distance,
-                 reseeded = res$reseeded, k = k, kernel = kernel, method = method,
+                 reseeded = res$reseeded, moves = res$moves, k = k, kernel = kernel, method = method,
                  nstart = nstart),
             class = "kernel_kmeans")
 }

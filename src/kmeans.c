@@ -123,7 +123,7 @@ static void trace_put(km_trace *tr, R_xlen_t t, double value)
 /* One run from the assignment in a (0-based, empty clusters allowed). */
 static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
                    double *bdist, int itermax, km_trace *trace, int *iter,
-                   int *converged, int *reseeded)
+                   int *converged, int *reseeded, int *ntrace, int *moves)
 {
     R_xlen_t n = p->n;
     int k = p->k, t = 0;
@@ -156,6 +156,25 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
         trace_put(trace, t, obj);
     }
     *iter = t;
+    /* Hartigan-Wong passes from Lloyd's partition, whose centres the problem
+     * holds.  Every move lowers the objective, and a partition no move
+     * improves is also one Lloyd leaves alone, so nothing follows them. */
+    int passes = 0;
+    *moves = 0;
+    if (p->hartigan) {
+        double obj;
+        while (passes < itermax) {
+            int mv = p->hartigan_pass(p, a, size, &obj);
+            if (mv == 0) break;
+            *moves += mv;
+            passes++;
+            trace_put(trace, t + passes, obj);
+            R_CheckUserInterrupt();
+        }
+        /* recompute the centres from scratch: no drift from the updates */
+        if (passes > 0) trace->v[t + passes] = p->refresh(p, a, NULL, size);
+    }
+    *ntrace = t + passes + 1;
 }
 
 /* nstart runs (from init if given, else k-means++), keeping the lowest
@@ -177,19 +196,22 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
     double best = 0.0;
     int best_run = -1;
     for (int r = 0; r < nstart; r++) {
-        int iter, conv, reseeded;
+        int iter, conv, reseeded, ntrace, moves;
         if (init) memcpy(a, init, sizeof(int) * (size_t) n);
         else seed_plus_plus(p, a, dist, bdist);
-        km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded);
-        double obj = trace.v[iter];
+        km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded,
+               &ntrace, &moves);
+        double obj = trace.v[ntrace - 1];
         res->start_obj[r] = obj;
         if (best_run < 0 || obj < best) {
             best = obj;
             best_run = r;
             memcpy(res->cluster, a, sizeof(int) * (size_t) n);
             memcpy(res->size, size, sizeof(int) * (size_t) k);
-            res->trace = (double *) R_alloc((size_t) iter + 1, sizeof(double));
-            memcpy(res->trace, trace.v, sizeof(double) * ((size_t) iter + 1));
+            res->trace = (double *) R_alloc((size_t) ntrace, sizeof(double));
+            memcpy(res->trace, trace.v, sizeof(double) * (size_t) ntrace);
+            res->ntrace = ntrace;
+            res->moves = moves;
             res->iter = iter;
             res->converged = conv;
             res->reseeded = reseeded;
@@ -202,6 +224,14 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
 
 /* ------------------------------------------------------------------------ */
 /* Shared by the .Call wrappers                                              */
+
+/* TRUE or FALSE, as 1 or 0. */
+int km_flag_arg(SEXP v, const char *what)
+{
+    if (TYPEOF(v) != LGLSXP || XLENGTH(v) != 1 || LOGICAL(v)[0] == NA_LOGICAL)
+        error("'%s' must be TRUE or FALSE", what);
+    return LOGICAL(v)[0];
+}
 
 /* NULL (for NULL), or the 0-based copy of an assignment with values in
  * 1..k, the argument 'what' of the wrapper. */
@@ -222,19 +252,18 @@ const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what)
 
 /* The list both fitting entry points return. */
 SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
-                           const double *dist, const double *trace, int iter,
-                           int converged, int reseeded, const double *start_obj,
-                           int nstart, double totss, SEXP extra, const char *extra_name)
+                    const double *dist, const km_result *r, const double *start_obj,
+                    int nstart, double totss, SEXP extra, const char *extra_name)
 {
     const char *names[] = {"cluster", "size", "withinss", "distance", "trace", "iter",
                            "converged", "reseeded", "start_objectives", "totss",
-                           extra_name, ""};
+                           extra_name, "moves", ""};
     SEXP res = PROTECT(mkNamed(VECSXP, names));
     SEXP cl = PROTECT(allocVector(INTSXP, n));
     SEXP sz = PROTECT(allocVector(INTSXP, k));
     SEXP ws = PROTECT(allocVector(REALSXP, k));
     SEXP ds = PROTECT(allocVector(REALSXP, n));
-    SEXP tr = PROTECT(allocVector(REALSXP, (R_xlen_t) iter + 1));
+    SEXP tr = PROTECT(allocVector(REALSXP, (R_xlen_t) r->ntrace));
     SEXP so = PROTECT(allocVector(REALSXP, nstart));
     for (int c = 0; c < k; c++) {
         INTEGER(sz)[c] = size[c];
@@ -245,19 +274,20 @@ SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
         REAL(ds)[i] = dist[i];
         REAL(ws)[cluster[i]] += dist[i];
     }
-    memcpy(REAL(tr), trace, sizeof(double) * ((size_t) iter + 1));
+    memcpy(REAL(tr), r->trace, sizeof(double) * (size_t) r->ntrace);
     memcpy(REAL(so), start_obj, sizeof(double) * (size_t) nstart);
     SET_VECTOR_ELT(res, 0, cl);
     SET_VECTOR_ELT(res, 1, sz);
     SET_VECTOR_ELT(res, 2, ws);
     SET_VECTOR_ELT(res, 3, ds);
     SET_VECTOR_ELT(res, 4, tr);
-    SET_VECTOR_ELT(res, 5, ScalarInteger(iter));
-    SET_VECTOR_ELT(res, 6, ScalarLogical(converged));
-    SET_VECTOR_ELT(res, 7, ScalarInteger(reseeded));
+    SET_VECTOR_ELT(res, 5, ScalarInteger(r->iter));
+    SET_VECTOR_ELT(res, 6, ScalarLogical(r->converged));
+    SET_VECTOR_ELT(res, 7, ScalarInteger(r->reseeded));
     SET_VECTOR_ELT(res, 8, so);
     SET_VECTOR_ELT(res, 9, ScalarReal(totss));
     SET_VECTOR_ELT(res, 10, extra);
+    SET_VECTOR_ELT(res, 11, ScalarInteger(r->moves));
     UNPROTECT(7);
     return res;
 }

@@ -181,18 +181,65 @@ static void gram_point_dist(km_problem *p, R_xlen_t s, double *out)
     for (R_xlen_t i = 0; i < p->n; i++) out[i] = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
 }
 
-/* Exact kernel k-means on the n x n Gram matrix K.  Outputs as km_fit, plus
- * sq (k): the squared norms T_c / |c|^2 of the centres.  *trace points to
- * iter + 1 objective values (R_alloc'ed). */
+/* One Hartigan-Wong pass (kmeans.h) on the Gram sums: point i's distance to
+ * every centre is O(1) from S, and a move updates S by column i of K (O(n)),
+ * T_a by -2 S[i, a] + K_ii and T_b by 2 S[i, b] + K_ii.  Serial, in the
+ * order of the points, so the result does not depend on the threads. */
+static int gram_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
+{
+    gram_problem *g = (gram_problem *) p;
+    R_xlen_t n = p->n;
+    int k = p->k, moves = 0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        int from = a[i], to = -1;
+        if (g->size[from] < 2) continue;
+        double nf = (double) g->size[from];
+        double remove = nf / (nf - 1.0) * km_clamp0(gram_distance(g, i, from));
+        double best = remove * (1.0 - KM_MOVE_GAIN);
+        for (int c = 0; c < k; c++) {
+            if (c == from) continue;
+            double nc = (double) g->size[c];
+            double add = g->size[c] > 0 ? nc / (nc + 1.0) * km_clamp0(gram_distance(g, i, c)) : 0.0;
+            if (add < best) { best = add; to = c; }
+        }
+        if (to < 0) continue;
+        double *sf = g->S + (R_xlen_t) from * n, *st = g->S + (R_xlen_t) to * n;
+        const double *ki = g->K + i * n;
+        g->T[from] += g->diag[i] - 2.0 * sf[i];
+        g->T[to] += g->diag[i] + 2.0 * st[i];
+        for (R_xlen_t j = 0; j < n; j++) {
+            sf[j] -= ki[j];
+            st[j] += ki[j];
+        }
+        g->size[from]--;
+        g->size[to]++;
+        size[from]--;
+        size[to]++;
+        a[i] = to;
+        for (int c = 0; c < 2; c++) {
+            int cc = c ? to : from;
+            double sz = (double) g->size[cc];
+            g->sq[cc] = g->size[cc] > 0 ? g->T[cc] / (sz * sz) : 0.0;
+        }
+        moves++;
+        if ((moves & 255) == 0) R_CheckUserInterrupt();
+    }
+    /* the objective: sum_c (sum_{i in c} K_ii - T_c / |c|) */
+    double o = km_sum(g->diag, n);
+    for (int c = 0; c < k; c++) if (g->size[c] > 0) o -= g->T[c] / (double) g->size[c];
+    *obj = km_clamp0(o);
+    g->since_full = KM_MAX_INCREMENTAL;   /* the next refresh recomputes S */
+    return moves;
+}
+
+/* Exact kernel k-means on the n x n Gram matrix K (kmeans.h), plus sq (k):
+ * the squared norms T_c / |c|^2 of the centres. */
 int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int nthreads, int *cluster,
-                        int *size, double *dist, double **trace, int *iter,
-                        int *converged, int *reseeded, double *start_obj,
-                        double *sq, double *totss)
+                        int nstart, int itermax, int hartigan, int nthreads,
+                        km_result *res, double *sq, double *totss)
 {
     gram_problem g;
     memset(&g, 0, sizeof(g));
-    km_result res = {cluster, size, dist, NULL, 0, 0, 0, start_obj};
     if (n < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
     g.base.n = n;
     g.base.k = k;
@@ -201,6 +248,8 @@ int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
     g.base.own_dist = gram_own_dist;
     g.base.assign = gram_assign;
     g.base.point_dist = gram_point_dist;
+    g.base.hartigan_pass = gram_hartigan_pass;
+    g.base.hartigan = hartigan;
     g.K = K;
     g.diag = (double *) R_alloc((size_t) n, sizeof(double));
     g.S = (double *) R_alloc((size_t) n * (size_t) k, sizeof(double));
@@ -217,13 +266,9 @@ int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
     accumulate_columns(K, n, n, zeros, 1, g.S, nthreads);
     *totss = km_clamp0(km_sum(g.diag, n) - km_sum(g.S, n) / (double) n);
 
-    int status = km_fit(&g.base, init, nstart, itermax, &res);
+    int status = km_fit(&g.base, init, nstart, itermax, res);
     if (status != BOCHNER_OK) return status;
     for (int c = 0; c < k; c++) sq[c] = g.sq[c];
-    *trace = res.trace;
-    *iter = res.iter;
-    *converged = res.converged;
-    *reseeded = res.reseeded;
     return BOCHNER_OK;
 }
 
@@ -279,7 +324,7 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
 /* .Call wrappers                                                            */
 
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
-                              SEXP nstart, SEXP itermax, SEXP nthreads)
+                              SEXP hartigan, SEXP nstart, SEXP itermax, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
@@ -290,6 +335,7 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int im = bochner_count_arg(itermax, "iter.max", 1);
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
+    int hw = km_flag_arg(hartigan, "hartigan");
     int nth = bochner_nthreads(asInteger(nthreads));
 
     double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
@@ -301,18 +347,16 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
     double *dist = (double *) R_alloc((size_t) n, sizeof(double));
-    double *trace = NULL;
     double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
+    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, start_obj};
     SEXP sq = PROTECT(allocVector(REALSXP, kk));
-    int iter = 0, conv = 0, reseeded = 0;
     double totss = 0.0;
     GetRNGstate();
-    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, nth, cluster, size, dist, &trace,
-                                 &iter, &conv, &reseeded, start_obj, REAL(sq), &totss);
+    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, hw, nth, &r, REAL(sq), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");
-    SEXP res = km_result_list(n, kk, cluster, size, dist, trace, iter, conv, reseeded,
-                              start_obj, ns, totss, sq, "centre_sqnorm");
+    SEXP res = km_result_list(n, kk, cluster, size, dist, &r, start_obj, ns, totss, sq,
+                              "centre_sqnorm");
     UNPROTECT(1);
     return res;
 }
