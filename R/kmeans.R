@@ -137,11 +137,12 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 #' @rdname kernel_kmeans
 #' @export
 kernel_kmeans.default <- function(x, centers, kernel = NULL,
-                                  method = c("exact", "rff"), D = 500, nstart = 10,
+                                  method = c("exact", "rff", "nystrom"), D = 500, nstart = 10,
                                   iter.max = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
+  nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x")
   if (missing(centers)) {
     stop_arg("centers", "is required: the number of clusters, or an initial ",
@@ -163,10 +164,10 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   if (!is.null(map)) {
     if (method != "rff") stop_arg("map", "is for method = \"rff\"")
     check_feature_map(map, ncol(x))
-  } else if (method == "rff") {
+  } else if (method != "exact") {
     D <- check_count(D, "D")
   }
-  if (!is.null(start$init) && missing(nstart)) {
+  if (!is.null(start$init) && !nstart_given) {
     nstart <- 1L
   } else if (!is.null(start$init) && nstart > 1L) {
     warning("'nstart' is ignored when 'centers' is an initial assignment", call. = FALSE)
@@ -175,6 +176,8 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   input <- input_description(x)
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, hartigan)
+  } else if (method == "nystrom") {
+    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, hartigan)
   } else {
     fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, hartigan)
   }
@@ -195,13 +198,15 @@ kernel_kmeans.formula <- function(x, data = NULL, ...) {
 }
 
 kkm_method <- function(method) {
-  choices <- c("exact", "rff")
+  choices <- c("exact", "rff", "nystrom")
   if (identical(method, choices)) return("exact")
   if (!is.character(method) || length(method) != 1L || is.na(method)) {
-    stop_arg("method", "must be \"exact\" or \"rff\"")
+    stop_arg("method", "must be \"exact\", \"rff\" or \"nystrom\"")
   }
   hit <- pmatch(method, choices)
-  if (is.na(hit)) stop_arg("method", "must be \"exact\" or \"rff\" (got \"", method, "\")")
+  if (is.na(hit)) {
+    stop_arg("method", "must be \"exact\", \"rff\" or \"nystrom\" (got \"", method, "\")")
+  }
   choices[hit]
 }
 
@@ -354,6 +359,23 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
   })
 }
 
+# Nystrom: min(D, n) landmarks drawn uniformly (nystrom_features()), then the
+# same k-means as on random features, on the rank-restricted Nystrom map
+# (Wang, Gittens & Mahoney 2019: a (1 + eps) approximation of the kernel
+# k-means objective).  One stream: the landmarks, then the seeding.
+kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
+                            hartigan = TRUE) {
+  resolved <- resolve_kernel(kernel, x)
+  with_seed(seed, {
+    map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
+                            nthreads = nthreads)
+    fit <- kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+                            "the Nystrom features of 'x'", arg = "D", hartigan = hartigan)
+  })
+  fit$method <- "nystrom"
+  fit
+}
+
 # Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
 # would not fit in memory, and which argument to change).
 kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg,
@@ -488,6 +510,7 @@ fitted.kernel_kmeans <- function(object, method = c("classes", "distances"), ...
 
 kkm_description <- function(x) {
   what <- if (x$method == "exact") "exact, on the Gram matrix"
+          else if (inherits(x$map, "nystrom_features")) sprintf("on %d Nystr\u00f6m features", x$map$n_features)
           else sprintf("on %d random %sfeatures", x$map$n_features,
                        if (inherits(x$map, c("fourier_features", "structured_features"))) "Fourier " else "")
   kern <- kernel_summary(x$kernel)
