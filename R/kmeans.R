@@ -574,3 +574,85 @@ print.summary.kernel_kmeans <- function(x, ...) {
   if (x$reseeded > 0L) cat("Empty clusters re-seeded:", x$reseeded, "\n")
   invisible(x)
 }
+
+#' Plot the clusters of a kernel k-means fit
+#'
+#' Two-dimensional data are drawn as they are, each point coloured by its
+#' cluster.  Data with more columns are drawn on their first two principal
+#' components in feature space, the space in which the clusters were found:
+#' kernel principal components of the centred Gram matrix for
+#' `method = "exact"`, principal components of the fit's features for
+#' `method = "rff"` and `"nystrom"`.  Beyond `max_points` rows an evenly
+#' spaced subsample is drawn (the Gram matrix of the points drawn is formed
+#' for the exact method).
+#'
+#' @param x A fit from [kernel_kmeans()].
+#' @param data The points to draw, with the columns the model was fitted on;
+#'   clustered by [predict()][predict.kernel_kmeans].  The default, `NULL`,
+#'   draws the training data, which exact fits keep; fits on features keep
+#'   no data and need `data`.
+#' @param max_points The most points drawn.
+#' @param main,... Passed to [graphics::plot()].
+#' @return The coordinates drawn, invisibly: a two-column matrix with the
+#'   cluster of each point as attribute `cluster`.
+#' @examples
+#' set.seed(1)
+#' angle <- runif(300, 0, 2 * pi)
+#' radius <- rep(c(1, 3), each = 150) + rnorm(300, sd = 0.1)
+#' rings <- cbind(radius * cos(angle), radius * sin(angle))
+#' fit <- kernel_kmeans(rings, 2, seed = 1)
+#' plot(fit)
+#' # four columns: the first two feature-space components
+#' plot(kernel_kmeans(iris[, 1:4], 3, seed = 1))
+#' @md
+#' @export
+plot.kernel_kmeans <- function(x, data = NULL, max_points = 5000, main = NULL, ...) {
+  max_points <- check_count(max_points, "max_points", lower = 2)
+  if (is.null(data)) {
+    if (is.null(x$x)) {
+      stop_arg("data", "is required for a fit on features (method = \"", x$method,
+               "\"), which keeps no training data")
+    }
+    pts <- x$x
+    cluster <- unname(x$cluster)
+  } else {
+    pts <- kkm_input_matrix(x, data, arg = "data")
+    cluster <- NULL
+  }
+  if (nrow(pts) > max_points) {
+    keep <- unique(round(seq(1, nrow(pts), length.out = max_points)))
+    pts <- pts[keep, , drop = FALSE]
+    if (!is.null(cluster)) cluster <- cluster[keep]
+  }
+  if (is.null(cluster)) cluster <- unname(predict(x, pts))
+  if (ncol(pts) == 2L) {
+    coords <- pts
+    labels <- if (is.null(colnames(pts))) c("x[, 1]", "x[, 2]") else colnames(pts)
+  } else {
+    coords <- kkm_feature_components(x, pts)
+    labels <- c("feature-space component 1", "feature-space component 2")
+  }
+  if (is.null(main)) main <- sprintf("Kernel k-means, %d cluster%s", x$k, if (x$k == 1L) "" else "s")
+  graphics::plot(coords[, 1], coords[, 2], col = cluster, pch = 20, xlab = labels[1],
+                 ylab = labels[2], main = main, ...)
+  coords <- unname(as.matrix(coords))
+  attr(coords, "cluster") <- cluster
+  invisible(coords)
+}
+
+# The first two principal components in feature space of the rows of pts:
+# kernel PCA on the centred Gram matrix, or PCA of the features.
+kkm_feature_components <- function(fit, pts) {
+  if (fit$method == "exact") {
+    K <- kernel_matrix(fit$kernel, pts)
+    Kc <- K - rowMeans(K) - rep(colMeans(K), each = nrow(K)) + mean(K)
+    e <- eigen((Kc + t(Kc)) / 2, symmetric = TRUE)
+    r <- min(2L, ncol(e$vectors))
+    coords <- e$vectors[, seq_len(r), drop = FALSE] %*% diag(sqrt(pmax(e$values[seq_len(r)], 0)), r)
+  } else {
+    Z <- transform_features(fit$map, pts, 1L)
+    coords <- stats::prcomp(Z, rank. = 2)$x
+  }
+  if (ncol(coords) < 2L) coords <- cbind(coords, 0)
+  coords[, 1:2, drop = FALSE]
+}
