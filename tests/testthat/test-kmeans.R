@@ -606,7 +606,7 @@ test_that("bad input gets clear errors naming the argument", {
   expect_error(kernel_kmeans(x, matrix(0, 2, 2), k), "'centers' .* not supported")
   expect_error(kernel_kmeans(x, 2, k, iter.max = 0), "'iter.max' must be at least 1")
   expect_error(kernel_kmeans(x, 2, k, nstart = 0), "'nstart' must be at least 1")
-  expect_error(kernel_kmeans(x, 2, k, method = "lloyd"), "'method' must be \"exact\" or \"rff\" \\(got \"lloyd\"\\)")
+  expect_error(kernel_kmeans(x, 2, k, method = "lloyd"), "'method' must be \"exact\", \"rff\" or \"nystrom\" \\(got \"lloyd\"\\)")
   expect_error(kernel_kmeans(x, 2, k, method = "rff", D = 0), "'D' must be at least 1")
   expect_error(kernel_kmeans(x, 2, "gaussian"), "'kernel' must be a kernel object")
   expect_error(kernel_kmeans(x, 2, k, foo = 1), "unused argument")
