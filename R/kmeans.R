@@ -52,6 +52,14 @@
 #' never above Lloyd's from the same seeds.  No step can increase the
 #' objective; the objective after seeding, after each Lloyd iteration and
 #' after each Hartigan-Wong pass is kept in `trace`.
+#' **k-means||** (Bahmani et al., 2012; `seeding = "kmeans||"`, the
+#' default from 100 000 rows) replaces the \eqn{k} passes of k-means++ over
+#' the data by 5 rounds: each takes every point independently with
+#' probability \eqn{\min(1, 2k\,d^2(x) / \sum_y d^2(y))}, \eqn{d} the
+#' distance to the nearest candidate so far, and one pass finds the new
+#' candidates' distances; k-means++ on the candidates, weighted by the
+#' number of points nearest to each, then picks the \eqn{k} seeds.  The
+#' draws are serial, so the seeds do not depend on the number of threads.
 #' With `nstart > 1` the whole procedure is repeated from new seeds and the
 #' run with the lowest objective is returned.  A cluster that becomes empty
 #' (from a poor initial assignment, or during the iterations) is re-seeded
@@ -111,6 +119,8 @@
 #'   an initial assignment (with a warning if given).
 #' @param algorithm `"Hartigan-Wong"` (Lloyd's iterations, then single-point
 #'   moves, see Details) or `"Lloyd"` (the iterations alone).
+#' @param seeding `"kmeans++"`, `"kmeans||"` (see Details) or `"auto"`:
+#'   k-means|| from 100 000 rows, k-means++ below.
 #' @param iter.max Maximum number of iterations per start.
 #' @param seed `NULL` to use the current random number stream, or a number to
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
@@ -186,6 +196,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   method = c("exact", "rff", "nystrom"), D = 500, nstart = 10,
                                   iter.max = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
+                                  seeding = c("auto", "kmeans++", "kmeans||"),
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   nstart_given <- !missing(nstart)
@@ -203,6 +214,10 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   method <- kkm_method(method)
   algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
   hartigan <- algorithm == "Hartigan-Wong"
+  seeding <- check_choice(seeding, c("auto", "kmeans++", "kmeans||"), "seeding")
+  if (seeding == "auto") seeding <- if (nrow(x) >= kkm_parallel_from) "kmeans||" else "kmeans++"
+  # what the C code is told: Hartigan-Wong moves, and k-means|| (1L) or ++ (0L)
+  algo <- list(hartigan = hartigan, seeding = as.integer(seeding == "kmeans||"))
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
@@ -221,13 +236,14 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   }
   input <- input_description(x)
   if (method == "exact") {
-    fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, hartigan)
+    fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, algo)
   } else if (method == "nystrom") {
-    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, hartigan)
+    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, algo)
   } else {
-    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, hartigan)
+    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, algo)
   }
   fit$algorithm <- algorithm
+  fit$seeding <- seeding
   fit$input <- input
   fit$bandwidth <- bandwidth
   if (!fit$converged) {
@@ -283,6 +299,12 @@ kkm_bandwidth <- function(x, max_rows = 1000L, fraction = 0.1) {
   }
   list(sigma = sigma, rule = rule, neighbour = m, rows = rows)
 }
+
+# From this many rows, seeding = "auto" is k-means||: its 5 rounds each make
+# one pass over the data for all the candidates they draw, where k-means++
+# makes k passes, one per centre.
+kkm_parallel_from <- 1e5
+kkm_algo_default <- list(hartigan = TRUE, seeding = 0L)
 
 # `centers` as the number of clusters or an initial assignment.
 kkm_centers <- function(centers, n) {
@@ -354,7 +376,7 @@ kkm_gram_refusal <- function(n, k, why) {
 kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)
 
 kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
-                          hartigan = TRUE) {
+                          algo = kkm_algo_default) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
   check_allocation(n, n, "the Gram matrix", arg = "x")
@@ -366,7 +388,8 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
-          start$k, start$init, hartigan, nstart, iter.max, nthreads),
+          start$k, start$init, algo$hartigan, algo$seeding, nstart,
+          iter.max, nthreads),
     error = function(e) {
       if (grepl("cannot allocate", conditionMessage(e))) {
         kkm_gram_refusal(n, start$k, "and allocating them failed")
@@ -382,11 +405,11 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
 }
 
 kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL,
-                        hartigan = TRUE) {
+                        algo = kkm_algo_default) {
   if (!is.null(map)) {
     return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
                                             "the features of 'x'", arg = "map",
-                                            hartigan = hartigan)))
+                                            algo = algo)))
   }
   fourier <- isTRUE(kernel$shift_invariant)
   if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
@@ -401,7 +424,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
     kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                     "the random features of 'x'", arg = "D", hartigan = hartigan)
+                     "the random features of 'x'", arg = "D", algo = algo)
   })
 }
 
@@ -410,13 +433,13 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
 # (Wang, Gittens & Mahoney 2019: a (1 + eps) approximation of the kernel
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
-                            hartigan = TRUE) {
+                            algo = kkm_algo_default) {
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
                             nthreads = nthreads)
     fit <- kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                            "the Nystrom features of 'x'", arg = "D", hartigan = hartigan)
+                            "the Nystrom features of 'x'", arg = "D", algo = algo)
   })
   fit$method <- "nystrom"
   fit
@@ -425,10 +448,11 @@ kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthread
 # Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
 # would not fit in memory, and which argument to change).
 kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg,
-                             hartigan = TRUE) {
+                             algo = kkm_algo_default) {
   check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
-  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, hartigan, nstart, iter.max, nthreads)
+  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, algo$hartigan, algo$seeding,
+               nstart, iter.max, nthreads)
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
   fit$D <- map_size(map)

@@ -67,6 +67,78 @@ static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
     }
 }
 
+/* k-means|| (Bahmani, Moseley, Vattani, Kumar & Vassilvitskii, 2012): a
+ * uniform first candidate, then KM_PAR_ROUNDS rounds that each take every
+ * point independently with probability min(1, l d(x)^2 / psi), l = 2k,
+ * psi = sum_x d(x)^2, d the distance to the nearest candidate, the new
+ * candidates' distances found in one pass over the points; then k-means++
+ * on the candidates weighted by the points nearest to them, and every point
+ * joins its nearest chosen candidate.  The draws are serial unif_rand()
+ * calls (one per point per round), the passes per point, so the seeds do
+ * not depend on the threads.  With at most k candidates (few distinct
+ * points), plain k-means++. */
+#define KM_PAR_ROUNDS 5
+
+static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
+{
+    R_xlen_t n = p->n, cap = 16 * (R_xlen_t) p->k + 16, ncand = 0;
+    int k = p->k;
+    double ell = 2.0 * (double) k;
+    R_xlen_t *cand = (R_xlen_t *) R_alloc((size_t) cap, sizeof(R_xlen_t));
+    for (R_xlen_t i = 0; i < n; i++) {
+        mind[i] = R_PosInf;
+        a[i] = -1;
+    }
+    cand[ncand++] = draw_uniform(n);
+    p->nearest(p, cand, 1, 0, mind, a);
+    for (int round = 0; round < KM_PAR_ROUNDS; round++) {
+        double psi = km_sum(mind, n);
+        if (!(psi > 0.0)) break;
+        R_xlen_t first = ncand;
+        for (R_xlen_t i = 0; i < n; i++) {
+            if (unif_rand() * psi < ell * mind[i]) {
+                if (ncand == cap) {
+                    R_xlen_t grown = 2 * cap;
+                    R_xlen_t *c2 = (R_xlen_t *) R_alloc((size_t) grown, sizeof(R_xlen_t));
+                    memcpy(c2, cand, sizeof(R_xlen_t) * (size_t) cap);
+                    cand = c2;
+                    cap = grown;
+                }
+                cand[ncand++] = i;
+            }
+        }
+        if (ncand > first) p->nearest(p, cand + first, ncand - first, first, mind, a);
+        R_CheckUserInterrupt();
+    }
+    if (ncand <= k) {
+        seed_plus_plus(p, a, mind, tmp);
+        return;
+    }
+    /* candidates weighted by the number of points nearest to them */
+    double *w = (double *) R_alloc((size_t) ncand, sizeof(double));
+    double *cd = (double *) R_alloc((size_t) ncand, sizeof(double));
+    R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+    for (R_xlen_t c = 0; c < ncand; c++) w[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) w[a[i]] += 1.0;
+    for (int r = 0; r < k; r++) {
+        R_xlen_t s;
+        if (r == 0) {
+            s = draw_proportional(w, ncand, km_sum(w, ncand));
+        } else {
+            for (R_xlen_t c = 0; c < ncand; c++) tmp[c] = w[c] * cd[c];
+            double total = km_sum(tmp, ncand);
+            s = total > 0.0 ? draw_proportional(tmp, ncand, total) : draw_uniform(ncand);
+        }
+        chosen[r] = cand[s];
+        for (R_xlen_t c = 0; c < ncand; c++) {
+            double d = p->pair_dist(p, cand[c], cand[s]);
+            if (r == 0 || d < cd[c]) cd[c] = d;
+        }
+    }
+    for (R_xlen_t i = 0; i < n; i++) mind[i] = R_PosInf;
+    p->nearest(p, chosen, k, 0, mind, a);
+}
+
 static void count_sizes(const int *a, R_xlen_t n, int k, int *size)
 {
     for (int c = 0; c < k; c++) size[c] = 0;
@@ -198,6 +270,7 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
     for (int r = 0; r < nstart; r++) {
         int iter, conv, reseeded, ntrace, moves;
         if (init) memcpy(a, init, sizeof(int) * (size_t) n);
+        else if (p->seeding) seed_parallel(p, a, dist, bdist);
         else seed_plus_plus(p, a, dist, bdist);
         km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded,
                &ntrace, &moves);
@@ -231,6 +304,14 @@ int km_flag_arg(SEXP v, const char *what)
     if (TYPEOF(v) != LGLSXP || XLENGTH(v) != 1 || LOGICAL(v)[0] == NA_LOGICAL)
         error("'%s' must be TRUE or FALSE", what);
     return LOGICAL(v)[0];
+}
+
+/* 0 (k-means++) or 1 (k-means||). */
+int km_seeding_arg(SEXP v)
+{
+    if (TYPEOF(v) != INTSXP || XLENGTH(v) != 1 || (INTEGER(v)[0] != 0 && INTEGER(v)[0] != 1))
+        error("'seeding' must be 0L (k-means++) or 1L (k-means||)");
+    return INTEGER(v)[0];
 }
 
 /* NULL (for NULL), or the 0-based copy of an assignment with values in

@@ -37,6 +37,14 @@ struct km_problem {
      * and size, returns the number of moves, the objective into *obj. */
     int (*hartigan_pass)(km_problem *p, int *a, int *size, double *obj);
     int hartigan;      /* run Hartigan-Wong passes after Lloyd */
+    /* k-means||: for every point i, its distances to the m points s[] in
+     * order; where one is below mind[i], mind[i] takes it and near[i] its
+     * index plus base (ties keep the earlier point). */
+    void (*nearest)(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                    double *mind, int *near);
+    /* Squared distance between points i and j. */
+    double (*pair_dist)(km_problem *p, R_xlen_t i, R_xlen_t j);
+    int seeding;       /* 0: k-means++, 1: k-means|| */
 };
 
 /* A move must gain more than this fraction of the point's cost, so that
@@ -65,6 +73,7 @@ static inline R_xlen_t km_row_blocks(R_xlen_t n)
 int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *res);
 double km_sum(const double *x, R_xlen_t n);
 int km_flag_arg(SEXP v, const char *what);
+int km_seeding_arg(SEXP v);
 const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what);
 SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
                     const double *dist, const km_result *r, const double *start_obj,
@@ -74,10 +83,11 @@ SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
  * size, dist (n, k, n) and start_obj (nstart) allocated by the caller; the
  * rest is filled in (trace R_alloc'ed). */
 int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int hartigan, int nthreads,
-                        km_result *res, double *sq, double *totss);
+                        int nstart, int itermax, int hartigan, int seeding,
+                        int nthreads, km_result *res, double *sq, double *totss);
 int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
                          const int *init, int nstart, int itermax, int hartigan,
-                         int nthreads, km_result *res, double *centres, double *totss);
+                         int seeding, int nthreads, km_result *res, double *centres,
+                         double *totss);
 
 #endif

@@ -181,6 +181,51 @@ static void gram_point_dist(km_problem *p, R_xlen_t s, double *out)
     for (R_xlen_t i = 0; i < p->n; i++) out[i] = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
 }
 
+/* k-means|| (kmeans.h): distances to the m points from their columns of K. */
+typedef struct {
+    const gram_problem *g;
+    const R_xlen_t *s;
+    R_xlen_t m, base;
+    double *mind;
+    int *near;
+} nearest_job;
+
+static void nearest_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const nearest_job *j = (const nearest_job *) ctx;
+    const gram_problem *g = j->g;
+    R_xlen_t n = g->base.n, i0 = blk * KM_ROW_BLOCK;
+    R_xlen_t i1 = n - i0 < KM_ROW_BLOCK ? n : i0 + KM_ROW_BLOCK;
+    for (R_xlen_t q = 0; q < j->m; q++) {
+        R_xlen_t s = j->s[q];
+        const double *ks = g->K + s * n;
+        double kss = g->diag[s];
+        for (R_xlen_t i = i0; i < i1; i++) {
+            double d = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
+            if (d < j->mind[i]) {
+                j->mind[i] = d;
+                j->near[i] = (int) (j->base + q);
+            }
+        }
+    }
+}
+
+static void gram_nearest(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                         double *mind, int *near)
+{
+    nearest_job j = {(gram_problem *) p, s, m, base, mind, near};
+    bochner_parallel_blocks(km_row_blocks(p->n),
+                            bochner_threads_for(p->nthreads, 4.0 * (double) p->n * (double) m),
+                            KM_BLOCKS_PER_CHECK, nearest_block, &j);
+}
+
+static double gram_pair_dist(km_problem *p, R_xlen_t i, R_xlen_t j)
+{
+    gram_problem *g = (gram_problem *) p;
+    return km_clamp0(g->diag[i] - 2.0 * g->K[i + j * p->n] + g->diag[j]);
+}
+
 /* One Hartigan-Wong pass (kmeans.h) on the Gram sums: point i's distance to
  * every centre is O(1) from S, and a move updates S by column i of K (O(n)),
  * T_a by -2 S[i, a] + K_ii and T_b by 2 S[i, b] + K_ii.  Serial, in the
@@ -235,8 +280,8 @@ static int gram_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
 /* Exact kernel k-means on the n x n Gram matrix K (kmeans.h), plus sq (k):
  * the squared norms T_c / |c|^2 of the centres. */
 int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int hartigan, int nthreads,
-                        km_result *res, double *sq, double *totss)
+                        int nstart, int itermax, int hartigan, int seeding,
+                        int nthreads, km_result *res, double *sq, double *totss)
 {
     gram_problem g;
     memset(&g, 0, sizeof(g));
@@ -250,6 +295,9 @@ int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
     g.base.point_dist = gram_point_dist;
     g.base.hartigan_pass = gram_hartigan_pass;
     g.base.hartigan = hartigan;
+    g.base.nearest = gram_nearest;
+    g.base.pair_dist = gram_pair_dist;
+    g.base.seeding = seeding;
     g.K = K;
     g.diag = (double *) R_alloc((size_t) n, sizeof(double));
     g.S = (double *) R_alloc((size_t) n * (size_t) k, sizeof(double));
@@ -324,7 +372,8 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
 /* .Call wrappers                                                            */
 
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
-                              SEXP hartigan, SEXP nstart, SEXP itermax, SEXP nthreads)
+                              SEXP hartigan, SEXP seeding, SEXP nstart, SEXP itermax,
+                              SEXP nthreads)
 {
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
@@ -335,7 +384,7 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int im = bochner_count_arg(itermax, "iter.max", 1);
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
-    int hw = km_flag_arg(hartigan, "hartigan");
+    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
     int nth = bochner_nthreads(asInteger(nthreads));
 
     double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
@@ -352,7 +401,7 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     SEXP sq = PROTECT(allocVector(REALSXP, kk));
     double totss = 0.0;
     GetRNGstate();
-    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, hw, nth, &r, REAL(sq), &totss);
+    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, hw, sd, nth, &r, REAL(sq), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");
     SEXP res = km_result_list(n, kk, cluster, size, dist, &r, start_obj, ns, totss, sq,

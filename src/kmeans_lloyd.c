@@ -36,6 +36,12 @@ typedef struct {
     double *hw;        /* Hartigan-Wong: a chunk's distances, hw_rows x k */
     R_xlen_t hw_first, hw_rows;
     unsigned char *dirty; /* k: centroids moved since the chunk's distances */
+    /* k-means||: the points of nearest(), as columns (D x m), their norms */
+    const double *Vt, *vn;
+    R_xlen_t vm, vbase;
+    double *vscratch;     /* nthreads x KM_ROW_BLOCK x vm */
+    double *mind;
+    int *near;
 } lloyd_problem;
 
 static R_xlen_t block_rows(R_xlen_t n, R_xlen_t blk, R_xlen_t *i0)
@@ -216,6 +222,74 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     over_rows(l, p->n, 2.0 * l->D, vector_dist_block);
 }
 
+/* k-means|| (kmeans.h): distances of a row block to the m points by one
+ * product, as the assignment step does with centroids. */
+static void nearest_block(void *ctx, R_xlen_t blk, int thread)
+{
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0;
+    int m = (int) block_rows(n, blk, &i0), vm = (int) l->vm;
+    double *dm = l->vscratch + (R_xlen_t) thread * KM_ROW_BLOCK * vm;
+    block_centre_distances(l->Z, n, l->D, l->zn, i0, m, l->Vt, vm, l->vn, dm);
+    for (int q = 0; q < vm; q++) {
+        const double *col = dm + (R_xlen_t) q * m;
+        for (int i = 0; i < m; i++) {
+            /* what the product leaves of a zero distance (a point against
+             * itself or its duplicate) is rounding: 0, as the exact value,
+             * so that k-means|| never draws a candidate twice */
+            double d = col[i];
+            if (d <= 1e-12 * (l->zn[i0 + i] + l->vn[q])) d = 0.0;
+            if (d < l->mind[i0 + i]) {
+                l->mind[i0 + i] = d;
+                l->near[i0 + i] = (int) (l->vbase + q);
+            }
+        }
+    }
+}
+
+/* Up to KM_NEAREST_BATCH points per product, so the scratch stays small. */
+#define KM_NEAREST_BATCH 64
+
+static void lloyd_nearest(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                          double *mind, int *near)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    R_xlen_t n = p->n;
+    int D = l->D;
+    for (R_xlen_t q0 = 0; q0 < m; q0 += KM_NEAREST_BATCH) {
+        R_xlen_t vm = m - q0 < KM_NEAREST_BATCH ? m - q0 : KM_NEAREST_BATCH;
+        const void *vmax = vmaxget();
+        double *Vt = (double *) R_alloc((size_t) D * (size_t) vm, sizeof(double));
+        double *vn = (double *) R_alloc((size_t) vm, sizeof(double));
+        for (R_xlen_t q = 0; q < vm; q++) {
+            R_xlen_t pt = s[q0 + q];
+            for (int j = 0; j < D; j++) Vt[j + q * D] = l->Z[pt + (R_xlen_t) j * n];
+            vn[q] = l->zn[pt];
+        }
+        l->Vt = Vt;
+        l->vn = vn;
+        l->vm = vm;
+        l->vbase = base + q0;
+        l->mind = mind;
+        l->near = near;
+        l->vscratch = (double *) R_alloc((size_t) p->nthreads * KM_ROW_BLOCK * (size_t) vm,
+                                         sizeof(double));
+        over_rows(l, n, (double) D * (double) vm, nearest_block);
+        vmaxset(vmax);
+    }
+}
+
+static double lloyd_pair_dist(km_problem *p, R_xlen_t i, R_xlen_t j)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    double s = 0.0;
+    for (int q = 0; q < l->D; q++) {
+        double t = l->Z[i + (R_xlen_t) q * p->n] - l->Z[j + (R_xlen_t) q * p->n];
+        s += t * t;
+    }
+    return s;
+}
+
 #define KM_HW_CHUNK 64   /* row blocks whose distances are computed together */
 
 /* Hartigan-Wong: the distances of a chunk of row blocks to the centroids, by
@@ -366,7 +440,8 @@ static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, in
  * receives the centroids. */
 int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
                          const int *init, int nstart, int itermax, int hartigan,
-                         int nthreads, km_result *res, double *centres, double *totss)
+                         int seeding, int nthreads, km_result *res, double *centres,
+                         double *totss)
 {
     lloyd_problem l;
     if (n < 1 || D < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
@@ -376,6 +451,9 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
     l.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
     l.base.hartigan_pass = lloyd_hartigan_pass;
     l.base.hartigan = hartigan;
+    l.base.nearest = lloyd_nearest;
+    l.base.pair_dist = lloyd_pair_dist;
+    l.base.seeding = seeding;
     if (hartigan) {
         l.hw = (double *) R_alloc((size_t) KM_HW_CHUNK * KM_ROW_BLOCK * (size_t) k,
                                   sizeof(double));
@@ -431,8 +509,8 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
 /* ------------------------------------------------------------------------ */
 /* .Call wrappers                                                            */
 
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP nstart,
-                               SEXP itermax, SEXP nthreads)
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP seeding,
+                               SEXP nstart, SEXP itermax, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
     R_xlen_t n = nrows(z);
@@ -442,7 +520,7 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP ns
     int im = bochner_count_arg(itermax, "iter.max", 1);
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
-    int hw = km_flag_arg(hartigan, "hartigan");
+    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
     int nth = bochner_nthreads(asInteger(nthreads));
 
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
@@ -453,7 +531,7 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP ns
     SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
     double totss = 0.0;
     GetRNGstate();
-    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, a0, ns, im, hw, nth, &r,
+    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, a0, ns, im, hw, sd, nth, &r,
                                       REAL(centres), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");

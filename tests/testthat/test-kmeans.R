@@ -36,6 +36,52 @@ ref_kkm_seed <- function(n, k, point_dist) {
   a
 }
 
+# k-means|| (5 rounds, oversampling 2k), then k-means++ on the candidates
+# weighted by the points nearest to them; every point joins its nearest
+# chosen candidate (ties to the earlier)
+ref_kkm_seed_parallel <- function(n, k, point_dist) {
+  ell <- 2 * k
+  cand <- ref_kkm_uniform(n)
+  mind <- point_dist(cand)
+  near <- rep(1L, n)
+  for (round in 1:5) {
+    psi <- 0
+    for (v in mind) psi <- psi + v
+    if (!(psi > 0)) break
+    u <- runif(n)
+    for (s in which(u * psi < ell * mind)) {
+      cand <- c(cand, s)
+      d <- point_dist(s)
+      closer <- d < mind
+      mind[closer] <- d[closer]
+      near[closer] <- length(cand)
+    }
+  }
+  if (length(cand) <= k) return(ref_kkm_seed(n, k, point_dist))
+  w <- as.numeric(tabulate(near, length(cand)))
+  chosen <- integer(0)
+  for (r in seq_len(k)) {
+    s <- if (r == 1) ref_kkm_proportional(w) else {
+      wd <- w * cd
+      total <- 0
+      for (v in wd) total <- total + v
+      if (total > 0) ref_kkm_proportional(wd) else ref_kkm_uniform(length(cand))
+    }
+    chosen <- c(chosen, cand[s])
+    d <- point_dist(cand[s])[cand]
+    cd <- if (r == 1) d else pmin(cd, d)
+  }
+  mind <- rep(Inf, n)
+  a <- integer(n)
+  for (j in seq_len(k)) {
+    d <- point_dist(chosen[j])
+    closer <- d < mind
+    mind[closer] <- d[closer]
+    a[closer] <- j
+  }
+  a
+}
+
 ref_kkm_fix_empty <- function(a, dist, k) {
   count <- 0
   for (c in seq_len(k)) {
@@ -131,11 +177,13 @@ ref_kkm_run <- function(a, k, iter.max, centre_dist, row_dist = NULL) {
 }
 
 ref_kkm_fit <- function(n, k, nstart, iter.max, point_dist, centre_dist, init = NULL,
-                        row_dist = NULL) {
+                        row_dist = NULL, parallel = FALSE) {
   best <- NULL
   objectives <- numeric(nstart)
   for (r in seq_len(nstart)) {
-    a <- if (is.null(init)) ref_kkm_seed(n, k, point_dist) else init
+    a <- if (!is.null(init)) init
+         else if (parallel) ref_kkm_seed_parallel(n, k, point_dist)
+         else ref_kkm_seed(n, k, point_dist)
     run <- ref_kkm_run(a, k, iter.max, centre_dist, row_dist)
     objectives[r] <- run$trace[length(run$trace)]
     if (is.null(best) || objectives[r] < best$trace[length(best$trace)]) best <- run
@@ -145,7 +193,8 @@ ref_kkm_fit <- function(n, k, nstart, iter.max, point_dist, centre_dist, init = 
 }
 
 # exact kernel k-means on a Gram matrix K
-ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL, hartigan = TRUE) {
+ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL, hartigan = TRUE,
+                          parallel = FALSE) {
   n <- nrow(K)
   dK <- diag(K)
   point_dist <- function(s) pmax(0, dK - 2 * K[, s] + K[s, s])
@@ -168,11 +217,12 @@ ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL, hartiga
     }, 0)
   }
   ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init,
-              if (hartigan) row_dist)
+              if (hartigan) row_dist, parallel)
 }
 
 # Lloyd's k-means (then Hartigan-Wong if hartigan) on the rows of Z
-ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, hartigan = FALSE) {
+ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, hartigan = FALSE,
+                          parallel = FALSE) {
   n <- nrow(Z)
   point_dist <- function(s) colSums((t(Z) - Z[s, ])^2)
   centre_dist <- function(a) {
@@ -189,7 +239,7 @@ ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, hartiga
     vapply(seq_len(k), function(c) sum((Z[i, ] - colMeans(Z[a == c, , drop = FALSE]))^2), 0)
   }
   ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init,
-              if (hartigan) row_dist)
+              if (hartigan) row_dist, parallel)
 }
 
 expect_same_fit <- function(fit, ref, tol = 1e-10) {
@@ -215,8 +265,9 @@ two_rings <- function(n, sd = 0.1) {
 }
 
 lloyd_c <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, nthreads = 1L,
-                    hartigan = FALSE) {
+                    hartigan = FALSE, parallel = FALSE) {
   .Call(C_kmeans_lloyd, Z, as.integer(k), if (!is.null(init)) as.integer(init), hartigan,
+        as.integer(parallel),
         as.integer(nstart), as.integer(iter.max), as.integer(nthreads))
 }
 
@@ -257,6 +308,33 @@ test_that("Lloyd's k-means in C matches the plain-R reference", {
                  ignore_attr = TRUE)
     expect_equal(fit$totss, sum(scale(Z, scale = FALSE)^2), tolerance = 1e-12)
   }
+})
+
+test_that("k-means|| seeding matches the plain-R reference, on K and on features", {
+  set.seed(36)
+  for (case in list(c(n = 40, k = 3), c(n = 700, k = 6), c(n = 9, k = 4))) {
+    x <- matrix(rnorm(case[["n"]] * 2), case[["n"]])
+    kern <- gaussian_kernel(1)
+    fit <- kernel_kmeans(x, case[["k"]], kern, nstart = 2, seed = 3, seeding = "kmeans||",
+                         nthreads = 1)
+    expect_equal(fit$seeding, "kmeans||")
+    set.seed(3)
+    ref <- ref_kkm_exact(kernel_matrix(kern, x), case[["k"]], nstart = 2, parallel = TRUE)
+    expect_same_fit(fit, ref)
+    Z <- matrix(rnorm(case[["n"]] * 5), case[["n"]])
+    set.seed(4)
+    fz <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE)
+    set.seed(4)
+    rz <- ref_kkm_lloyd(Z, case[["k"]], nstart = 2, hartigan = TRUE, parallel = TRUE)
+    expect_same_fit(fz, rz)
+    set.seed(4)
+    fz1 <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE, nthreads = 1L)
+    set.seed(4)
+    fz2 <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE, nthreads = 2L)
+    expect_identical(fz1, fz2)
+  }
+  # "auto" is k-means++ below 1e5 rows
+  expect_equal(kernel_kmeans(x, 2, kern, seed = 1)$seeding, "kmeans++")
 })
 
 test_that("Lloyd's k-means agrees with stats::kmeans from the same start", {
@@ -638,14 +716,15 @@ test_that("a Gram matrix that would not fit is refused, naming method = \"rff\""
 
 test_that("the C entry points check their arguments", {
   x <- matrix(rnorm(20), 10)
-  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, FALSE, 1L, 10L, 1L), "'x' must be a double matrix")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, FALSE, 1L, 10L, 1L), "'k' must be at most")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, rep(3L, 10), FALSE, 1L, 10L, 1L), "values in 1..2")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, 1:2, FALSE, 1L, 10L, 1L), "one value per point")
-  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, FALSE, 1L, 10L, 1L), "unknown kernel")
-  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, FALSE, 1L, 10L, 1L), "'k' must be a whole number")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, FALSE, 1L, 0L, 1L), "'iter.max'")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NA, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, 1L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, FALSE, 0L, 1L, 10L, 1L), "'x' must be a double matrix")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be at most")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, rep(3L, 10), FALSE, 0L, 1L, 10L, 1L), "values in 1..2")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, 1:2, FALSE, 0L, 1L, 10L, 1L), "one value per point")
+  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, FALSE, 0L, 1L, 10L, 1L), "unknown kernel")
+  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be a whole number")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, FALSE, 0L, 1L, 0L, 1L), "'iter.max'")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NA, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, 1L, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
   expect_error(.Call(C_kmeans_centre_distances, x, matrix(0, 2, 3), 1L), "same number of columns")
 })
