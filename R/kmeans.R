@@ -119,6 +119,19 @@
 #'   an initial assignment (with a warning if given).
 #' @param algorithm `"Hartigan-Wong"` (Lloyd's iterations, then single-point
 #'   moves, see Details) or `"Lloyd"` (the iterations alone).
+#' @param batch `NULL` (the default), or for `method = "rff"` and
+#'   `"nystrom"` the size of the mini-batches of mini-batch k-means
+#'   (Sculley, 2010) for data whose features do not fit in memory: the
+#'   centres start from k-means on the features of one batch (with `nstart`
+#'   starts, `seeding` and `algorithm`), then each of at most `iter.max`
+#'   steps maps a fresh random batch, assigns it and moves every centre to
+#'   the running mean of the points it has been given; it stops early when
+#'   no centre moves by more than 1e-3 of the batch's root mean square
+#'   distance (`converged`; no warning otherwise).  A last pass over the rows
+#'   in blocks assigns every point; `withinss`, `totss` and the last value of
+#'   `trace` are exact for that assignment, the earlier values of `trace`
+#'   are estimates from the batches.  Memory: the data, and features for one
+#'   block of rows at a time.
 #' @param seeding `"kmeans++"`, `"kmeans||"` (see Details) or `"auto"`:
 #'   k-means|| from 100 000 rows, k-means++ below.
 #' @param iter.max Maximum number of iterations per start.
@@ -197,7 +210,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   iter.max = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
                                   seeding = c("auto", "kmeans++", "kmeans||"),
-                                  nthreads = bochner_threads(), ...) {
+                                  batch = NULL, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x")
@@ -228,6 +241,12 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   } else if (method != "exact") {
     D <- check_count(D, "D")
   }
+  if (!is.null(batch)) {
+    if (method == "exact") stop_arg("batch", "is for method = \"rff\" or \"nystrom\"")
+    if (!is.null(start$init)) stop_arg("batch", "cannot be used with an initial assignment")
+    batch <- check_count(batch, "batch", lower = start$k)
+    batch <- min(batch, nrow(x))
+  }
   if (!is.null(start$init) && !nstart_given) {
     nstart <- 1L
   } else if (!is.null(start$init) && nstart > 1L) {
@@ -238,15 +257,15 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, algo)
   } else if (method == "nystrom") {
-    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, algo)
+    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, algo, batch)
   } else {
-    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, algo)
+    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, algo, batch)
   }
   fit$algorithm <- algorithm
   fit$seeding <- seeding
   fit$input <- input
   fit$bandwidth <- bandwidth
-  if (!fit$converged) {
+  if (!fit$converged && is.null(batch)) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
   }
@@ -405,11 +424,11 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
 }
 
 kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL,
-                        algo = kkm_algo_default) {
+                        algo = kkm_algo_default, batch = NULL) {
   if (!is.null(map)) {
     return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
                                             "the features of 'x'", arg = "map",
-                                            algo = algo)))
+                                            algo = algo, batch = batch)))
   }
   fourier <- isTRUE(kernel$shift_invariant)
   if (!fourier && is.null(utils::getS3method("build_feature_map", class(kernel)[1L],
@@ -424,7 +443,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
     kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                     "the random features of 'x'", arg = "D", algo = algo)
+                     "the random features of 'x'", arg = "D", algo = algo, batch = batch)
   })
 }
 
@@ -433,13 +452,14 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
 # (Wang, Gittens & Mahoney 2019: a (1 + eps) approximation of the kernel
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
-                            algo = kkm_algo_default) {
+                            algo = kkm_algo_default, batch = NULL) {
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
                             nthreads = nthreads)
     fit <- kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
-                            "the Nystrom features of 'x'", arg = "D", algo = algo)
+                            "the Nystrom features of 'x'", arg = "D", algo = algo,
+                            batch = batch)
   })
   fit$method <- "nystrom"
   fit
@@ -448,7 +468,8 @@ kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthread
 # Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
 # would not fit in memory, and which argument to change).
 kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg,
-                             algo = kkm_algo_default) {
+                             algo = kkm_algo_default, batch = NULL) {
+  if (!is.null(batch)) return(kkm_minibatch(x, start$k, map, batch, nstart, iter.max, nthreads, algo))
   check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
   res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, algo$hartigan, algo$seeding,
@@ -458,6 +479,78 @@ kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, ar
   fit$D <- map_size(map)
   fit$centers <- res$centers
   dimnames(fit$centers) <- list(seq_len(start$k), NULL)
+  fit
+}
+
+# Mini-batch k-means (Sculley, 2010) on the features of x, which are never
+# all in memory: the centres start from k-means (k-means++ or ||, then
+# Hartigan-Wong if asked) with nstart starts on the features of one batch;
+# then each step draws 'batch' rows, maps them, assigns them to the nearest
+# centre and moves each centre to the running mean of all the points it was
+# given so far (its count v_c: c <- (v_c c + sum of its new points) /
+# (v_c + m_c), the per-point learning rate 1 / v_c).  Stops when no centre
+# moves by more than 1e-3 of the root mean square distance of the batch to
+# its centres, or after iter.max steps.  A last pass over x in row blocks
+# assigns every row and gives the exact within and total sums of squares.
+kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
+  n <- nrow(x)
+  first <- sort(sample.int(n, batch))
+  Z <- transform_features(map, x[first, , drop = FALSE], nthreads)
+  res <- .Call(C_kmeans_lloyd, Z, k, NULL, algo$hartigan, algo$seeding, nstart,
+               100L, nthreads)
+  centers <- res$centers
+  counts <- as.numeric(res$size)
+  trace <- sum(res$withinss) * n / batch
+  steps <- 0L
+  converged <- FALSE
+  while (steps < iter.max) {
+    idx <- sort(sample.int(n, batch))
+    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+    dist <- .Call(C_kmeans_centre_distances, Z, centers, nthreads)
+    cl <- max.col(-dist, ties.method = "first")
+    steps <- steps + 1L
+    d_own <- dist[cbind(seq_len(batch), cl)]
+    trace <- c(trace, sum(d_own) * n / batch)
+    m <- tabulate(cl, k)
+    sums <- matrix(0, k, ncol(Z))
+    sums[sort(unique(cl)), ] <- rowsum(Z, cl, reorder = TRUE)
+    updated <- (counts * centers + sums) / pmax(counts + m, 1)
+    updated[m == 0, ] <- centers[m == 0, ]
+    shift <- sqrt(max(rowSums((updated - centers)^2)))
+    centers <- updated
+    counts <- counts + m
+    if (shift <= 1e-3 * sqrt(mean(d_own))) {
+      converged <- TRUE
+      break
+    }
+  }
+  # the last pass: every row to its nearest centre, exact sums of squares
+  cluster <- integer(n)
+  distance <- numeric(n)
+  zsum <- numeric(ncol(centers))
+  zz <- 0
+  for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
+    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+    dist <- .Call(C_kmeans_centre_distances, Z, centers, nthreads)
+    cl <- max.col(-dist, ties.method = "first")
+    cluster[idx] <- cl
+    distance[idx] <- dist[cbind(seq_along(idx), cl)]
+    zsum <- zsum + colSums(Z)
+    zz <- zz + sum(Z * Z)
+  }
+  size <- tabulate(cluster, k)
+  withinss <- as.numeric(rowsum(distance, factor(cluster, seq_len(k)), reorder = TRUE))
+  withinss[is.na(withinss)] <- 0
+  res <- list(cluster = cluster, size = size, withinss = withinss, distance = distance,
+              trace = c(trace, sum(withinss)), iter = steps, converged = converged,
+              reseeded = 0L, start_objectives = res$start_objectives,
+              totss = max(0, zz - sum(zsum^2) / n), centers = centers, moves = 0L)
+  fit <- kkm_result(res, x, k, map$kernel, "rff", nstart)
+  fit$map <- map
+  fit$D <- map_size(map)
+  fit$centers <- centers
+  dimnames(fit$centers) <- list(seq_len(k), NULL)
+  fit$batch <- batch
   fit
 }
 

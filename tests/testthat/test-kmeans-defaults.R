@@ -122,3 +122,26 @@ test_that("plot() draws 2-d data as they are, else the feature-space components"
   expect_equal(abs(unname(pr[, 1:2])), abs(unname(prcomp(predict(rf$map, x))$x[, 1:2])),
                tolerance = 1e-8, ignore_attr = TRUE)
 })
+
+test_that("mini-batch k-means assigns every row to its nearest final centre", {
+  set.seed(54)
+  r <- ring_data(1500, sd = 0.1)
+  kern <- gaussian_kernel(1)
+  fit <- kernel_kmeans(r$x, 2, kern, method = "rff", D = 100, batch = 300, seed = 2)
+  expect_equal(fit$batch, 300L)
+  expect_equal(max(mean(fit$cluster == r$truth), mean(fit$cluster != r$truth)), 1)
+  Z <- predict(fit$map, r$x)
+  D2 <- sapply(1:2, function(c) colSums((t(Z) - fit$centers[c, ])^2))
+  expect_equal(unname(fit$cluster), max.col(-D2, ties.method = "first"))
+  expect_equal(fit$totss, sum(scale(Z, scale = FALSE)^2), tolerance = 1e-10)
+  expect_equal(fit$tot.withinss, sum(D2[cbind(seq_len(nrow(Z)), fit$cluster)]), tolerance = 1e-10)
+  expect_equal(fit$trace[length(fit$trace)], fit$tot.withinss)
+  expect_identical(predict(fit, r$x), fit$cluster)
+  again <- kernel_kmeans(r$x, 2, kern, method = "rff", D = 100, batch = 300, seed = 2,
+                         nthreads = 2)
+  expect_identical(again$cluster, fit$cluster)
+  ny <- kernel_kmeans(r$x, 2, kern, method = "nystrom", D = 50, batch = 300, seed = 2)
+  expect_equal(max(mean(ny$cluster == r$truth), mean(ny$cluster != r$truth)), 1)
+  expect_error(kernel_kmeans(r$x, 2, kern, batch = 100), "'batch' is for method")
+  expect_error(kernel_kmeans(r$x, 2, kern, method = "rff", batch = 1), "'batch' must be")
+})
