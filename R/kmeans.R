@@ -132,6 +132,9 @@
 #'   `trace` are exact for that assignment, the earlier values of `trace`
 #'   are estimates from the batches.  Memory: the data, and features for one
 #'   block of rows at a time.
+#' @param weights `NULL`.  Case weights are not implemented yet; anything
+#'   else is refused (the argument is here so that callers such as the
+#'   formula method can pass `weights = NULL`).
 #' @param seeding `"kmeans++"`, `"kmeans||"` (see Details) or `"auto"`:
 #'   k-means|| from 100 000 rows, k-means++ below.
 #' @param iter.max Maximum number of iterations per start.
@@ -210,8 +213,13 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   iter.max = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
                                   seeding = c("auto", "kmeans++", "kmeans||"),
-                                  batch = NULL, nthreads = bochner_threads(), ...) {
+                                  batch = NULL, weights = NULL,
+                                  nthreads = bochner_threads(), ...) {
   check_no_dots(...)
+  if (!is.null(weights)) {
+    stop_arg("weights", "are not supported yet: case weights in the k-means objective are ",
+             "planned (see issue 16); use weights = NULL")
+  }
   nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x")
   if (missing(centers)) {

@@ -271,6 +271,8 @@ extra_cases <- list(
        "median sigma without data"),
   case("kernel_kmeans", list(x = X, kernel = K1), "centers", "missing centers"),
   case("plot.kernel_kmeans", list(x = fit_km_rff), "data", "no data for a fit on features"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = K1, weights = rep(1, 6)), "weights",
+       "case weights (not implemented)"),
   case("kernel_kmeans", list(x = matrix(1, 6, 2), centers = 2), "x",
        "no bandwidth for identical rows"),
   case("kernel_kmeans", list(x = X, centers = 2, kernel = polynomial_kernel(2), method = "rff",
