@@ -132,9 +132,14 @@
 #'   `trace` are exact for that assignment, the earlier values of `trace`
 #'   are estimates from the batches.  Memory: the data, and features for one
 #'   block of rows at a time.
-#' @param weights `NULL`.  Case weights are not implemented yet; anything
-#'   else is refused (the argument is here so that callers such as the
-#'   formula method can pass `weights = NULL`).
+#' @param weights `NULL`, or non-negative case weights, one per row of `x`:
+#'   the objective becomes \eqn{\sum_i w_i \|\phi(x_i) - \mu_{c(i)}\|^2}
+#'   with \eqn{\mu_c} the weighted mean of cluster \eqn{c}, for every
+#'   method (seeding draws in proportion to \eqn{w_i d^2}; Hartigan-Wong
+#'   moves use \eqn{W_b / (W_b + w_i)} and \eqn{W_a / (W_a - w_i)}, with
+#'   \eqn{W} a cluster's total weight).  Integer weights give the fit of the
+#'   data with each row repeated that many times.  Rows of weight 0 take no
+#'   part in the fit and join their nearest cluster afterwards.
 #' @param seeding `"kmeans++"`, `"kmeans||"` (see Details) or `"auto"`:
 #'   k-means|| from 100 000 rows, k-means++ below.
 #' @param iter.max Maximum number of iterations per start.
@@ -216,12 +221,9 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   batch = NULL, weights = NULL,
                                   nthreads = bochner_threads(), ...) {
   check_no_dots(...)
-  if (!is.null(weights)) {
-    stop_arg("weights", "are not supported yet: case weights in the k-means objective are ",
-             "planned (see issue 16); use weights = NULL")
-  }
   nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x")
+  weights <- kkm_weights(weights, nrow(x))
   if (missing(centers)) {
     stop_arg("centers", "is required: the number of clusters, or an initial ",
              "assignment of the rows of 'x' to clusters 1..k")
@@ -262,6 +264,20 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
     nstart <- 1L
   }
   input <- input_description(x)
+  # rows of weight 0 take no part in the fit; they join their nearest
+  # cluster afterwards
+  all_x <- x
+  zero <- if (!is.null(weights)) which(weights == 0) else integer(0)
+  if (length(zero)) {
+    x <- x[-zero, , drop = FALSE]
+    if (!is.null(start$init)) start$init <- start$init[-zero]
+    weights <- weights[-zero]
+    if (start$k > nrow(x)) {
+      stop_arg("weights", "leave ", nrow(x), " row(s) of positive weight, fewer than the ",
+               start$k, " clusters")
+    }
+  }
+  algo$weights <- weights
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, algo)
   } else if (method == "nystrom") {
@@ -273,6 +289,8 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   fit$seeding <- seeding
   fit$input <- input
   fit$bandwidth <- bandwidth
+  fit$weights <- weights
+  if (length(zero)) fit <- kkm_add_zero_weight_rows(fit, all_x, zero, nthreads)
   if (!fit$converged && is.null(batch)) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
@@ -331,7 +349,43 @@ kkm_bandwidth <- function(x, max_rows = 1000L, fraction = 0.1) {
 # one pass over the data for all the candidates they draw, where k-means++
 # makes k passes, one per centre.
 kkm_parallel_from <- 1e5
-kkm_algo_default <- list(hartigan = TRUE, seeding = 0L)
+kkm_algo_default <- list(hartigan = TRUE, seeding = 0L, weights = NULL)
+
+# NULL, or non-negative finite case weights with a positive sum.
+kkm_weights <- function(weights, n) {
+  if (is.null(weights)) return(NULL)
+  if (!is.numeric(weights) || is.matrix(weights) || length(weights) != n) {
+    stop_arg("weights", "must be a numeric vector with one value per row of 'x' (", n, ")")
+  }
+  if (anyNA(weights) || any(!is.finite(weights))) stop_arg("weights", "contains NA or infinite values")
+  if (any(weights < 0)) stop_arg("weights", "must be non-negative")
+  if (!(sum(weights) > 0)) stop_arg("weights", "must not all be zero")
+  as.double(weights)
+}
+
+# A fit on the rows of positive weight completed with the rows of weight 0
+# (zero, indices into all_x): each joins its nearest cluster, adding nothing
+# to the sums of squares.
+kkm_add_zero_weight_rows <- function(fit, all_x, zero, nthreads) {
+  n <- nrow(all_x)
+  d <- predict(fit, all_x[zero, , drop = FALSE], type = "distance", nthreads = nthreads)
+  cl_zero <- max.col(-d, ties.method = "first")
+  if (fit$method == "exact") fit$x_cluster <- unname(fit$cluster)
+  cluster <- integer(n)
+  cluster[-zero] <- fit$cluster
+  cluster[zero] <- cl_zero
+  distance <- numeric(n)
+  distance[-zero] <- fit$distance
+  distance[zero] <- d[cbind(seq_along(zero), cl_zero)]
+  names(cluster) <- rownames(all_x)
+  w <- numeric(n)
+  w[-zero] <- fit$weights
+  fit$cluster <- cluster
+  fit$distance <- distance
+  fit$size <- tabulate(cluster, fit$k)
+  fit$weights <- w
+  fit
+}
 
 # `centers` as the number of clusters or an initial assignment.
 kkm_centers <- function(centers, n) {
@@ -415,7 +469,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
-          start$k, start$init, algo$hartigan, algo$seeding, nstart,
+          start$k, algo$weights, start$init, algo$hartigan, algo$seeding, nstart,
           iter.max, nthreads),
     error = function(e) {
       if (grepl("cannot allocate", conditionMessage(e))) {
@@ -480,7 +534,7 @@ kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, ar
   if (!is.null(batch)) return(kkm_minibatch(x, start$k, map, batch, nstart, iter.max, nthreads, algo))
   check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
-  res <- .Call(C_kmeans_lloyd, Z, start$k, start$init, algo$hartigan, algo$seeding,
+  res <- .Call(C_kmeans_lloyd, Z, start$k, algo$weights, start$init, algo$hartigan, algo$seeding,
                nstart, iter.max, nthreads)
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
@@ -502,13 +556,18 @@ kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, ar
 # assigns every row and gives the exact within and total sums of squares.
 kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
   n <- nrow(x)
+  batch <- min(batch, n)
+  w <- algo$weights
+  wt <- function(idx) if (is.null(w)) rep(1, length(idx)) else w[idx]
+  scale <- if (is.null(w)) n else sum(w)   # batch sums -> whole-data estimates
   first <- sort(sample.int(n, batch))
   Z <- transform_features(map, x[first, , drop = FALSE], nthreads)
-  res <- .Call(C_kmeans_lloyd, Z, k, NULL, algo$hartigan, algo$seeding, nstart,
-               100L, nthreads)
+  res <- .Call(C_kmeans_lloyd, Z, k, if (!is.null(w)) w[first], NULL, algo$hartigan,
+               algo$seeding, nstart, 100L, nthreads)
   centers <- res$centers
-  counts <- as.numeric(res$size)
-  trace <- sum(res$withinss) * n / batch
+  counts <- as.numeric(rowsum(wt(first), factor(res$cluster, seq_len(k)), reorder = TRUE))
+  counts[is.na(counts)] <- 0
+  trace <- sum(res$withinss) * scale / sum(wt(first))
   steps <- 0L
   converged <- FALSE
   while (steps < iter.max) {
@@ -518,16 +577,18 @@ kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
     cl <- max.col(-dist, ties.method = "first")
     steps <- steps + 1L
     d_own <- dist[cbind(seq_len(batch), cl)]
-    trace <- c(trace, sum(d_own) * n / batch)
-    m <- tabulate(cl, k)
+    wb <- wt(idx)
+    trace <- c(trace, sum(wb * d_own) * scale / sum(wb))
+    m <- as.numeric(rowsum(wb, factor(cl, seq_len(k)), reorder = TRUE))
+    m[is.na(m)] <- 0
     sums <- matrix(0, k, ncol(Z))
-    sums[sort(unique(cl)), ] <- rowsum(Z, cl, reorder = TRUE)
+    sums[sort(unique(cl)), ] <- rowsum(Z * wb, cl, reorder = TRUE)
     updated <- (counts * centers + sums) / pmax(counts + m, 1)
     updated[m == 0, ] <- centers[m == 0, ]
     shift <- sqrt(max(rowSums((updated - centers)^2)))
     centers <- updated
     counts <- counts + m
-    if (shift <= 1e-3 * sqrt(mean(d_own))) {
+    if (shift <= 1e-3 * sqrt(sum(wb * d_own) / sum(wb))) {
       converged <- TRUE
       break
     }
@@ -543,16 +604,18 @@ kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
     cl <- max.col(-dist, ties.method = "first")
     cluster[idx] <- cl
     distance[idx] <- dist[cbind(seq_along(idx), cl)]
-    zsum <- zsum + colSums(Z)
-    zz <- zz + sum(Z * Z)
+    wb <- wt(idx)
+    zsum <- zsum + colSums(Z * wb)
+    zz <- zz + sum(wb * rowSums(Z * Z))
   }
   size <- tabulate(cluster, k)
-  withinss <- as.numeric(rowsum(distance, factor(cluster, seq_len(k)), reorder = TRUE))
+  withinss <- as.numeric(rowsum(wt(seq_len(n)) * distance, factor(cluster, seq_len(k)),
+                                reorder = TRUE))
   withinss[is.na(withinss)] <- 0
   res <- list(cluster = cluster, size = size, withinss = withinss, distance = distance,
               trace = c(trace, sum(withinss)), iter = steps, converged = converged,
               reseeded = 0L, start_objectives = res$start_objectives,
-              totss = max(0, zz - sum(zsum^2) / n), centers = centers, moves = 0L)
+              totss = max(0, zz - sum(zsum^2) / scale), centers = centers, moves = 0L)
   fit <- kkm_result(res, x, k, map$kernel, "rff", nstart)
   fit$map <- map
   fit$D <- map_size(map)
@@ -622,8 +685,11 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
     if (object$kernel$name == "min" && any(x < 0)) {
       stop_arg("newdata", "must be non-negative for the min kernel")
     }
+    train_cluster <- if (!is.null(object$x_cluster)) object$x_cluster else unname(object$cluster)
+    train_weights <- if (!is.null(object$weights)) object$weights[object$weights > 0]
     .Call(C_kmeans_gram_distances, x, object$x, kernel_code(object$kernel),
-          kernel_parameters(object$kernel), unname(object$cluster), object$size,
+          kernel_parameters(object$kernel), train_weights, train_cluster,
+          tabulate(train_cluster, object$k),
           object$centre_sqnorm, nthreads)
   } else {
     kkm_rff_distances(object, x, nthreads)
@@ -785,7 +851,7 @@ plot.kernel_kmeans <- function(x, data = NULL, max_points = 5000, main = NULL, .
                "\"), which keeps no training data")
     }
     pts <- x$x
-    cluster <- unname(x$cluster)
+    cluster <- if (!is.null(x$x_cluster)) x$x_cluster else unname(x$cluster)
   } else {
     pts <- kkm_input_matrix(x, data, arg = "data")
     cluster <- NULL

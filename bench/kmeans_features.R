@@ -29,8 +29,8 @@ for (n in sizes) {
   map <- random_features(x, gaussian_kernel(3), D = D, type = "phase", seed = 1)
   Z <- predict(map, x, nthreads = 1)
   runs <- list(
-    "bochner Hartigan-Wong" = function() .Call(bochner:::C_kmeans_lloyd, Z, k, NULL, TRUE, 0L, nstart, 100L, 1L)$cluster,
-    "bochner Lloyd" = function() .Call(bochner:::C_kmeans_lloyd, Z, k, NULL, FALSE, 0L, nstart, 100L, 1L)$cluster,
+    "bochner Hartigan-Wong" = function() .Call(bochner:::C_kmeans_lloyd, Z, k, NULL, NULL, TRUE, 0L, nstart, 100L, 1L)$cluster,
+    "bochner Lloyd" = function() .Call(bochner:::C_kmeans_lloyd, Z, k, NULL, NULL, FALSE, 0L, nstart, 100L, 1L)$cluster,
     "stats::kmeans (Hartigan-Wong)" = function() stats::kmeans(Z, k, nstart = nstart, iter.max = 100)$cluster)
   if (has_clusterr) runs[["ClusterR::KMeans_rcpp"]] <- function() {
     ClusterR::KMeans_rcpp(Z, k, num_init = nstart, max_iters = 100, initializer = "kmeans++",

@@ -160,13 +160,15 @@ SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transpo
 SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
                                SEXP intercept, SEXP nthreads);
 SEXP bochner_fast_sincos(SEXP x);
-SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init, SEXP hartigan, SEXP seeding,
+SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights, SEXP init,
+                              SEXP hartigan, SEXP seeding,
                               SEXP nstart, SEXP itermax, SEXP nthreads);
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP seeding, SEXP nstart,
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
+                               SEXP seeding, SEXP nstart,
                                SEXP itermax, SEXP nthreads);
 SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
-                                        SEXP cluster, SEXP size, SEXP sq,
+                                        SEXP weights, SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,

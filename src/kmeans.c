@@ -44,17 +44,28 @@ static R_xlen_t draw_uniform(R_xlen_t n)
 /* Kernel k-means++: the first seed uniform, each next one with probability
  * proportional to the squared distance to the nearest seed (uniform again if
  * every point coincides with a seed); every point joins its nearest seed. */
+/* The first point of a seeding: uniform, or proportional to the weights. */
+static R_xlen_t draw_first(const double *w, R_xlen_t n)
+{
+    return w ? draw_proportional(w, n, km_sum(w, n)) : draw_uniform(n);
+}
+
 static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
 {
     R_xlen_t n = p->n;
+    const double *w = p->w;
+    const void *vmax = vmaxget();
+    double *wd = w ? (double *) R_alloc((size_t) n, sizeof(double)) : mind;
     for (int c = 0; c < p->k; c++) {
         R_xlen_t s;
         if (c == 0) {
-            s = draw_uniform(n);
+            s = draw_first(w, n);
         } else {
+            /* proportional to w_i d_i^2 */
+            if (w) for (R_xlen_t i = 0; i < n; i++) wd[i] = w[i] * mind[i];
             double total = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) total += mind[i];
-            s = total > 0.0 ? draw_proportional(mind, n, total) : draw_uniform(n);
+            for (R_xlen_t i = 0; i < n; i++) total += wd[i];
+            s = total > 0.0 ? draw_proportional(wd, n, total) : draw_uniform(n);
         }
         p->point_dist(p, s, tmp);
         for (R_xlen_t i = 0; i < n; i++) {
@@ -65,6 +76,7 @@ static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
         }
         R_CheckUserInterrupt();
     }
+    vmaxset(vmax);
 }
 
 /* k-means|| (Bahmani, Moseley, Vattani, Kumar & Vassilvitskii, 2012): a
@@ -89,14 +101,16 @@ static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
         mind[i] = R_PosInf;
         a[i] = -1;
     }
-    cand[ncand++] = draw_uniform(n);
+    const double *wt = p->w;
+    cand[ncand++] = draw_first(wt, n);
     p->nearest(p, cand, 1, 0, mind, a);
     for (int round = 0; round < KM_PAR_ROUNDS; round++) {
-        double psi = km_sum(mind, n);
+        double psi = 0.0;   /* sum_i w_i d_i^2 */
+        for (R_xlen_t i = 0; i < n; i++) psi += km_w(wt, i) * mind[i];
         if (!(psi > 0.0)) break;
         R_xlen_t first = ncand;
         for (R_xlen_t i = 0; i < n; i++) {
-            if (unif_rand() * psi < ell * mind[i]) {
+            if (unif_rand() * psi < ell * km_w(wt, i) * mind[i]) {
                 if (ncand == cap) {
                     R_xlen_t grown = 2 * cap;
                     R_xlen_t *c2 = (R_xlen_t *) R_alloc((size_t) grown, sizeof(R_xlen_t));
@@ -119,7 +133,7 @@ static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
     double *cd = (double *) R_alloc((size_t) ncand, sizeof(double));
     R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
     for (R_xlen_t c = 0; c < ncand; c++) w[c] = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) w[a[i]] += 1.0;
+    for (R_xlen_t i = 0; i < n; i++) w[a[i]] += km_w(wt, i);
     for (int r = 0; r < k; r++) {
         R_xlen_t s;
         if (r == 0) {
@@ -306,6 +320,18 @@ int km_flag_arg(SEXP v, const char *what)
     return LOGICAL(v)[0];
 }
 
+/* NULL, or n finite positive weights. */
+const double *km_weights_arg(SEXP v, R_xlen_t n)
+{
+    if (isNull(v)) return NULL;
+    if (TYPEOF(v) != REALSXP || XLENGTH(v) != n)
+        error("'weights' must be a double vector with one value per point");
+    const double *w = REAL(v);
+    for (R_xlen_t i = 0; i < n; i++)
+        if (!(w[i] > 0.0) || !R_FINITE(w[i])) error("'weights' must be finite and positive");
+    return w;
+}
+
 /* 0 (k-means++) or 1 (k-means||). */
 int km_seeding_arg(SEXP v)
 {
@@ -332,7 +358,7 @@ const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what)
 }
 
 /* The list both fitting entry points return. */
-SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
+SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, const int *size,
                     const double *dist, const km_result *r, const double *start_obj,
                     int nstart, double totss, SEXP extra, const char *extra_name)
 {
@@ -353,7 +379,7 @@ SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
     for (R_xlen_t i = 0; i < n; i++) {
         INTEGER(cl)[i] = cluster[i] + 1;
         REAL(ds)[i] = dist[i];
-        REAL(ws)[cluster[i]] += dist[i];
+        REAL(ws)[cluster[i]] += km_w(w, i) * dist[i];
     }
     memcpy(REAL(tr), r->trace, sizeof(double) * (size_t) r->ntrace);
     memcpy(REAL(so), start_obj, sizeof(double) * (size_t) nstart);

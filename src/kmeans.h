@@ -17,6 +17,7 @@ struct km_problem {
     R_xlen_t n;
     int k;
     int nthreads;
+    const double *w;   /* n positive case weights, or NULL for 1 */
     /* Centres of assignment a (empty clusters allowed, never divided by),
      * returning the objective: the sum over the points of the squared
      * distance to their own centre.  prev is NULL, or the assignment at the
@@ -74,18 +75,26 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
 double km_sum(const double *x, R_xlen_t n);
 int km_flag_arg(SEXP v, const char *what);
 int km_seeding_arg(SEXP v);
+const double *km_weights_arg(SEXP v, R_xlen_t n);
+static inline double km_w(const double *w, R_xlen_t i) { return w ? w[i] : 1.0; }
 const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what);
-SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
+SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, const int *size,
                     const double *dist, const km_result *r, const double *start_obj,
                     int nstart, double totss, SEXP extra, const char *extra_name);
 
 /* kmeans_gram.c, kmeans_lloyd.c: the two methods.  res holds cluster,
  * size, dist (n, k, n) and start_obj (nstart) allocated by the caller; the
  * rest is filled in (trace R_alloc'ed). */
-int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int hartigan, int seeding,
-                        int nthreads, km_result *res, double *sq, double *totss);
-int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
+int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const double *w,
+                        const int *init, int nstart, int itermax, int hartigan,
+                        int seeding, int nthreads, km_result *res, double *sq,
+                        double *totss);
+int bochner_kmeans_gram_distances_w(int code, const double *par, int npar,
+                                    const double *y, R_xlen_t m, const double *x,
+                                    R_xlen_t n, int d, const double *w,
+                                    const int *cluster, const int *size,
+                                    const double *sq, int k, double *out, int nthreads);
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double *w,
                          const int *init, int nstart, int itermax, int hartigan,
                          int seeding, int nthreads, km_result *res, double *centres,
                          double *totss);

@@ -23,6 +23,7 @@ typedef struct {
     double *Csum;      /* k x D sums of the points of each cluster */
     double *cn;        /* k: ||c||^2 */
     int *size;         /* k: sizes at the last refresh */
+    double *W;         /* k: total weights at the last refresh (sizes without weights) */
     R_xlen_t *moved;   /* n: scratch for the points that moved */
     int since_full;    /* incremental updates since the last full pass */
     double *zsum;      /* k: scratch for sum_{i in c} ||z_i||^2 */
@@ -88,12 +89,18 @@ static void centroid_sums_block(void *ctx, R_xlen_t blk, int thread)
         if (prev) {
             for (R_xlen_t q = 0; q < l->nmoved; q++) {
                 R_xlen_t i = l->moved[q];
-                cd[a[i]] += zd[i];
-                cd[prev[i]] -= zd[i];
+                double v = km_w(l->base.w, i) * zd[i];
+                cd[a[i]] += v;
+                cd[prev[i]] -= v;
             }
         } else {
             for (int c = 0; c < k; c++) cd[c] = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            if (l->base.w) {
+                const double *w = l->base.w;
+                for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += w[i] * zd[i];
+            } else {
+                for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            }
         }
     }
 }
@@ -119,9 +126,16 @@ static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const 
                             bochner_threads_for(p->nthreads, work), 4,
                             centroid_sums_block, l);
     l->since_full = incremental ? l->since_full + 1 : 0;
-    double *C = l->C, *Cs = l->Csum;
+    double *C = l->C, *Cs = l->Csum, *W = l->W;
+    const double *w = p->w;
+    double *zsum = l->zsum;
+    for (int c = 0; c < k; c++) W[c] = zsum[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        W[a[i]] += km_w(w, i);
+        zsum[a[i]] += km_w(w, i) * l->zn[i];
+    }
     for (int c = 0; c < k; c++) {
-        double s = 0.0, sz = (double) size[c];
+        double s = 0.0, sz = W[c];
         for (int j = 0; j < D; j++) {
             R_xlen_t at = c + (R_xlen_t) j * k;
             C[at] = size[c] > 0 ? Cs[at] / sz : 0.0;
@@ -131,11 +145,8 @@ static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const 
         l->cn[c] = s;
         l->size[c] = size[c];
     }
-    double *zsum = l->zsum;
-    for (int c = 0; c < k; c++) zsum[c] = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) zsum[a[i]] += l->zn[i];
     double obj = 0.0;
-    for (int c = 0; c < k; c++) obj += km_clamp0(zsum[c] - (double) size[c] * l->cn[c]);
+    for (int c = 0; c < k; c++) obj += km_clamp0(zsum[c] - W[c] * l->cn[c]);
     return obj;
 }
 
@@ -356,31 +367,33 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
                     if (e > slack) slack = e;
                 }
             }
-            double nf = (double) l->size[from];
+            double wi = km_w(p->w, i), nf = l->W[from];
             int candidate = 0;
             for (int c = 0; c < k && !candidate; c++) {
                 if (c == from) continue;
-                double nc = (double) l->size[c];
-                if (nc / (nc + 1.0) * d[c] < nf / (nf - 1.0) * d[from] + 2.0 * slack) candidate = 1;
+                double nc = l->W[c];
+                if (nc / (nc + wi) * d[c] < nf / (nf - wi) * d[from] + 2.0 * slack) candidate = 1;
             }
             if (!candidate) continue;
             for (int c = 0; c < k; c++) d[c] = direct_dist(l, i, c);
-            double best = nf / (nf - 1.0) * d[from] * (1.0 - KM_MOVE_GAIN);
+            double best = nf / (nf - wi) * d[from] * (1.0 - KM_MOVE_GAIN);
             for (int c = 0; c < k; c++) {
                 if (c == from) continue;
-                double nc = (double) l->size[c];
-                double add = nc / (nc + 1.0) * d[c];
+                double nc = l->W[c];
+                double add = nc / (nc + wi) * d[c];
                 if (add < best) { best = add; to = c; }
             }
             if (to < 0) continue;
             l->size[from]--;
             l->size[to]++;
+            l->W[from] -= wi;
+            l->W[to] += wi;
             size[from]--;
             size[to]++;
             a[i] = to;
-            double sf = (double) l->size[from], st = (double) l->size[to], cf = 0.0, ct = 0.0;
+            double sf = l->W[from], st = l->W[to], cf = 0.0, ct = 0.0;
             for (int j = 0; j < D; j++) {
-                double z = l->Z[i + (R_xlen_t) j * n];
+                double z = wi * l->Z[i + (R_xlen_t) j * n];
                 R_xlen_t f = from + (R_xlen_t) j * k, t = to + (R_xlen_t) j * k;
                 l->Csum[f] -= z;
                 l->Csum[t] += z;
@@ -399,9 +412,10 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
         }
         R_CheckUserInterrupt();
     }
-    /* the objective: sum_i ||z_i||^2 - sum_c |c| ||mu_c||^2 */
-    double o = km_sum(l->zn, n);
-    for (int c = 0; c < k; c++) o -= (double) l->size[c] * l->cn[c];
+    /* the objective: sum_i w_i ||z_i||^2 - sum_c W_c ||mu_c||^2 */
+    double o = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) o += km_w(p->w, i) * l->zn[i];
+    for (int c = 0; c < k; c++) o -= l->W[c] * l->cn[c];
     *obj = km_clamp0(o);
     l->since_full = KM_MAX_INCREMENTAL;   /* the next refresh recomputes the sums */
     return moves;
@@ -438,7 +452,7 @@ static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, in
 /* Lloyd's k-means (then Hartigan-Wong passes if hartigan) with k-means++
  * seeding on the rows of Z (n x D), see kmeans.h.  centres (k x D)
  * receives the centroids. */
-int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double *w,
                          const int *init, int nstart, int itermax, int hartigan,
                          int seeding, int nthreads, km_result *res, double *centres,
                          double *totss)
@@ -448,6 +462,8 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
     lloyd_setup(&l, Z, n, D, k, nthreads, centres);
     l.Csum = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
     l.zsum = (double *) R_alloc((size_t) k, sizeof(double));
+    l.W = (double *) R_alloc((size_t) k, sizeof(double));
+    l.base.w = w;
     l.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
     l.base.hartigan_pass = lloyd_hartigan_pass;
     l.base.hartigan = hartigan;
@@ -460,12 +476,15 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
         l.dirty = (unsigned char *) R_alloc((size_t) k, 1);
     }
 
-    /* total sum of squares about the mean of the rows */
-    double tss = 0.0;
+    /* total sum of squares about the (weighted) mean of the rows */
+    double tss = 0.0, wt = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) wt += km_w(w, i);
     for (int j = 0; j < D; j++) {
         const double *zj = Z + (R_xlen_t) j * n;
-        double m = km_sum(zj, n) / (double) n, s = 0.0;
-        for (R_xlen_t i = 0; i < n; i++) s += (zj[i] - m) * (zj[i] - m);
+        double m = 0.0, s = 0.0;
+        for (R_xlen_t i = 0; i < n; i++) m += km_w(w, i) * zj[i];
+        m /= wt;
+        for (R_xlen_t i = 0; i < n; i++) s += km_w(w, i) * (zj[i] - m) * (zj[i] - m);
         tss += s;
         if ((j + 1) % 64 == 0) R_CheckUserInterrupt();
     }
@@ -509,8 +528,8 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
 /* ------------------------------------------------------------------------ */
 /* .Call wrappers                                                            */
 
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP seeding,
-                               SEXP nstart, SEXP itermax, SEXP nthreads)
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
+                               SEXP seeding, SEXP nstart, SEXP itermax, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
     R_xlen_t n = nrows(z);
@@ -521,6 +540,7 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP se
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
     int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
+    const double *w = km_weights_arg(weights, n);
     int nth = bochner_nthreads(asInteger(nthreads));
 
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
@@ -531,11 +551,11 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP hartigan, SEXP se
     SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
     double totss = 0.0;
     GetRNGstate();
-    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, a0, ns, im, hw, sd, nth, &r,
+    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, w, a0, ns, im, hw, sd, nth, &r,
                                       REAL(centres), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");
-    SEXP res = km_result_list(n, kk, cluster, size, dist, &r, start_obj, ns, totss,
+    SEXP res = km_result_list(n, kk, w, cluster, size, dist, &r, start_obj, ns, totss,
                               centres, "centers");
     UNPROTECT(1);
     return res;

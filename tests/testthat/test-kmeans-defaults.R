@@ -90,7 +90,7 @@ test_that("Nystrom kernel k-means is k-means on nystrom_features() with the same
   map <- nystrom_features(r$x, kern, m = 40, landmarks = "uniform")
   expect_identical(map$index, fit$map$index)
   Z <- predict(map, r$x)
-  ll <- .Call(bochner:::C_kmeans_lloyd, Z, 2L, NULL, TRUE, 0L, 3L, 100L, 1L)
+  ll <- .Call(bochner:::C_kmeans_lloyd, Z, 2L, NULL, NULL, TRUE, 0L, 3L, 100L, 1L)
   expect_equal(unname(fit$cluster), ll$cluster)
   expect_equal(fit$tot.withinss, sum(ll$withinss), tolerance = 1e-12)
   expect_identical(predict(fit, r$x), fit$cluster)

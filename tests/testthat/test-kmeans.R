@@ -266,7 +266,7 @@ two_rings <- function(n, sd = 0.1) {
 
 lloyd_c <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, nthreads = 1L,
                     hartigan = FALSE, parallel = FALSE) {
-  .Call(C_kmeans_lloyd, Z, as.integer(k), if (!is.null(init)) as.integer(init), hartigan,
+  .Call(C_kmeans_lloyd, Z, as.integer(k), NULL, if (!is.null(init)) as.integer(init), hartigan,
         as.integer(parallel),
         as.integer(nstart), as.integer(iter.max), as.integer(nthreads))
 }
@@ -716,15 +716,15 @@ test_that("a Gram matrix that would not fit is refused, naming method = \"rff\""
 
 test_that("the C entry points check their arguments", {
   x <- matrix(rnorm(20), 10)
-  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, FALSE, 0L, 1L, 10L, 1L), "'x' must be a double matrix")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be at most")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, rep(3L, 10), FALSE, 0L, 1L, 10L, 1L), "values in 1..2")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, 1:2, FALSE, 0L, 1L, 10L, 1L), "one value per point")
-  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, FALSE, 0L, 1L, 10L, 1L), "unknown kernel")
-  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be a whole number")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, FALSE, 0L, 1L, 0L, 1L), "'iter.max'")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NA, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, 1L, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
+  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'x' must be a double matrix")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be at most")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, rep(3L, 10), FALSE, 0L, 1L, 10L, 1L), "values in 1..2")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, 1:2, FALSE, 0L, 1L, 10L, 1L), "one value per point")
+  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "unknown kernel")
+  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be a whole number")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, FALSE, 0L, 1L, 0L, 1L), "'iter.max'")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, NA, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, NULL, 1L, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
   expect_error(.Call(C_kmeans_centre_distances, x, matrix(0, 2, 3), 1L), "same number of columns")
 })
