@@ -145,3 +145,80 @@ test_that("mini-batch k-means assigns every row to its nearest final centre", {
   expect_error(kernel_kmeans(r$x, 2, kern, batch = 100), "'batch' is for method")
   expect_error(kernel_kmeans(r$x, 2, kern, method = "rff", batch = 1), "'batch' must be")
 })
+
+test_that("integer case weights give the fit of the repeated rows", {
+  set.seed(55)
+  x <- matrix(rnorm(120), 60)
+  w <- sample(1:3, 60, replace = TRUE)
+  rep_x <- x[rep(seq_len(60), w), ]
+  init <- rep(1:3, 20)
+  kern <- gaussian_kernel(1)
+  for (method in c("exact", "rff")) {
+    map <- if (method == "rff") random_features(x, kern, D = 30, type = "phase", seed = 1)
+    fw <- kernel_kmeans(x, init, kern, method = method, map = map, weights = w,
+                        algorithm = "Lloyd")
+    fr <- kernel_kmeans(rep_x, rep(init, w), kern, method = method, map = map,
+                        algorithm = "Lloyd")
+    expect_equal(unname(fw$cluster), unname(fr$cluster[cumsum(w)]), label = method)
+    expect_equal(fw$withinss, fr$withinss, tolerance = 1e-10)
+    expect_equal(fw$totss, fr$totss, tolerance = 1e-10)
+    expect_equal(fw$trace, fr$trace, tolerance = 1e-10)
+    # predict uses the weighted centres
+    y <- matrix(rnorm(20), 10)
+    expect_equal(predict(fw, y, type = "distance"), predict(fr, y, type = "distance"),
+                 tolerance = 1e-10)
+  }
+})
+
+test_that("weighted Hartigan-Wong ends where no single move lowers the weighted objective", {
+  set.seed(56)
+  x <- matrix(rnorm(300), 150)
+  w <- runif(150, 0.2, 3)
+  kern <- gaussian_kernel(1)
+  K <- kernel_matrix(kern, x)
+  wobj <- function(cl) sum(vapply(unique(cl), function(c) {
+    i <- cl == c
+    sum(w[i] * diag(K)[i]) - sum(outer(w[i], w[i]) * K[i, i]) / sum(w[i])
+  }, 0))
+  for (seeding in c("kmeans++", "kmeans||")) {
+    fit <- kernel_kmeans(x, 4, kern, weights = w, seed = 3, seeding = seeding)
+    base <- wobj(fit$cluster)
+    expect_equal(fit$tot.withinss, base, tolerance = 1e-10)
+    expect_equal(fit$totss, sum(w * diag(K)) - sum(outer(w, w) * K) / sum(w), tolerance = 1e-10)
+    for (i in seq(1, 150, by = 11)) for (c in setdiff(1:4, fit$cluster[i])) {
+      cl <- fit$cluster
+      if (sum(cl == cl[i]) < 2) next
+      cl[i] <- c
+      expect_gte(wobj(cl), base - 1e-9 * base)
+    }
+  }
+})
+
+test_that("rows of weight 0 take no part and join their nearest cluster", {
+  set.seed(57)
+  r <- ring_data(80, sd = 0.1)
+  w <- rep(1, 160)
+  zero <- c(3, 50, 120)
+  w[zero] <- 0
+  kern <- gaussian_kernel(1)
+  for (method in c("exact", "rff")) {
+    fit <- kernel_kmeans(r$x, 2, kern, method = method, D = 60, weights = w, seed = 1)
+    pos <- kernel_kmeans(r$x[-zero, ], 2, kern, method = method, D = 60,
+                         weights = w[-zero], seed = 1)
+    expect_equal(unname(fit$cluster[-zero]), unname(pos$cluster))
+    expect_equal(fit$withinss, pos$withinss)
+    expect_equal(unname(fit$cluster[zero]), unname(predict(pos, r$x[zero, ])))
+    expect_equal(sum(fit$size), 160L)
+    expect_identical(predict(fit, r$x[-zero, ]), unname(pos$cluster))
+  }
+  expect_error(kernel_kmeans(r$x, 2, kern, weights = rep(0, 160)), "'weights' must not all be zero")
+  expect_error(kernel_kmeans(r$x, 2, kern, weights = -w), "'weights' must be non-negative")
+  expect_error(kernel_kmeans(r$x, 3, kern, weights = c(1, 1, rep(0, 158))), "fewer than the 3")
+  # mini-batches with weights: exact sums of squares for the final assignment
+  mb <- kernel_kmeans(r$x, 2, kern, method = "rff", D = 60, batch = 50, weights = w, seed = 1)
+  Z <- predict(mb$map, r$x)
+  D2 <- sapply(1:2, function(c) colSums((t(Z) - mb$centers[c, ])^2))
+  expect_equal(mb$tot.withinss, sum(w * D2[cbind(1:160, mb$cluster)]), tolerance = 1e-10)
+  m <- colSums(Z * w) / sum(w)
+  expect_equal(mb$totss, sum(w * colSums((t(Z) - m)^2)), tolerance = 1e-10)
+})
