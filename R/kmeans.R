@@ -168,7 +168,12 @@
 #'   \item{moves}{the Hartigan-Wong moves of the returned run;}
 #'   \item{bandwidth}{`NULL`, or for the default kernel a list with `sigma`,
 #'     the `rule` in words, the `neighbour` order and the subsample's `rows`;}
-#'   \item{algorithm}{as given;}
+#'   \item{algorithm, seeding}{as used;}
+#'   \item{weights}{the case weights, or `NULL`; with weights, `withinss`,
+#'     `tot.withinss`, `totss` and `trace` are weighted sums, `distance`
+#'     stays each point's own squared distance;}
+#'   \item{batch}{for mini-batch fits, the batch size (`iter` then counts
+#'     the batches);}
 #'   \item{k, kernel, method, nstart}{the settings (`kernel` with `sigma`
 #'     resolved);}
 #' and what [predict()][predict.kernel_kmeans] needs: for the exact method
