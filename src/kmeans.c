@@ -55,22 +55,41 @@ static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
     R_xlen_t n = p->n;
     const double *w = p->w;
     const void *vmax = vmaxget();
-    double *wd = w ? (double *) R_alloc((size_t) n, sizeof(double)) : mind;
+    double *wd = (double *) R_alloc((size_t) n, sizeof(double));
+    double *best = (double *) R_alloc((size_t) n, sizeof(double));
+    /* greedy k-means++ (as in scikit-learn): 2 + floor(log k) candidates per
+     * centre, keeping the one that lowers sum_i w_i d_i^2 the most; a single
+     * draw per centre leaves clusters split or merged far more often */
+    int trials = 2 + (int) floor(log((double) p->k));
     for (int c = 0; c < p->k; c++) {
         R_xlen_t s;
         if (c == 0) {
             s = draw_first(w, n);
+            p->point_dist(p, s, best);
         } else {
-            /* proportional to w_i d_i^2 */
-            if (w) for (R_xlen_t i = 0; i < n; i++) wd[i] = w[i] * mind[i];
+            /* candidates drawn in proportion to w_i d_i^2 */
             double total = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) total += wd[i];
-            s = total > 0.0 ? draw_proportional(wd, n, total) : draw_uniform(n);
+            for (R_xlen_t i = 0; i < n; i++) {
+                wd[i] = km_w(w, i) * mind[i];
+                total += wd[i];
+            }
+            double best_pot = R_PosInf;
+            for (int t = 0; t < trials; t++) {
+                R_xlen_t cand = total > 0.0 ? draw_proportional(wd, n, total) : draw_uniform(n);
+                p->point_dist(p, cand, tmp);
+                double pot = 0.0;
+                for (R_xlen_t i = 0; i < n; i++)
+                    pot += km_w(w, i) * (tmp[i] < mind[i] ? tmp[i] : mind[i]);
+                if (pot < best_pot) {
+                    best_pot = pot;
+                    s = cand;
+                    memcpy(best, tmp, sizeof(double) * (size_t) n);
+                }
+            }
         }
-        p->point_dist(p, s, tmp);
         for (R_xlen_t i = 0; i < n; i++) {
-            if (c == 0 || tmp[i] < mind[i]) {
-                mind[i] = tmp[i];
+            if (c == 0 || best[i] < mind[i]) {
+                mind[i] = best[i];
                 a[i] = c;
             }
         }

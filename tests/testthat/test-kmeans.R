@@ -22,13 +22,32 @@ ref_kkm_proportional <- function(w) {
   last
 }
 
-# k-means++: point_dist(s) gives the squared distances of all points to point s
+# greedy k-means++: point_dist(s) gives the squared distances of all points
+# to point s; each centre after the first is the best (lowest sum of
+# distances to the nearest centre) of 2 + floor(log k) draws
 ref_kkm_seed <- function(n, k, point_dist) {
   mind <- numeric(n)
   a <- integer(n)
+  trials <- 2 + floor(log(k))
+  serial_sum <- function(v) {
+    total <- 0
+    for (x in v) total <- total + x
+    total
+  }
   for (c in seq_len(k)) {
-    s <- if (c == 1) ref_kkm_uniform(n) else ref_kkm_proportional(mind)
-    d <- point_dist(s)
+    if (c == 1) {
+      d <- point_dist(ref_kkm_uniform(n))
+    } else {
+      best <- Inf
+      for (t in seq_len(trials)) {
+        dt <- point_dist(ref_kkm_proportional(mind))
+        pot <- serial_sum(pmin(dt, mind))
+        if (pot < best) {
+          best <- pot
+          d <- dt
+        }
+      }
+    }
     closer <- if (c == 1) rep(TRUE, n) else d < mind
     mind[closer] <- d[closer]
     a[closer] <- c
