@@ -36,11 +36,14 @@
 #' squares in feature space (for `method = "rff"`, in the space of the random
 #' features), not in the input space.
 #'
-#' **Seeding** is kernel k-means++: the first centre is a point drawn
-#' uniformly at random, each further centre a point drawn with probability
-#' proportional to its squared feature-space distance to the nearest centre
-#' chosen so far, and every point starts in the cluster of its nearest
-#' centre.  Then assignment (each point to the nearest cluster mean; ties go
+#' **Seeding** is greedy kernel k-means++: the first centre is a point drawn
+#' uniformly at random (in proportion to `weights` if given); for each
+#' further centre, \eqn{2 + \lfloor \log k \rfloor} points are drawn with
+#' probability proportional to their (weighted) squared feature-space
+#' distance to the nearest centre chosen so far, and the one that lowers the
+#' sum of those distances most is kept (as in scikit-learn: single draws
+#' leave clusters split or merged more often); every point starts in the
+#' cluster of its nearest centre.  Then assignment (each point to the nearest cluster mean; ties go
 #' to the lowest cluster number) and update alternate until no point moves or
 #' `iter.max` iterations (Lloyd).  With `algorithm = "Hartigan-Wong"` (the
 #' default), passes of single-point moves follow: in the order of the
