@@ -67,6 +67,7 @@ agreement <- function(cluster) max(mean(cluster == truth), mean(cluster != truth
 ring_kernel <- gaussian_kernel(sigma = 1)
 fits <- list(
   "stats::kmeans" = function() stats::kmeans(rings, 2, nstart = 5)$cluster,
+  "kernel_kmeans(rings, 2)" = function() kernel_kmeans(rings, 2)$cluster,   # default bandwidth
   "kernel_kmeans, exact" = function() kernel_kmeans(rings, 2, ring_kernel, nstart = 5)$cluster,
   "kernel_kmeans, rff D = 300" = function() {
     kernel_kmeans(rings, 2, ring_kernel, method = "rff", D = 300, nstart = 5)$cluster

@@ -104,16 +104,7 @@ int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int 
                                  double scale, double *z, int nthreads);
 
 /* kmeans.c */
-int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int nthreads, int *cluster,
-                        int *size, double *dist, double **trace, int *iter,
-                        int *converged, int *reseeded, double *start_obj,
-                        double *sq, double *totss);
-int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
-                         const int *init, int nstart, int itermax, int nthreads,
-                         int *cluster, int *size, double *dist, double **trace,
-                         int *iter, int *converged, int *reseeded,
-                         double *start_obj, double *centres, double *totss);
+/* (bochner_kmeans_gram, bochner_kmeans_lloyd: see kmeans.h) */
 void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
                                      const double *C, int k, double *out,
                                      int nthreads);
@@ -169,13 +160,15 @@ SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transpo
 SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
                                SEXP intercept, SEXP nthreads);
 SEXP bochner_fast_sincos(SEXP x);
-SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
+SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights, SEXP init,
+                              SEXP hartigan, SEXP seeding,
                               SEXP nstart, SEXP itermax, SEXP nthreads);
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP nstart,
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
+                               SEXP seeding, SEXP nstart,
                                SEXP itermax, SEXP nthreads);
 SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
-                                        SEXP cluster, SEXP size, SEXP sq,
+                                        SEXP weights, SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,

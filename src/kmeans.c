@@ -44,27 +44,132 @@ static R_xlen_t draw_uniform(R_xlen_t n)
 /* Kernel k-means++: the first seed uniform, each next one with probability
  * proportional to the squared distance to the nearest seed (uniform again if
  * every point coincides with a seed); every point joins its nearest seed. */
+/* The first point of a seeding: uniform, or proportional to the weights. */
+static R_xlen_t draw_first(const double *w, R_xlen_t n)
+{
+    return w ? draw_proportional(w, n, km_sum(w, n)) : draw_uniform(n);
+}
+
 static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
 {
     R_xlen_t n = p->n;
+    const double *w = p->w;
+    const void *vmax = vmaxget();
+    double *wd = (double *) R_alloc((size_t) n, sizeof(double));
+    double *best = (double *) R_alloc((size_t) n, sizeof(double));
+    /* greedy k-means++ (as in scikit-learn): 2 + floor(log k) candidates per
+     * centre, keeping the one that lowers sum_i w_i d_i^2 the most; a single
+     * draw per centre leaves clusters split or merged far more often */
+    int trials = 2 + (int) floor(log((double) p->k));
     for (int c = 0; c < p->k; c++) {
         R_xlen_t s;
         if (c == 0) {
-            s = draw_uniform(n);
+            s = draw_first(w, n);
+            p->point_dist(p, s, best);
         } else {
+            /* candidates drawn in proportion to w_i d_i^2 */
             double total = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) total += mind[i];
-            s = total > 0.0 ? draw_proportional(mind, n, total) : draw_uniform(n);
+            for (R_xlen_t i = 0; i < n; i++) {
+                wd[i] = km_w(w, i) * mind[i];
+                total += wd[i];
+            }
+            double best_pot = R_PosInf;
+            for (int t = 0; t < trials; t++) {
+                R_xlen_t cand = total > 0.0 ? draw_proportional(wd, n, total) : draw_uniform(n);
+                p->point_dist(p, cand, tmp);
+                double pot = 0.0;
+                for (R_xlen_t i = 0; i < n; i++)
+                    pot += km_w(w, i) * (tmp[i] < mind[i] ? tmp[i] : mind[i]);
+                if (pot < best_pot) {
+                    best_pot = pot;
+                    s = cand;
+                    memcpy(best, tmp, sizeof(double) * (size_t) n);
+                }
+            }
         }
-        p->point_dist(p, s, tmp);
         for (R_xlen_t i = 0; i < n; i++) {
-            if (c == 0 || tmp[i] < mind[i]) {
-                mind[i] = tmp[i];
+            if (c == 0 || best[i] < mind[i]) {
+                mind[i] = best[i];
                 a[i] = c;
             }
         }
         R_CheckUserInterrupt();
     }
+    vmaxset(vmax);
+}
+
+/* k-means|| (Bahmani, Moseley, Vattani, Kumar & Vassilvitskii, 2012): a
+ * uniform first candidate, then KM_PAR_ROUNDS rounds that each take every
+ * point independently with probability min(1, l d(x)^2 / psi), l = 2k,
+ * psi = sum_x d(x)^2, d the distance to the nearest candidate, the new
+ * candidates' distances found in one pass over the points; then k-means++
+ * on the candidates weighted by the points nearest to them, and every point
+ * joins its nearest chosen candidate.  The draws are serial unif_rand()
+ * calls (one per point per round), the passes per point, so the seeds do
+ * not depend on the threads.  With at most k candidates (few distinct
+ * points), plain k-means++. */
+#define KM_PAR_ROUNDS 5
+
+static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
+{
+    R_xlen_t n = p->n, cap = 16 * (R_xlen_t) p->k + 16, ncand = 0;
+    int k = p->k;
+    double ell = 2.0 * (double) k;
+    R_xlen_t *cand = (R_xlen_t *) R_alloc((size_t) cap, sizeof(R_xlen_t));
+    for (R_xlen_t i = 0; i < n; i++) {
+        mind[i] = R_PosInf;
+        a[i] = -1;
+    }
+    const double *wt = p->w;
+    cand[ncand++] = draw_first(wt, n);
+    p->nearest(p, cand, 1, 0, mind, a);
+    for (int round = 0; round < KM_PAR_ROUNDS; round++) {
+        double psi = 0.0;   /* sum_i w_i d_i^2 */
+        for (R_xlen_t i = 0; i < n; i++) psi += km_w(wt, i) * mind[i];
+        if (!(psi > 0.0)) break;
+        R_xlen_t first = ncand;
+        for (R_xlen_t i = 0; i < n; i++) {
+            if (unif_rand() * psi < ell * km_w(wt, i) * mind[i]) {
+                if (ncand == cap) {
+                    R_xlen_t grown = 2 * cap;
+                    R_xlen_t *c2 = (R_xlen_t *) R_alloc((size_t) grown, sizeof(R_xlen_t));
+                    memcpy(c2, cand, sizeof(R_xlen_t) * (size_t) cap);
+                    cand = c2;
+                    cap = grown;
+                }
+                cand[ncand++] = i;
+            }
+        }
+        if (ncand > first) p->nearest(p, cand + first, ncand - first, first, mind, a);
+        R_CheckUserInterrupt();
+    }
+    if (ncand <= k) {
+        seed_plus_plus(p, a, mind, tmp);
+        return;
+    }
+    /* candidates weighted by the number of points nearest to them */
+    double *w = (double *) R_alloc((size_t) ncand, sizeof(double));
+    double *cd = (double *) R_alloc((size_t) ncand, sizeof(double));
+    R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+    for (R_xlen_t c = 0; c < ncand; c++) w[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) w[a[i]] += km_w(wt, i);
+    for (int r = 0; r < k; r++) {
+        R_xlen_t s;
+        if (r == 0) {
+            s = draw_proportional(w, ncand, km_sum(w, ncand));
+        } else {
+            for (R_xlen_t c = 0; c < ncand; c++) tmp[c] = w[c] * cd[c];
+            double total = km_sum(tmp, ncand);
+            s = total > 0.0 ? draw_proportional(tmp, ncand, total) : draw_uniform(ncand);
+        }
+        chosen[r] = cand[s];
+        for (R_xlen_t c = 0; c < ncand; c++) {
+            double d = p->pair_dist(p, cand[c], cand[s]);
+            if (r == 0 || d < cd[c]) cd[c] = d;
+        }
+    }
+    for (R_xlen_t i = 0; i < n; i++) mind[i] = R_PosInf;
+    p->nearest(p, chosen, k, 0, mind, a);
 }
 
 static void count_sizes(const int *a, R_xlen_t n, int k, int *size)
@@ -123,7 +228,7 @@ static void trace_put(km_trace *tr, R_xlen_t t, double value)
 /* One run from the assignment in a (0-based, empty clusters allowed). */
 static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
                    double *bdist, int itermax, km_trace *trace, int *iter,
-                   int *converged, int *reseeded)
+                   int *converged, int *reseeded, int *ntrace, int *moves)
 {
     R_xlen_t n = p->n;
     int k = p->k, t = 0;
@@ -156,6 +261,25 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
         trace_put(trace, t, obj);
     }
     *iter = t;
+    /* Hartigan-Wong passes from Lloyd's partition, whose centres the problem
+     * holds.  Every move lowers the objective, and a partition no move
+     * improves is also one Lloyd leaves alone, so nothing follows them. */
+    int passes = 0;
+    *moves = 0;
+    if (p->hartigan) {
+        double obj;
+        while (passes < itermax) {
+            int mv = p->hartigan_pass(p, a, size, &obj);
+            if (mv == 0) break;
+            *moves += mv;
+            passes++;
+            trace_put(trace, t + passes, obj);
+            R_CheckUserInterrupt();
+        }
+        /* recompute the centres from scratch: no drift from the updates */
+        if (passes > 0) trace->v[t + passes] = p->refresh(p, a, NULL, size);
+    }
+    *ntrace = t + passes + 1;
 }
 
 /* nstart runs (from init if given, else k-means++), keeping the lowest
@@ -177,19 +301,23 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
     double best = 0.0;
     int best_run = -1;
     for (int r = 0; r < nstart; r++) {
-        int iter, conv, reseeded;
+        int iter, conv, reseeded, ntrace, moves;
         if (init) memcpy(a, init, sizeof(int) * (size_t) n);
+        else if (p->seeding) seed_parallel(p, a, dist, bdist);
         else seed_plus_plus(p, a, dist, bdist);
-        km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded);
-        double obj = trace.v[iter];
+        km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded,
+               &ntrace, &moves);
+        double obj = trace.v[ntrace - 1];
         res->start_obj[r] = obj;
         if (best_run < 0 || obj < best) {
             best = obj;
             best_run = r;
             memcpy(res->cluster, a, sizeof(int) * (size_t) n);
             memcpy(res->size, size, sizeof(int) * (size_t) k);
-            res->trace = (double *) R_alloc((size_t) iter + 1, sizeof(double));
-            memcpy(res->trace, trace.v, sizeof(double) * ((size_t) iter + 1));
+            res->trace = (double *) R_alloc((size_t) ntrace, sizeof(double));
+            memcpy(res->trace, trace.v, sizeof(double) * (size_t) ntrace);
+            res->ntrace = ntrace;
+            res->moves = moves;
             res->iter = iter;
             res->converged = conv;
             res->reseeded = reseeded;
@@ -202,6 +330,34 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
 
 /* ------------------------------------------------------------------------ */
 /* Shared by the .Call wrappers                                              */
+
+/* TRUE or FALSE, as 1 or 0. */
+int km_flag_arg(SEXP v, const char *what)
+{
+    if (TYPEOF(v) != LGLSXP || XLENGTH(v) != 1 || LOGICAL(v)[0] == NA_LOGICAL)
+        error("'%s' must be TRUE or FALSE", what);
+    return LOGICAL(v)[0];
+}
+
+/* NULL, or n finite positive weights. */
+const double *km_weights_arg(SEXP v, R_xlen_t n)
+{
+    if (isNull(v)) return NULL;
+    if (TYPEOF(v) != REALSXP || XLENGTH(v) != n)
+        error("'weights' must be a double vector with one value per point");
+    const double *w = REAL(v);
+    for (R_xlen_t i = 0; i < n; i++)
+        if (!(w[i] > 0.0) || !R_FINITE(w[i])) error("'weights' must be finite and positive");
+    return w;
+}
+
+/* 0 (k-means++) or 1 (k-means||). */
+int km_seeding_arg(SEXP v)
+{
+    if (TYPEOF(v) != INTSXP || XLENGTH(v) != 1 || (INTEGER(v)[0] != 0 && INTEGER(v)[0] != 1))
+        error("'seeding' must be 0L (k-means++) or 1L (k-means||)");
+    return INTEGER(v)[0];
+}
 
 /* NULL (for NULL), or the 0-based copy of an assignment with values in
  * 1..k, the argument 'what' of the wrapper. */
@@ -221,20 +377,19 @@ const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what)
 }
 
 /* The list both fitting entry points return. */
-SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
-                           const double *dist, const double *trace, int iter,
-                           int converged, int reseeded, const double *start_obj,
-                           int nstart, double totss, SEXP extra, const char *extra_name)
+SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, const int *size,
+                    const double *dist, const km_result *r, const double *start_obj,
+                    int nstart, double totss, SEXP extra, const char *extra_name)
 {
     const char *names[] = {"cluster", "size", "withinss", "distance", "trace", "iter",
                            "converged", "reseeded", "start_objectives", "totss",
-                           extra_name, ""};
+                           extra_name, "moves", ""};
     SEXP res = PROTECT(mkNamed(VECSXP, names));
     SEXP cl = PROTECT(allocVector(INTSXP, n));
     SEXP sz = PROTECT(allocVector(INTSXP, k));
     SEXP ws = PROTECT(allocVector(REALSXP, k));
     SEXP ds = PROTECT(allocVector(REALSXP, n));
-    SEXP tr = PROTECT(allocVector(REALSXP, (R_xlen_t) iter + 1));
+    SEXP tr = PROTECT(allocVector(REALSXP, (R_xlen_t) r->ntrace));
     SEXP so = PROTECT(allocVector(REALSXP, nstart));
     for (int c = 0; c < k; c++) {
         INTEGER(sz)[c] = size[c];
@@ -243,21 +398,22 @@ SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
     for (R_xlen_t i = 0; i < n; i++) {
         INTEGER(cl)[i] = cluster[i] + 1;
         REAL(ds)[i] = dist[i];
-        REAL(ws)[cluster[i]] += dist[i];
+        REAL(ws)[cluster[i]] += km_w(w, i) * dist[i];
     }
-    memcpy(REAL(tr), trace, sizeof(double) * ((size_t) iter + 1));
+    memcpy(REAL(tr), r->trace, sizeof(double) * (size_t) r->ntrace);
     memcpy(REAL(so), start_obj, sizeof(double) * (size_t) nstart);
     SET_VECTOR_ELT(res, 0, cl);
     SET_VECTOR_ELT(res, 1, sz);
     SET_VECTOR_ELT(res, 2, ws);
     SET_VECTOR_ELT(res, 3, ds);
     SET_VECTOR_ELT(res, 4, tr);
-    SET_VECTOR_ELT(res, 5, ScalarInteger(iter));
-    SET_VECTOR_ELT(res, 6, ScalarLogical(converged));
-    SET_VECTOR_ELT(res, 7, ScalarInteger(reseeded));
+    SET_VECTOR_ELT(res, 5, ScalarInteger(r->iter));
+    SET_VECTOR_ELT(res, 6, ScalarLogical(r->converged));
+    SET_VECTOR_ELT(res, 7, ScalarInteger(r->reseeded));
     SET_VECTOR_ELT(res, 8, so);
     SET_VECTOR_ELT(res, 9, ScalarReal(totss));
     SET_VECTOR_ELT(res, 10, extra);
+    SET_VECTOR_ELT(res, 11, ScalarInteger(r->moves));
     UNPROTECT(7);
     return res;
 }

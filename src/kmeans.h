@@ -17,6 +17,7 @@ struct km_problem {
     R_xlen_t n;
     int k;
     int nthreads;
+    const double *w;   /* n positive case weights, or NULL for 1 */
     /* Centres of assignment a (empty clusters allowed, never divided by),
      * returning the objective: the sum over the points of the squared
      * distance to their own centre.  prev is NULL, or the assignment at the
@@ -30,7 +31,26 @@ struct km_problem {
     void (*assign)(km_problem *p, int *b, double *bdist);
     /* Squared distance of every point to point s, into out. */
     void (*point_dist)(km_problem *p, R_xlen_t s, double *out);
+    /* One Hartigan-Wong pass over the points in order, from centres that
+     * are those of a: point i leaves its cluster a for b when
+     * |b| / (|b| + 1) d(i, b) < |a| / (|a| - 1) d(i, a), the exact change
+     * of the objective, and both centres are updated at once.  Updates a
+     * and size, returns the number of moves, the objective into *obj. */
+    int (*hartigan_pass)(km_problem *p, int *a, int *size, double *obj);
+    int hartigan;      /* run Hartigan-Wong passes after Lloyd */
+    /* k-means||: for every point i, its distances to the m points s[] in
+     * order; where one is below mind[i], mind[i] takes it and near[i] its
+     * index plus base (ties keep the earlier point). */
+    void (*nearest)(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                    double *mind, int *near);
+    /* Squared distance between points i and j. */
+    double (*pair_dist)(km_problem *p, R_xlen_t i, R_xlen_t j);
+    int seeding;       /* 0: k-means++, 1: k-means|| */
 };
+
+/* A move must gain more than this fraction of the point's cost, so that
+ * rounding cannot make points cycle between clusters. */
+#define KM_MOVE_GAIN 1e-10
 
 typedef struct {
     int *cluster;      /* n, 0-based */
@@ -38,6 +58,8 @@ typedef struct {
     double *dist;      /* n: squared distance to own centre */
     double *trace;     /* iter + 1, allocated by km_fit */
     int iter, converged, reseeded;
+    int ntrace;        /* values in trace: Lloyd's iter + 1, then one per Hartigan pass */
+    int moves;         /* Hartigan-Wong moves of the returned run */
     double *start_obj; /* nstart */
 } km_result;
 
@@ -51,10 +73,30 @@ static inline R_xlen_t km_row_blocks(R_xlen_t n)
 /* kmeans.c: the driver and what the .Call wrappers share */
 int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *res);
 double km_sum(const double *x, R_xlen_t n);
+int km_flag_arg(SEXP v, const char *what);
+int km_seeding_arg(SEXP v);
+const double *km_weights_arg(SEXP v, R_xlen_t n);
+static inline double km_w(const double *w, R_xlen_t i) { return w ? w[i] : 1.0; }
 const int *km_assignment_arg(SEXP v, R_xlen_t n, int k, const char *what);
-SEXP km_result_list(R_xlen_t n, int k, const int *cluster, const int *size,
-                    const double *dist, const double *trace, int iter,
-                    int converged, int reseeded, const double *start_obj,
+SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, const int *size,
+                    const double *dist, const km_result *r, const double *start_obj,
                     int nstart, double totss, SEXP extra, const char *extra_name);
+
+/* kmeans_gram.c, kmeans_lloyd.c: the two methods.  res holds cluster,
+ * size, dist (n, k, n) and start_obj (nstart) allocated by the caller; the
+ * rest is filled in (trace R_alloc'ed). */
+int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const double *w,
+                        const int *init, int nstart, int itermax, int hartigan,
+                        int seeding, int nthreads, km_result *res, double *sq,
+                        double *totss);
+int bochner_kmeans_gram_distances_w(int code, const double *par, int npar,
+                                    const double *y, R_xlen_t m, const double *x,
+                                    R_xlen_t n, int d, const double *w,
+                                    const int *cluster, const int *size,
+                                    const double *sq, int k, double *out, int nthreads);
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double *w,
+                         const int *init, int nstart, int itermax, int hartigan,
+                         int seeding, int nthreads, km_result *res, double *centres,
+                         double *totss);
 
 #endif

@@ -20,8 +20,9 @@ typedef struct {
     double *diag;      /* K_ii */
     double *S;         /* n x k: sum_{j in c} K_ij */
     double *T;         /* k: sum_{j, l in c} K_jl */
-    double *sq;        /* k: T_c / |c|^2, the squared norm of the centre */
+    double *sq;        /* k: T_c / W_c^2, the squared norm of the centre */
     int *size;         /* k: sizes at the last refresh */
+    double *W;         /* k: the clusters' total weights (their sizes without weights) */
     R_xlen_t *moved;   /* n: scratch for the points that moved */
     int since_full;    /* incremental updates since the last full pass */
     int *b;            /* gram_assign's outputs */
@@ -44,6 +45,7 @@ static R_xlen_t acc_rows(R_xlen_t nr, int k, int nthreads)
  * (moved != NULL): O(n) per moved point.  K is nr x nc, S nr x k. */
 typedef struct {
     const double *K;
+    const double *w;   /* nc column weights, or NULL */
     R_xlen_t nr, nc, rows;
     const int *a, *prev;
     const R_xlen_t *moved;
@@ -64,9 +66,10 @@ static void columns_block(void *ctx, R_xlen_t blk, int thread)
             double *to = p->S + (R_xlen_t) p->a[j] * nr + i0;
             double *from = p->S + (R_xlen_t) p->prev[j] * nr + i0;
             const double *kj = p->K + j * nr + i0;
+            double wj = km_w(p->w, j);
             for (R_xlen_t i = 0; i < m; i++) {
-                to[i] += kj[i];
-                from[i] -= kj[i];
+                to[i] += wj * kj[i];
+                from[i] -= wj * kj[i];
             }
         }
         return;
@@ -76,7 +79,12 @@ static void columns_block(void *ctx, R_xlen_t blk, int thread)
     for (R_xlen_t j = 0; j < p->nc; j++) {
         double *s = p->S + (R_xlen_t) p->a[j] * nr + i0;
         const double *kj = p->K + j * nr + i0;
-        for (R_xlen_t i = 0; i < m; i++) s[i] += kj[i];
+        if (p->w) {
+            double wj = p->w[j];
+            for (R_xlen_t i = 0; i < m; i++) s[i] += wj * kj[i];
+        } else {
+            for (R_xlen_t i = 0; i < m; i++) s[i] += kj[i];
+        }
     }
 }
 
@@ -88,25 +96,24 @@ static void run_columns(columns_job *p, int nthreads)
     bochner_parallel_blocks((p->nr + p->rows - 1) / p->rows, nthreads, 1, columns_block, p);
 }
 
-static void accumulate_columns(const double *K, R_xlen_t nr, R_xlen_t nc,
+static void accumulate_columns(const double *K, const double *w, R_xlen_t nr, R_xlen_t nc,
                                const int *a, int k, double *S, int nthreads)
 {
-    columns_job p = {K, nr, nc, 0, a, NULL, NULL, 0, k, S};
+    columns_job p = {K, w, nr, nc, 0, a, NULL, NULL, 0, k, S};
     run_columns(&p, nthreads);
 }
 
-static void update_columns(const double *K, R_xlen_t n, const int *a, const int *prev,
-                           const R_xlen_t *moved, R_xlen_t nmoved, int k, double *S,
-                           int nthreads)
+static void update_columns(const double *K, const double *w, R_xlen_t n, const int *a,
+                           const int *prev, const R_xlen_t *moved, R_xlen_t nmoved, int k,
+                           double *S, int nthreads)
 {
-    columns_job p = {K, n, n, 0, a, prev, moved, nmoved, k, S};
+    columns_job p = {K, w, n, n, 0, a, prev, moved, nmoved, k, S};
     run_columns(&p, nthreads);
 }
 
 static double gram_distance(const gram_problem *g, R_xlen_t i, int c)
 {
-    double sz = (double) g->size[c];
-    return g->diag[i] - 2.0 * g->S[i + (R_xlen_t) c * g->base.n] / sz + g->sq[c];
+    return g->diag[i] - 2.0 * g->S[i + (R_xlen_t) c * g->base.n] / g->W[c] + g->sq[c];
 }
 
 static double gram_refresh(km_problem *p, const int *a, const int *prev, const int *size)
@@ -119,21 +126,25 @@ static double gram_refresh(km_problem *p, const int *a, const int *prev, const i
             if (a[i] != prev[i]) g->moved[nmoved++] = i;
     }
     if (prev && g->since_full < KM_MAX_INCREMENTAL && 4 * nmoved <= n) {
-        update_columns(g->K, n, a, prev, g->moved, nmoved, k, g->S, p->nthreads);
+        update_columns(g->K, p->w, n, a, prev, g->moved, nmoved, k, g->S, p->nthreads);
         g->since_full++;
     } else {
-        accumulate_columns(g->K, n, n, a, k, g->S, p->nthreads);
+        accumulate_columns(g->K, p->w, n, n, a, k, g->S, p->nthreads);
         g->since_full = 0;
     }
-    for (int c = 0; c < k; c++) g->T[c] = 0.0;
-    for (R_xlen_t j = 0; j < n; j++) g->T[a[j]] += g->S[j + (R_xlen_t) a[j] * n];
+    const double *w = p->w;
+    for (int c = 0; c < k; c++) g->T[c] = g->W[c] = 0.0;
+    for (R_xlen_t j = 0; j < n; j++) {
+        double wj = km_w(w, j);
+        g->T[a[j]] += wj * g->S[j + (R_xlen_t) a[j] * n];
+        g->W[a[j]] += wj;
+    }
     for (int c = 0; c < k; c++) {
-        double sz = (double) size[c];
         g->size[c] = size[c];
-        g->sq[c] = size[c] > 0 ? g->T[c] / (sz * sz) : 0.0;
+        g->sq[c] = size[c] > 0 ? g->T[c] / (g->W[c] * g->W[c]) : 0.0;
     }
     double obj = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) obj += km_clamp0(gram_distance(g, i, a[i]));
+    for (R_xlen_t i = 0; i < n; i++) obj += km_w(w, i) * km_clamp0(gram_distance(g, i, a[i]));
     return obj;
 }
 
@@ -181,49 +192,154 @@ static void gram_point_dist(km_problem *p, R_xlen_t s, double *out)
     for (R_xlen_t i = 0; i < p->n; i++) out[i] = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
 }
 
-/* Exact kernel k-means on the n x n Gram matrix K.  Outputs as km_fit, plus
- * sq (k): the squared norms T_c / |c|^2 of the centres.  *trace points to
- * iter + 1 objective values (R_alloc'ed). */
-int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const int *init,
-                        int nstart, int itermax, int nthreads, int *cluster,
-                        int *size, double *dist, double **trace, int *iter,
-                        int *converged, int *reseeded, double *start_obj,
-                        double *sq, double *totss)
+/* k-means|| (kmeans.h): distances to the m points from their columns of K. */
+typedef struct {
+    const gram_problem *g;
+    const R_xlen_t *s;
+    R_xlen_t m, base;
+    double *mind;
+    int *near;
+} nearest_job;
+
+static void nearest_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const nearest_job *j = (const nearest_job *) ctx;
+    const gram_problem *g = j->g;
+    R_xlen_t n = g->base.n, i0 = blk * KM_ROW_BLOCK;
+    R_xlen_t i1 = n - i0 < KM_ROW_BLOCK ? n : i0 + KM_ROW_BLOCK;
+    for (R_xlen_t q = 0; q < j->m; q++) {
+        R_xlen_t s = j->s[q];
+        const double *ks = g->K + s * n;
+        double kss = g->diag[s];
+        for (R_xlen_t i = i0; i < i1; i++) {
+            double d = km_clamp0(g->diag[i] - 2.0 * ks[i] + kss);
+            if (d < j->mind[i]) {
+                j->mind[i] = d;
+                j->near[i] = (int) (j->base + q);
+            }
+        }
+    }
+}
+
+static void gram_nearest(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                         double *mind, int *near)
+{
+    nearest_job j = {(gram_problem *) p, s, m, base, mind, near};
+    bochner_parallel_blocks(km_row_blocks(p->n),
+                            bochner_threads_for(p->nthreads, 4.0 * (double) p->n * (double) m),
+                            KM_BLOCKS_PER_CHECK, nearest_block, &j);
+}
+
+static double gram_pair_dist(km_problem *p, R_xlen_t i, R_xlen_t j)
+{
+    gram_problem *g = (gram_problem *) p;
+    return km_clamp0(g->diag[i] - 2.0 * g->K[i + j * p->n] + g->diag[j]);
+}
+
+/* One Hartigan-Wong pass (kmeans.h) on the Gram sums: point i's distance to
+ * every centre is O(1) from S, and a move updates S by column i of K (O(n)),
+ * T_a by -2 S[i, a] + K_ii and T_b by 2 S[i, b] + K_ii.  Serial, in the
+ * order of the points, so the result does not depend on the threads. */
+static int gram_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
+{
+    gram_problem *g = (gram_problem *) p;
+    R_xlen_t n = p->n;
+    int k = p->k, moves = 0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        int from = a[i], to = -1;
+        if (g->size[from] < 2) continue;
+        double wi = km_w(p->w, i), wf = g->W[from];
+        double remove = wf / (wf - wi) * km_clamp0(gram_distance(g, i, from));
+        double best = remove * (1.0 - KM_MOVE_GAIN);
+        for (int c = 0; c < k; c++) {
+            if (c == from) continue;
+            double wc = g->W[c];
+            double add = g->size[c] > 0 ? wc / (wc + wi) * km_clamp0(gram_distance(g, i, c)) : 0.0;
+            if (add < best) { best = add; to = c; }
+        }
+        if (to < 0) continue;
+        double *sf = g->S + (R_xlen_t) from * n, *st = g->S + (R_xlen_t) to * n;
+        const double *ki = g->K + i * n;
+        g->T[from] += wi * (wi * g->diag[i] - 2.0 * sf[i]);
+        g->T[to] += wi * (wi * g->diag[i] + 2.0 * st[i]);
+        for (R_xlen_t j = 0; j < n; j++) {
+            sf[j] -= wi * ki[j];
+            st[j] += wi * ki[j];
+        }
+        g->size[from]--;
+        g->size[to]++;
+        g->W[from] -= wi;
+        g->W[to] += wi;
+        size[from]--;
+        size[to]++;
+        a[i] = to;
+        for (int c = 0; c < 2; c++) {
+            int cc = c ? to : from;
+            g->sq[cc] = g->size[cc] > 0 ? g->T[cc] / (g->W[cc] * g->W[cc]) : 0.0;
+        }
+        moves++;
+        if ((moves & 255) == 0) R_CheckUserInterrupt();
+    }
+    /* the objective: sum_c (sum_{i in c} w_i K_ii - T_c / W_c) */
+    double o = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) o += km_w(p->w, i) * g->diag[i];
+    for (int c = 0; c < k; c++) if (g->size[c] > 0) o -= g->T[c] / g->W[c];
+    *obj = km_clamp0(o);
+    g->since_full = KM_MAX_INCREMENTAL;   /* the next refresh recomputes S */
+    return moves;
+}
+
+/* Exact kernel k-means on the n x n Gram matrix K (kmeans.h), plus sq (k):
+ * the squared norms T_c / |c|^2 of the centres. */
+int bochner_kmeans_gram(const double *K, R_xlen_t n, int k, const double *w,
+                        const int *init, int nstart, int itermax, int hartigan,
+                        int seeding, int nthreads, km_result *res, double *sq,
+                        double *totss)
 {
     gram_problem g;
     memset(&g, 0, sizeof(g));
-    km_result res = {cluster, size, dist, NULL, 0, 0, 0, start_obj};
     if (n < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
     g.base.n = n;
     g.base.k = k;
     g.base.nthreads = nthreads;
+    g.base.w = w;
     g.base.refresh = gram_refresh;
     g.base.own_dist = gram_own_dist;
     g.base.assign = gram_assign;
     g.base.point_dist = gram_point_dist;
+    g.base.hartigan_pass = gram_hartigan_pass;
+    g.base.hartigan = hartigan;
+    g.base.nearest = gram_nearest;
+    g.base.pair_dist = gram_pair_dist;
+    g.base.seeding = seeding;
     g.K = K;
     g.diag = (double *) R_alloc((size_t) n, sizeof(double));
     g.S = (double *) R_alloc((size_t) n * (size_t) k, sizeof(double));
     g.T = (double *) R_alloc((size_t) k, sizeof(double));
     g.sq = (double *) R_alloc((size_t) k, sizeof(double));
     g.size = (int *) R_alloc((size_t) k, sizeof(int));
+    g.W = (double *) R_alloc((size_t) k, sizeof(double));
     g.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
     g.since_full = 0;
     for (R_xlen_t i = 0; i < n; i++) g.diag[i] = K[i + i * n];
 
-    /* total sum of squares: sum_i K_ii - (1/n) sum_ij K_ij, row sums via S */
+    /* total sum of squares: sum_i w_i K_ii - (1/W) sum_ij w_i w_j K_ij, the
+     * weighted row sums via S */
     int *zeros = (int *) R_alloc((size_t) n, sizeof(int));
     memset(zeros, 0, sizeof(int) * (size_t) n);
-    accumulate_columns(K, n, n, zeros, 1, g.S, nthreads);
-    *totss = km_clamp0(km_sum(g.diag, n) - km_sum(g.S, n) / (double) n);
+    accumulate_columns(K, w, n, n, zeros, 1, g.S, nthreads);
+    double wd = 0.0, wsw = 0.0, wt = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        wd += km_w(w, i) * g.diag[i];
+        wsw += km_w(w, i) * g.S[i];
+        wt += km_w(w, i);
+    }
+    *totss = km_clamp0(wd - wsw / wt);
 
-    int status = km_fit(&g.base, init, nstart, itermax, &res);
+    int status = km_fit(&g.base, init, nstart, itermax, res);
     if (status != BOCHNER_OK) return status;
     for (int c = 0; c < k; c++) sq[c] = g.sq[c];
-    *trace = res.trace;
-    *iter = res.iter;
-    *converged = res.converged;
-    *reseeded = res.reseeded;
     return BOCHNER_OK;
 }
 
@@ -238,6 +354,21 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
                                   const int *size, const double *sq, int k,
                                   double *out, int nthreads)
 {
+    return bochner_kmeans_gram_distances_w(code, par, npar, y, m, x, n, d, NULL, cluster,
+                                           size, sq, k, out, nthreads);
+}
+
+/* As bochner_kmeans_gram_distances, with case weights w (n) of the
+ * training points: the centres are weighted means. */
+int bochner_kmeans_gram_distances_w(int code, const double *par, int npar,
+                                    const double *y, R_xlen_t m, const double *x,
+                                    R_xlen_t n, int d, const double *w,
+                                    const int *cluster, const int *size,
+                                    const double *sq, int k, double *out, int nthreads)
+{
+    double *W = (double *) R_alloc((size_t) k, sizeof(double));
+    for (int c = 0; c < k; c++) W[c] = 0.0;
+    for (R_xlen_t j = 0; j < n; j++) W[cluster[j]] += km_w(w, j);
     R_xlen_t rows = ((R_xlen_t) 1 << 20) / n;
     if (rows < 64) rows = 64;
     if (rows > m) rows = m;
@@ -261,11 +392,11 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
             vmaxset(vmax);
         }
         if (status != BOCHNER_OK) return status;
-        accumulate_columns(Kb, mb, n, cluster, k, S, nthreads);
+        accumulate_columns(Kb, w, mb, n, cluster, k, S, nthreads);
         for (int c = 0; c < k; c++) {
-            double sz = (double) size[c];
+            double sz = W[c];
             for (R_xlen_t i = 0; i < mb; i++) {
-                double v = sz > 0 ? kyy[i] - 2.0 * S[i + (R_xlen_t) c * mb] / sz + sq[c]
+                double v = size[c] > 0 ? kyy[i] - 2.0 * S[i + (R_xlen_t) c * mb] / sz + sq[c]
                                   : R_PosInf;
                 out[i0 + i + (R_xlen_t) c * m] = km_clamp0(v);
             }
@@ -278,8 +409,9 @@ int bochner_kmeans_gram_distances(int code, const double *par, int npar,
 /* ------------------------------------------------------------------------ */
 /* .Call wrappers                                                            */
 
-SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
-                              SEXP nstart, SEXP itermax, SEXP nthreads)
+SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights,
+                              SEXP init, SEXP hartigan, SEXP seeding, SEXP nstart,
+                              SEXP itermax, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
@@ -290,6 +422,8 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int im = bochner_count_arg(itermax, "iter.max", 1);
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
+    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
+    const double *w = km_weights_arg(weights, n);
     int nth = bochner_nthreads(asInteger(nthreads));
 
     double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
@@ -301,24 +435,22 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP init,
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
     double *dist = (double *) R_alloc((size_t) n, sizeof(double));
-    double *trace = NULL;
     double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
+    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, start_obj};
     SEXP sq = PROTECT(allocVector(REALSXP, kk));
-    int iter = 0, conv = 0, reseeded = 0;
     double totss = 0.0;
     GetRNGstate();
-    status = bochner_kmeans_gram(K, n, kk, a0, ns, im, nth, cluster, size, dist, &trace,
-                                 &iter, &conv, &reseeded, start_obj, REAL(sq), &totss);
+    status = bochner_kmeans_gram(K, n, kk, w, a0, ns, im, hw, sd, nth, &r, REAL(sq), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");
-    SEXP res = km_result_list(n, kk, cluster, size, dist, trace, iter, conv, reseeded,
-                              start_obj, ns, totss, sq, "centre_sqnorm");
+    SEXP res = km_result_list(n, kk, w, cluster, size, dist, &r, start_obj, ns, totss, sq,
+                              "centre_sqnorm");
     UNPROTECT(1);
     return res;
 }
 
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
-                                        SEXP cluster, SEXP size, SEXP sq,
+                                        SEXP weights, SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads)
 {
     if (!bochner_is_real_matrix(y)) error("'y' must be a double matrix");
@@ -334,10 +466,11 @@ SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
     int k = LENGTH(size);
     const int *a = km_assignment_arg(cluster, n, k, "cluster");
     if (!a) error("'cluster' must be an integer vector with one value per point");
+    const double *w = km_weights_arg(weights, n);
     SEXP out = PROTECT(allocMatrix(REALSXP, (int) m, k));
     if (m > 0) {
-        int status = bochner_kmeans_gram_distances(asInteger(code), REAL(par), LENGTH(par),
-                                                   REAL(y), m, REAL(x), n, d, a,
+        int status = bochner_kmeans_gram_distances_w(asInteger(code), REAL(par), LENGTH(par),
+                                                   REAL(y), m, REAL(x), n, d, w, a,
                                                    INTEGER(size), REAL(sq), k, REAL(out),
                                                    bochner_nthreads(asInteger(nthreads)));
         bochner_stop_on_status(status, "kernel_kmeans");

@@ -23,6 +23,7 @@ typedef struct {
     double *Csum;      /* k x D sums of the points of each cluster */
     double *cn;        /* k: ||c||^2 */
     int *size;         /* k: sizes at the last refresh */
+    double *W;         /* k: total weights at the last refresh (sizes without weights) */
     R_xlen_t *moved;   /* n: scratch for the points that moved */
     int since_full;    /* incremental updates since the last full pass */
     double *zsum;      /* k: scratch for sum_{i in c} ||z_i||^2 */
@@ -33,6 +34,15 @@ typedef struct {
     int *b;
     double *v;         /* D: the vector of vector_dist_block */
     double *out;
+    double *hw;        /* Hartigan-Wong: a chunk's distances, hw_rows x k */
+    R_xlen_t hw_first, hw_rows;
+    unsigned char *dirty; /* k: centroids moved since the chunk's distances */
+    /* k-means||: the points of nearest(), as columns (D x m), their norms */
+    const double *Vt, *vn;
+    R_xlen_t vm, vbase;
+    double *vscratch;     /* nthreads x KM_ROW_BLOCK x vm */
+    double *mind;
+    int *near;
 } lloyd_problem;
 
 static R_xlen_t block_rows(R_xlen_t n, R_xlen_t blk, R_xlen_t *i0)
@@ -79,12 +89,18 @@ static void centroid_sums_block(void *ctx, R_xlen_t blk, int thread)
         if (prev) {
             for (R_xlen_t q = 0; q < l->nmoved; q++) {
                 R_xlen_t i = l->moved[q];
-                cd[a[i]] += zd[i];
-                cd[prev[i]] -= zd[i];
+                double v = km_w(l->base.w, i) * zd[i];
+                cd[a[i]] += v;
+                cd[prev[i]] -= v;
             }
         } else {
             for (int c = 0; c < k; c++) cd[c] = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            if (l->base.w) {
+                const double *w = l->base.w;
+                for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += w[i] * zd[i];
+            } else {
+                for (R_xlen_t i = 0; i < n; i++) cd[a[i]] += zd[i];
+            }
         }
     }
 }
@@ -110,9 +126,16 @@ static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const 
                             bochner_threads_for(p->nthreads, work), 4,
                             centroid_sums_block, l);
     l->since_full = incremental ? l->since_full + 1 : 0;
-    double *C = l->C, *Cs = l->Csum;
+    double *C = l->C, *Cs = l->Csum, *W = l->W;
+    const double *w = p->w;
+    double *zsum = l->zsum;
+    for (int c = 0; c < k; c++) W[c] = zsum[c] = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        W[a[i]] += km_w(w, i);
+        zsum[a[i]] += km_w(w, i) * l->zn[i];
+    }
     for (int c = 0; c < k; c++) {
-        double s = 0.0, sz = (double) size[c];
+        double s = 0.0, sz = W[c];
         for (int j = 0; j < D; j++) {
             R_xlen_t at = c + (R_xlen_t) j * k;
             C[at] = size[c] > 0 ? Cs[at] / sz : 0.0;
@@ -122,11 +145,8 @@ static double lloyd_refresh(km_problem *p, const int *a, const int *prev, const 
         l->cn[c] = s;
         l->size[c] = size[c];
     }
-    double *zsum = l->zsum;
-    for (int c = 0; c < k; c++) zsum[c] = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) zsum[a[i]] += l->zn[i];
     double obj = 0.0;
-    for (int c = 0; c < k; c++) obj += km_clamp0(zsum[c] - (double) size[c] * l->cn[c]);
+    for (int c = 0; c < k; c++) obj += km_clamp0(zsum[c] - W[c] * l->cn[c]);
     return obj;
 }
 
@@ -213,6 +233,194 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     over_rows(l, p->n, 2.0 * l->D, vector_dist_block);
 }
 
+/* k-means|| (kmeans.h): distances of a row block to the m points by one
+ * product, as the assignment step does with centroids. */
+static void nearest_block(void *ctx, R_xlen_t blk, int thread)
+{
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0;
+    int m = (int) block_rows(n, blk, &i0), vm = (int) l->vm;
+    double *dm = l->vscratch + (R_xlen_t) thread * KM_ROW_BLOCK * vm;
+    block_centre_distances(l->Z, n, l->D, l->zn, i0, m, l->Vt, vm, l->vn, dm);
+    for (int q = 0; q < vm; q++) {
+        const double *col = dm + (R_xlen_t) q * m;
+        for (int i = 0; i < m; i++) {
+            /* what the product leaves of a zero distance (a point against
+             * itself or its duplicate) is rounding: 0, as the exact value,
+             * so that k-means|| never draws a candidate twice */
+            double d = col[i];
+            if (d <= 1e-12 * (l->zn[i0 + i] + l->vn[q])) d = 0.0;
+            if (d < l->mind[i0 + i]) {
+                l->mind[i0 + i] = d;
+                l->near[i0 + i] = (int) (l->vbase + q);
+            }
+        }
+    }
+}
+
+/* Up to KM_NEAREST_BATCH points per product, so the scratch stays small. */
+#define KM_NEAREST_BATCH 64
+
+static void lloyd_nearest(km_problem *p, const R_xlen_t *s, R_xlen_t m, R_xlen_t base,
+                          double *mind, int *near)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    R_xlen_t n = p->n;
+    int D = l->D;
+    for (R_xlen_t q0 = 0; q0 < m; q0 += KM_NEAREST_BATCH) {
+        R_xlen_t vm = m - q0 < KM_NEAREST_BATCH ? m - q0 : KM_NEAREST_BATCH;
+        const void *vmax = vmaxget();
+        double *Vt = (double *) R_alloc((size_t) D * (size_t) vm, sizeof(double));
+        double *vn = (double *) R_alloc((size_t) vm, sizeof(double));
+        for (R_xlen_t q = 0; q < vm; q++) {
+            R_xlen_t pt = s[q0 + q];
+            for (int j = 0; j < D; j++) Vt[j + q * D] = l->Z[pt + (R_xlen_t) j * n];
+            vn[q] = l->zn[pt];
+        }
+        l->Vt = Vt;
+        l->vn = vn;
+        l->vm = vm;
+        l->vbase = base + q0;
+        l->mind = mind;
+        l->near = near;
+        l->vscratch = (double *) R_alloc((size_t) p->nthreads * KM_ROW_BLOCK * (size_t) vm,
+                                         sizeof(double));
+        over_rows(l, n, (double) D * (double) vm, nearest_block);
+        vmaxset(vmax);
+    }
+}
+
+static double lloyd_pair_dist(km_problem *p, R_xlen_t i, R_xlen_t j)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    double s = 0.0;
+    for (int q = 0; q < l->D; q++) {
+        double t = l->Z[i + (R_xlen_t) q * p->n] - l->Z[j + (R_xlen_t) q * p->n];
+        s += t * t;
+    }
+    return s;
+}
+
+#define KM_HW_CHUNK 64   /* row blocks whose distances are computed together */
+
+/* Hartigan-Wong: the distances of a chunk of row blocks to the centroids, by
+ * the product, in parallel (into l->hw, chunk rows x k, column-major). */
+static void chunk_dist_block(void *ctx, R_xlen_t blk, int thread)
+{
+    lloyd_problem *l = (lloyd_problem *) ctx;
+    R_xlen_t n = l->base.n, i0;
+    int m = (int) block_rows(n, l->hw_first + blk, &i0), k = l->base.k;
+    double *dm = l->scratch + (R_xlen_t) thread * KM_ROW_BLOCK * k;
+    block_centre_distances(l->Z, n, l->D, l->zn, i0, m, l->Ct, k, l->cn, dm);
+    R_xlen_t off = blk * KM_ROW_BLOCK;
+    for (int c = 0; c < k; c++)
+        memcpy(l->hw + off + (R_xlen_t) c * l->hw_rows, dm + (R_xlen_t) c * m,
+               sizeof(double) * (size_t) m);
+}
+
+/* ||z_i - mu_c||^2 directly (no cancellation) */
+static double direct_dist(const lloyd_problem *l, R_xlen_t i, int c)
+{
+    R_xlen_t n = l->base.n;
+    int k = l->base.k;
+    double s = 0.0;
+    for (int j = 0; j < l->D; j++) {
+        double t = l->Z[i + (R_xlen_t) j * n] - l->C[c + (R_xlen_t) j * k];
+        s += t * t;
+    }
+    return s;
+}
+
+/* One Hartigan-Wong pass (kmeans.h), the points in order as if every
+ * distance were computed afresh: the distances of a chunk of points come
+ * from one parallel product; after a move only the two centroids it changed
+ * are stale, and the later points of the chunk get their distances to those
+ * recomputed directly.  A point whose product distances show no move (with
+ * a margin for their rounding) has none; the others are decided on direct
+ * distances.  A move updates both centroids at once (O(D)). */
+static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
+{
+    lloyd_problem *l = (lloyd_problem *) p;
+    R_xlen_t n = p->n, nblocks = km_row_blocks(n);
+    int k = p->k, D = l->D, moves = 0;
+    double *d = l->zsum;   /* k scratch: one point's distances */
+    for (R_xlen_t first = 0; first < nblocks; first += KM_HW_CHUNK) {
+        R_xlen_t nb = nblocks - first < KM_HW_CHUNK ? nblocks - first : KM_HW_CHUNK;
+        R_xlen_t r0 = first * KM_ROW_BLOCK, r1 = r0 + nb * KM_ROW_BLOCK;
+        if (r1 > n) r1 = n;
+        l->hw_first = first;
+        l->hw_rows = r1 - r0;
+        bochner_parallel_blocks(nb, bochner_threads_for(p->nthreads, (double) l->hw_rows * D * k),
+                                KM_BLOCKS_PER_CHECK, chunk_dist_block, l);
+        int ndirty = 0;
+        for (int c = 0; c < k; c++) l->dirty[c] = 0;
+        for (R_xlen_t i = r0; i < r1; i++) {
+            int from = a[i], to = -1;
+            if (l->size[from] < 2) continue;
+            double zn = l->zn[i], slack = 0.0;
+            for (int c = 0; c < k; c++) {
+                if (ndirty && l->dirty[c]) {
+                    d[c] = direct_dist(l, i, c);
+                } else {
+                    d[c] = km_clamp0(l->hw[(i - r0) + (R_xlen_t) c * l->hw_rows]);
+                    double e = 1e-8 * (zn + l->cn[c]);
+                    if (e > slack) slack = e;
+                }
+            }
+            double wi = km_w(p->w, i), nf = l->W[from];
+            int candidate = 0;
+            for (int c = 0; c < k && !candidate; c++) {
+                if (c == from) continue;
+                double nc = l->W[c];
+                if (nc / (nc + wi) * d[c] < nf / (nf - wi) * d[from] + 2.0 * slack) candidate = 1;
+            }
+            if (!candidate) continue;
+            for (int c = 0; c < k; c++) d[c] = direct_dist(l, i, c);
+            double best = nf / (nf - wi) * d[from] * (1.0 - KM_MOVE_GAIN);
+            for (int c = 0; c < k; c++) {
+                if (c == from) continue;
+                double nc = l->W[c];
+                double add = nc / (nc + wi) * d[c];
+                if (add < best) { best = add; to = c; }
+            }
+            if (to < 0) continue;
+            l->size[from]--;
+            l->size[to]++;
+            l->W[from] -= wi;
+            l->W[to] += wi;
+            size[from]--;
+            size[to]++;
+            a[i] = to;
+            double sf = l->W[from], st = l->W[to], cf = 0.0, ct = 0.0;
+            for (int j = 0; j < D; j++) {
+                double z = wi * l->Z[i + (R_xlen_t) j * n];
+                R_xlen_t f = from + (R_xlen_t) j * k, t = to + (R_xlen_t) j * k;
+                l->Csum[f] -= z;
+                l->Csum[t] += z;
+                l->C[f] = l->Csum[f] / sf;   /* |from| >= 1 after the move */
+                l->C[t] = l->Csum[t] / st;
+                l->Ct[j + (R_xlen_t) from * D] = l->C[f];
+                l->Ct[j + (R_xlen_t) to * D] = l->C[t];
+                cf += l->C[f] * l->C[f];
+                ct += l->C[t] * l->C[t];
+            }
+            l->cn[from] = cf;
+            l->cn[to] = ct;
+            ndirty += !l->dirty[from] + !l->dirty[to];
+            l->dirty[from] = l->dirty[to] = 1;
+            moves++;
+        }
+        R_CheckUserInterrupt();
+    }
+    /* the objective: sum_i w_i ||z_i||^2 - sum_c W_c ||mu_c||^2 */
+    double o = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) o += km_w(p->w, i) * l->zn[i];
+    for (int c = 0; c < k; c++) o -= l->W[c] * l->cn[c];
+    *obj = km_clamp0(o);
+    l->since_full = KM_MAX_INCREMENTAL;   /* the next refresh recomputes the sums */
+    return moves;
+}
+
 /* A problem on Z (n x D) with k clusters; scratch from R_alloc. */
 static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, int k,
                         int nthreads, double *centres)
@@ -241,40 +449,47 @@ static void lloyd_setup(lloyd_problem *l, const double *Z, R_xlen_t n, int D, in
     over_rows(l, n, 2.0 * D, vector_dist_block);
 }
 
-/* Lloyd's k-means with k-means++ seeding on the rows of Z (n x D).
- * centres (k x D) receives the centroids. */
-int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k,
-                         const int *init, int nstart, int itermax, int nthreads,
-                         int *cluster, int *size, double *dist, double **trace,
-                         int *iter, int *converged, int *reseeded,
-                         double *start_obj, double *centres, double *totss)
+/* Lloyd's k-means (then Hartigan-Wong passes if hartigan) with k-means++
+ * seeding on the rows of Z (n x D), see kmeans.h.  centres (k x D)
+ * receives the centroids. */
+int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double *w,
+                         const int *init, int nstart, int itermax, int hartigan,
+                         int seeding, int nthreads, km_result *res, double *centres,
+                         double *totss)
 {
     lloyd_problem l;
-    km_result res = {cluster, size, dist, NULL, 0, 0, 0, start_obj};
     if (n < 1 || D < 1 || k < 1 || k > n) return BOCHNER_BAD_ARGUMENT;
     lloyd_setup(&l, Z, n, D, k, nthreads, centres);
     l.Csum = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
     l.zsum = (double *) R_alloc((size_t) k, sizeof(double));
+    l.W = (double *) R_alloc((size_t) k, sizeof(double));
+    l.base.w = w;
     l.moved = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    l.base.hartigan_pass = lloyd_hartigan_pass;
+    l.base.hartigan = hartigan;
+    l.base.nearest = lloyd_nearest;
+    l.base.pair_dist = lloyd_pair_dist;
+    l.base.seeding = seeding;
+    if (hartigan) {
+        l.hw = (double *) R_alloc((size_t) KM_HW_CHUNK * KM_ROW_BLOCK * (size_t) k,
+                                  sizeof(double));
+        l.dirty = (unsigned char *) R_alloc((size_t) k, 1);
+    }
 
-    /* total sum of squares about the mean of the rows */
-    double tss = 0.0;
+    /* total sum of squares about the (weighted) mean of the rows */
+    double tss = 0.0, wt = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) wt += km_w(w, i);
     for (int j = 0; j < D; j++) {
         const double *zj = Z + (R_xlen_t) j * n;
-        double m = km_sum(zj, n) / (double) n, s = 0.0;
-        for (R_xlen_t i = 0; i < n; i++) s += (zj[i] - m) * (zj[i] - m);
+        double m = 0.0, s = 0.0;
+        for (R_xlen_t i = 0; i < n; i++) m += km_w(w, i) * zj[i];
+        m /= wt;
+        for (R_xlen_t i = 0; i < n; i++) s += km_w(w, i) * (zj[i] - m) * (zj[i] - m);
         tss += s;
         if ((j + 1) % 64 == 0) R_CheckUserInterrupt();
     }
     *totss = tss;
-
-    int status = km_fit(&l.base, init, nstart, itermax, &res);
-    if (status != BOCHNER_OK) return status;
-    *trace = res.trace;
-    *iter = res.iter;
-    *converged = res.converged;
-    *reseeded = res.reseeded;
-    return BOCHNER_OK;
+    return km_fit(&l.base, init, nstart, itermax, res);
 }
 
 static void centre_distances_block(void *ctx, R_xlen_t blk, int thread)
@@ -313,8 +528,8 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
 /* ------------------------------------------------------------------------ */
 /* .Call wrappers                                                            */
 
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP nstart, SEXP itermax,
-                               SEXP nthreads)
+SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
+                               SEXP seeding, SEXP nstart, SEXP itermax, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
     R_xlen_t n = nrows(z);
@@ -324,24 +539,24 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP init, SEXP nstart, SEXP iter
     int im = bochner_count_arg(itermax, "iter.max", 1);
     if (kk > n) error("'k' must be at most the number of points");
     const int *a0 = km_assignment_arg(init, n, kk, "init");
+    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
+    const double *w = km_weights_arg(weights, n);
     int nth = bochner_nthreads(asInteger(nthreads));
 
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
     double *dist = (double *) R_alloc((size_t) n, sizeof(double));
-    double *trace = NULL;
     double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
+    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, start_obj};
     SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
-    int iter = 0, conv = 0, reseeded = 0;
     double totss = 0.0;
     GetRNGstate();
-    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, a0, ns, im, nth, cluster, size,
-                                      dist, &trace, &iter, &conv, &reseeded, start_obj,
+    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, w, a0, ns, im, hw, sd, nth, &r,
                                       REAL(centres), &totss);
     PutRNGstate();
     bochner_stop_on_status(status, "kernel_kmeans");
-    SEXP res = km_result_list(n, kk, cluster, size, dist, trace, iter, conv, reseeded,
-                              start_obj, ns, totss, centres, "centers");
+    SEXP res = km_result_list(n, kk, w, cluster, size, dist, &r, start_obj, ns, totss,
+                              centres, "centers");
     UNPROTECT(1);
     return res;
 }

@@ -60,7 +60,7 @@ fit_objects <- function() {
   x <- mat(12, 2)
   list(
     tryCatch(random_features(x, kernelp(), D = pick(list(1, 3, 10))), error = function(e) NULL),
-    tryCatch(kernel_kmeans(x, pick(list(1, 2, 3)), kernelp(), method = pick(list("exact", "rff")),
+    tryCatch(kernel_kmeans(x, pick(list(1, 2, 3)), kernelp(), method = pick(list("exact", "rff", "nystrom")),
                            D = 8), error = function(e) NULL, warning = function(w) NULL),
     list(), 1, NULL)
 }
@@ -91,7 +91,8 @@ calls <- list(
                                    list(x = X, centers = function() pick(c(num_pool, list(c(1, 2, 1, 2, 1, 2, 1, 2, 1, 2)))),
                                         kernel = kernelp, method = C, D = N,
                                         nstart = function() pick(list(1, 2, 0, NA, 1.5, "2")),
-                                        iter.max = N, seed = N, nthreads = N)),
+                                        iter.max = N, seed = N, nthreads = N,
+                                        algorithm = C)),
   predict.kernel_kmeans = function() {
     obj <- pick(fit_objects()[c(2, 2, 2, 3)])
     maybe(list(object = obj, newdata = mat(4, 2)), list(newdata = X, type = C, nthreads = N))

@@ -150,6 +150,10 @@ spec <- function(fn, valid, ...) {
   out
 }
 
+# cases of a family that are valid for one function (NULL is kernel_kmeans'
+# default kernel and plot()'s default data)
+without <- function(cases, what) Filter(function(cc) cc$what != what, cases)
+
 set.seed(1)
 fit_map <- random_features(X, K1, D = 8)
 fit_map_nystrom <- nystrom_features(X, K1, m = 3, seed = 1)
@@ -244,13 +248,21 @@ specs <- c(
        eps = "probability", delta = "probability", kernel = "kernel", d = "count",
        diameter = "positive"),
   spec("rff_dimension", list(eps = 0.1, kernel = K1, x = X), x = "data"),
-  spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "exact", D = 8,
-                             nstart = 1, iter.max = 10, seed = 1, nthreads = 1),
-       x = "data", centers = "centers", kernel = "kernel", method = "choice",
-       nstart = "count", iter.max = "count", seed = "seed", nthreads = "count"),
+  without(spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "exact", D = 8,
+                                     nstart = 1, iter.max = 10, seed = 1, nthreads = 1),
+               x = "data", centers = "centers", kernel = "kernel", method = "choice",
+               nstart = "count", iter.max = "count", seed = "seed", nthreads = "count"),
+          "kernel NULL_value"),
   spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1), x = "data_required"),
   spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "rff", D = 8),
+       D = "count", algorithm = "choice"),
+  spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "nystrom", D = 3),
        D = "count"),
+  without(spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "rff", D = 8,
+                                     batch = 4), batch = "count", seeding = "choice"),
+          "count NULL_value"),
+  without(spec("plot.kernel_kmeans", list(x = fit_km_exact, data = X), data = "newdata",
+               max_points = "count"), "newdata NULL_value"),
   spec("predict.kernel_kmeans", list(object = fit_km_exact, newdata = X, nthreads = 1),
        newdata = "newdata", type = "choice", nthreads = "count"),
   spec("predict.kernel_kmeans", list(object = fit_km_rff, newdata = X, nthreads = 1),
@@ -348,6 +360,17 @@ extra_cases <- list(
   case("spectral_sample", list(kernel = gaussian_kernel("median"), n = 5, d = 2), "kernel",
        "median sigma without data"),
   case("kernel_kmeans", list(x = X, kernel = K1), "centers", "missing centers"),
+  case("plot.kernel_kmeans", list(x = fit_km_rff), "data", "no data for a fit on features"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = K1, weights = c(1, 1, 1, 1, 1, -1)),
+       "weights", "a negative case weight"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = K1, weights = rep("1", 6)),
+       "weights", "character case weights"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = K1, weights = c(1, NA, 1, 1, 1, 1)),
+       "weights", "NA case weight"),
+  case("kernel_kmeans", list(x = X, centers = 2, kernel = K1, weights = 1:5),
+       "weights", "case weights of the wrong length"),
+  case("kernel_kmeans", list(x = matrix(1, 6, 2), centers = 2), "x",
+       "no bandwidth for identical rows"),
   case("kernel_kmeans", list(x = X, centers = 2, kernel = polynomial_kernel(2), method = "rff",
                              D = 8, projection = "nonsense"), "projection",
        "unknown option for kernel_kmeans"),

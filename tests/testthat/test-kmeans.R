@@ -22,16 +22,81 @@ ref_kkm_proportional <- function(w) {
   last
 }
 
-# k-means++: point_dist(s) gives the squared distances of all points to point s
+# greedy k-means++: point_dist(s) gives the squared distances of all points
+# to point s; each centre after the first is the best (lowest sum of
+# distances to the nearest centre) of 2 + floor(log k) draws
 ref_kkm_seed <- function(n, k, point_dist) {
   mind <- numeric(n)
   a <- integer(n)
+  trials <- 2 + floor(log(k))
+  serial_sum <- function(v) {
+    total <- 0
+    for (x in v) total <- total + x
+    total
+  }
   for (c in seq_len(k)) {
-    s <- if (c == 1) ref_kkm_uniform(n) else ref_kkm_proportional(mind)
-    d <- point_dist(s)
+    if (c == 1) {
+      d <- point_dist(ref_kkm_uniform(n))
+    } else {
+      best <- Inf
+      for (t in seq_len(trials)) {
+        dt <- point_dist(ref_kkm_proportional(mind))
+        pot <- serial_sum(pmin(dt, mind))
+        if (pot < best) {
+          best <- pot
+          d <- dt
+        }
+      }
+    }
     closer <- if (c == 1) rep(TRUE, n) else d < mind
     mind[closer] <- d[closer]
     a[closer] <- c
+  }
+  a
+}
+
+# k-means|| (5 rounds, oversampling 2k), then k-means++ on the candidates
+# weighted by the points nearest to them; every point joins its nearest
+# chosen candidate (ties to the earlier)
+ref_kkm_seed_parallel <- function(n, k, point_dist) {
+  ell <- 2 * k
+  cand <- ref_kkm_uniform(n)
+  mind <- point_dist(cand)
+  near <- rep(1L, n)
+  for (round in 1:5) {
+    psi <- 0
+    for (v in mind) psi <- psi + v
+    if (!(psi > 0)) break
+    u <- runif(n)
+    for (s in which(u * psi < ell * mind)) {
+      cand <- c(cand, s)
+      d <- point_dist(s)
+      closer <- d < mind
+      mind[closer] <- d[closer]
+      near[closer] <- length(cand)
+    }
+  }
+  if (length(cand) <= k) return(ref_kkm_seed(n, k, point_dist))
+  w <- as.numeric(tabulate(near, length(cand)))
+  chosen <- integer(0)
+  for (r in seq_len(k)) {
+    s <- if (r == 1) ref_kkm_proportional(w) else {
+      wd <- w * cd
+      total <- 0
+      for (v in wd) total <- total + v
+      if (total > 0) ref_kkm_proportional(wd) else ref_kkm_uniform(length(cand))
+    }
+    chosen <- c(chosen, cand[s])
+    d <- point_dist(cand[s])[cand]
+    cd <- if (r == 1) d else pmin(cd, d)
+  }
+  mind <- rep(Inf, n)
+  a <- integer(n)
+  for (j in seq_len(k)) {
+    d <- point_dist(chosen[j])
+    closer <- d < mind
+    mind[closer] <- d[closer]
+    a[closer] <- j
   }
   a
 }
@@ -52,7 +117,43 @@ ref_kkm_fix_empty <- function(a, dist, k) {
 
 # centre_dist(a): n x k squared distances to the centres of assignment a
 # (Inf for an empty cluster)
-ref_kkm_run <- function(a, k, iter.max, centre_dist) {
+# Hartigan-Wong passes: each point in turn moves to the cluster b minimising
+# |b| / (|b| + 1) d(i, b) when that beats |a| / (|a| - 1) d(i, a) (the exact
+# change of the objective), distances recomputed from scratch after every
+# move by row_dist(i, a) (point i's squared distances to the k centres).
+ref_kkm_hartigan <- function(a, k, iter.max, row_dist, objective) {
+  trace <- numeric()
+  passes <- 0
+  while (passes < iter.max) {
+    moves <- 0
+    for (i in seq_along(a)) {
+      size <- tabulate(a, k)
+      from <- a[i]
+      if (size[from] < 2) next
+      d <- pmax(0, row_dist(i, a))
+      best <- size[from] / (size[from] - 1) * d[from] * (1 - 1e-10)
+      to <- 0
+      for (c in seq_len(k)) {
+        if (c == from) next
+        add <- size[c] / (size[c] + 1) * d[c]
+        if (add < best) {
+          best <- add
+          to <- c
+        }
+      }
+      if (to > 0) {
+        a[i] <- to
+        moves <- moves + 1
+      }
+    }
+    if (moves == 0) break
+    passes <- passes + 1
+    trace <- c(trace, objective(a))
+  }
+  list(a = a, trace = trace)
+}
+
+ref_kkm_run <- function(a, k, iter.max, centre_dist, row_dist = NULL) {
   n <- length(a)
   own <- function(D, a) pmax(0, D[cbind(seq_len(n), a)])
   reseeded <- 0
@@ -82,26 +183,37 @@ ref_kkm_run <- function(a, k, iter.max, centre_dist) {
     dist <- own(D, a)
     trace <- c(trace, sum(dist))
   }
+  if (!is.null(row_dist)) {
+    hw <- ref_kkm_hartigan(a, k, iter.max, row_dist,
+                           function(a) sum(own(centre_dist(a), a)))
+    a <- hw$a
+    trace <- c(trace, hw$trace)
+    dist <- own(centre_dist(a), a)
+  }
   size <- tabulate(a, k)
   list(cluster = a, size = size, withinss = vapply(seq_len(k), function(c) sum(dist[a == c]), 0),
        distance = dist, trace = trace, iter = t, converged = converged, reseeded = reseeded)
 }
 
-ref_kkm_fit <- function(n, k, nstart, iter.max, point_dist, centre_dist, init = NULL) {
+ref_kkm_fit <- function(n, k, nstart, iter.max, point_dist, centre_dist, init = NULL,
+                        row_dist = NULL, parallel = FALSE) {
   best <- NULL
   objectives <- numeric(nstart)
   for (r in seq_len(nstart)) {
-    a <- if (is.null(init)) ref_kkm_seed(n, k, point_dist) else init
-    run <- ref_kkm_run(a, k, iter.max, centre_dist)
-    objectives[r] <- run$trace[run$iter + 1]
-    if (is.null(best) || objectives[r] < best$trace[best$iter + 1]) best <- run
+    a <- if (!is.null(init)) init
+         else if (parallel) ref_kkm_seed_parallel(n, k, point_dist)
+         else ref_kkm_seed(n, k, point_dist)
+    run <- ref_kkm_run(a, k, iter.max, centre_dist, row_dist)
+    objectives[r] <- run$trace[length(run$trace)]
+    if (is.null(best) || objectives[r] < best$trace[length(best$trace)]) best <- run
   }
   best$start_objectives <- objectives
   best
 }
 
 # exact kernel k-means on a Gram matrix K
-ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL) {
+ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL, hartigan = TRUE,
+                          parallel = FALSE) {
   n <- nrow(K)
   dK <- diag(K)
   point_dist <- function(s) pmax(0, dK - 2 * K[, s] + K[s, s])
@@ -116,11 +228,20 @@ ref_kkm_exact <- function(K, k, nstart = 1, iter.max = 100, init = NULL) {
     }
     D
   }
-  ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init)
+  row_dist <- function(i, a) {
+    vapply(seq_len(k), function(c) {
+      members <- a == c
+      m <- sum(members)
+      dK[i] - 2 * sum(K[i, members]) / m + sum(K[members, members]) / m^2
+    }, 0)
+  }
+  ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init,
+              if (hartigan) row_dist, parallel)
 }
 
-# Lloyd's k-means on the rows of Z
-ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL) {
+# Lloyd's k-means (then Hartigan-Wong if hartigan) on the rows of Z
+ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, hartigan = FALSE,
+                          parallel = FALSE) {
   n <- nrow(Z)
   point_dist <- function(s) colSums((t(Z) - Z[s, ])^2)
   centre_dist <- function(a) {
@@ -133,7 +254,11 @@ ref_kkm_lloyd <- function(Z, k, nstart = 1, iter.max = 100, init = NULL) {
     }
     D
   }
-  ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init)
+  row_dist <- function(i, a) {
+    vapply(seq_len(k), function(c) sum((Z[i, ] - colMeans(Z[a == c, , drop = FALSE]))^2), 0)
+  }
+  ref_kkm_fit(n, k, nstart, iter.max, point_dist, centre_dist, init,
+              if (hartigan) row_dist, parallel)
 }
 
 expect_same_fit <- function(fit, ref, tol = 1e-10) {
@@ -158,8 +283,10 @@ two_rings <- function(n, sd = 0.1) {
        truth = rep(1:2, each = n))
 }
 
-lloyd_c <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, nthreads = 1L) {
-  .Call(C_kmeans_lloyd, Z, as.integer(k), if (!is.null(init)) as.integer(init),
+lloyd_c <- function(Z, k, nstart = 1, iter.max = 100, init = NULL, nthreads = 1L,
+                    hartigan = FALSE, parallel = FALSE) {
+  .Call(C_kmeans_lloyd, Z, as.integer(k), NULL, if (!is.null(init)) as.integer(init), hartigan,
+        as.integer(parallel),
         as.integer(nstart), as.integer(iter.max), as.integer(nthreads))
 }
 
@@ -202,6 +329,33 @@ test_that("Lloyd's k-means in C matches the plain-R reference", {
   }
 })
 
+test_that("k-means|| seeding matches the plain-R reference, on K and on features", {
+  set.seed(36)
+  for (case in list(c(n = 40, k = 3), c(n = 700, k = 6), c(n = 9, k = 4))) {
+    x <- matrix(rnorm(case[["n"]] * 2), case[["n"]])
+    kern <- gaussian_kernel(1)
+    fit <- kernel_kmeans(x, case[["k"]], kern, nstart = 2, seed = 3, seeding = "kmeans||",
+                         nthreads = 1)
+    expect_equal(fit$seeding, "kmeans||")
+    set.seed(3)
+    ref <- ref_kkm_exact(kernel_matrix(kern, x), case[["k"]], nstart = 2, parallel = TRUE)
+    expect_same_fit(fit, ref)
+    Z <- matrix(rnorm(case[["n"]] * 5), case[["n"]])
+    set.seed(4)
+    fz <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE)
+    set.seed(4)
+    rz <- ref_kkm_lloyd(Z, case[["k"]], nstart = 2, hartigan = TRUE, parallel = TRUE)
+    expect_same_fit(fz, rz)
+    set.seed(4)
+    fz1 <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE, nthreads = 1L)
+    set.seed(4)
+    fz2 <- lloyd_c(Z, case[["k"]], nstart = 2, parallel = TRUE, hartigan = TRUE, nthreads = 2L)
+    expect_identical(fz1, fz2)
+  }
+  # "auto" is k-means++ below 1e5 rows
+  expect_equal(kernel_kmeans(x, 2, kern, seed = 1)$seeding, "kmeans++")
+})
+
 test_that("Lloyd's k-means agrees with stats::kmeans from the same start", {
   set.seed(32)
   Z <- rbind(matrix(rnorm(200, 0), 100), matrix(rnorm(200, 2), 100), matrix(rnorm(200, 4), 100))
@@ -219,7 +373,7 @@ test_that("exact kernel k-means with the linear kernel is Lloyd's k-means", {
   Z <- matrix(rnorm(240), 80, 3)
   fit <- kernel_kmeans(Z, 4, polynomial_kernel(degree = 1, offset = 0), nstart = 3, seed = 9)
   set.seed(9)
-  ll <- lloyd_c(Z, 4, nstart = 3)
+  ll <- lloyd_c(Z, 4, nstart = 3, hartigan = TRUE)
   expect_equal(unname(fit$cluster), ll$cluster)
   expect_equal(fit$withinss, ll$withinss, tolerance = 1e-10)
 })
@@ -233,7 +387,7 @@ test_that("method = \"rff\" is Lloyd's k-means on the fit's own random features"
   set.seed(10)
   map <- random_features(x, laplace_kernel(2), D = 40, type = "phase")
   expect_identical(map$omega, fit$map$omega)
-  ref <- ref_kkm_lloyd(predict(map, x), 3, nstart = 2)
+  ref <- ref_kkm_lloyd(predict(map, x), 3, nstart = 2, hartigan = TRUE)
   expect_same_fit(fit, ref)
   expect_equal(dim(fit$centers), c(3L, 40L))
 })
@@ -405,7 +559,7 @@ test_that("duplicated points share a cluster, and k = n with duplicates stays no
   expect_equal(same$tot.withinss, 0)
   set.seed(3)
   ref <- ref_kkm_exact(kernel_matrix(gaussian_kernel(1), x), 18)
-  expect_same_fit(kernel_kmeans(x, 18, gaussian_kernel(1), seed = 3), ref)
+  expect_same_fit(kernel_kmeans(x, 18, gaussian_kernel(1), nstart = 1, seed = 3), ref)
 })
 
 test_that("an empty cluster in the initial assignment is re-seeded, never divided by", {
@@ -465,7 +619,8 @@ test_that("seed reproduces a fit and leaves the user's stream alone", {
 test_that("not converging within iter.max warns and says so", {
   set.seed(45)
   x <- matrix(rnorm(400), 200)
-  expect_warning(fit <- kernel_kmeans(x, 8, gaussian_kernel(0.5), iter.max = 1, seed = 1),
+  expect_warning(fit <- kernel_kmeans(x, 8, gaussian_kernel(0.5), iter.max = 1, seed = 1,
+                                      algorithm = "Lloyd"),
                  "did not converge in 1 iteration")
   expect_false(fit$converged)
   expect_equal(fit$iter, 1L)
@@ -548,7 +703,7 @@ test_that("bad input gets clear errors naming the argument", {
   expect_error(kernel_kmeans(x, matrix(0, 2, 2), k), "'centers' .* not supported")
   expect_error(kernel_kmeans(x, 2, k, iter.max = 0), "'iter.max' must be at least 1")
   expect_error(kernel_kmeans(x, 2, k, nstart = 0), "'nstart' must be at least 1")
-  expect_error(kernel_kmeans(x, 2, k, method = "lloyd"), "'method' must be \"exact\" or \"rff\" \\(got \"lloyd\"\\)")
+  expect_error(kernel_kmeans(x, 2, k, method = "lloyd"), "'method' must be one of \"exact\", \"rff\", \"nystrom\" \\(got \"lloyd\"\\)")
   expect_error(kernel_kmeans(x, 2, k, method = "rff", D = 0), "'D' must be at least 1")
   expect_error(kernel_kmeans(x, 2, "gaussian"), "'kernel' must be a kernel object")
   expect_error(kernel_kmeans(x, 2, k, foo = 1), "unused argument")
@@ -580,12 +735,15 @@ test_that("a Gram matrix that would not fit is refused, naming method = \"rff\""
 
 test_that("the C entry points check their arguments", {
   x <- matrix(rnorm(20), 10)
-  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, 1L, 10L, 1L), "'x' must be a double matrix")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, 1L, 10L, 1L), "'k' must be at most")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, rep(3L, 10), 1L, 10L, 1L), "values in 1..2")
-  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, 1:2, 1L, 10L, 1L), "one value per point")
-  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, 1L, 10L, 1L), "unknown kernel")
-  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, 1L, 10L, 1L), "'k' must be a whole number")
-  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, 1L, 0L, 1L), "'iter.max'")
+  expect_error(.Call(C_kmeans_gram, 1:3, 1L, 1, 2L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'x' must be a double matrix")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 11L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be at most")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, rep(3L, 10), FALSE, 0L, 1L, 10L, 1L), "values in 1..2")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, 1:2, FALSE, 0L, 1L, 10L, 1L), "one value per point")
+  expect_error(.Call(C_kmeans_gram, x, 99L, 1, 2L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "unknown kernel")
+  expect_error(.Call(C_kmeans_lloyd, x, 0L, NULL, NULL, FALSE, 0L, 1L, 10L, 1L), "'k' must be a whole number")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, FALSE, 0L, 1L, 0L, 1L), "'iter.max'")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, NA, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, NULL, 1L, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
+  expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
   expect_error(.Call(C_kmeans_centre_distances, x, matrix(0, 2, 3), 1L), "same number of columns")
 })

@@ -25,8 +25,8 @@ test_that("the default uses every core, capped by the OpenMP variables and R CMD
 
 test_that("a stray .Call with a bad assignment names the argument", {
   x <- matrix(runif(20), 10, 2)
-  expect_error(.Call(bochner:::C_kmeans_gram_distances, x, x, 1L, 1, c(1L, 9L, rep(1L, 8)),
+  expect_error(.Call(bochner:::C_kmeans_gram_distances, x, x, 1L, 1, NULL, c(1L, 9L, rep(1L, 8)),
                      c(5L, 5L), c(0.1, 0.1), 1L), "'cluster' must have values in 1..2")
-  expect_error(.Call(bochner:::C_kmeans_lloyd, x, 2L, rep(3L, 10), 1L, 5L, 1L),
+  expect_error(.Call(bochner:::C_kmeans_lloyd, x, 2L, NULL, rep(3L, 10), FALSE, 0L, 1L, 5L, 1L),
                "'init' must have values in 1..2")
 })
