@@ -212,6 +212,10 @@ rff_svm.formula <- function(x, data = NULL, ...) {
 #' @export
 predict.rff_svm <- function(object, newdata, type = c("class", "decision"),
                             nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, type = type, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   type <- check_choice(type, c("class", "decision"), "type")
   if (missing(newdata)) {
