@@ -426,7 +426,8 @@ kmpar_sample_task <- function(raw, i, names, map, cand, ell, nthreads, seed) {
   x <- chunk_xy(raw, NULL, names)$x
   u <- with_seed(seed, stats::runif(nrow(x)))
   parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
-    d2 <- apply(centre_distances(Z, cand, nthreads), 1L, min)
+    dist <- centre_distances(Z, cand, nthreads)
+    d2 <- dist[cbind(seq_len(nrow(dist)), max.col(-dist, ties.method = "first"))]
     list(Z = Z, d2 = d2, idx = idx)
   })
   d2 <- unlist(lapply(parts, `[[`, "d2"))
@@ -469,13 +470,15 @@ weighted_kmeanspp <- function(P, w, k, nthreads) {
 # features, counts and sums of squared norms, the chunk's feature mean and
 # sum of squares about it (for totss), and its k rows farthest from their
 # centres (to re-seed empty clusters).
-lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads) {
+lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) {
   x <- chunk_xy(raw, NULL, names)$x
   k <- nrow(centers)
   D <- ncol(centers)
   parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
     dist <- centre_distances(Z, centers, nthreads)
     cl <- max.col(-dist, ties.method = "first")
+    # 'own': the far rows by their distance to the mean of their own cluster
+    if (!is.null(own)) dist <- centre_distances(Z, own, nthreads)
     d <- dist[cbind(seq_along(cl), cl)]
     sums <- matrix(0, k, D)
     rs <- rowsum(Z, cl, reorder = TRUE)
@@ -544,6 +547,14 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
                                                   nthreads = nthreads), what,
                         combine = lloyd_combine)
     if (is.na(totss)) totss <- acc$m2
+    if (t == 0L && any(acc$counts == 0)) {
+      # as in memory, empty clusters of the first assignment take the rows
+      # farthest from the means of their own clusters: one more pass
+      own <- acc$sums / pmax(acc$counts, 1)
+      acc$far <- chunks_apply(x, lloyd_chunk_task,
+                              list(names = names, map = map, centers = C, nthreads = nthreads,
+                                   own = own), what, combine = lloyd_combine)$far
+    }
     fix <- lloyd_fix_empty(acc)
     reseeded <- reseeded + fix$reseeded
     acc <- fix$acc
