@@ -298,8 +298,9 @@ chunks_lapply <- function(X, FUN, ...) {
   if (!requireNamespace("future.apply", quietly = TRUE)) return(lapply(X, FUN, ...))
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
   tryCatch(
+    # one future per chunk: the workers take chunks as they come free
     lapply_fn(X, FUN, ..., future.seed = NULL, future.packages = "bochner",
-              future.scheduling = 1),
+              future.scheduling = Inf),
     error = function(e) {
       first <- X[[1L]]$i
       last <- X[[length(X)]]$i
@@ -310,22 +311,23 @@ chunks_lapply <- function(X, FUN, ...) {
 }
 
 # Chunks per wave: enough to keep every worker busy several times over, and
-# a bound on the summaries held at once in this session.
+# a bound (64) on the summaries held at once in this session.
 chunks_wave <- function() {
   opt <- getOption("bochner.chunks_per_wave")
   if (!is.null(opt)) return(check_count(opt, "options(bochner.chunks_per_wave)"))
-  max(16L, 4L * chunks_workers())
+  as.integer(min(64, max(16, 4 * chunks_workers())))
 }
 
+# Workers of the plan (Inf for schedulers such as future.batchtools).
 chunks_workers <- function() {
-  if (!requireNamespace("future", quietly = TRUE)) return(1L)
-  as.integer(getExportedValue("future", "nbrOfWorkers")())
+  if (!requireNamespace("future", quietly = TRUE)) return(1)
+  as.numeric(getExportedValue("future", "nbrOfWorkers")())
 }
 
 # Threads per worker: the user's nthreads, or by default one per worker
 # under a plan with several workers (they share the cores), all otherwise.
 chunks_threads <- function() {
-  if (chunks_workers() > 1L) 1L else bochner_threads()
+  if (chunks_workers() > 1) 1L else bochner_threads()
 }
 
 # ---------------------------------------------------------------------------

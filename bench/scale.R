@@ -7,6 +7,7 @@
 #   Rscript bench/scale.R gen      # writes the files (about 1.6 GB)
 #   Rscript bench/scale.R chunks   # the chunked fits on 1 and 2 workers
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
+#   Rscript bench/scale.R svm      # convergence of the distributed SVM
 #   Rscript bench/scale.R clean    # removes the files
 #
 # Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
@@ -21,6 +22,10 @@ d <- 20L
 files <- file.path(dir, sprintf("part-%03d.rds", seq_len(nfiles)))
 # a smooth target of the first three inputs, plus noise
 truth <- function(x) sin(x[, 1]) + cos(x[, 2]) * x[, 3] / 2
+
+# CPU seconds (user + system) of this process and its children
+cpu_s <- function() sum(proc.time()[c(1, 2, 4, 5)], na.rm = TRUE)
+load1 <- function() as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1])
 
 peak_mb <- function() {
   st <- readLines("/proc/self/status")
@@ -43,33 +48,42 @@ if (identical(mode, "chunks")) {
   library(future)
   chunks <- data_chunks(files)
   kmchunks <- data_chunks(files, reader = function(p) readRDS(p)[, -21L])
+  # per worker: CPU seconds so far and peak resident memory
+  worker_stats <- function(w) {
+    do.call(rbind, future.apply::future_lapply(seq_len(w), function(i) {
+      st <- readLines("/proc/self/status")
+      c(pid = Sys.getpid(), cpu = sum(proc.time()[1:2]),
+        peak_mb = as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024)
+    }, future.scheduling = Inf))
+  }
   res <- list()
   ref <- NULL
   for (w in c(1L, 2L)) {
     plan(cluster, workers = rep("localhost", w))
-    # the workers start before the clock
-    invisible(future.apply::future_lapply(seq_len(w), function(i) Sys.getpid()))
+    s0 <- worker_stats(w)   # the workers start before the clock
+    l0 <- load1()
     t <- system.time(fit <- rff_ridge(chunks, y = "y", kernel = gaussian_kernel(4),
                                       D = 1024, lambda = 1, seed = 1, nthreads = 1))[["elapsed"]]
+    s1 <- worker_stats(w)
     if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
     tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
                                           seed = 1, iter.max = km_iter, rounds = 2,
                                           nthreads = 1))[["elapsed"]]
-    mem <- unlist(future.apply::future_lapply(seq_len(w), function(i) {
-      st <- readLines("/proc/self/status")
-      as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024
-    }, future.scheduling = 1))
+    s2 <- worker_stats(w)
+    cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
     passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
-    res[[w]] <- data.frame(workers = w, ridge_s = t, ridge_rmse = fit$rmse,
-                           kmeans_s = tk, kmeans_passes = passes, kmeans_iter = km$iter,
-                           kmeans_obj = km$tot.withinss, worker_peak_mb = max(mem),
-                           master_peak_mb = peak_mb())
+    res[[w]] <- data.frame(workers = w, load_before = l0, load_after = load1(),
+                           ridge_s = t, ridge_worker_cpu_s = cpu_of(s0, s1),
+                           ridge_rmse = fit$rmse, kmeans_s = tk,
+                           kmeans_worker_cpu_s = cpu_of(s1, s2), kmeans_passes = passes,
+                           kmeans_obj = km$tot.withinss,
+                           worker_peak_mb = max(s2[, "peak_mb"]), master_peak_mb = peak_mb())
     print(res[[w]])
     plan(sequential)
   }
   out <- do.call(rbind, res)
   print(out)
-  cat(sprintf("ridge speed-up on 2 workers: %.2f; weights identical: TRUE\n",
+  cat(sprintf("ridge: speed-up on 2 workers %.2f (elapsed); weights identical: TRUE\n",
               out$ridge_s[1] / out$ridge_s[2]))
   saveRDS(list(out = out, weights = ref$weights), file.path(dir, "chunks-result.rds"))
 }
@@ -87,13 +101,58 @@ if (identical(mode, "memory")) {
   gc()
   t <- system.time(fit <- rff_ridge(x, y, kernel = gaussian_kernel(4), D = 1024, lambda = 1,
                                     seed = 1, nthreads = 2))[["elapsed"]]
-  cat(sprintf("in memory: read %.1f s, rff_ridge %.1f s (2 threads), rmse %.5f, peak %.0f MB\n",
-              t_read, t, fit$rmse, peak_mb()))
+  cat(sprintf(paste0("in memory: read %.1f s, rff_ridge %.1f s (2 threads), rmse %.5f, ",
+                     "peak %.0f MB, load average %.1f\n"), t_read, t, fit$rmse, peak_mb(), load1()))
   f <- file.path(dir, "chunks-result.rds")
   if (file.exists(f)) {
     ch <- readRDS(f)
     cat(sprintf("max |weights (chunks) - weights (memory)| = %.3g (max |weight| %.3g)\n",
                 max(abs(ch$weights - fit$weights)), max(abs(fit$weights))))
+  }
+}
+
+if (identical(mode, "svm")) {
+  # Convergence of the distributed SVM (CoCoA+) against the in-memory
+  # rff_svm() on the same features: 2e4 training rows from the first files,
+  # D = 256, 4 and 16 chunks.
+  nsvm <- as.integer(Sys.getenv("SCALE_SVM_ROWS", "20000"))
+  per <- ceiling(nsvm / rows)
+  parts <- lapply(files[seq_len(per)], readRDS)
+  all <- do.call(rbind, parts)[seq_len(nsvm), ]
+  all$class <- factor(ifelse(all$y > 0.5, "high", "low"))
+  all$y <- NULL
+  test <- readRDS(files[nfiles])[seq_len(min(10000L, rows)), ]
+  test_class <- ifelse(test$y > 0.5, "high", "low")
+  x <- as.matrix(all[, 1:d])
+  kern <- gaussian_kernel(4)
+  for (K in c(4L, 16L)) {
+    idx <- split(seq_len(nsvm), rep(seq_len(K), each = ceiling(nsvm / K))[seq_len(nsvm)])
+    chunks <- data_chunks(lapply(idx, function(i) all[i, ]))
+    t <- system.time(fit <- suppressWarnings(
+      rff_svm(chunks, y = "class", kernel = kern, D = 256, seed = 1, rounds = 60, passes = 1,
+              tol = 1e-3, nthreads = 2)))[["elapsed"]]
+    xs <- bochner:::rff_apply_scaling(x, fit$scaling)
+    tm <- system.time(mem <- rff_svm(xs, all$class, map = fit$map, scale = FALSE,
+                                     epsilon = 1e-3, max_iter = 5000, seed = 1,
+                                     nthreads = 2))[["elapsed"]]
+    Z <- cbind(predict(fit$map, xs), 1)
+    s <- ifelse(all$class == "high", 1, -1)
+    primal <- function(w) 0.5 * sum(w^2) + sum(pmax(0, 1 - s * drop(Z %*% w)))
+    p_mem <- primal(c(mem$weights[, 1], mem$intercept[1]))
+    tr <- fit$trace
+    tr$rel_gap <- tr$gap / tr$primal
+    tr$excess_over_memory <- (tr$primal - p_mem) / p_mem
+    xt <- bochner:::rff_apply_scaling(as.matrix(test[, 1:d]), fit$scaling)
+    acc_ch <- mean(as.character(predict(fit, xt)) == test_class)
+    acc_mem <- mean(as.character(predict(mem, xt)) == test_class)
+    agree <- mean(predict(fit, xt) == predict(mem, xt))
+    cat(sprintf("\n%d chunks of %d rows: %.1f s for %d rounds (%.2f s per round); in memory %.1f s\n",
+                K, nsvm / K, t, nrow(tr), t / nrow(tr), tm))
+    cat(sprintf("test accuracy: chunks %.4f, in memory %.4f; predictions agree on %.4f\n",
+                acc_ch, acc_mem, agree))
+    print(tr[tr$round %in% c(1, 2, 5, 10, 20, 30, 40, 50, 60), c("round", "primal", "dual",
+                                                             "rel_gap", "excess_over_memory")],
+          row.names = FALSE, digits = 4)
   }
 }
 
