@@ -43,6 +43,12 @@
 #' chunks at a time, combined as they arrive.  Results are returned per
 #' chunk, or written to files (`predict(..., output =)`).
 #'
+#' **Futures and waves.**  Each chunk is one future (one job under
+#' future.batchtools), or `getOption("bochner.chunks_per_future")` chunks
+#' per future; the chunks are sent out in waves of at most 64 (or
+#' `getOption("bochner.chunks_per_wave")`), whose results are combined
+#' before the next wave starts.  Neither setting changes any result.
+#'
 #' **Threads and progress.**  Each worker uses `nthreads` threads (the fits'
 #' argument); under a plan with several workers the default is one thread per
 #' worker, else [bochner_threads()].  With `options(bochner.progress = TRUE)`
@@ -298,9 +304,10 @@ chunks_lapply <- function(X, FUN, ...) {
   if (!requireNamespace("future.apply", quietly = TRUE)) return(lapply(X, FUN, ...))
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
   tryCatch(
-    # one future per chunk: the workers take chunks as they come free
+    # one future per chunk by default: the workers take chunks as they come
+    # free; several per future (one batch job for several chunks) by option
     lapply_fn(X, FUN, ..., future.seed = NULL, future.packages = "bochner",
-              future.scheduling = Inf),
+              future.chunk.size = chunks_per_future()),
     error = function(e) {
       first <- X[[1L]]$i
       last <- X[[length(X)]]$i
@@ -316,6 +323,11 @@ chunks_wave <- function() {
   opt <- getOption("bochner.chunks_per_wave")
   if (!is.null(opt)) return(check_count(opt, "options(bochner.chunks_per_wave)"))
   as.integer(min(64, max(16, 4 * chunks_workers())))
+}
+
+chunks_per_future <- function() {
+  opt <- getOption("bochner.chunks_per_future")
+  if (is.null(opt)) 1L else check_count(opt, "options(bochner.chunks_per_future)")
 }
 
 # Workers of the plan (Inf for schedulers such as future.batchtools).

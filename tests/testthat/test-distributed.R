@@ -213,6 +213,10 @@ test_that("every plan gives identical fits and predictions", {
   ref <- run_all()
   future::plan("multisession", workers = 2)
   expect_identical(run_all(), ref)
+  # nor do waves of one chunk and two chunks per future change anything
+  opts <- options(bochner.chunks_per_wave = 1, bochner.chunks_per_future = 2)
+  expect_identical(run_all(), ref)
+  options(opts)
   # a failing chunk on a worker
   bad <- data_chunks(c(files[1:2], file.path(dir, "missing.rds")),
                      reader = function(p) readRDS(p)[c("a", "b", "y")])
