@@ -17,11 +17,12 @@
 #' - a list of such matrices or data frames (each is sent to the worker that
 #'   processes it, and only there);
 #' - a character vector of file paths, read on the worker: `.rds` files
-#'   (by [readRDS()]), `.csv` files (by [utils::read.csv()]) and Parquet or
-#'   Feather files (`.parquet`, `.feather`, by the arrow package where it is
-#'   installed), or any format with `reader`, a function of one path.  The
-#'   paths must be valid where the workers run (a shared file system, or the
-#'   same layout on every machine);
+#'   (by [readRDS()]) and `.csv` files (by [utils::read.csv()]), or any
+#'   format with `reader`, a function of one path returning a data frame or
+#'   matrix: Parquet files with `reader = arrow::read_parquet` where the
+#'   arrow package is installed, `.csv` files with other options, and so on.
+#'   The paths must be valid where the workers run (a shared file system, or
+#'   the same layout on every machine);
 #' - a function of the chunk number `i` (1 to `n`) returning chunk `i`, for
 #'   data read from a database or generated; it runs on the worker, so it
 #'   should carry what it needs (packages it names with `::`, no large
@@ -113,10 +114,11 @@ data_chunks <- function(x, n = NULL, reader = NULL) {
     if (anyNA(x) || any(!nzchar(x))) stop_arg("x", "contains a missing or empty file path")
     if (is.null(reader)) {
       ext <- chunk_extension(x)
-      unknown <- !ext %in% c("rds", "csv", "parquet", "feather")
+      unknown <- !ext %in% c("rds", "csv")
       if (any(unknown)) {
-        stop_arg("x", "has file(s) of a type read only with 'reader' (.rds, .csv, ",
-                 ".parquet and .feather are read by default): ", x[which(unknown)[1L]])
+        stop_arg("x", "has file(s) of a type read only with 'reader' (.rds and .csv are ",
+                 "read by default; give reader = arrow::read_parquet for Parquet): ",
+                 x[which(unknown)[1L]])
       }
     }
     n <- chunk_n(n, length(x))
@@ -217,15 +219,6 @@ chunk_read <- function(handle, source, reader) {
       switch(chunk_extension(path),
         rds = readRDS(path),
         csv = utils::read.csv(path, check.names = FALSE),
-        parquet = ,
-        feather = {
-          if (!requireNamespace("arrow", quietly = TRUE)) {
-            stop("reading .", chunk_extension(path), " files needs the arrow package",
-                 call. = FALSE)
-          }
-          fn <- if (chunk_extension(path) == "parquet") "read_parquet" else "read_feather"
-          as.data.frame(getExportedValue("arrow", fn)(path))
-        },
         stop("no reader for this file type; give data_chunks(reader =)", call. = FALSE))
     }
   } else {
