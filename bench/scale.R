@@ -4,6 +4,7 @@
 # local workers (PSOCK clusters on this machine), time and peak memory per
 # worker; the in-memory ridge fit for comparison.
 #
+#   Rscript bench/scale.R          # all of the below, each in its own process
 #   Rscript bench/scale.R gen      # writes the files (about 1.6 GB)
 #   Rscript bench/scale.R chunks   # the chunked fits on 1 and 2 workers
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
@@ -14,6 +15,7 @@
 # SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3).
 suppressPackageStartupMessages(library(bochner))
 mode <- commandArgs(TRUE)[1L]
+if (is.na(mode)) mode <- "all"   # make bench: every step, each in its own process
 dir <- Sys.getenv("SCALE_DIR", "/tmp/bochner-scale")
 nfiles <- as.integer(Sys.getenv("SCALE_FILES", "100"))
 rows <- as.integer(Sys.getenv("SCALE_ROWS", "100000"))
@@ -157,3 +159,13 @@ if (identical(mode, "svm")) {
 }
 
 if (identical(mode, "clean")) unlink(dir, recursive = TRUE)
+
+if (identical(mode, "all")) {
+  script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
+  rscript <- file.path(R.home("bin"), "Rscript")
+  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "clean")
+  for (step in steps) {
+    cat("\n== ", step, " (", format(Sys.time()), ")\n", sep = "")
+    if (system2(rscript, c(script, step)) != 0) stop("step ", step, " failed")
+  }
+}
