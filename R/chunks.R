@@ -293,20 +293,32 @@ chunks_apply <- function(chunks, task, args = list(), what, combine = NULL, init
 }
 
 # lapply through future.apply when it is installed (under the user's plan).
+# A future that fails as a whole (its worker died, or could not load
+# bochner) is named by its label, which gives its chunk.
 chunks_lapply <- function(X, FUN, ...) {
   if (!requireNamespace("future.apply", quietly = TRUE)) return(lapply(X, FUN, ...))
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
+  size <- chunks_per_future()
   tryCatch(
     # one future per chunk by default: the workers take chunks as they come
     # free; several per future (one batch job for several chunks) by option
     lapply_fn(X, FUN, ..., future.seed = NULL, future.packages = "bochner",
-              future.chunk.size = chunks_per_future()),
+              future.chunk.size = size, future.label = "bochner-chunks-%d"),
     error = function(e) {
-      first <- X[[1L]]$i
-      last <- X[[length(X)]]$i
-      stop(sprintf("%s: processing chunks %d to %d failed (a worker failed or could not ",
-                   list(...)$what, first, last),
-           "load bochner): ", conditionMessage(e), call. = FALSE)
+      msg <- conditionMessage(e)
+      hit <- regmatches(msg, regexec("bochner-chunks-([0-9]+)", msg))[[1L]]
+      which <- if (length(hit) == 2L) {
+        j <- as.integer(hit[2L])
+        idx <- vapply(X, `[[`, integer(1), "i")[((j - 1L) * size + 1L):min(length(X), j * size)]
+        lab <- X[[(j - 1L) * size + 1L]]$label
+        if (length(idx) == 1L) {
+          sprintf("chunk %d%s", idx, if (is.null(lab)) "" else sprintf(" (%s)", lab))
+        } else sprintf("chunks %d to %d", idx[1L], idx[length(idx)])
+      } else {
+        sprintf("chunks %d to %d", X[[1L]]$i, X[[length(X)]]$i)
+      }
+      stop(sprintf("%s: %s failed (its worker failed or could not load bochner): %s",
+                   list(...)$what, which, msg), call. = FALSE)
     })
 }
 

@@ -222,6 +222,13 @@ test_that("every plan gives identical fits and predictions", {
                      reader = function(p) readRDS(p)[c("a", "b", "y")])
   expect_error(suppressWarnings(rff_ridge(bad, y = "y", kernel = K1, D = 8)),
                "chunk 3 \\(.*missing\\.rds\\) failed")
+  # a worker that dies mid-fit
+  dies <- function(i) {
+    if (i == 3) quit(save = "no", status = 1)
+    data.frame(a = c(0.1, 0.5, 0.9), b = c(1, 0, 1), y = c(0, 1, 0))
+  }
+  expect_error(rff_ridge(data_chunks(dies, n = 4), y = "y", kernel = K1, D = 8),
+               "rff_ridge: chunk 3 failed \\(its worker failed")
   future::plan("cluster", workers = c("localhost", "localhost"))
   expect_identical(run_all(), ref)
   future::plan("sequential")
