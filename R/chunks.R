@@ -8,9 +8,9 @@
 #' [future.apply::future_lapply()] under whatever [future::plan()] the user
 #' set: sequential by default, or several local R sessions
 #' (`multisession`), a cluster of machines (`cluster`, over ssh), a
-#' scheduler such as Slurm (`future.batchtools`).  Without the future.apply
-#' package installed, the chunks are processed one after another in this
-#' session.
+#' scheduler such as Slurm (`future.batchtools`).  Under the sequential
+#' plan, and without the future.apply package, the chunks are processed one
+#' after another in this session, directly.
 #'
 #' **Sources.**  A chunk is a numeric matrix or a data frame, one row per
 #' observation, the same columns in every chunk.  `x` is one of
@@ -296,7 +296,11 @@ chunks_apply <- function(chunks, task, args = list(), what, combine = NULL, init
 # A future that fails as a whole (its worker died, or could not load
 # bochner) is named by its label, which gives its chunk.
 chunks_lapply <- function(X, FUN, ...) {
-  if (!requireNamespace("future.apply", quietly = TRUE)) return(lapply(X, FUN, ...))
+  # under plan(sequential) (the default) future would run the same code in
+  # this session after a few ms of bookkeeping per chunk: run it directly
+  if (!requireNamespace("future.apply", quietly = TRUE) || chunks_sequential()) {
+    return(lapply(X, FUN, ...))
+  }
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
   size <- chunks_per_future()
   tryCatch(
@@ -328,6 +332,10 @@ chunks_wave <- function() {
   opt <- getOption("bochner.chunks_per_wave")
   if (!is.null(opt)) return(check_count(opt, "options(bochner.chunks_per_wave)"))
   as.integer(min(64, max(16, 4 * chunks_workers())))
+}
+
+chunks_sequential <- function() {
+  inherits(getExportedValue("future", "plan")(), "sequential")
 }
 
 chunks_per_future <- function() {

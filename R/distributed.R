@@ -119,11 +119,11 @@
 #' max(abs(fit1$weights - fit0$weights))
 #'
 #' km <- kernel_kmeans(data_chunks(lapply(reg, function(p) p[c("a", "b")])), 3,
-#'                     gaussian_kernel(1), D = 100, seed = 1)
+#'                     gaussian_kernel(1), D = 50, seed = 1)
 #' km
 #'
-#' svm <- rff_svm(data_chunks(cls), y = "class", kernel = gaussian_kernel(1), D = 64,
-#'                seed = 1, rounds = 30)
+#' svm <- rff_svm(data_chunks(cls), y = "class", kernel = gaussian_kernel(1), D = 32,
+#'                seed = 1, passes = 2, tol = 0.05)
 #' svm
 #' tail(svm$trace, 3)
 #' @name chunked_fits
