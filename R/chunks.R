@@ -383,7 +383,7 @@ chunk_xy <- function(raw, y = NULL, names = NULL) {
 survey_task <- function(raw, i, y, quota) {
   xy <- chunk_xy(raw, y)
   x <- xy$x
-  n <- nrow(x)
+  n <- as.double(nrow(x))   # products of counts overflow integers
   center <- colMeans(x)
   m2 <- colSums(sweep(x, 2L, center, check.margin = FALSE)^2)
   rows <- unique(round(seq(1, n, length.out = min(n, quota))))

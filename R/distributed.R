@@ -500,7 +500,7 @@ lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) 
     out$far <- list(d = far$d[keep], cluster = far$cluster[keep], row = far$row[keep],
                     z = far$z[keep, , drop = FALSE])
   }
-  n <- nrow(x)
+  n <- as.double(nrow(x))   # products of counts overflow integers
   out$n <- n
   out$zbar <- out$zsum / n
   out$m2 <- max(0, sum(out$s2) - n * sum(out$zbar^2))

@@ -119,3 +119,17 @@ test_that("kernel_approx_error takes a sample of the chunks", {
   set.seed(3)
   expect_identical(kernel_approx_error(map, chunks), err)
 })
+
+test_that("counts beyond the integer range combine exactly", {
+  # n_a n_b = 3e9 > 2^31: the pairwise update must not work in integers
+  set.seed(5)
+  x1 <- matrix(rnorm(50000, 1), ncol = 1, dimnames = list(NULL, "a"))
+  x2 <- matrix(rnorm(60000, 2), ncol = 1, dimnames = list(NULL, "a"))
+  s1 <- bochner:::survey_task(x1, 1L, NULL, 10L)
+  s2 <- bochner:::survey_task(x2, 2L, NULL, 10L)
+  sv <- bochner:::survey_combine(bochner:::survey_combine(NULL, s1, 1L), s2, 2L)
+  all <- c(x1, x2)
+  expect_equal(sv$n, 110000)
+  expect_equal(unname(sv$center), mean(all), tolerance = 1e-13)
+  expect_equal(unname(sv$m2), sum((all - mean(all))^2), tolerance = 1e-12)
+})
