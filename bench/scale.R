@@ -87,7 +87,8 @@ if (identical(mode, "chunks")) {
   print(out)
   cat(sprintf("ridge: speed-up on 2 workers %.2f (elapsed); weights identical: TRUE\n",
               out$ridge_s[1] / out$ridge_s[2]))
-  saveRDS(list(out = out, weights = ref$weights), file.path(dir, "chunks-result.rds"))
+  saveRDS(list(out = out, weights = ref$weights, scaling = ref$scaling),
+          file.path(dir, "chunks-result.rds"))
 }
 
 if (identical(mode, "memory")) {
@@ -105,11 +106,23 @@ if (identical(mode, "memory")) {
                                     seed = 1, nthreads = 2))[["elapsed"]]
   cat(sprintf(paste0("in memory: read %.1f s, rff_ridge %.1f s (2 threads), rmse %.5f, ",
                      "peak %.0f MB, load average %.1f\n"), t_read, t, fit$rmse, peak_mb(), load1()))
+  # how much the solve can amplify rounding: the condition number of
+  # Zc'Zc + lambda I, from the eigenvalues of Zc'Zc / n on the first file
+  Z <- predict(fit$map, bochner:::rff_apply_scaling(x[seq_len(rows), ], fit$scaling))
+  ev <- eigen(crossprod(scale(Z, scale = FALSE)) / rows, symmetric = TRUE,
+              only.values = TRUE)$values
+  cat(sprintf("eigenvalues of Zc'Zc / n: %.3g to %.3g; condition number at n = %.0f: %.3g\n",
+              max(ev), min(ev), length(y), (length(y) * max(ev) + 1) / (length(y) * max(min(ev), 0) + 1)))
   f <- file.path(dir, "chunks-result.rds")
   if (file.exists(f)) {
     ch <- readRDS(f)
     cat(sprintf("max |weights (chunks) - weights (memory)| = %.3g (max |weight| %.3g)\n",
                 max(abs(ch$weights - fit$weights)), max(abs(fit$weights))))
+    if (!is.null(ch$scaling)) {
+      cat(sprintf("scaling: max |centre diff| %.3g, max |scale diff| %.3g\n",
+                  max(abs(ch$scaling$center - fit$scaling$center)),
+                  max(abs(ch$scaling$scale - fit$scaling$scale))))
+    }
   }
 }
 
