@@ -152,7 +152,7 @@ chunked_setup <- function(x, y, kernel, D, scale, scale_given, map, seed, what,
     xs <- rff_apply_scaling(sv$sample, scaling)
     map <- with_seed(seed, rff_build_map(xs, kernel, D))
   }
-  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL)
+  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
   list(survey = sv, resp = resp, scaling = scaling, map = map, input = input,
        rows = sv$rows)
 }
@@ -335,7 +335,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = gaussian_kernel("medi
   what <- "kernel_kmeans"
   sv <- chunks_survey(x, NULL, what, sample_rows = if (method == "nystrom") max(1000L, 2L * D) else 1000L)
   if (k > sv$n) stop_arg("centers", "asks for ", k, " clusters but the chunks have ", sv$n, " row(s)")
-  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL)
+  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
   with_seed(seed, {
     if (!is.null(map)) {
       check_feature_map(map, sv$d)
