@@ -63,6 +63,7 @@ bench: install-quick
 	$(RSCRIPT) bench/svm.R
 	$(RSCRIPT) bench/threads.R
 	$(RSCRIPT) bench/default_transform.R
+	$(RSCRIPT) bench/scale.R
 	$(RSCRIPT) bench/maps.R
 	$(RSCRIPT) bench/workflow.R
 

@@ -247,6 +247,10 @@ build_feature_map.default <- function(kernel, x, D, type, method = NULL, samplin
 #' predict(map, matrix(c(0, 1), 1))
 #' @export
 predict.random_features <- function(object, newdata, nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   if (missing(newdata)) stop_arg("newdata", "is required: a feature map keeps no training data")
   x <- map_input_matrix(object, newdata)
@@ -415,6 +419,8 @@ kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
   if (!inherits(map, "random_features")) {
     stop_arg("map", "must be a map from random_features() or nystrom_features()")
   }
+  # data in chunks: a random sample of rows of a few chunks (R/distributed.R)
+  if (inherits(x, "data_chunks")) x <- chunks_sample_rows(x, map$input$names)
   xm <- map_input_matrix(map, x, arg = "x")
   if (nrow(xm) > 10000L) {
     stop_arg("x", "has ", nrow(xm), " rows; the comparison needs three ", nrow(xm), " x ",

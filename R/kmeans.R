@@ -675,6 +675,10 @@ kkm_result <- function(res, x, k, kernel, method, nstart) {
 #' @export
 predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance"),
                                   nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, type = type, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   type <- check_choice(type, c("cluster", "distance"), "type")
   if (missing(newdata)) {

@@ -320,6 +320,10 @@ ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
 predict.rff_ridge <- function(object, newdata,
                               type = c("response", "class", "decision", "prob"),
                               na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, type = type, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   type <- check_choice(type, c("response", "class", "decision", "prob"), "type")
   regression <- object$type == "regression"

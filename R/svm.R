@@ -299,6 +299,10 @@ rff_svm.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @export
 predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob"),
                             na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, type = type, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   type <- check_choice(type, c("class", "decision", "prob"), "type")
   if (type == "prob" && is.null(object$calibration)) {

@@ -1,0 +1,509 @@
+#' Data in pieces
+#'
+#' Describes data too large for one R session as a sequence of chunks, each
+#' read only where it is processed.  The fits ([rff_ridge()], [rff_svm()],
+#' [kernel_kmeans()] with `method = "rff"` or `"nystrom"`), `predict()` for
+#' every fitted object and [kernel_approx_error()] accept the result as
+#' their data, and run the work of each chunk through
+#' [future.apply::future_lapply()] under whatever [future::plan()] the user
+#' set: sequential by default, or several local R sessions
+#' (`multisession`), a cluster of machines (`cluster`, over ssh), a
+#' scheduler such as Slurm (`future.batchtools`).  Under the sequential
+#' plan, and without the future.apply package, the chunks are processed one
+#' after another in this session, directly.
+#'
+#' **Sources.**  A chunk is a numeric matrix or a data frame, one row per
+#' observation, the same columns in every chunk.  `x` is one of
+#' - a list of such matrices or data frames (each is sent to the worker that
+#'   processes it, and only there);
+#' - a character vector of file paths, read on the worker: `.rds` files
+#'   (by [readRDS()]) and `.csv` files (by [utils::read.csv()]), or any
+#'   format with `reader`, a function of one path returning a data frame or
+#'   matrix: Parquet files with `reader = arrow::read_parquet` where the
+#'   arrow package is installed, `.csv` files with other options, and so on.
+#'   The paths must be valid where the workers run (a shared file system, or
+#'   the same layout on every machine);
+#' - a function of the chunk number `i` (1 to `n`) returning chunk `i`, for
+#'   data read from a database or generated; it runs on the worker, so it
+#'   should carry what it needs (packages it names with `::`, no large
+#'   objects in its environment).
+#'
+#' **The response.**  The fits take `y` as the name of a column present in
+#' every chunk; the other columns are the inputs.
+#'
+#' **Order and reproducibility.**  Per-chunk results come back in the order
+#' of the chunks and are combined in that order, whatever the plan and the
+#' number of workers, so a fit is identical, bit for bit, under every plan.
+#' Random draws are made in this session or on the workers from seeds drawn
+#' here, one per chunk: `set.seed()` (or `seed =`) reproduces a fit under
+#' any plan.
+#'
+#' **Memory.**  A worker holds one chunk, its features a block of rows at a
+#' time, and the per-chunk summaries the fit needs (for ridge regression a
+#' \eqn{D \times D} matrix); this session holds the summaries of a wave of
+#' chunks at a time, combined as they arrive.  Results are returned per
+#' chunk, or written to files (`predict(..., output =)`).
+#'
+#' **Futures and waves.**  Each chunk is one future (one job under
+#' future.batchtools), or `getOption("bochner.chunks_per_future")` chunks
+#' per future; the chunks are sent out in waves of at most 64 (or
+#' `getOption("bochner.chunks_per_wave")`), whose results are combined
+#' before the next wave starts.  Neither setting changes any result.
+#'
+#' **Threads and progress.**  Each worker uses `nthreads` threads (the fits'
+#' argument); under a plan with several workers the default is one thread per
+#' worker, else [bochner_threads()].  With `options(bochner.progress = TRUE)`
+#' a message is shown as each chunk is done.
+#'
+#' **Failures.**  A chunk that cannot be read or fails its computation stops
+#' the fit with an error naming the chunk (its number, and its file where it
+#' has one); nothing is returned and no output file is left half-written.
+#'
+#' @param x A list of matrices or data frames, a character vector of file
+#'   paths, or a function of the chunk number.
+#' @param n For a function `x`, the number of chunks; otherwise taken from
+#'   `x` (and, if given, it must match).
+#' @param reader `NULL`, or a function of one file path returning the chunk
+#'   (for formats the extension does not name, or options such as a column
+#'   separator).
+#' @return An object of class `"data_chunks"`: `length()` is the number of
+#'   chunks, `x[i]` the chunks `i` (a `data_chunks` again), `x[[i]]` reads
+#'   chunk `i` into this session.
+#' @seealso `vignette("scale-out", package = "bochner")`.
+#' @examples
+#' # a list of pieces in memory
+#' set.seed(1)
+#' pieces <- lapply(1:4, function(i) {
+#'   x <- matrix(runif(200, -3, 3), ncol = 2, dimnames = list(NULL, c("a", "b")))
+#'   data.frame(x, y = sin(x[, 1]) + cos(x[, 2]) + rnorm(100, sd = 0.1))
+#' })
+#' chunks <- data_chunks(pieces)
+#' chunks
+#' fit <- rff_ridge(chunks, y = "y", kernel = gaussian_kernel(1), D = 100, seed = 1)
+#' fit
+#'
+#' # the same pieces in files, read where they are processed
+#' files <- file.path(tempdir(), sprintf("piece%d.rds", 1:4))
+#' for (i in 1:4) saveRDS(pieces[[i]], files[i])
+#' fit2 <- rff_ridge(data_chunks(files), y = "y", kernel = gaussian_kernel(1),
+#'                   D = 100, seed = 1)
+#' all.equal(fit$weights, fit2$weights)
+#'
+#' # predictions, one element per chunk
+#' str(predict(fit, data_chunks(files)))
+#'
+#' # a function of the chunk number
+#' gen <- function(i) pieces[[i]]
+#' length(data_chunks(gen, n = 4))
+#' unlink(files)
+#' @md
+#' @export
+data_chunks <- function(x, n = NULL, reader = NULL) {
+  if (!is.null(reader) && !is.function(reader)) {
+    stop_arg("reader", "must be NULL or a function of one file path")
+  }
+  if (inherits(x, "data_chunks")) return(x)
+  if (is.function(x)) {
+    if (is.null(n)) stop_arg("n", "is required when 'x' is a function: the number of chunks")
+    n <- check_count(n, "n")
+    if (!is.null(reader)) stop_arg("reader", "is for file paths; 'x' is a function")
+    return(new_data_chunks("function", x, n, NULL))
+  }
+  if (is.character(x)) {
+    if (length(x) < 1L) stop_arg("x", "has no file paths")
+    if (anyNA(x) || any(!nzchar(x))) stop_arg("x", "contains a missing or empty file path")
+    if (is.null(reader)) {
+      ext <- chunk_extension(x)
+      unknown <- !ext %in% c("rds", "csv")
+      if (any(unknown)) {
+        stop_arg("x", "has file(s) of a type read only with 'reader' (.rds and .csv are ",
+                 "read by default; give reader = arrow::read_parquet for Parquet): ",
+                 x[which(unknown)[1L]])
+      }
+    }
+    n <- chunk_n(n, length(x))
+    return(new_data_chunks("files", x, n, reader))
+  }
+  if (is.matrix(x) || is.data.frame(x)) {
+    stop_arg("x", "is a single table; give a list of tables (one per chunk), file paths, ",
+             "or a function of the chunk number")
+  }
+  if (!is.list(x) || length(x) < 1L) {
+    stop_arg("x", "must be a list of matrices or data frames, a character vector of ",
+             "file paths, or a function of the chunk number")
+  }
+  ok <- vapply(x, function(p) is.matrix(p) || is.data.frame(p), logical(1))
+  if (!all(ok)) {
+    stop_arg("x", "must hold matrices or data frames; element ", which(!ok)[1L], " is a ",
+             class(x[[which(!ok)[1L]]])[1L])
+  }
+  if (!is.null(reader)) stop_arg("reader", "is for file paths; 'x' is a list")
+  n <- chunk_n(n, length(x))
+  new_data_chunks("list", unname(x), n, NULL)
+}
+
+new_data_chunks <- function(type, source, n, reader) {
+  structure(list(type = type, source = source, n = n, reader = reader),
+            class = "data_chunks")
+}
+
+chunk_n <- function(n, len) {
+  if (is.null(n)) return(len)
+  n <- check_count(n, "n")
+  if (n != len) stop_arg("n", "is ", n, " but 'x' has ", len, " chunk(s)")
+  n
+}
+
+chunk_extension <- function(path) {
+  tolower(sub(".*\\.([^.]+)$", "\\1", sub("\\.(gz|bz2|xz)$", "", basename(path))))
+}
+
+#' @export
+length.data_chunks <- function(x) x$n
+
+#' @export
+`[.data_chunks` <- function(x, i) {
+  idx <- seq_len(x$n)[i]
+  if (length(idx) < 1L || anyNA(idx)) stop_arg("i", "must select at least one existing chunk")
+  if (x$type == "function") {
+    f <- x$source
+    sub <- idx
+    return(new_data_chunks("function", function(j) f(sub[j]), length(idx), NULL))
+  }
+  new_data_chunks(x$type, x$source[idx], length(idx), x$reader)
+}
+
+#' @export
+`[[.data_chunks` <- function(x, i) {
+  i <- check_count(i, "i", upper = x$n)
+  chunk_read(chunk_handles(x, i)[[1L]], x$source, x$reader)
+}
+
+#' @export
+print.data_chunks <- function(x, ...) {
+  what <- switch(x$type,
+    list = "tables in memory",
+    files = {
+      shown <- utils::head(x$source, 3L)
+      paste0("files: ", paste(shown, collapse = ", "), if (x$n > 3L) ", ..." else "")
+    },
+    "function" = "a function of the chunk number")
+  cat(sprintf("Data in %d chunk%s (%s)\n", x$n, if (x$n == 1L) "" else "s", what))
+  invisible(x)
+}
+
+# ---------------------------------------------------------------------------
+# Running per-chunk work
+
+# One handle per chunk: what a worker needs to read it (the table itself for
+# a list, so that each worker receives only its own chunks).
+chunk_handles <- function(chunks, which = seq_len(chunks$n)) {
+  lapply(which, function(i) {
+    switch(chunks$type,
+      list = list(i = i, n = chunks$n, data = chunks$source[[i]], label = NULL),
+      files = list(i = i, n = chunks$n, path = chunks$source[[i]], label = chunks$source[[i]]),
+      list(i = i, n = chunks$n, label = NULL))
+  })
+}
+
+# Read the chunk of a handle: a numeric matrix or data frame.
+chunk_read <- function(handle, source, reader) {
+  raw <- if (!is.null(handle$data)) {
+    handle$data
+  } else if (!is.null(handle$path)) {
+    path <- handle$path
+    if (!is.null(reader)) {
+      reader(path)
+    } else {
+      if (!file.exists(path)) stop("file not found", call. = FALSE)
+      switch(chunk_extension(path),
+        rds = readRDS(path),
+        csv = utils::read.csv(path, check.names = FALSE),
+        stop("no reader for this file type; give data_chunks(reader =)", call. = FALSE))
+    }
+  } else {
+    source(handle$i)
+  }
+  if (is.null(dim(raw)) && is.numeric(raw)) raw <- matrix(raw, ncol = 1L)
+  if (!(is.matrix(raw) || is.data.frame(raw))) {
+    stop("is a ", class(raw)[1L], ", not a matrix or data frame", call. = FALSE)
+  }
+  if (nrow(raw) < 1L) stop("has no rows", call. = FALSE)
+  raw
+}
+
+# The work of one chunk, on a worker: read it, run task(raw, i, ...).  An
+# error becomes a value naming the chunk, so that the session can stop with
+# a clear message once all are back.
+chunk_worker <- function(handle, task, args, source, reader, progress, what) {
+  res <- tryCatch({
+    raw <- chunk_read(handle, source, reader)
+    if (!is.null(handle$extra)) args <- c(args, handle$extra)
+    do.call(task, c(list(raw, handle$i), args))
+  }, error = function(e) {
+    structure(list(i = handle$i, label = handle$label, message = conditionMessage(e)),
+              class = "bochner_chunk_error")
+  })
+  if (isTRUE(progress) && !inherits(res, "bochner_chunk_error")) {
+    message(sprintf("bochner %s: chunk %d of %d done", what, handle$i, handle$n))
+  }
+  res
+}
+
+chunk_error_message <- function(err, what) {
+  sprintf("%s: chunk %d%s failed: %s", what, err$i,
+          if (is.null(err$label)) "" else sprintf(" (%s)", err$label), err$message)
+}
+
+# Apply task(raw, i, <args>) to the chunks 'which' through future.apply (in
+# this session without it), in waves of at most 'wave' chunks, folding each
+# result into the accumulator with combine(acc, result, i) in chunk order;
+# without 'combine', the results in a list, in chunk order.  The fold order
+# is fixed, so the result is the same for every plan and wave size.
+# 'per_chunk' (a list indexed by chunk number, of lists of arguments) sends
+# each chunk's own arguments to its worker only.
+chunks_apply <- function(chunks, task, args = list(), what, combine = NULL, init = NULL,
+                         which = seq_len(chunks$n), wave = NULL, per_chunk = NULL) {
+  if (is.null(wave)) wave <- chunks_wave()
+  progress <- isTRUE(getOption("bochner.progress"))
+  source <- if (chunks$type == "function") chunks$source else NULL
+  acc <- init
+  out <- if (is.null(combine)) vector("list", length(which)) else NULL
+  starts <- seq(1L, length(which), by = wave)
+  for (s in starts) {
+    idx <- which[s:min(length(which), s + wave - 1L)]
+    handles <- chunk_handles(chunks, idx)
+    if (!is.null(per_chunk)) {
+      for (j in seq_along(idx)) handles[[j]]$extra <- per_chunk[[idx[j]]]
+    }
+    res <- chunks_lapply(handles, chunk_worker, task = task, args = args, source = source,
+                         reader = chunks$reader, progress = progress, what = what)
+    failed <- vapply(res, inherits, logical(1), "bochner_chunk_error")
+    if (any(failed)) stop(chunk_error_message(res[[which(failed)[1L]]], what), call. = FALSE)
+    for (j in seq_along(idx)) {
+      if (is.null(combine)) {
+        out[[s + j - 1L]] <- res[[j]]
+      } else {
+        acc <- combine(acc, res[[j]], idx[j])
+      }
+      res[j] <- list(NULL)
+    }
+  }
+  if (is.null(combine)) out else acc
+}
+
+# lapply through future.apply when it is installed (under the user's plan).
+# A future that fails as a whole (its worker died, or could not load
+# bochner) is named by its label, which gives its chunk.
+chunks_lapply <- function(X, FUN, ...) {
+  # under plan(sequential) (the default) future would run the same code in
+  # this session after a few ms of bookkeeping per chunk: run it directly
+  if (!requireNamespace("future.apply", quietly = TRUE) || chunks_sequential()) {
+    return(lapply(X, FUN, ...))
+  }
+  lapply_fn <- getExportedValue("future.apply", "future_lapply")
+  size <- chunks_per_future()
+  tryCatch(
+    # one future per chunk by default: the workers take chunks as they come
+    # free; several per future (one batch job for several chunks) by option
+    lapply_fn(X, FUN, ..., future.seed = NULL, future.packages = "bochner",
+              future.chunk.size = size, future.label = "bochner-chunks-%d"),
+    error = function(e) {
+      msg <- conditionMessage(e)
+      hit <- regmatches(msg, regexec("bochner-chunks-([0-9]+)", msg))[[1L]]
+      which <- if (length(hit) == 2L) {
+        j <- as.integer(hit[2L])
+        idx <- vapply(X, `[[`, integer(1), "i")[((j - 1L) * size + 1L):min(length(X), j * size)]
+        lab <- X[[(j - 1L) * size + 1L]]$label
+        if (length(idx) == 1L) {
+          sprintf("chunk %d%s", idx, if (is.null(lab)) "" else sprintf(" (%s)", lab))
+        } else sprintf("chunks %d to %d", idx[1L], idx[length(idx)])
+      } else {
+        sprintf("chunks %d to %d", X[[1L]]$i, X[[length(X)]]$i)
+      }
+      stop(sprintf("%s: %s failed (its worker failed or could not load bochner): %s",
+                   list(...)$what, which, msg), call. = FALSE)
+    })
+}
+
+# Chunks per wave: enough to keep every worker busy several times over, and
+# a bound (64) on the summaries held at once in this session.
+chunks_wave <- function() {
+  opt <- getOption("bochner.chunks_per_wave")
+  if (!is.null(opt)) return(check_count(opt, "options(bochner.chunks_per_wave)"))
+  as.integer(min(64, max(16, 4 * chunks_workers())))
+}
+
+chunks_sequential <- function() {
+  inherits(getExportedValue("future", "plan")(), "sequential")
+}
+
+chunks_per_future <- function() {
+  opt <- getOption("bochner.chunks_per_future")
+  if (is.null(opt)) 1L else check_count(opt, "options(bochner.chunks_per_future)")
+}
+
+# Workers of the plan (Inf for schedulers such as future.batchtools).
+chunks_workers <- function() {
+  if (!requireNamespace("future", quietly = TRUE)) return(1)
+  as.numeric(getExportedValue("future", "nbrOfWorkers")())
+}
+
+# Threads per worker: the user's nthreads, or by default one per worker
+# under a plan with several workers (they share the cores), all otherwise.
+chunks_threads <- function() {
+  if (chunks_workers() > 1) 1L else bochner_threads()
+}
+
+# ---------------------------------------------------------------------------
+# The survey: one pass over the chunks for what a fit needs before its
+# main pass (rows, columns, column means and sums of squares about them for
+# standardising, the classes of the response, and a sample of rows for the
+# median heuristic and landmarks).
+
+# The inputs of a chunk as a numeric matrix, and the response column.
+chunk_xy <- function(raw, y = NULL, names = NULL) {
+  resp <- NULL
+  if (!is.null(y)) {
+    cn <- colnames(raw)
+    if (is.null(cn) || !y %in% cn) stop("has no column '", y, "' (the response 'y')", call. = FALSE)
+    resp <- if (is.data.frame(raw)) raw[[y]] else raw[, y]
+    raw <- raw[, cn != y, drop = FALSE]
+  }
+  if (!is.null(names) && !is.null(colnames(raw)) && !identical(colnames(raw), names)) {
+    miss <- setdiff(names, colnames(raw))
+    if (length(miss) > 0L) stop("lacks column(s) ", paste(miss, collapse = ", "), call. = FALSE)
+    raw <- raw[, names, drop = FALSE]
+  }
+  x <- as_data_matrix(raw, "x")
+  rownames(x) <- NULL
+  list(x = x, y = resp)
+}
+
+survey_task <- function(raw, i, y, quota) {
+  xy <- chunk_xy(raw, y)
+  x <- xy$x
+  n <- as.double(nrow(x))   # products of counts overflow integers
+  center <- colMeans(x)
+  m2 <- colSums(sweep(x, 2L, center, check.margin = FALSE)^2)
+  rows <- unique(round(seq(1, n, length.out = min(n, quota))))
+  yinfo <- NULL
+  if (!is.null(y)) {
+    r <- xy$y
+    if (anyNA(r)) stop("the response '", y, "' contains NA", call. = FALSE)
+    yinfo <- if (is.factor(r)) list(kind = "factor", levels = levels(droplevels(r)))
+             else if (is.character(r) || is.logical(r)) list(kind = "character", levels = unique(as.character(r)))
+             else if (is.numeric(r)) {
+               if (any(!is.finite(r))) stop("the response '", y, "' contains infinite values", call. = FALSE)
+               u <- unique(r)
+               whole <- all(u == round(u))
+               list(kind = "numeric", whole = whole,
+                    values = if (whole && length(u) <= 1000L) sort(u) else NULL)
+             } else stop("the response '", y, "' is neither numeric nor classes", call. = FALSE)
+  }
+  list(n = n, d = ncol(x), names = colnames(x), center = center, m2 = m2,
+       sample = x[rows, , drop = FALSE], y = yinfo)
+}
+
+# Pairwise update of (n, mean, sum of squares about the mean): Chan, Golub
+# and LeVeque (1983); exact in exact arithmetic, and stable.
+survey_combine <- function(acc, s, i) {
+  if (is.null(acc)) {
+    return(list(n = s$n, d = s$d, names = s$names, center = s$center, m2 = s$m2,
+                sample = s$sample, y = list(s$y), rows = s$n))
+  }
+  if (s$d != acc$d) stop(sprintf("chunk %d has %d input column(s), chunk 1 has %d", i, s$d, acc$d),
+                         call. = FALSE)
+  if (!identical(s$names, acc$names)) {
+    stop(sprintf("chunk %d has input columns %s, chunk 1 has %s", i,
+                 paste(s$names, collapse = ", "), paste(acc$names, collapse = ", ")), call. = FALSE)
+  }
+  n <- acc$n + s$n
+  delta <- s$center - acc$center
+  acc$m2 <- acc$m2 + s$m2 + delta^2 * (acc$n * s$n / n)
+  acc$center <- acc$center + delta * (s$n / n)
+  acc$n <- n
+  acc$sample <- rbind(acc$sample, s$sample)
+  acc$y <- c(acc$y, list(s$y))
+  acc$rows <- c(acc$rows, s$n)
+  acc
+}
+
+chunks_survey <- function(chunks, y = NULL, what, sample_rows = 1000L) {
+  quota <- max(2L, ceiling(sample_rows / chunks$n))
+  chunks_apply(chunks, survey_task, list(y = y, quota = quota), what, combine = survey_combine)
+}
+
+# Standardisation from the survey, by the rule of rff_scaling().
+survey_scaling <- function(sv) {
+  center <- sv$center
+  s <- if (sv$n > 1) sqrt(sv$m2 / (sv$n - 1)) else rep(1, length(center))
+  s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
+  list(center = unname(center), scale = unname(s))
+}
+
+# The response across chunks: "regression", or "classification" with the
+# classes (factor levels in order of appearance, else sorted as
+# as.factor() sorts them).
+survey_response <- function(sv, y, classes_only = FALSE) {
+  kinds <- unique(vapply(sv$y, `[[`, character(1), "kind"))
+  if (length(kinds) > 1L && !all(kinds %in% c("factor", "character"))) {
+    stop_arg("y", "names a column that is numeric in some chunks and classes in others")
+  }
+  if (identical(kinds, "numeric")) {
+    if (!classes_only) return(list(type = "regression", levels = NULL))
+    if (!all(vapply(sv$y, `[[`, logical(1), "whole"))) {
+      stop_arg("y", "must hold classes, but column '", y, "' has non-integer values; ",
+               "for regression use rff_ridge()")
+    }
+    vals <- lapply(sv$y, `[[`, "values")
+    if (any(vapply(vals, is.null, logical(1)))) {
+      stop_arg("y", "has more than 1000 distinct whole numbers; classes, or regression?")
+    }
+    lev <- as.character(sort(unique(unlist(vals))))
+  } else if (identical(kinds, "factor")) {
+    lev <- unique(unlist(lapply(sv$y, `[[`, "levels")))
+  } else {
+    lev <- sort(unique(unlist(lapply(sv$y, `[[`, "levels"))))
+  }
+  if (length(lev) < 2L) {
+    stop_arg("y", "has only one class (\"", lev[1L], "\"); a classifier needs at least two")
+  }
+  list(type = "classification", levels = lev)
+}
+
+# The response of a chunk as a target matrix (regression: the values; else
+# one-hot columns of the classes 'levels').
+chunk_targets <- function(r, levels, y) {
+  if (is.null(levels)) {
+    if (!is.numeric(r)) stop("the response '", y, "' is not numeric", call. = FALSE)
+    return(matrix(as.double(r), ncol = 1L))
+  }
+  cl <- chunk_classes(r, levels, y)
+  Y <- matrix(0, length(cl), length(levels))
+  Y[cbind(seq_along(cl), cl)] <- 1
+  Y
+}
+
+chunk_classes <- function(r, levels, y) {
+  cl <- match(as.character(r), levels)
+  if (anyNA(cl)) {
+    stop("the response '", y, "' has a class not seen in the survey: ",
+         as.character(r)[which(is.na(cl))[1L]], call. = FALSE)
+  }
+  cl
+}
+
+check_chunk_y <- function(y) {
+  if (missing(y) || is.null(y)) {
+    stop_arg("y", "is required: the name of the response column present in every chunk")
+  }
+  if (!is.character(y) || length(y) != 1L || is.na(y) || !nzchar(y)) {
+    stop_arg("y", "must be the name of a column present in every chunk (one string)")
+  }
+  y
+}
+
+check_no_chunk_y <- function(y) {
+  if (!is.null(y)) stop_arg("y", "is not used here")
+}

@@ -1,0 +1,184 @@
+# Scale-out benchmark (bench/scale.md): n = 1e7 rows, d = 20, in 100 .rds
+# files under a temporary directory (not the repository); rff_ridge
+# (D = 1024) and rff k-means (D = 256, k = 10) from the files on 1 and 2
+# local workers (PSOCK clusters on this machine), time and peak memory per
+# worker; the in-memory ridge fit for comparison.
+#
+#   Rscript bench/scale.R          # all of the below, each in its own process
+#   Rscript bench/scale.R gen      # writes the files (about 1.6 GB)
+#   Rscript bench/scale.R chunks   # the chunked fits on 1 and 2 workers
+#   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
+#   Rscript bench/scale.R svm      # convergence of the distributed SVM
+#   Rscript bench/scale.R clean    # removes the files
+#
+# Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
+# SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3).
+suppressPackageStartupMessages(library(bochner))
+mode <- commandArgs(TRUE)[1L]
+if (is.na(mode)) mode <- "all"   # make bench: every step, each in its own process
+dir <- Sys.getenv("SCALE_DIR", "/tmp/bochner-scale")
+nfiles <- as.integer(Sys.getenv("SCALE_FILES", "100"))
+rows <- as.integer(Sys.getenv("SCALE_ROWS", "100000"))
+km_iter <- as.integer(Sys.getenv("SCALE_KM_ITER", "3"))
+d <- 20L
+files <- file.path(dir, sprintf("part-%03d.rds", seq_len(nfiles)))
+# a smooth target of the first three inputs, plus noise
+truth <- function(x) sin(x[, 1]) + cos(x[, 2]) * x[, 3] / 2
+
+# CPU seconds (user + system) of this process and its children
+cpu_s <- function() sum(proc.time()[c(1, 2, 4, 5)], na.rm = TRUE)
+load1 <- function() as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1])
+
+peak_mb <- function() {
+  st <- readLines("/proc/self/status")
+  as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024
+}
+
+if (identical(mode, "gen")) {
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  for (i in seq_len(nfiles)) {
+    set.seed(i)
+    x <- matrix(rnorm(rows * d), rows, d, dimnames = list(NULL, sprintf("x%02d", 1:d)))
+    df <- data.frame(x, y = truth(x) + rnorm(rows, sd = 0.1))
+    saveRDS(df, files[i], compress = FALSE)
+  }
+  cat(sprintf("%d files of %d rows, %.2f GB\n", nfiles, rows,
+              sum(file.size(files)) / 2^30))
+}
+
+if (identical(mode, "chunks")) {
+  library(future)
+  chunks <- data_chunks(files)
+  kmchunks <- data_chunks(files, reader = function(p) readRDS(p)[, -21L])
+  # per worker: CPU seconds so far and peak resident memory
+  worker_stats <- function(w) {
+    do.call(rbind, future.apply::future_lapply(seq_len(w), function(i) {
+      st <- readLines("/proc/self/status")
+      c(pid = Sys.getpid(), cpu = sum(proc.time()[1:2]),
+        peak_mb = as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024)
+    }, future.scheduling = Inf))
+  }
+  res <- list()
+  ref <- NULL
+  for (w in c(1L, 2L)) {
+    plan(cluster, workers = rep("localhost", w))
+    s0 <- worker_stats(w)   # the workers start before the clock
+    l0 <- load1()
+    t <- system.time(fit <- rff_ridge(chunks, y = "y", kernel = gaussian_kernel(4),
+                                      D = 1024, lambda = 1, seed = 1, nthreads = 1))[["elapsed"]]
+    s1 <- worker_stats(w)
+    if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
+    tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
+                                          seed = 1, iter.max = km_iter, rounds = 2,
+                                          nthreads = 1))[["elapsed"]]
+    s2 <- worker_stats(w)
+    cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
+    passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
+    res[[w]] <- data.frame(workers = w, load_before = l0, load_after = load1(),
+                           ridge_s = t, ridge_worker_cpu_s = cpu_of(s0, s1),
+                           ridge_rmse = fit$rmse, kmeans_s = tk,
+                           kmeans_worker_cpu_s = cpu_of(s1, s2), kmeans_passes = passes,
+                           kmeans_obj = km$tot.withinss,
+                           worker_peak_mb = max(s2[, "peak_mb"]), master_peak_mb = peak_mb())
+    print(res[[w]])
+    plan(sequential)
+  }
+  out <- do.call(rbind, res)
+  print(out)
+  cat(sprintf("ridge: speed-up on 2 workers %.2f (elapsed); weights identical: TRUE\n",
+              out$ridge_s[1] / out$ridge_s[2]))
+  saveRDS(list(out = out, weights = ref$weights, scaling = ref$scaling),
+          file.path(dir, "chunks-result.rds"))
+}
+
+if (identical(mode, "memory")) {
+  x <- NULL
+  t_read <- system.time({
+    parts <- lapply(files, readRDS)
+    all <- do.call(rbind, parts)
+    rm(parts)
+    y <- all$y
+    x <- as.matrix(all[, 1:d])
+    rm(all)
+  })[["elapsed"]]
+  gc()
+  t <- system.time(fit <- rff_ridge(x, y, kernel = gaussian_kernel(4), D = 1024, lambda = 1,
+                                    seed = 1, nthreads = 2))[["elapsed"]]
+  cat(sprintf(paste0("in memory: read %.1f s, rff_ridge %.1f s (2 threads), rmse %.5f, ",
+                     "peak %.0f MB, load average %.1f\n"), t_read, t, fit$rmse, peak_mb(), load1()))
+  # how much the solve can amplify rounding: the condition number of
+  # Zc'Zc + lambda I, from the eigenvalues of Zc'Zc / n on the first file
+  Z <- predict(fit$map, bochner:::rff_apply_scaling(x[seq_len(rows), ], fit$scaling))
+  ev <- eigen(crossprod(scale(Z, scale = FALSE)) / rows, symmetric = TRUE,
+              only.values = TRUE)$values
+  cat(sprintf("eigenvalues of Zc'Zc / n: %.3g to %.3g; condition number at n = %.0f: %.3g\n",
+              max(ev), min(ev), length(y), (length(y) * max(ev) + 1) / (length(y) * max(min(ev), 0) + 1)))
+  f <- file.path(dir, "chunks-result.rds")
+  if (file.exists(f)) {
+    ch <- readRDS(f)
+    cat(sprintf("max |weights (chunks) - weights (memory)| = %.3g (max |weight| %.3g)\n",
+                max(abs(ch$weights - fit$weights)), max(abs(fit$weights))))
+    if (!is.null(ch$scaling)) {
+      cat(sprintf("scaling: max |centre diff| %.3g, max |scale diff| %.3g\n",
+                  max(abs(ch$scaling$center - fit$scaling$center)),
+                  max(abs(ch$scaling$scale - fit$scaling$scale))))
+    }
+  }
+}
+
+if (identical(mode, "svm")) {
+  # Convergence of the distributed SVM (CoCoA+) against the in-memory
+  # rff_svm() on the same features: 2e4 training rows from the first files,
+  # D = 256, 4 and 16 chunks.
+  nsvm <- as.integer(Sys.getenv("SCALE_SVM_ROWS", "20000"))
+  per <- ceiling(nsvm / rows)
+  parts <- lapply(files[seq_len(per)], readRDS)
+  all <- do.call(rbind, parts)[seq_len(nsvm), ]
+  all$class <- factor(ifelse(all$y > 0.5, "high", "low"))
+  all$y <- NULL
+  test <- readRDS(files[nfiles])[seq_len(min(10000L, rows)), ]
+  test_class <- ifelse(test$y > 0.5, "high", "low")
+  x <- as.matrix(all[, 1:d])
+  kern <- gaussian_kernel(4)
+  for (K in c(4L, 16L)) {
+    idx <- split(seq_len(nsvm), rep(seq_len(K), each = ceiling(nsvm / K))[seq_len(nsvm)])
+    chunks <- data_chunks(lapply(idx, function(i) all[i, ]))
+    t <- system.time(fit <- suppressWarnings(
+      rff_svm(chunks, y = "class", kernel = kern, D = 256, seed = 1, rounds = 60, passes = 1,
+              tol = 1e-3, nthreads = 2)))[["elapsed"]]
+    xs <- bochner:::rff_apply_scaling(x, fit$scaling)
+    tm <- system.time(mem <- rff_svm(xs, all$class, map = fit$map, scale = FALSE,
+                                     epsilon = 1e-3, max_iter = 5000, seed = 1,
+                                     nthreads = 2))[["elapsed"]]
+    Z <- cbind(predict(fit$map, xs), 1)
+    s <- ifelse(all$class == "high", 1, -1)
+    primal <- function(w) 0.5 * sum(w^2) + sum(pmax(0, 1 - s * drop(Z %*% w)))
+    p_mem <- primal(c(mem$weights[, 1], mem$intercept[1]))
+    tr <- fit$trace
+    tr$rel_gap <- tr$gap / tr$primal
+    tr$excess_over_memory <- (tr$primal - p_mem) / p_mem
+    xt <- bochner:::rff_apply_scaling(as.matrix(test[, 1:d]), fit$scaling)
+    acc_ch <- mean(as.character(predict(fit, xt)) == test_class)
+    acc_mem <- mean(as.character(predict(mem, xt)) == test_class)
+    agree <- mean(predict(fit, xt) == predict(mem, xt))
+    cat(sprintf("\n%d chunks of %d rows: %.1f s for %d rounds (%.2f s per round); in memory %.1f s\n",
+                K, nsvm / K, t, nrow(tr), t / nrow(tr), tm))
+    cat(sprintf("test accuracy: chunks %.4f, in memory %.4f; predictions agree on %.4f\n",
+                acc_ch, acc_mem, agree))
+    print(tr[tr$round %in% c(1, 2, 5, 10, 20, 30, 40, 50, 60), c("round", "primal", "dual",
+                                                             "rel_gap", "excess_over_memory")],
+          row.names = FALSE, digits = 4)
+  }
+}
+
+if (identical(mode, "clean")) unlink(dir, recursive = TRUE)
+
+if (identical(mode, "all")) {
+  script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
+  rscript <- file.path(R.home("bin"), "Rscript")
+  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "clean")
+  for (step in steps) {
+    cat("\n== ", step, " (", format(Sys.time()), ")\n", sep = "")
+    if (system2(rscript, c(script, step)) != 0) stop("step ", step, " failed")
+  }
+}
