@@ -209,9 +209,9 @@ test_that("every plan gives identical fits and predictions", {
   }
   old <- future::plan()
   on.exit(future::plan(old), add = TRUE)
-  future::plan("sequential")
+  future::plan(future::sequential)
   ref <- run_all()
-  future::plan("multisession", workers = 2)
+  future::plan(future::multisession, workers = 2)
   expect_identical(run_all(), ref)
   # nor do waves of one chunk and two chunks per future change anything
   opts <- options(bochner.chunks_per_wave = 1, bochner.chunks_per_future = 2)
@@ -229,9 +229,9 @@ test_that("every plan gives identical fits and predictions", {
   }
   expect_error(rff_ridge(data_chunks(dies, n = 4), y = "y", kernel = K1, D = 8),
                "rff_ridge: chunk 3 failed \\(its worker failed")
-  future::plan("cluster", workers = c("localhost", "localhost"))
+  future::plan(future::cluster, workers = c("localhost", "localhost"))
   expect_identical(run_all(), ref)
-  future::plan("sequential")
+  future::plan(future::sequential)
 })
 
 test_that("progress is reported per chunk under the option", {
