@@ -196,4 +196,7 @@ SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP l
                              SEXP beta, SEXP intercept, SEXP nthreads);
 SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 
+void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
+                            double *dest, ptrdiff_t ldd);
+
 #endif

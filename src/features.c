@@ -31,6 +31,25 @@ typedef struct {
     int m;
 } transform_job;
 
+/* The features of nr rows and nj frequencies from their products
+ * prod = x w (nr x nj, column-major): cos(prod + b_j) times scale (phase
+ * map, b not NULL) or the cos/sin pair times scale, into dest (leading
+ * dimension ldd).  Shared by the dense and sparse transforms. */
+void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
+                            double *dest, ptrdiff_t ldd)
+{
+    for (int j = 0; j < nj; j++) {
+        if (b) {
+            bochner_cos_affine(dest + (R_xlen_t) j * ldd, prod + (R_xlen_t) j * nr, nr, b[j],
+                               scale);
+        } else {
+            bochner_sincos_scaled(dest + (R_xlen_t) (2 * j) * ldd,
+                                  dest + (R_xlen_t) (2 * j + 1) * ldd,
+                                  prod + (R_xlen_t) j * nr, nr, scale);
+        }
+    }
+}
+
 /* The features of rows r0 .. r0 + nr - 1 and frequencies j0 .. j0 + nj - 1:
  * feature column f (f = j0, .., or 2 j0, .. for the pair map) goes to
  * dest + (f - first) * ldd, where first is the tile's first feature.
@@ -40,16 +59,7 @@ static void fourier_block(const transform_job *p, R_xlen_t r0, int nr, int j0, i
 {
     const int d = p->d;
     bochner_gemm(p->x + r0, p->n, p->w + (R_xlen_t) j0 * d, d, nr, nj, d, prod, nr, 0);
-    for (int j = 0; j < nj; j++) {
-        if (p->b) {
-            bochner_cos_affine(dest + (R_xlen_t) j * ldd, prod + (R_xlen_t) j * nr, nr,
-                               p->b[j0 + j], p->scale);
-        } else {
-            bochner_sincos_scaled(dest + (R_xlen_t) (2 * j) * ldd,
-                                  dest + (R_xlen_t) (2 * j + 1) * ldd,
-                                  prod + (R_xlen_t) j * nr, nr, p->scale);
-        }
-    }
+    bochner_fourier_finish(prod, nr, nj, p->b ? p->b + j0 : NULL, p->scale, dest, ldd);
 }
 
 static int first_feature(const transform_job *p, int j0) { return p->b ? j0 : 2 * j0; }

@@ -177,16 +177,7 @@ static void sparse_block(const sparse_job *p, R_xlen_t r0, int nr, double *dest,
     for (int i = 0; i < nr; i++)
         p->product(&p->x, r0 + i, wsrc, ld, nj, byrow + (R_xlen_t) i * nj);
     bochner_transpose(byrow, nj, nj, nr, prod, nr);
-    for (int j = 0; j < nj; j++) {
-        if (p->b) {
-            bochner_cos_affine(dest + (R_xlen_t) j * ldd, prod + (R_xlen_t) j * nr, nr,
-                               p->b[j0 + j], p->scale);
-        } else {
-            bochner_sincos_scaled(dest + (R_xlen_t) (2 * j) * ldd,
-                                  dest + (R_xlen_t) (2 * j + 1) * ldd,
-                                  prod + (R_xlen_t) j * nr, nr, p->scale);
-        }
-    }
+    bochner_fourier_finish(prod, nr, nj, p->b ? p->b + j0 : NULL, p->scale, dest, ldd);
 }
 
 static int first_feature(const sparse_job *p) { return p->b ? p->j0 : 2 * p->j0; }
