@@ -52,7 +52,7 @@ if (file.exists(py)) {
   if (length(out) == 1L) numpy <- as.numeric(out)
 }
 
-isa <- c("SSE2 (portable)", "AVX2", "AVX-512")[.Call(bochner:::C_tile_product, NULL, NULL, -2L) + 1L]
+isa <- c("SSE2 (portable)", "AVX2", "AVX-512")[.Call(bochner:::C_tile_product, NULL, NULL, -2L, FALSE) + 1L]
 cpu <- sub("^[^:]*:[[:space:]]*", "", grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
 table <- c(
   sprintf("Recorded %s by `Rscript bench/cosine.R`; %s, %s code path, 1 thread, R's default -O2.",

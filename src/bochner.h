@@ -49,6 +49,12 @@ void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
 /* cpu.c: vector instructions, detected once at load */
 void bochner_cpu_init(void);
 int bochner_cpu_isa(void);    /* 0 portable, 1 AVX2 + FMA, 2 AVX-512F */
+/* the product kernel's cache blocking (gemm.c), chosen for the CPU at load */
+typedef struct {
+    int kc;                   /* inner indices per K-block (at most 384) */
+    int prefetch;             /* 1: the kernels prefetch the columns of B */
+} bochner_gemm_blocks;
+const bochner_gemm_blocks *bochner_gemm_blocking(void);
 
 /* fastmath.c: vectorised cosine and sine */
 void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
@@ -59,7 +65,9 @@ void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
 /* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                   int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);
-void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
+void bochner_gemm_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);
+void bochner_gemm_path(int isa, int transa, const double *a, ptrdiff_t lda, const double *b,
                        ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                        int accumulate);
 
@@ -67,6 +75,9 @@ void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
 void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                      int upper, int nthreads);
+void bochner_crossproduct(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                          int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
+                          int upper, int nthreads);
 void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
                        ptrdiff_t ldt);
@@ -183,7 +194,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
                           SEXP nthreads);
 SEXP bochner_max_threads(void);
-SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
+SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);

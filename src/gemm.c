@@ -56,6 +56,22 @@ static void tile_portable(const double *x, ptrdiff_t ldx, const double *w, ptrdi
     }
 }
 
+/* the same sums for c (+)= t(x) %*% w, x (d x nr, ldx): each entry is the same chain in l */
+static void tile_portable_tn(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                             ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc)
+{
+    for (int j = 0; j < nj; j++) {
+        double *restrict cj = c + (ptrdiff_t) j * ldc;
+        const double *wj = w + (ptrdiff_t) j * ldw;
+        for (int i = 0; i < nr; i++) {
+            const double *xi = x + (ptrdiff_t) i * ldx;
+            double a = acc ? cj[i] : 0.0;
+            for (ptrdiff_t l = 0; l < d; l++) a = a + xi[l] * wj[l];
+            cj[i] = a;
+        }
+    }
+}
+
 /* x86 SIMD paths: gcc/clang on x86-64 only (i386 is deliberately left to the portable path: only
  * 8 vector registers there, the register-blocked kernels would spill). */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32)
@@ -65,10 +81,12 @@ static void tile_portable(const double *x, ptrdiff_t ldx, const double *w, ptrdi
 # define BOCHNER_X86 0
 #endif
 
-/* K-blocking: the packed X micro-panel is MR x KC doubles on the stack (24*256*8 = 48 KB). */
-#ifndef BOCHNER_KC
-# define BOCHNER_KC 256
-#endif
+/* K-blocking: kc inner indices at a time (bochner_gemm_blocking(), cpu.c, from the CPU found at
+ * load: 256 on Intel, the value the kernel was tuned with); the packed X micro-panel is MR x kc
+ * doubles on the stack (at most 24*384*8 = 72 KB).  GEMM_PF_AHEAD: how far ahead (doubles)
+ * the kernels prefetch the columns of w where the CPU asks for it. */
+#define GEMM_KC_MAX 384
+#define GEMM_PF_AHEAD 32
 
 #if BOCHNER_X86
 
@@ -83,10 +101,11 @@ B512_INLINE __mmask8 lanes8(int r)
     return (__mmask8) (r >= 8 ? 0xFF : (r <= 0 ? 0 : (1u << r) - 1u));
 }
 
-/* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw) */
-B512_INLINE void kern512(const int MV, const int NR,
-                         const double *xp, const double *w, ptrdiff_t ldw, int kc,
-                         double *c, ptrdiff_t ldc,
+/* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw);
+ * pf: prefetch the columns of w a few lines ahead (CPUs whose prefetchers do not follow 8
+ * strided streams out of memory well, see cpu.c) */
+B512_INLINE void kern512(const int MV, const int NR, const double *xp, const double *w,
+                         ptrdiff_t ldw, int pf, int kc, double *c, ptrdiff_t ldc,
                          __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
 #define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
@@ -103,10 +122,15 @@ B512_INLINE void kern512(const int MV, const int NR,
     const ptrdiff_t xs = 8 * MV;
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        const __m512d x0 = _mm512_loadu_pd(xl);
-        const __m512d x1 = (MV > 1) ? _mm512_loadu_pd(xl + 8) : x0;
-        const __m512d x2 = (MV > 2) ? _mm512_loadu_pd(xl + 16) : x0;
+        const __m512d x0 = _mm512_load_pd(xl);
+        const __m512d x1 = (MV > 1) ? _mm512_load_pd(xl + 8) : x0;
+        const __m512d x2 = (MV > 2) ? _mm512_load_pd(xl + 16) : x0;
         const double *wl = w + l;
+        if (pf && (l & 7) == 0) {
+#define PF(j) if (NR > j) _mm_prefetch((const char *) (wl + (j) * ldw + GEMM_PF_AHEAD), _MM_HINT_T0);
+            PF(0) PF(1) PF(2) PF(3) PF(4) PF(5) PF(6) PF(7)
+#undef PF
+        }
 #define F3(j) if (NR > j) { const __m512d b = _mm512_set1_pd(wl[(j) * ldw]);   \
             a0##j = _mm512_fmadd_pd(x0, b, a0##j);                              \
             if (MV > 1) a1##j = _mm512_fmadd_pd(x1, b, a1##j);                  \
@@ -122,53 +146,93 @@ B512_INLINE void kern512(const int MV, const int NR,
 #undef ST3
 }
 
+/* one row block (8*MV rows, packed) times the nj packed columns */
 /* one row block (8*MV rows, packed) times all nj columns */
-B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
-                         int kc, int nj, double *c, ptrdiff_t ldc,
-                         __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdiff_t ldw, int pf,
+                         int kc, int nj, double *c, ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
-        kern512(MV, 8, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern512(MV, 8, xp, w + j0 * ldw, ldw, pf, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
     switch (nj - j0) {
-    case 7: kern512(MV, 7, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 6: kern512(MV, 6, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 5: kern512(MV, 5, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 4: kern512(MV, 4, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 3: kern512(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern512(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern512(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 7: kern512(MV, 7, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 6: kern512(MV, 6, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 5: kern512(MV, 5, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 4: kern512(MV, 4, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 3: kern512(MV, 3, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 2: kern512(MV, 2, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 1: kern512(MV, 1, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
     default: break;
     }
 }
 
+/* A micro-panel of rows i0 .. i0+mr of X = t(a), a (kc x m, lda) stored by columns: row i
+ * of the panel is the contiguous column i of a; rows mr .. MRP-1 are zero.  4 x 4 blocks
+ * transposed in registers: contiguous reads, no strided gather (a pure copy: no rounding). */
+__attribute__((target("avx2"), noinline))
+static void pack_at(const int MRP, const double *a, ptrdiff_t lda, int kc, int mr, double *out)
+{
+    const int mr4 = mr & ~3, kc4 = kc & ~3;
+    for (int i = 0; i < mr4; i += 4) {
+        const double *a0 = a + (ptrdiff_t) i * lda, *a1 = a0 + lda, *a2 = a1 + lda,
+                     *a3 = a2 + lda;
+        double *o = out + i;
+        int l = 0;
+        for (; l < kc4; l += 4) {
+            const __m256d r0 = _mm256_loadu_pd(a0 + l), r1 = _mm256_loadu_pd(a1 + l),
+                          r2 = _mm256_loadu_pd(a2 + l), r3 = _mm256_loadu_pd(a3 + l);
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
+                          t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            _mm256_storeu_pd(o + (ptrdiff_t) l * MRP, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(o + (ptrdiff_t) (l + 1) * MRP, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(o + (ptrdiff_t) (l + 2) * MRP, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(o + (ptrdiff_t) (l + 3) * MRP, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+        for (; l < kc; l++) {
+            double *ol = o + (ptrdiff_t) l * MRP;
+            ol[0] = a0[l]; ol[1] = a1[l]; ol[2] = a2[l]; ol[3] = a3[l];
+        }
+    }
+    for (int i = mr4; i < mr; i++) {
+        const double *ai = a + (ptrdiff_t) i * lda;
+        for (int l = 0; l < kc; l++) out[(ptrdiff_t) l * MRP + i] = ai[l];
+    }
+    for (int i = mr; i < MRP; i++)
+        for (int l = 0; l < kc; l++) out[(ptrdiff_t) l * MRP + i] = 0.0;
+}
+
+/* transa = 0: c (+)= x %*% w, x (nr x d, ldx);  transa = 1: c (+)= t(x) %*% w, x (d x nr, ldx) */
 __attribute__((target("avx512f"), noinline))
 static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
-                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
+                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0,
+                    int transa)
 {
-    double xp[24 * BOCHNER_KC] __attribute__((aligned(64)));
-    for (ptrdiff_t pc = 0; pc < d; pc += BOCHNER_KC) {
-        const int kc = (int) (d - pc < BOCHNER_KC ? d - pc : BOCHNER_KC);
+    double xp[24 * GEMM_KC_MAX] __attribute__((aligned(64)));
+    const bochner_gemm_blocks *bl = bochner_gemm_blocking();
+    const int KC = bl->kc, pf = bl->prefetch;
+    for (ptrdiff_t pc = 0; pc < d; pc += KC) {
+        const int kc = (int) (d - pc < KC ? d - pc : KC);
         const int acc = acc0 || pc > 0;
         for (int i0 = 0; i0 < nr; i0 += 24) {
             const int mr = nr - i0 < 24 ? nr - i0 : 24;
             const int mv = (mr + 7) / 8;
             const __mmask8 m0 = lanes8(mr), m1 = lanes8(mr - 8), m2 = lanes8(mr - 16);
-            /* pack X[i0:i0+mr, pc:pc+kc] into 8*mv-row panel, zero padded */
+            /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
             const double *src = x + pc * ldx + i0;
             double *dst = xp;
-            for (int l = 0; l < kc; l++, src += ldx, dst += 8 * mv) {
-                _mm512_storeu_pd(dst, _mm512_maskz_loadu_pd(m0, src));
-                if (mv > 1) _mm512_storeu_pd(dst + 8, _mm512_maskz_loadu_pd(m1, src + 8));
-                if (mv > 2) _mm512_storeu_pd(dst + 16, _mm512_maskz_loadu_pd(m2, src + 16));
+            if (transa) pack_at(8 * mv, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
+            else for (int l = 0; l < kc; l++, src += ldx, dst += 8 * mv) {
+                _mm512_store_pd(dst, _mm512_maskz_loadu_pd(m0, src));
+                if (mv > 1) _mm512_store_pd(dst + 8, _mm512_maskz_loadu_pd(m1, src + 8));
+                if (mv > 2) _mm512_store_pd(dst + 16, _mm512_maskz_loadu_pd(m2, src + 16));
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows512(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows512(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows512(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows512(3, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows512(2, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows512(1, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
@@ -184,9 +248,8 @@ B256_INLINE __m256i lanes4(int r)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_set_epi64x(3, 2, 1, 0));
 }
 
-B256_INLINE void kern256(const int MV, const int NR,
-                         const double *xp, const double *w, ptrdiff_t ldw, int kc,
-                         double *c, ptrdiff_t ldc,
+B256_INLINE void kern256(const int MV, const int NR, const double *xp, const double *w,
+                         ptrdiff_t ldw, int pf, int kc, double *c, ptrdiff_t ldc,
                          __m256i m0, __m256i m1, __m256i m2, int acc)
 {
 #define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
@@ -203,10 +266,15 @@ B256_INLINE void kern256(const int MV, const int NR,
     const ptrdiff_t xs = 4 * MV;
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        const __m256d x0 = _mm256_loadu_pd(xl);
-        const __m256d x1 = (MV > 1) ? _mm256_loadu_pd(xl + 4) : x0;
-        const __m256d x2 = (MV > 2) ? _mm256_loadu_pd(xl + 8) : x0;
+        const __m256d x0 = _mm256_load_pd(xl);
+        const __m256d x1 = (MV > 1) ? _mm256_load_pd(xl + 4) : x0;
+        const __m256d x2 = (MV > 2) ? _mm256_load_pd(xl + 8) : x0;
         const double *wl = w + l;
+        if (pf && (l & 7) == 0) {
+#define PF(j) if (NR > j) _mm_prefetch((const char *) (wl + (j) * ldw + GEMM_PF_AHEAD), _MM_HINT_T0);
+            PF(0) PF(1) PF(2) PF(3)
+#undef PF
+        }
 #define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
             a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
             if (MV > 1) a1##j = _mm256_fmadd_pd(x1, b, a1##j);                  \
@@ -222,30 +290,33 @@ B256_INLINE void kern256(const int MV, const int NR,
 #undef ST3
 }
 
-B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
-                         int kc, int nj, double *c, ptrdiff_t ldc,
-                         __m256i m0, __m256i m1, __m256i m2, int acc)
+/* one row block (4*MV rows, packed) times all nj columns */
+B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdiff_t ldw, int pf,
+                         int kc, int nj, double *c, ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
-        kern256(MV, 4, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern256(MV, 4, xp, w + j0 * ldw, ldw, pf, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
     switch (nj - j0) {
-    case 3: kern256(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern256(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern256(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 3: kern256(MV, 3, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 2: kern256(MV, 2, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 1: kern256(MV, 1, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
     default: break;
     }
 }
 
 __attribute__((target("avx2,fma"), noinline))
 static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
-                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
+                    ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0,
+                    int transa)
 {
-    double xp[12 * BOCHNER_KC] __attribute__((aligned(32)));
-    for (ptrdiff_t pc = 0; pc < d; pc += BOCHNER_KC) {
-        const int kc = (int) (d - pc < BOCHNER_KC ? d - pc : BOCHNER_KC);
+    double xp[12 * GEMM_KC_MAX] __attribute__((aligned(32)));
+    const bochner_gemm_blocks *bl = bochner_gemm_blocking();
+    const int KC = bl->kc, pf = bl->prefetch;
+    for (ptrdiff_t pc = 0; pc < d; pc += KC) {
+        const int kc = (int) (d - pc < KC ? d - pc : KC);
         const int acc = acc0 || pc > 0;
         for (int i0 = 0; i0 < nr; i0 += 12) {
             const int mr = nr - i0 < 12 ? nr - i0 : 12;
@@ -253,24 +324,26 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const __m256i m0 = lanes4(mr), m1 = lanes4(mr - 4), m2 = lanes4(mr - 8);
             const double *src = x + pc * ldx + i0;
             double *dst = xp;
-            if (mr == 12) {
+            if (transa) {
+                pack_at(4 * mv, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
+            } else if (mr == 12) {
                 for (int l = 0; l < kc; l++, src += ldx, dst += 12) {
-                    _mm256_storeu_pd(dst, _mm256_loadu_pd(src));
-                    _mm256_storeu_pd(dst + 4, _mm256_loadu_pd(src + 4));
-                    _mm256_storeu_pd(dst + 8, _mm256_loadu_pd(src + 8));
+                    _mm256_store_pd(dst, _mm256_loadu_pd(src));
+                    _mm256_store_pd(dst + 4, _mm256_loadu_pd(src + 4));
+                    _mm256_store_pd(dst + 8, _mm256_loadu_pd(src + 8));
                 }
             } else {
                 for (int l = 0; l < kc; l++, src += ldx, dst += 4 * mv) {
-                    _mm256_storeu_pd(dst, _mm256_maskload_pd(src, m0));
-                    if (mv > 1) _mm256_storeu_pd(dst + 4, _mm256_maskload_pd(src + 4, m1));
-                    if (mv > 2) _mm256_storeu_pd(dst + 8, _mm256_maskload_pd(src + 8, m2));
+                    _mm256_store_pd(dst, _mm256_maskload_pd(src, m0));
+                    if (mv > 1) _mm256_store_pd(dst + 4, _mm256_maskload_pd(src + 4, m1));
+                    if (mv > 2) _mm256_store_pd(dst + 8, _mm256_maskload_pd(src + 8, m2));
                 }
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows256(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows256(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows256(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows256(3, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows256(2, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows256(1, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
@@ -281,7 +354,7 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 /* Entry points                                                               */
 /* ------------------------------------------------------------------------- */
 
-void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
+void bochner_gemm_path(int isa, int transa, const double *a, ptrdiff_t lda, const double *b,
                        ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                        int accumulate)
 {
@@ -293,30 +366,39 @@ void bochner_gemm_path(int isa, const double *a, ptrdiff_t lda, const double *b,
     }
 #if BOCHNER_X86
     switch (isa) {
-    case 2: tile512(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return;
-    case 1: tile256(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return;
+    case 2: tile512(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa); return;
+    case 1: tile256(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa); return;
     default: break;
     }
 #else
     (void) isa;
 #endif
-    tile_portable(a, lda, b, ldb, k, m, n, c, ldc, accumulate);
+    if (transa) tile_portable_tn(a, lda, b, ldb, k, m, n, c, ldc, accumulate);
+    else tile_portable(a, lda, b, ldb, k, m, n, c, ldc, accumulate);
 }
 
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                   int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate)
 {
-    bochner_gemm_path(bochner_cpu_isa(), a, lda, b, ldb, m, n, k, c, ldc, accumulate);
+    bochner_gemm_path(bochner_cpu_isa(), 0, a, lda, b, ldb, m, n, k, c, ldc, accumulate);
+}
+
+/* c (m x n) = [c +] t(a) %*% b for a (k x m, lda): the operand stored by columns, as Z in
+ * Z'Z, is packed straight from its columns (no transposed copy) */
+void bochner_gemm_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate)
+{
+    bochner_gemm_path(bochner_cpu_isa(), 1, a, lda, b, ldb, m, n, k, c, ldc, accumulate);
 }
 
 /* ------------------------------------------------------------------------- */
 /* Test hook: .Call(C_tile_product, x, w, isa)                               */
 /* ------------------------------------------------------------------------- */
 
-/* x %*% w computed in 256 x 256 tiles on code path 'isa' (-1: the one chosen
- * at load; requests above it clamp down to it).  isa = -2L returns the path
- * chosen at load (0, 1 or 2); x and w are then ignored. */
-SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa)
+/* x %*% w (transa = 0) or t(x) %*% w (transa = 1) computed in 256 x 256 tiles on code path
+ * 'isa' (-1: the one chosen at load; requests above it clamp down to it).  isa = -2L returns
+ * the path chosen at load (0, 1 or 2); x and w are then ignored. */
+SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa)
 {
     if (TYPEOF(isa) != INTSXP || XLENGTH(isa) != 1 || INTEGER(isa)[0] == NA_INTEGER)
         error("'isa' must be a single non-NA integer");
@@ -324,9 +406,10 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa)
     if (INTEGER(isa)[0] == -2) return ScalarInteger(best);
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    const int n = nrows(x), d = ncols(x), m = ncols(w);
+    const int tr = asLogical(transa) == TRUE;
+    const int n = tr ? ncols(x) : nrows(x), d = tr ? nrows(x) : ncols(x), m = ncols(w);
     if (nrows(w) != d)
-        error("non-conformable arguments: ncol(x) = %d, nrow(w) = %d", d, nrows(w));
+        error("non-conformable arguments: inner dimension of x = %d, nrow(w) = %d", d, nrows(w));
     int path = INTEGER(isa)[0];
     if (path < 0 || path > best) path = best;
     SEXP ans = PROTECT(allocMatrix(REALSXP, n, m));
@@ -337,7 +420,8 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa)
         const int nj = m - j0 < TILE ? m - j0 : TILE;
         for (int r0 = 0; r0 < n; r0 += TILE) {
             const int nr = n - r0 < TILE ? n - r0 : TILE;
-            bochner_gemm_path(path, xx + r0, n, ww + (ptrdiff_t) j0 * d, d, nr, nj, d,
+            bochner_gemm_path(path, tr, tr ? xx + (ptrdiff_t) r0 * d : xx + r0, tr ? d : n,
+                              ww + (ptrdiff_t) j0 * d, d, nr, nj, d,
                               a + (ptrdiff_t) j0 * n + r0, n, 0);
         }
     }

@@ -21,6 +21,7 @@ typedef struct {
     const double *a, *b;
     ptrdiff_t lda, ldb, ldc;
     int m, n, k, accumulate;
+    int transa;                /* 1: c (+)= t(a) %*% b, a (k x m, lda) */
     double *c;
     R_xlen_t tm, tn;           /* tiles down and across */
     R_xlen_t *tiles;           /* NULL: all tm * tn; else the list of tile indices */
@@ -35,6 +36,9 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) (bi * TILE), j0 = (int) (bj * TILE);
     int mr = p->m - i0 < TILE ? p->m - i0 : TILE;
     int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
+    const double *ai = p->transa ? p->a + (ptrdiff_t) i0 * p->lda : p->a + i0;
+    void (*gemm)(const double *, ptrdiff_t, const double *, ptrdiff_t, int, int, int, double *,
+                 ptrdiff_t, int) = p->transa ? bochner_gemm_tn : bochner_gemm;
     if (p->tiles && bi == bj) {
         /* a diagonal tile of a symmetric result: column strips, each with
          * the rows down to its last column only (entries are the same
@@ -42,22 +46,21 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
         for (int q = 0; q < nc; q += DIAG_STRIP) {
             int w = nc - q < DIAG_STRIP ? nc - q : DIAG_STRIP;
             int rows = q + w < mr ? q + w : mr;
-            bochner_gemm(p->a + i0, p->lda, p->b + (ptrdiff_t) (j0 + q) * p->ldb, p->ldb,
-                         rows, w, p->k, p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc, p->ldc,
-                         p->accumulate);
+            gemm(ai, p->lda, p->b + (ptrdiff_t) (j0 + q) * p->ldb, p->ldb, rows, w, p->k,
+                 p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc, p->ldc, p->accumulate);
         }
         return;
     }
-    bochner_gemm(p->a + i0, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
-                 p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
+    gemm(ai, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
+         p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
 }
 
-void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
-                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
-                     int upper, int nthreads)
+static void product(int transa, const double *a, ptrdiff_t lda, const double *b,
+                    ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                    int accumulate, int upper, int nthreads)
 {
     if (m <= 0 || n <= 0) return;
-    product_job p = {a, b, lda, ldb, ldc, m, n, k, accumulate, c,
+    product_job p = {a, b, lda, ldb, ldc, m, n, k, accumulate, transa, c,
                      (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL};
     R_xlen_t ntiles = p.tm * p.tn;
     if (upper) {
@@ -71,6 +74,21 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
     double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0);
     bochner_parallel_blocks(ntiles, bochner_threads_for(nthreads, work), TILES_PER_CHECK,
                             product_tile, &p);
+}
+
+void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                     int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
+                     int upper, int nthreads)
+{
+    product(0, a, lda, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
+}
+
+/* c (m x n) = [c +] t(a) %*% b, a (k x m, lda): Z'Z and Z'Y straight from Z's columns */
+void bochner_crossproduct(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                          int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
+                          int upper, int nthreads)
+{
+    product(1, a, lda, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
 }
 
 /* Copy the strict upper triangle of the square matrix g (n x n) to the
@@ -142,12 +160,10 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
     int n = nrows(a), D = ncols(a);
-    double *at = (double *) R_alloc((size_t) n * (size_t) (D > 0 ? D : 1), sizeof(double));
     int nth = bochner_nthreads(asInteger(nthreads));
-    bochner_transpose(REAL(a), n, n, D, at, D);
     SEXP g = PROTECT(bochner_alloc_output(D, D));
     memset(REAL(g), 0, sizeof(double) * (size_t) XLENGTH(g));
-    bochner_product(at, D, REAL(a), n, D, D, n, REAL(g), D, 1, 1, nth);
+    bochner_crossproduct(REAL(a), n, REAL(a), n, D, D, n, REAL(g), D, 1, 1, nth);
     bochner_mirror_upper(REAL(g), D, nth);
     UNPROTECT(1);
     return g;
@@ -181,15 +197,15 @@ static void shifted_copy(const double *x, int nr, int ncol, const double *shift,
     }
 }
 
-/* zc = z - shift and zt = t(zc) (its columns times the row weights w when
- * w is not NULL), a block of columns at a time, adding the columns of zc
- * (weighted) to sum, each column in row order. */
+/* zc = z - shift and, when there are row weights w, zw = zc times w row by row, a block of
+ * columns at a time, adding the columns of zc (weighted) to sum, each column in row order.
+ * The products then read zc (or zw) by columns, as t(.) %*% . (bochner_crossproduct). */
 #define SHIFT_COLS 32
 typedef struct {
     const double *z;
     int nr, ncol;
     const double *shift, *w;
-    double *zc, *zt, *sum;
+    double *zc, *zw, *sum;
 } shift_job;
 
 static void shift_block(void *ctx, R_xlen_t blk, int thread)
@@ -199,12 +215,11 @@ static void shift_block(void *ctx, R_xlen_t blk, int thread)
     int j0 = (int) blk * SHIFT_COLS, nc = p->ncol - j0 < SHIFT_COLS ? p->ncol - j0 : SHIFT_COLS;
     ptrdiff_t off = (ptrdiff_t) j0 * p->nr;
     shifted_copy(p->z + off, p->nr, nc, p->shift + j0, p->w, p->zc + off, p->sum + j0);
-    /* rows j0 .. j0 + nc of zt (ncol x nr) */
-    bochner_transpose(p->zc + off, p->nr, p->nr, nc, p->zt + j0, p->ncol);
     if (p->w)
-        for (int i = 0; i < p->nr; i++) {
-            double *ti = p->zt + j0 + (ptrdiff_t) i * p->ncol;
-            for (int j = 0; j < nc; j++) ti[j] *= p->w[i];
+        for (int j = 0; j < nc; j++) {
+            const double *cj = p->zc + off + (ptrdiff_t) j * p->nr;
+            double *wj = p->zw + off + (ptrdiff_t) j * p->nr;
+            for (int i = 0; i < p->nr; i++) wj[i] = cj[i] * p->w[i];
         }
 }
 
@@ -229,9 +244,9 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
     int D = 0, m = 0;
     double n = 0.0, rows = 0.0;
     SEXP zz = R_NilValue, zy = R_NilValue;
-    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *ysq = NULL, *zc = NULL, *zt = NULL,
+    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *ysq = NULL, *zc = NULL, *zw = NULL,
            *yc = NULL;
-    size_t cap = 0;
+    size_t cap = 0, wcap = 0;
     SEXP hold = PROTECT(allocVector(VECSXP, 2));   /* zz and zy, once allocated */
     for (int ib = 0; ib < nb; ib++) {
         SEXP arg = PROTECT(ScalarInteger(ib + 1));
@@ -280,10 +295,13 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
             /* scratch for the largest block so far (R_alloc: freed on exit) */
             cap = (size_t) nr;
             zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
-            zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
             yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
         }
-        shift_job sj = {REAL(z), nr, D, s, w, zc, zt, zsum};
+        if (w && (size_t) nr > wcap) {
+            wcap = (size_t) nr;
+            zw = (double *) R_alloc(wcap * (size_t) D, sizeof(double));
+        }
+        shift_job sj = {REAL(z), nr, D, s, w, zc, zw, zsum};
         bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
                                 bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
                                 shift_block, &sj);
@@ -298,8 +316,9 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
         if (w) for (int i = 0; i < nr; i++) wsum += w[i];
         else wsum = nr;
         UNPROTECT(3);
-        bochner_product(zt, D, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
-        if (m > 0) bochner_product(zt, D, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
+        const double *zl = w ? zw : zc;    /* the left factor: W Zc */
+        bochner_crossproduct(zl, nr, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
+        if (m > 0) bochner_crossproduct(zl, nr, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
         n += wsum;
         rows += nr;
     }

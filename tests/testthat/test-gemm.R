@@ -1,7 +1,9 @@
 # Tests for the tile product kernel (src/gemm.c).
 # isa: 0 = portable C, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
-tile_product <- function(x, w, isa = -1L) .Call(bochner:::C_tile_product, x, w, as.integer(isa))
-best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L)
+# transa = TRUE: t(x) %*% w, x packed from its columns (the Z'Z path, no transposed copy)
+tile_product <- function(x, w, isa = -1L, transa = FALSE)
+  .Call(bochner:::C_tile_product, x, w, as.integer(isa), transa)
+best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L, FALSE)
 
 rand_mat <- function(n, m) matrix(stats::runif(n * m, -1, 1), n, m)
 
@@ -15,7 +17,7 @@ test_that("tile product matches x %*% w for every code path and edge size", {
   set.seed(1)
   ns <- c(1:25, 37L, 255L, 256L, 257L, 520L)  # rows: every tail of the 24/12-row kernels, tile 256
   ms <- c(1:9, 15L, 256L, 257L)                # columns: every tail of the 8/4-wide kernels, tile 256
-  ds <- c(1L, 3L, 65L, 257L)                   # inner dimension; 257 crosses the K-block of 256
+  ds <- c(1L, 3L, 65L, 257L, 385L)             # inner dimension; crosses the K-blocks of 256 / 384
   worst <- c(rel = 0, scaled = 0)
   bad <- character()
   for (d in ds) {
@@ -26,13 +28,13 @@ test_that("tile product matches x %*% w for every code path and edge size", {
       ws <- w[, seq_len(m), drop = FALSE]
       ref <- xs %*% ws
       scale <- pmax(abs(xs) %*% abs(ws), .Machine$double.xmin)
-      for (isa in 0:2) {
-        got <- tile_product(xs, ws, isa)
+      for (isa in 0:2) for (tr in c(FALSE, TRUE)) {
+        got <- if (tr) tile_product(t(xs), ws, isa, TRUE) else tile_product(xs, ws, isa)
         # relative to max |ref|, and to the size of the terms summed (|x| %*% |w|)
         err <- c(rel = max(abs(got - ref)) / max(abs(ref)),
                  scaled = max(abs(got - ref) / scale))
         if (!identical(dim(got), c(n, m)) || anyNA(got) || any(!(err < 1e-13)))
-          bad <- c(bad, sprintf("isa=%d n=%d m=%d d=%d", isa, n, m, d))
+          bad <- c(bad, sprintf("isa=%d transa=%d n=%d m=%d d=%d", isa, tr, n, m, d))
         worst <- pmax(worst, err)
       }
     }
@@ -47,6 +49,8 @@ test_that("d = 1 and degenerate shapes", {
   w <- matrix(c(2, 0.5, -4), 1, 3)
   for (isa in 0:2) {
     expect_identical(tile_product(x, w, isa), x %*% w)    # single products are exact
+    expect_identical(tile_product(t(x), w, isa, TRUE), x %*% w)
+    expect_identical(tile_product(matrix(3, 1, 1), matrix(-2, 1, 1), isa, TRUE), matrix(-6, 1, 1))
     expect_identical(dim(tile_product(x[0, , drop = FALSE], w, isa)), c(0L, 3L))
     expect_identical(dim(tile_product(x, w[, 0, drop = FALSE], isa)), c(3L, 0L))
     expect_identical(tile_product(matrix(0, 2, 0), matrix(0, 0, 4), isa), matrix(0, 2, 4))
@@ -73,6 +77,8 @@ test_that("SIMD paths are deterministic: a row's result does not depend on the t
       # the same for columns
       expect_identical(tile_product(x, w[, -(1:3), drop = FALSE], isa),
                        full[, -(1:3), drop = FALSE])
+      # packing x from its columns (transa) sums the same chains: identical
+      expect_identical(tile_product(t(x), w, isa, TRUE), full)
       res[[isa]] <- full
     }
     # AVX2 and AVX-512 evaluate the same FMA chain, so they agree bit for bit
@@ -94,7 +100,7 @@ test_that("BOCHNER_MAX_ISA caps the dispatcher (used under valgrind)", {
   rscript <- file.path(R.home("bin"), "Rscript")
   lib <- dirname(find.package("bochner"))
   code <- paste0(".libPaths(c('", lib, "', .libPaths())); library(bochner);",
-                 "cat(.Call(bochner:::C_tile_product, NULL, NULL, -2L));",
+                 "cat(.Call(bochner:::C_tile_product, NULL, NULL, -2L, FALSE));",
                  "set.seed(1); x <- matrix(rnorm(600), 200); m <- random_features(x, gaussian_kernel(1), D = 50);",
                  "z <- predict(m, x); k <- kernel_matrix(gaussian_kernel(1), x);",
                  "cat('', max(abs(tcrossprod(z) - k)) < 1)")
