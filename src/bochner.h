@@ -61,6 +61,7 @@ void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
                         double shift, double scale);
 void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
                            double scale);
+void bochner_exp_scaled(double *y, const double *x, ptrdiff_t n, double scale);
 
 /* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
@@ -85,6 +86,19 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);
 void bochner_cholesky_solve(const double *r, int n, double *b, int m);
+
+/* kernel_blocks.c: Gram blocks of the Euclidean kernels, fused on the product tiles */
+enum bochner_block_kind {
+    BOCHNER_BLOCK_GAUSSIAN = 0,
+    BOCHNER_BLOCK_MATERN05 = 1,
+    BOCHNER_BLOCK_MATERN15 = 2,
+    BOCHNER_BLOCK_MATERN25 = 3
+};
+void bochner_centre_and_norms(const double *x, R_xlen_t nx, const double *y, R_xlen_t ny,
+                              int d, double *xc, double *yc, double *xn, double *yn);
+void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_t nx,
+                                    const double *y, R_xlen_t ny, int d, double *out,
+                                    int nthreads);
 
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
@@ -171,6 +185,7 @@ SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transpo
 SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
                                SEXP intercept, SEXP nthreads);
 SEXP bochner_fast_sincos(SEXP x);
+SEXP bochner_fast_exp(SEXP x, SEXP scale);
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights, SEXP init,
                               SEXP hartigan, SEXP seeding,
                               SEXP nstart, SEXP itermax, SEXP nthreads);

@@ -12,6 +12,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("rff_transform", bochner_rff_transform_call, 6),
     CALLDEF("rff_decision", bochner_rff_decision_call, 7),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
+    CALLDEF("fast_exp", bochner_fast_exp, 2),
     CALLDEF("tile_product", bochner_tile_product_call, 4),
     CALLDEF("max_threads", bochner_max_threads, 0),
     CALLDEF("kmeans_gram", bochner_kmeans_gram_call, 11),

@@ -2,7 +2,9 @@
  *
  * Euclidean kernels (Gaussian, Matern) get squared distances from one
  * product (the package's own, products.c), |x|^2 + |y|^2 - 2 x.y on data centred at the mean of x (centring
- * leaves distances unchanged and keeps the cancellation small).  Coordinate-
+ * leaves distances unchanged and keeps the cancellation small); the Gaussian and the Matern
+ * kernels of smoothness 1/2, 3/2, 5/2 do it tile by tile with the kernel's function fused on
+ * the tile in cache (kernel_blocks.c).  Coordinate-
  * wise kernels (Laplace, Cauchy, min) accumulate over coordinates with the
  * row index innermost so that the loops vectorise over a column of the
  * output.  Dot-product kernels (polynomial, exponential) apply their
@@ -49,7 +51,7 @@ static void elem_block(void *ctx, R_xlen_t blk, int thread)
     R_xlen_t i0 = blk * ELEM_BLOCK, i1 = p->len - i0 < ELEM_BLOCK ? p->len : i0 + ELEM_BLOCK;
     double *o = p->out, s = p->s;
     switch (p->kind) {
-    case EL_EXP: for (R_xlen_t i = i0; i < i1; i++) o[i] = exp(o[i] * s); break;
+    case EL_EXP: bochner_exp_scaled(o + i0, o + i0, i1 - i0, s); break;
     case EL_MATERN05: for (R_xlen_t i = i0; i < i1; i++) o[i] = exp(-sqrt(o[i]) * s); break;
     case EL_MATERN15: for (R_xlen_t i = i0; i < i1; i++) o[i] = matern15(sqrt(o[i]) * s); break;
     case EL_MATERN25: for (R_xlen_t i = i0; i < i1; i++) o[i] = matern25(sqrt(o[i]) * s); break;
@@ -73,46 +75,6 @@ static void elementwise_simple(double *out, R_xlen_t len, int kind, double s, in
 {
     elem_job p = {out, len, kind, s, 0.0, 0, NULL, 0};
     elementwise(p, nthreads);
-}
-
-/* Centre x (and y) and return the row norms.  The centre is the column
- * means of y when y is given, else of x: k(x, y) is then computed the same
- * way whatever other rows x comes with, so a Gram matrix against fixed
- * points y (as when predicting new rows x against training points y) is
- * identical row by row, whether the rows of x come all at once or in
- * chunks. */
-static void centre_and_norms(const double *x, R_xlen_t nx, const double *y,
-                             R_xlen_t ny, int d, double *xc, double *yc,
-                             double *xn, double *yn)
-{
-    for (int k = 0; k < d; k++) {
-        const double *xk = x + (R_xlen_t) k * nx;
-        const double *ck = y ? y + (R_xlen_t) k * ny : xk;
-        R_xlen_t nc = y ? ny : nx;
-        double m = 0.0;
-        for (R_xlen_t i = 0; i < nc; i++) m += ck[i];
-        m /= (double) nc;
-        for (R_xlen_t i = 0; i < nx; i++) xc[i + (R_xlen_t) k * nx] = xk[i] - m;
-        if (y) {
-            const double *yk = y + (R_xlen_t) k * ny;
-            for (R_xlen_t j = 0; j < ny; j++)
-                yc[j + (R_xlen_t) k * ny] = yk[j] - m;
-        }
-    }
-    memset(xn, 0, sizeof(double) * (size_t) nx);
-    for (int k = 0; k < d; k++)
-        for (R_xlen_t i = 0; i < nx; i++) {
-            double v = xc[i + (R_xlen_t) k * nx];
-            xn[i] += v * v;
-        }
-    if (y) {
-        memset(yn, 0, sizeof(double) * (size_t) ny);
-        for (int k = 0; k < d; k++)
-            for (R_xlen_t j = 0; j < ny; j++) {
-                double v = yc[j + (R_xlen_t) k * ny];
-                yn[j] += v * v;
-            }
-    }
 }
 
 /* out (na x nb) = alpha * a %*% t(b) for a (na x d), b (nb x d), column-
@@ -193,12 +155,18 @@ static void direct_block(void *ctx, R_xlen_t blk, int thread)
     }
 }
 
+/* Distances to a few points are summed directly (no product to fuse) */
+static int few_points(const double *y, R_xlen_t ny)
+{
+    return y != NULL && ny <= FEW_POINTS;
+}
+
 /* Squared Euclidean distances into out (nx x ny). */
 static void squared_distances(const double *x, R_xlen_t nx, const double *y,
                               R_xlen_t ny, int d, double *out, int nthreads)
 {
     int self = (y == NULL);
-    if (!self && ny <= FEW_POINTS) {
+    if (few_points(y, ny)) {
         direct_job p = {x, y, nx, ny, d, out};
         bochner_parallel_blocks((nx + DIRECT_ROWS - 1) / DIRECT_ROWS,
                                 bochner_threads_for(nthreads, 3.0 * (double) nx * ny * d),
@@ -209,7 +177,7 @@ static void squared_distances(const double *x, R_xlen_t nx, const double *y,
     double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
     double *yc = self ? xc : (double *) R_alloc((size_t) ny * (size_t) (d > 0 ? d : 1), sizeof(double));
     double *yn = self ? xn : (double *) R_alloc((size_t) ny, sizeof(double));
-    centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
+    bochner_centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
                      self ? NULL : yn);
     outer_products(xc, nx, yc, ny, d, -2.0, out, self, nthreads);
     norms_job p = {out, nx, xn, yn, (R_xlen_t) (ELEM_BLOCK / (nx > 0 ? nx : 1)) + 1, ny, self};
@@ -390,6 +358,11 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     case BK_GAUSSIAN: {
         if (npar != 1 || !(par[0] > 0) || !R_FINITE(par[0])) return BOCHNER_BAD_ARGUMENT;
         double s = -0.5 / (par[0] * par[0]);
+        if (!few_points(y, ny)) {
+            bochner_distance_kernel_blocks(BOCHNER_BLOCK_GAUSSIAN, s, x, nx, y, ny, d, out,
+                                           nthreads);
+            return BOCHNER_OK;
+        }
         squared_distances(x, nx, y, ny, d, out, nthreads);
         elementwise_simple(out, len, EL_EXP, s, nthreads);
         return BOCHNER_OK;
@@ -401,6 +374,13 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
         if (npar != 2 || !(par[0] > 0) || !R_FINITE(par[0]) || !(par[1] > 0) ||
             par[1] > BOCHNER_MATERN_NU_MAX)
             return BOCHNER_BAD_ARGUMENT;
+        if (!few_points(y, ny) && (par[1] == 0.5 || par[1] == 1.5 || par[1] == 2.5)) {
+            int kind = par[1] == 0.5 ? BOCHNER_BLOCK_MATERN05
+                     : par[1] == 1.5 ? BOCHNER_BLOCK_MATERN15 : BOCHNER_BLOCK_MATERN25;
+            bochner_distance_kernel_blocks(kind, sqrt(2.0 * par[1]) / par[0], x, nx, y, ny, d,
+                                           out, nthreads);
+            return BOCHNER_OK;
+        }
         squared_distances(x, nx, y, ny, d, out, nthreads);
         apply_matern(out, len, par[0], par[1], nthreads);
         return BOCHNER_OK;
