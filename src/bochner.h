@@ -52,7 +52,6 @@ int bochner_cpu_isa(void);    /* 0 portable, 1 AVX2 + FMA, 2 AVX-512F */
 /* the product kernel's cache blocking (gemm.c), chosen for the CPU at load */
 typedef struct {
     int kc;                   /* inner indices per K-block (at most 384) */
-    int prefetch;             /* 1: the kernels prefetch the columns of B */
 } bochner_gemm_blocks;
 const bochner_gemm_blocks *bochner_gemm_blocking(void);
 

@@ -12,14 +12,15 @@
  *
  * bochner_gemm_blocking() is the product kernel's cache blocking (gemm.c), from the vendor and
  * the L2 size that cpuid reports:
- *   Intel and others  kc = 256, no software prefetch: the parameters the kernels were tuned
- *                     with on a Xeon, kept as they are.
- *   AMD, L2 >= 1 MB   kc = 384 and software prefetch of B's columns: on Zen 4 (1 MB L2;
- *                     AVX-512 run as two 256-bit halves) the 24 x 8 AVX-512 kernel still beats
- *                     the 12 x 4 AVX2 one in cache (about 51 against 47 GFLOP/s per core), but
- *                     out of cache its strided B columns were fetched late: longer K-blocks and
- *                     a prefetch 4 lines ahead gave about +5% on Z'Z (bench/gemm.md).
- * Results do not depend on either choice (gemm.c: each entry is the same chain). */
+ *   Intel and others  kc = 256: the K-block the kernels were tuned with on a Xeon, kept.
+ *   AMD, L2 >= 1 MB   kc = 384 (Zen 4: 1 MB L2 per core; the 72 KB micro-panel streams from
+ *                     L2 either way, and longer K-blocks halve the reloads of C).
+ * Measured on Zen 4 (AVX-512 run as two 256-bit halves): the 24 x 8 AVX-512 kernel still beats
+ * the 12 x 4 AVX2 one (about 51 against 47 GFLOP/s per core in cache, 41 against 37 on Z'Z out
+ * of cache), so the ISA choice stays the widest one; kc = 384 gave 0-3% over 256 on Z'Z, and
+ * packing B in panels or prefetching its columns lost 20% or gained nothing.  What closed the gap
+ * to OpenBLAS on Z'Z was reading Z by columns (bochner_gemm_tn: no transposed copy, no strided
+ * packing).  Results do not depend on kc (gemm.c: each entry is the same chain). */
 #include "bochner.h"
 #include <stdlib.h>
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32)
@@ -27,7 +28,7 @@
 #endif
 
 static int cpu_isa = 0;
-static bochner_gemm_blocks gemm_blocks = {256, 0};
+static bochner_gemm_blocks gemm_blocks = {256};
 
 static void choose_gemm_blocking(void)
 {
@@ -35,10 +36,7 @@ static void choose_gemm_blocking(void)
     unsigned int a, b, c, d;
     if (__builtin_cpu_is("amd") && __get_cpuid(0x80000006u, &a, &b, &c, &d)) {
         unsigned int l2_kb = c >> 16;          /* AMD: ECX[31:16], L2 per core in KB */
-        if (l2_kb >= 1024) {
-            gemm_blocks.kc = 384;
-            gemm_blocks.prefetch = 1;
-        }
+        if (l2_kb >= 1024) gemm_blocks.kc = 384;
     }
 #endif
 }

@@ -15,7 +15,12 @@
  *   1  AVX2+FMA micro-kernel, 12 rows (3 ymm) x 4 columns
  *   2  AVX-512F micro-kernel, 24 rows (3 zmm) x 8 columns
  * The SIMD kernels are compiled through gcc/clang function attributes, so no
- * -mavx/-march flags are needed.
+ * -mavx/-march flags are needed.  The K-block (kc) comes from the CPU (cpu.c).
+ *
+ * bochner_gemm_tn computes t(a) %*% b with a stored by columns (Z in Z'Z): its micro-panels
+ * are packed straight from a's columns, 4 x 4 blocks transposed in registers, instead of
+ * from a transposed copy with one cache line per row of the panel: on Zen 4 that strided
+ * packing and the copy cost Z'Z a fifth of its time.
  *
  * Determinism: every c(i,j) is one chain over l = 0 .. k-1 in that order,
  *     acc = c(i,j) or 0;  for l:  acc = fma(a[i,l], b[l,j], acc)   (paths 1, 2)
@@ -82,11 +87,9 @@ static void tile_portable_tn(const double *x, ptrdiff_t ldx, const double *w, pt
 #endif
 
 /* K-blocking: kc inner indices at a time (bochner_gemm_blocking(), cpu.c, from the CPU found at
- * load: 256 on Intel, the value the kernel was tuned with); the packed X micro-panel is MR x kc
- * doubles on the stack (at most 24*384*8 = 72 KB).  GEMM_PF_AHEAD: how far ahead (doubles)
- * the kernels prefetch the columns of w where the CPU asks for it. */
+ * load: 256 on Intel, the value the kernels were tuned with); the packed X micro-panel is
+ * MR x kc doubles on the stack (at most 24*384*8 = 72 KB). */
 #define GEMM_KC_MAX 384
-#define GEMM_PF_AHEAD 32
 
 #if BOCHNER_X86
 
@@ -101,11 +104,9 @@ B512_INLINE __mmask8 lanes8(int r)
     return (__mmask8) (r >= 8 ? 0xFF : (r <= 0 ? 0 : (1u << r) - 1u));
 }
 
-/* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw);
- * pf: prefetch the columns of w a few lines ahead (CPUs whose prefetchers do not follow 8
- * strided streams out of memory well, see cpu.c) */
+/* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw) */
 B512_INLINE void kern512(const int MV, const int NR, const double *xp, const double *w,
-                         ptrdiff_t ldw, int pf, int kc, double *c, ptrdiff_t ldc,
+                         ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc,
                          __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
 #define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
@@ -126,11 +127,6 @@ B512_INLINE void kern512(const int MV, const int NR, const double *xp, const dou
         const __m512d x1 = (MV > 1) ? _mm512_load_pd(xl + 8) : x0;
         const __m512d x2 = (MV > 2) ? _mm512_load_pd(xl + 16) : x0;
         const double *wl = w + l;
-        if (pf && (l & 7) == 0) {
-#define PF(j) if (NR > j) _mm_prefetch((const char *) (wl + (j) * ldw + GEMM_PF_AHEAD), _MM_HINT_T0);
-            PF(0) PF(1) PF(2) PF(3) PF(4) PF(5) PF(6) PF(7)
-#undef PF
-        }
 #define F3(j) if (NR > j) { const __m512d b = _mm512_set1_pd(wl[(j) * ldw]);   \
             a0##j = _mm512_fmadd_pd(x0, b, a0##j);                              \
             if (MV > 1) a1##j = _mm512_fmadd_pd(x1, b, a1##j);                  \
@@ -146,24 +142,24 @@ B512_INLINE void kern512(const int MV, const int NR, const double *xp, const dou
 #undef ST3
 }
 
-/* one row block (8*MV rows, packed) times the nj packed columns */
 /* one row block (8*MV rows, packed) times all nj columns */
-B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdiff_t ldw, int pf,
-                         int kc, int nj, double *c, ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
+                         int kc, int nj, double *c, ptrdiff_t ldc,
+                         __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
-        kern512(MV, 8, xp, w + j0 * ldw, ldw, pf, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern512(MV, 8, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
     switch (nj - j0) {
-    case 7: kern512(MV, 7, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 6: kern512(MV, 6, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 5: kern512(MV, 5, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 4: kern512(MV, 4, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 3: kern512(MV, 3, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern512(MV, 2, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern512(MV, 1, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 7: kern512(MV, 7, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 6: kern512(MV, 6, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 5: kern512(MV, 5, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 4: kern512(MV, 4, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 3: kern512(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 2: kern512(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 1: kern512(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
     default: break;
     }
 }
@@ -211,7 +207,7 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 {
     double xp[24 * GEMM_KC_MAX] __attribute__((aligned(64)));
     const bochner_gemm_blocks *bl = bochner_gemm_blocking();
-    const int KC = bl->kc, pf = bl->prefetch;
+    const int KC = bl->kc;
     for (ptrdiff_t pc = 0; pc < d; pc += KC) {
         const int kc = (int) (d - pc < KC ? d - pc : KC);
         const int acc = acc0 || pc > 0;
@@ -230,9 +226,9 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows512(3, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows512(2, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows512(1, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows512(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows512(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows512(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
@@ -249,7 +245,7 @@ B256_INLINE __m256i lanes4(int r)
 }
 
 B256_INLINE void kern256(const int MV, const int NR, const double *xp, const double *w,
-                         ptrdiff_t ldw, int pf, int kc, double *c, ptrdiff_t ldc,
+                         ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc,
                          __m256i m0, __m256i m1, __m256i m2, int acc)
 {
 #define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
@@ -270,11 +266,6 @@ B256_INLINE void kern256(const int MV, const int NR, const double *xp, const dou
         const __m256d x1 = (MV > 1) ? _mm256_load_pd(xl + 4) : x0;
         const __m256d x2 = (MV > 2) ? _mm256_load_pd(xl + 8) : x0;
         const double *wl = w + l;
-        if (pf && (l & 7) == 0) {
-#define PF(j) if (NR > j) _mm_prefetch((const char *) (wl + (j) * ldw + GEMM_PF_AHEAD), _MM_HINT_T0);
-            PF(0) PF(1) PF(2) PF(3)
-#undef PF
-        }
 #define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
             a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
             if (MV > 1) a1##j = _mm256_fmadd_pd(x1, b, a1##j);                  \
@@ -291,18 +282,19 @@ B256_INLINE void kern256(const int MV, const int NR, const double *xp, const dou
 }
 
 /* one row block (4*MV rows, packed) times all nj columns */
-B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdiff_t ldw, int pf,
-                         int kc, int nj, double *c, ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
+B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
+                         int kc, int nj, double *c, ptrdiff_t ldc,
+                         __m256i m0, __m256i m1, __m256i m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
-        kern256(MV, 4, xp, w + j0 * ldw, ldw, pf, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern256(MV, 4, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
     switch (nj - j0) {
-    case 3: kern256(MV, 3, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern256(MV, 2, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern256(MV, 1, xp, wj, ldw, pf, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 3: kern256(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 2: kern256(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 1: kern256(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
     default: break;
     }
 }
@@ -314,7 +306,7 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 {
     double xp[12 * GEMM_KC_MAX] __attribute__((aligned(32)));
     const bochner_gemm_blocks *bl = bochner_gemm_blocking();
-    const int KC = bl->kc, pf = bl->prefetch;
+    const int KC = bl->kc;
     for (ptrdiff_t pc = 0; pc < d; pc += KC) {
         const int kc = (int) (d - pc < KC ? d - pc : KC);
         const int acc = acc0 || pc > 0;
@@ -341,9 +333,9 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             }
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (mv == 3)      rows256(3, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows256(2, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows256(1, xp, wp, ldw, pf, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows256(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows256(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows256(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }

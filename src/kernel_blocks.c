@@ -18,7 +18,7 @@
 
 #define KB_ROWS 480            /* a multiple of the 24- and 12-row kernels */
 #define KB_COLS 64             /* a tile of 480 x 64 doubles (240 KB) stays in L2 */
-#define KB_TILES_PER_CHECK 16
+#define KB_TILES_PER_CHECK 128   /* per thread: about 5-10 ms between interrupt checks */
 
 /* Centre x (and y) and return the row norms.  The centre is the column
  * means of y when y is given, else of x: k(x, y) is then computed the same
