@@ -4,8 +4,9 @@
 #
 #   syrk        Z'Z of a tall Z (n = 5e4, D = 2048: the normal equations of rff_ridge):
 #               .Call(C_crossprod, z, threads) against crossprod(z); n D^2 flops
-#   gemm        square A %*% B at m = 2000 and 4000: .Call(C_matprod, a, b, threads)
-#               against a %*% b; 2 m^3 flops
+#               (the reference BLAS, about ten times slower, at n = 1e4)
+#   gemm        square A %*% B at m = 2000 and 4000 (reference BLAS: 2000 only):
+#               .Call(C_matprod, a, b, threads) against a %*% b; 2 m^3 flops
 #   gauss_block kernel_matrix(gaussian_kernel(1), x, C), x 2000 x d, C 4000 x d,
 #               d = 16 and 64, against plain R's
 #               exp(-(outer(rowSums(x^2), rowSums(C^2), "+") - 2 * tcrossprod(x, C)) / 2);
@@ -62,14 +63,15 @@ child <- function(label, out) {
   }
   mine <- label != "reference"
   set.seed(1)
-  n <- round(5e4 * scale); D <- 2048L
+  # the reference BLAS runs at about a tenth of the speed: a fifth of the rows, one size of gemm
+  n <- round(5e4 * scale / if (mine) 1 else 5); D <- 2048L
   z <- matrix(runif(n * D), n, D)
   size <- sprintf("n = %d, D = %d", n, D)
   if (mine) add("syrk", size, "bochner", n * D * D, "GFLOP/s",
                 timed(function() .Call(bochner:::C_crossprod, z, th)))
   add("syrk", size, "R", n * D * D, "GFLOP/s", timed(function() crossprod(z)))
   rm(z)
-  for (m in round(c(2000, 4000) * sqrt(scale))) {
+  for (m in round((if (mine) c(2000, 4000) else 2000) * sqrt(scale))) {
     a <- matrix(runif(m * m), m); b <- matrix(runif(m * m), m)
     size <- sprintf("m = %d", m)
     if (mine) add("gemm", size, "bochner", 2 * m^3, "GFLOP/s",
@@ -163,7 +165,8 @@ lines <- c("# The product kernel and the kernel blocks: `bench/gemm.R`", "",
 for (i in seq_len(nrow(b))) {
   r <- b[i, ]
   ob <- res[res$who == "R" & key == paste(r$task, r$size, r$blas, r$threads), ]
-  ref <- res[res$who == "R" & res$blas == "reference" & res$task == r$task & res$size == r$size, ]
+  ref <- res[res$who == "R" & res$blas == "reference" & res$task == r$task &
+               (res$size == r$size | r$task == "syrk"), ]
   gf <- r$unit == "GFLOP/s"
   ratio <- function(x, y) if (gf) x / y else y / x
   lines <- c(lines, sprintf("| %s | %s | %d | %s %s | %s | %.2f | %.2f | %s | %s |", r$task, r$size,
