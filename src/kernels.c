@@ -349,9 +349,9 @@ static void apply_polynomial(double *out, R_xlen_t len, const double *par,
     }
 }
 
-int bochner_kernel_matrix(int code, const double *par, int npar,
-                          const double *x, R_xlen_t nx, const double *y,
-                          R_xlen_t ny, int d, double *out, int nthreads)
+static int kernel_matrix(int code, const double *par, int npar, const double *x,
+                         R_xlen_t nx, const double *y, R_xlen_t ny, int d, double *out,
+                         int nthreads)
 {
     R_xlen_t len = nx * ny;
     switch (code) {
@@ -412,6 +412,18 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     default:
         return BOCHNER_BAD_KERNEL;
     }
+}
+
+/* The scratch of one call (R_alloc) is released when it returns, so callers may call it
+ * block after block inside one .Call (falkon's row blocks) without the scratch piling up. */
+int bochner_kernel_matrix(int code, const double *par, int npar,
+                          const double *x, R_xlen_t nx, const double *y,
+                          R_xlen_t ny, int d, double *out, int nthreads)
+{
+    const void *vmax = vmaxget();
+    int status = kernel_matrix(code, par, npar, x, nx, y, ny, d, out, nthreads);
+    vmaxset(vmax);
+    return status;
 }
 
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
