@@ -2,6 +2,8 @@
  *
  *   bochner_product        c = [c +] a %*% b, optionally only the tiles on
  *                          and above the diagonal (symmetric results)
+ *   bochner_crossproduct   the same for t(a) %*% b, a read by its columns (gemm.c's
+ *                          bochner_gemm_tn): Z'Z with no transposed copy of Z
  *   bochner_mirror_upper, bochner_transpose   threaded / cache-blocked copies
  *   .Call entry points     matprod, crossprod and crossprod_stream (Z'Z and
  *                          Z'Y accumulated over row blocks of features that R
