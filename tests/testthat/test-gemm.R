@@ -54,6 +54,7 @@ test_that("d = 1 and degenerate shapes", {
     expect_identical(dim(tile_product(x[0, , drop = FALSE], w, isa)), c(0L, 3L))
     expect_identical(dim(tile_product(x, w[, 0, drop = FALSE], isa)), c(3L, 0L))
     expect_identical(tile_product(matrix(0, 2, 0), matrix(0, 0, 4), isa), matrix(0, 2, 4))
+    expect_identical(tile_product(matrix(0, 0, 2), matrix(0, 0, 4), isa, TRUE), matrix(0, 2, 4))
   }
   expect_error(tile_product(x, matrix(1, 2, 2)), "non-conformable")
   expect_error(tile_product(1:3, w), "double matrix")
