@@ -165,7 +165,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)
   path <- NULL
   if (length(lambda) != 1L || is.character(lambda)) {
-    path <- ridge_path(ridge_spectrum(sys), sys, lambda, criterion, map, xs, resp$Y, weights, nthreads)
+    path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, map, xs, resp$Y, weights, nthreads)
     lambda <- path$lambda[attr(path, "chosen")]
   }
   sol <- ridge_solve(sys, lambda, nthreads)
