@@ -1,0 +1,149 @@
+# Benchmark: the cost of rff_ridge(lambda = "auto") beyond the Z'Z pass.
+#
+# rff_ridge() forms Zc'WZc over the data (n D^2 multiply-adds on the package's
+# product) and, for lambda = "auto", scores a 41-value lambda path.  The path
+# used to come from LAPACK's eigen() of the D x D matrix (through R's BLAS);
+# it now comes from src/ridge_path.c (a tridiagonal reduction on the package's
+# own product, QL for the eigenvalues, no eigenvectors).  For D = 512, 1024,
+# 2048, 4000 (n = 10000 rows, d = 10) this times, best of 3 (of 2 at
+# D = 4000; the LAPACK path at D = 4000 once):
+#   zz      the Z'Z pass alone (ridge_primal_system)
+#   path    the new path: ridge_spectrum() + GCV over the grid
+#   lapack  the old path: eigen(Zc'WZc, symmetric = TRUE) + V'Zc'WYc
+#   auto    the whole rff_ridge(lambda = "auto") (GCV chooses here)
+#   loo     the whole rff_ridge(lambda = "auto", criterion = "loo"), once
+# under the reference BLAS and OpenBLAS, 1 and 2 threads (nthreads = and
+# OPENBLAS_NUM_THREADS), each in its own R process, and checks that the new
+# and old paths choose the same lambda and that the new spectrum is identical
+# for every BLAS and thread count.  Elapsed seconds, and the CPU seconds of
+# the same run (the machine is shared: CPU time is the steadier figure for
+# one thread).
+#
+# Usage, from the package root after installing the package:
+#     Rscript bench/ridge_path.R            # writes bench/ridge_path.md
+# (needs .ci/blas-dir to find OpenBLAS; R_LIBS as for the installed package).
+
+args <- commandArgs(trailingOnly = TRUE)
+sizes <- as.numeric(strsplit(Sys.getenv("RIDGE_PATH_SIZES", "512,1024,2048,4000"), ",")[[1]])
+n <- 10000
+d <- 10
+
+timed <- function(expr_fn, reps) {
+  best <- NULL
+  for (r in seq_len(reps)) {
+    gc()
+    t0 <- proc.time()
+    val <- expr_fn()
+    t <- proc.time() - t0
+    cpu <- sum(t[c("user.self", "sys.self", "user.child", "sys.child")], na.rm = TRUE)
+    if (is.null(best) || t[["elapsed"]] < best$elapsed) {
+      best <- list(elapsed = t[["elapsed"]], cpu = cpu, value = val)
+    }
+  }
+  best
+}
+
+child <- function(blas, threads, out) {
+  suppressPackageStartupMessages(library(bochner))
+  ns <- asNamespace("bochner")
+  rows <- list()
+  set.seed(1)
+  x <- matrix(rnorm(n * d), n)
+  y <- sin(x[, 1]) + x[, 2] * x[, 3] + rnorm(n, sd = 0.3)
+  Y <- matrix(y)
+  for (D in sizes) {
+    reps <- if (D >= 4000) 2 else 3
+    map <- random_features(x, gaussian_kernel("median"), D = D, seed = 1)
+    zz <- timed(function() ns$ridge_primal_system(map, x, Y, NULL, threads), reps)
+    sys <- zz$value
+    grid <- ns$ridge_default_grid(sys)
+    path <- timed(function() {
+      spec <- ns$ridge_spectrum(sys, threads)
+      list(spec = spec, path = ns$ridge_path(spec, sys, "auto", "gcv", map, x, Y, NULL, threads))
+    }, reps)
+    lapack <- timed(function() {
+      ev <- eigen(sys$zz, symmetric = TRUE)
+      spec <- list(e = pmax(ev$values, 0), c = crossprod(ev$vectors, sys$zy))
+      df <- 1 + vapply(grid, function(l) sum(spec$e / (spec$e + l)), 0)
+      ns$ridge_gcv(spec, sys, grid, df, NULL)
+    }, if (D >= 4000) 1 else reps)
+    auto <- timed(function() rff_ridge(x, y, map = map, scale = FALSE, nthreads = threads), reps)
+    loo <- timed(function() rff_ridge(x, y, map = map, scale = FALSE, criterion = "loo",
+                                      nthreads = threads), 1)
+    new_path <- path$value$path
+    rows[[length(rows) + 1L]] <- data.frame(
+      blas = blas, threads = threads, D = D,
+      zz = zz$elapsed, path = path$elapsed, lapack = lapack$elapsed,
+      auto = auto$elapsed, loo = loo$elapsed,
+      zz_cpu = zz$cpu, path_cpu = path$cpu, lapack_cpu = lapack$cpu,
+      same_lambda = which.min(lapack$value) == attr(new_path, "chosen"),
+      gcv_rel_diff = max(abs(new_path$gcv - lapack$value) / lapack$value),
+      criterion = auto$value$criterion,
+      spectrum = paste(format(path$value$spec$e, digits = 17), collapse = ","))
+    message(sprintf("%s %d threads D = %d: zz %.2f s, path %.2f s, lapack %.2f s, auto %.2f s, loo %.2f s",
+                    blas, threads, D, zz$elapsed, path$elapsed, lapack$elapsed, auto$elapsed,
+                    loo$elapsed))
+  }
+  saveRDS(do.call(rbind, rows), out)
+}
+
+if (length(args) >= 1L && args[1] == "--child") {
+  child(args[2], as.integer(args[3]), args[4])
+  quit(save = "no")
+}
+
+started <- Sys.time()
+load0 <- readLines("/proc/loadavg")
+cpu <- sub(".*:\\s*", "", grep("^Model name", system("lscpu", intern = TRUE), value = TRUE)[1])
+results <- list()
+for (blas in c("reference", "openblas")) {
+  dir <- system2("bash", c(".ci/blas-dir", blas), stdout = TRUE, stderr = FALSE)
+  dir <- dir[length(dir)]
+  for (threads in 1:2) {
+    out <- tempfile(fileext = ".rds")
+    env <- c(paste0("R_LD_LIBRARY_PATH=", dir), paste0("OPENBLAS_NUM_THREADS=", threads),
+             paste0("OMP_NUM_THREADS=", threads))
+    status <- system2(file.path(R.home("bin"), "Rscript"),
+                      c("bench/ridge_path.R", "--child", blas, threads, out), env = env)
+    if (status != 0) stop("the child for ", blas, " with ", threads, " thread(s) failed")
+    results[[length(results) + 1L]] <- readRDS(out)
+  }
+}
+res <- do.call(rbind, results)
+load1 <- readLines("/proc/loadavg")
+identical_spectra <- vapply(sizes, function(D) length(unique(res$spectrum[res$D == D])) == 1L, NA)
+
+f <- function(v) formatC(v, format = "f", digits = 2)
+tab <- c("| BLAS | threads | D | Z'Z pass (s) | new path (s) | LAPACK path (s) | LAPACK / new | new path / Z'Z | rff_ridge auto (s) | auto, loo (s) | same lambda |",
+         "|---|---|---|---|---|---|---|---|---|---|---|",
+         sprintf("| %s | %d | %d | %s | %s | %s | %.1fx | %.2f | %s | %s | %s |",
+                 res$blas, res$threads, res$D, f(res$zz), f(res$path), f(res$lapack),
+                 res$lapack / res$path, res$path / res$zz, f(res$auto), f(res$loo),
+                 ifelse(res$same_lambda, "yes", "NO")))
+cputab <- c("| BLAS | threads | D | Z'Z pass CPU (s) | new path CPU (s) | LAPACK path CPU (s) | LAPACK / new (CPU) |",
+            "|---|---|---|---|---|---|---|",
+            sprintf("| %s | %d | %d | %s | %s | %s | %.1fx |", res$blas, res$threads, res$D,
+                    f(res$zz_cpu), f(res$path_cpu), f(res$lapack_cpu),
+                    res$lapack_cpu / res$path_cpu))
+md <- c("# rff_ridge(lambda = \"auto\"): the lambda path without LAPACK",
+        "",
+        sprintf("Recorded %s by `Rscript bench/ridge_path.R` from the package root; the run took %.1f minutes.",
+                format(started, "%Y-%m-%d"), as.numeric(difftime(Sys.time(), started, units = "mins"))),
+        sprintf("Machine: %s (Zen 4), 2 cores, shared with other jobs: load average %s at the start and %s at the end, so elapsed times are noisy (best of 3 shown; CPU seconds below).",
+                cpu, paste(strsplit(load0, " ")[[1]][1:3], collapse = "/"),
+                paste(strsplit(load1, " ")[[1]][1:3], collapse = "/")),
+        sprintf("%s; n = %d rows, d = %d, Gaussian kernel (median bandwidth), regression; 41-value default grid, GCV.",
+                R.version.string, n, d),
+        "BLAS: the reference BLAS/LAPACK (Debian's libblas3/liblapack3) and OpenBLAS (pthread), chosen per process by `R_LD_LIBRARY_PATH` from `.ci/blas-dir`; threads: `nthreads =` and `OPENBLAS_NUM_THREADS`.",
+        "",
+        "Columns: *Z'Z pass* forms Zc'WZc over the data; *new path* is `ridge_spectrum()` (src/ridge_path.c) and GCV over the grid; *LAPACK path* is what the package did before: `eigen(Zc'WZc, symmetric = TRUE)` and V'Zc'WYc (once at D = 4000); *rff_ridge auto* is the whole fit (Z'Z, path, the Cholesky solve at the chosen lambda, fitted values); *auto, loo* the same with `criterion = \"loo\"` (one more pass over the data, run once).",
+        "",
+        tab, "",
+        "CPU seconds of the same runs (user + system, all threads):", "",
+        cputab, "",
+        sprintf("The new path's eigenvalues are identical (bit for bit) under both BLAS and both thread counts: %s.",
+                paste(sprintf("D = %d %s", sizes, ifelse(identical_spectra, "yes", "NO")), collapse = ", ")),
+        sprintf("Largest relative difference between the new and the LAPACK GCV scores on the grid: %.1e.",
+                max(res$gcv_rel_diff)))
+writeLines(md, "bench/ridge_path.md")
+cat(md, sep = "\n")
