@@ -54,7 +54,34 @@ static void symv_block(void *ctx, R_xlen_t b, int thread)
     double *restrict y = p->part + (ptrdiff_t) b * p->n;
     const double *restrict x = p->x;
     memset(y, 0, sizeof(double) * (size_t) j1);
-    for (int j = j0; j < j1; j++) {
+    int j = j0;
+    /* four columns a sweep: each load of x[i] and y[i] serves four columns */
+    for (; j + 4 <= j1; j += 4) {
+        const double *restrict a0 = p->a + (ptrdiff_t) j * p->lda, *restrict a1 = a0 + p->lda,
+                     *restrict a2 = a1 + p->lda, *restrict a3 = a2 + p->lda;
+        double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+#pragma omp simd reduction(+:s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double xi = x[i];
+            y[i] += a0[i] * x0 + a1[i] * x1 + a2[i] * x2 + a3[i] * x3;
+            s0 += a0[i] * xi;
+            s1 += a1[i] * xi;
+            s2 += a2[i] * xi;
+            s3 += a3[i] * xi;
+        }
+        /* the 4 x 4 diagonal block, upper triangle */
+        const double *aq[4] = {a0, a1, a2, a3};
+        double xq[4] = {x0, x1, x2, x3}, sq[4] = {s0, s1, s2, s3};
+        for (int q = 0; q < 4; q++) {
+            for (int r = 0; r < q; r++) {
+                y[j + r] += aq[q][j + r] * xq[q];
+                sq[q] += aq[q][j + r] * x[j + r];
+            }
+            y[j + q] += sq[q] + aq[q][j + q] * xq[q];
+        }
+    }
+    for (; j < j1; j++) {
         const double *restrict aj = p->a + (ptrdiff_t) j * p->lda;
         double xj = x[j], s = 0.0;
 #pragma omp simd reduction(+:s)
