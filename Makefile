@@ -66,6 +66,7 @@ bench: install-quick
 	$(RSCRIPT) bench/scale.R
 	$(RSCRIPT) bench/maps.R
 	$(RSCRIPT) bench/workflow.R
+	$(RSCRIPT) bench/ridge_path.R
 
 bench-transform: install-quick
 	$(RSCRIPT) bench/transform.R
