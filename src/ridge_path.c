@@ -99,7 +99,9 @@ static void symv_upper(const double *a, ptrdiff_t lda, int n, const double *x, d
     if (n <= 0) return;
     R_xlen_t nb = (n + SYMV_COLS - 1) / SYMV_COLS;
     symv_job p = {a, x, lda, n, part};
-    bochner_parallel_blocks(nb, bochner_threads_for(nthreads, (double) n * n), 4,
+    /* one region per column of the reduction: threads only where a region
+     * streams enough of A (n >= 2048) to outweigh waiting for the others */
+    bochner_parallel_blocks(nb, bochner_threads_for(nthreads, (double) n * n / 32.0), 4,
                             symv_block, &p);
     memset(y, 0, sizeof(double) * (size_t) n);
     for (R_xlen_t b = 0; b < nb; b++) {
