@@ -99,10 +99,12 @@ static void symv_upper(const double *a, ptrdiff_t lda, int n, const double *x, d
     if (n <= 0) return;
     R_xlen_t nb = (n + SYMV_COLS - 1) / SYMV_COLS;
     symv_job p = {a, x, lda, n, part};
-    /* one region per column of the reduction: threads only where a region
-     * streams enough of A (n >= 2048) to outweigh waiting for the others */
-    bochner_parallel_blocks(nb, bochner_threads_for(nthreads, (double) n * n / 32.0), 4,
-                            symv_block, &p);
+    /* on one thread: the reduction calls this once per column, and a
+     * parallel region per column waits, each time, for a thread the system
+     * may have descheduled (on a busy 2-core machine a second thread made
+     * the reduction 8 times slower at D = 4000; bench/ridge_path.md) */
+    (void) nthreads;
+    bochner_parallel_blocks(nb, 1, 4, symv_block, &p);
     memset(y, 0, sizeof(double) * (size_t) n);
     for (R_xlen_t b = 0; b < nb; b++) {
         int j1 = n - (int) b * SYMV_COLS < SYMV_COLS ? n : (int) (b + 1) * SYMV_COLS;
