@@ -4,8 +4,7 @@
  * a tridiagonal T = Q'AQ by Householder reflections (LAPACK's dsytrd, upper
  * variant, re-derived): panels of TRD_NB columns, their rank-2k update of the
  * leading matrix on the package's product (bochner_product, upper tiles),
- * the symmetric matrix-vector products a column at a time on fixed column
- * blocks.  Q is never formed: it is kept as its reflectors, applied in blocks
+ * the symmetric matrix-vector products a column at a time, on one thread.  Q is never formed: it is kept as its reflectors, applied in blocks
  * of QB (compact WY, I - V T V', again on the product).  Then
  *   - the eigenvalues of T by implicit QL, the rotations applied to g = Q'B
  *     only, give e and c = V'B (V the eigenvectors of A): all that GCV needs,
@@ -15,7 +14,7 @@
  *     h_i = u_i'(T + lambda I)^-1 u_i.
  * The reduction costs 4/3 D^3 flops (half on the product, half in the
  * matrix-vector products, which stream A from memory); LAPACK's dsyevr with
- * eigenvectors costs about three times that, on R's BLAS.  Every entry is
+ * eigenvectors, behind eigen(), costs about 2.5 times that, on R's BLAS.  Every entry is
  * computed in an order fixed by the sizes alone: identical for any number
  * of threads and any BLAS. */
 #include "bochner.h"
@@ -94,7 +93,7 @@ static void symv_block(void *ctx, R_xlen_t b, int thread)
 }
 
 static void symv_upper(const double *a, ptrdiff_t lda, int n, const double *x, double *y,
-                       double *part, int nthreads)
+                       double *part)
 {
     if (n <= 0) return;
     R_xlen_t nb = (n + SYMV_COLS - 1) / SYMV_COLS;
@@ -103,7 +102,6 @@ static void symv_upper(const double *a, ptrdiff_t lda, int n, const double *x, d
      * parallel region per column waits, each time, for a thread the system
      * may have descheduled (on a busy 2-core machine a second thread made
      * the reduction 8 times slower at D = 4000; bench/ridge_path.md) */
-    (void) nthreads;
     bochner_parallel_blocks(nb, 1, 4, symv_block, &p);
     memset(y, 0, sizeof(double) * (size_t) n);
     for (R_xlen_t b = 0; b < nb; b++) {
@@ -150,7 +148,7 @@ static void householder(int n, double *alpha, double *x, double *tau)
 /* LAPACK's dlatrd, upper: reduces the last nb columns of the leading N x N
  * matrix and forms W (N x nb, ldw) for the update A - V W' - W V'. */
 static void panel(double *a, ptrdiff_t lda, int N, int nb, double *e, double *tau,
-                  double *w, ptrdiff_t ldw, double *part, double *tmp, int nthreads)
+                  double *w, ptrdiff_t ldw, double *part, double *tmp)
 {
     for (int I = N; I >= N - nb + 1; I--) {
         int IW = I - N + nb;
@@ -165,7 +163,7 @@ static void panel(double *a, ptrdiff_t lda, int N, int nb, double *e, double *ta
             e[I - 2] = A_(I - 1, I);
             A_(I - 1, I) = 1.0;
             double *wi = &W_(1, IW), *v = &A_(1, I);
-            symv_upper(a, lda, I - 1, v, wi, part, nthreads);
+            symv_upper(a, lda, I - 1, v, wi, part);
             if (I < N) {
                 int nc = N - I;
                 for (int q = 0; q < nc; q++) tmp[q] = dot(&W_(1, IW + 1 + q), v, I - 1);
@@ -183,7 +181,7 @@ static void panel(double *a, ptrdiff_t lda, int N, int nb, double *e, double *ta
 
 /* LAPACK's dsytd2, upper, on the leading n x n matrix. */
 static void reduce_unblocked(double *a, ptrdiff_t lda, int n, double *d, double *e,
-                             double *tau, double *x, double *part, int nthreads)
+                             double *tau, double *x, double *part)
 {
     for (int I = n - 1; I >= 1; I--) {
         double taui;
@@ -192,7 +190,7 @@ static void reduce_unblocked(double *a, ptrdiff_t lda, int n, double *d, double 
         if (taui != 0.0) {
             A_(I, I + 1) = 1.0;
             const double *v = &A_(1, I + 1);
-            symv_upper(a, lda, I, v, x, part, nthreads);
+            symv_upper(a, lda, I, v, x, part);
             for (int r = 0; r < I; r++) x[r] *= taui;
             double alpha = -0.5 * taui * dot(x, v, I);
             axpy(alpha, v, x, I);
@@ -227,7 +225,7 @@ static void tridiagonalise(double *a, int n, double *d, double *e, double *tau, 
         double *right = (double *) R_alloc((size_t) n * 2 * nb, sizeof(double));
         kk = n - ((n - TRD_NX + nb - 1) / nb) * nb;
         for (int I = n - nb + 1; I >= kk + 1; I -= nb) {
-            panel(a, lda, I + nb - 1, nb, e, tau, w, ldw, part, tmp, nthreads);
+            panel(a, lda, I + nb - 1, nb, e, tau, w, ldw, part, tmp);
             /* A(1:m, 1:m) -= [V W] [W'; V'] on and above the diagonal */
             int m = I - 1;
             double *V = &A_(1, I);
@@ -246,7 +244,7 @@ static void tridiagonalise(double *a, int n, double *d, double *e, double *tau, 
             }
         }
     }
-    reduce_unblocked(a, lda, kk, d, e, tau, tmp, part, nthreads);
+    reduce_unblocked(a, lda, kk, d, e, tau, tmp, part);
 }
 
 /* ------------------------------------------------------------------------ */
