@@ -67,6 +67,7 @@ bench: install-quick
 	$(RSCRIPT) bench/maps.R
 	$(RSCRIPT) bench/workflow.R
 	$(RSCRIPT) bench/gemm.R
+	$(RSCRIPT) bench/ridge_path.R
 
 bench-transform: install-quick
 	$(RSCRIPT) bench/transform.R

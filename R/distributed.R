@@ -201,7 +201,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   sys$rows <- ne$n
   path <- NULL
   if (length(lambda) != 1L || is.character(lambda)) {
-    path <- ridge_path(ridge_spectrum(sys), sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads)
+    path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads)
     lambda <- path$lambda[attr(path, "chosen")]
   }
   sol <- ridge_solve(sys, lambda, nthreads)

@@ -1,13 +1,17 @@
-# rff_ridge()'s choice of lambda: a whole path from one eigendecomposition
-# of the regularised system, scored by generalised cross-validation or by
-# exact leave-one-out, and the leave-one-out decision values at one lambda
-# that calibrate its probabilities.
+# rff_ridge()'s choice of lambda: a whole path from one tridiagonal
+# reduction of the regularised system (src/ridge_path.c, on the package's
+# own product: no LAPACK, the same under any BLAS), scored by generalised
+# cross-validation or by exact leave-one-out, and the leave-one-out decision
+# values at one lambda that calibrate its probabilities.
 #
 # Notation: Zs = W^(1/2) Zc and Ys = W^(1/2) Yc are the weighted, centred
-# features and targets; A = Zs'Zs = V diag(e) V' (primal) or
-# K = Zs Zs' = U diag(e) U' (dual) share their non-zero eigenvalues e.
-# With P = Zs V (primal) or U diag(sqrt(e)) (dual), P'P = diag(e), and at
-# penalty lambda the fitted Ys are P diag(1 / (e + lambda)) c, c = P'Ys.
+# features and targets; A = Zs'Zs (primal) or K = Zs Zs' (dual) is reduced
+# to T = Q'AQ (tridiagonal, Q kept as its Householder reflectors).  The
+# eigenvalues e of T (those of A) and c = V'B (V the eigenvectors, B = Zs'Ys
+# or Ys) come from QL on T without any eigenvector; GCV needs nothing else.
+# Leave-one-out works on the rows u_i = Q'z_i (primal) or q_i = Q'e_i
+# (dual) with (T + lambda I)^-1 by its LDL' factorisation: O(D) a row and
+# lambda.
 
 # lambda: "auto", one positive number, or a vector of them (a path).
 ridge_check_lambda <- function(lambda) {
@@ -25,20 +29,20 @@ ridge_check_lambda <- function(lambda) {
   sort(unique(as.double(lambda)), decreasing = TRUE)
 }
 
-# The eigendecomposition of the smaller side, by LAPACK: it only chooses
-# lambda from a grid (the fit itself is then solved by the package's
-# Cholesky, the same for any BLAS).
-ridge_spectrum <- function(sys) {
-  if (sys$side == "primal") {
-    ev <- eigen(sys$zz, symmetric = TRUE)
-    e <- pmax(ev$values, 0)
-    list(e = e, V = ev$vectors, c = crossprod(ev$vectors, sys$zy))
-  } else {
-    ev <- eigen(sys$K, symmetric = TRUE)
-    e <- pmax(ev$values, 0)
-    P <- ev$vectors * rep(sqrt(e), each = nrow(ev$vectors))
-    list(e = e, P = P, c = crossprod(P, sys$Ys))
-  }
+# The spectrum of the smaller side: eigenvalues e (decreasing, clipped at
+# zero), c (primal: V'Zs'Ys; dual: diag(sqrt(e)) V'Ys, as P'Ys with
+# P = V diag(sqrt(e))), and the reduction (T and Q's reflectors) that
+# leave-one-out needs.
+ridge_spectrum <- function(sys, nthreads = 1L) {
+  primal <- sys$side == "primal"
+  r <- .Call(C_ridge_spectrum, if (primal) sys$zz else sys$K, if (primal) sys$zy else sys$Ys,
+             nthreads)
+  e <- pmax(r$values, 0)
+  r$e_off <- r$e          # T's off-diagonal; e is the spectrum from here on
+  r$e <- e
+  r$c <- if (primal) r$c else r$c * sqrt(e)
+  r$values <- NULL
+  r
 }
 
 # The default grid: from the trace of Zs'Zs (at least the largest
@@ -90,34 +94,38 @@ ridge_gcv <- function(spec, sys, grid, df, weights) {
 
 # Exact leave-one-out: sum_i w_i (r_i / (1 - h_ii))^2 / sum(w) over the rows
 # of positive weight, for every lambda of the grid, from one more pass over
-# the data (primal: the rows of P a block at a time; dual: P itself).
+# the data.  Primal: the rows u_i = Q'z_i a block at a time, h_ii =
+# u_i'(T + lambda I)^-1 u_i + w_i / n and fitted u_i'(T + lambda I)^-1 Q'Zs'Ys.
+# Dual: the rows q_i of Q, H = K (K + lambda I)^-1, so that
+# 1 - h_ii = lambda q_i'(T + lambda I)^-1 q_i - w_i / n and the residual is
+# lambda q_i'(T + lambda I)^-1 Q'Ys.
 ridge_loo_path <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
   total <- numeric(length(grid))
-  inv <- outer(spec$e, grid, function(e, l) 1 / (e + l))
-  # products on the package's kernel (R's %*% with the reference BLAS is
-  # ~30 times slower)
-  mm <- function(a, b) .Call(C_matprod, a, b, nthreads)
-  coef <- do.call(cbind, lapply(seq_along(grid), function(i) spec$c * inv[, i]))
-  m <- ncol(spec$c)
-  add_block <- function(P, Ys, w) {
-    H <- mm(P^2, inv) + w / sys$n
-    fitted_all <- mm(P, coef)
+  dual <- sys$side == "dual"
+  add_block <- function(X, Ys, w) {
+    U <- .Call(C_ridge_q_rows, X, spec$V, spec$T, nthreads)
+    rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, grid, U, spec$g, nthreads)
+    m <- ncol(Ys)
+    keep <- w > 0
     for (i in seq_along(grid)) {
-      fitted <- fitted_all[, (i - 1L) * m + seq_len(m), drop = FALSE]
-      keep <- w > 0
-      r <- (Ys - fitted)[keep, , drop = FALSE] / (1 - H[keep, i])
+      cross <- rows$cross[keep, (i - 1L) * m + seq_len(m), drop = FALSE]
+      r <- if (dual) {
+        grid[i] * cross / (grid[i] * rows$quad[keep, i] - w[keep] / sys$n)
+      } else {
+        (Ys[keep, , drop = FALSE] - cross) / (1 - rows$quad[keep, i] - w[keep] / sys$n)
+      }
       total[i] <<- total[i] + sum(r^2)
     }
   }
-  if (sys$side == "dual") {
+  if (dual) {
     w <- if (is.null(weights)) rep(1, nrow(sys$Ys)) else weights
-    add_block(spec$P, sys$Ys, w)
+    add_block(diag(nrow(sys$Ys)), sys$Ys, w)
   } else {
     for (idx in row_blocks(nrow(xs), ridge_block_rows(nrow(xs), map$n_features))) {
       w <- if (is.null(weights)) rep(1, length(idx)) else weights[idx]
       Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w, nthreads)
       Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w)
-      add_block(mm(Zs, spec$V), Ys, w)
+      add_block(Zs, Ys, w)
     }
   }
   total / sys$n

@@ -213,6 +213,10 @@ SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
+/* ridge_path.c: the lambda path by a tridiagonal reduction */
+SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
+SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
+SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 SEXP bochner_fwht_call(SEXP x);
