@@ -1,0 +1,142 @@
+# falkon()'s two fits: the squared loss along the CG path and the logistic
+# loss along its Newton steps, each choosing lambda and the number of steps
+# on the held-out rows when asked to (split$valid not empty).
+
+# lambda when nothing can be held out to choose it: 1e-6, the middle of the
+# default grid.
+falkon_fallback_lambda <- 1e-6
+
+# The training rows' weights, rescaled to mean 1 (NULL when all are 1, so
+# the C passes skip them).
+falkon_train_weights <- function(w, train) {
+  wt <- w[train]
+  wt <- wt * (length(train) / sum(wt))
+  if (all(wt == 1)) NULL else wt
+}
+
+# The held-out rows' kernel block k(X_val, C), held in memory, and their
+# weights; NULL without held-out rows.
+falkon_validation_block <- function(prep, xs, split, w, nthreads) {
+  if (length(split$valid) == 0L) return(NULL)
+  xv <- xs[split$valid, , drop = FALSE]
+  list(K = .Call(C_kernel_matrix, prep$code, prep$par, xv, prep$centres, nthreads),
+       w = w[split$valid])
+}
+
+# The held-out error of scores f (nv x k) against targets: the weighted
+# squared error for regression; for classes, the error rate plus a
+# millionth of the squared error to break ties.
+falkon_heldout_error <- function(f, resp, valid, wv) {
+  Y <- resp$Y[valid, , drop = FALSE]
+  mse <- sum(wv * rowSums((f - Y)^2)) / sum(wv)
+  if (resp$type == "regression") return(mse)
+  wrong <- max.col(f, ties.method = "first") != as.integer(resp$y[valid])
+  sum(wv * wrong) / sum(wv) + 1e-6 * mse
+}
+
+falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads) {
+  train <- split$train
+  ntr <- length(train)
+  xt <- xs[train, , drop = FALSE]
+  wt <- falkon_train_weights(w, train)
+  Y <- resp$Y[train, , drop = FALSE]
+  wy <- if (is.null(wt)) rep(1, ntr) else wt
+  offset <- colSums(Y * wy) / sum(wy)
+  Yc <- sweep(Y, 2L, offset, check.margin = FALSE)
+  val <- falkon_validation_block(prep, xs, split, w, nthreads)
+  lambdas <- if (!identical(lambda, "auto")) lambda
+             else if (is.null(val)) falkon_fallback_lambda else control$lambdas
+  if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
+  maxit <- if (identical(iter, "auto")) control$max_iter else iter
+  br <- control$block_rows
+  As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
+  rhs <- falkon_knm_apply(prep, xt, V = Yc, w = wt, nthreads = nthreads, block_rows = br) / ntr
+  apply_knm <- function(U) falkon_knm_apply(prep, xt, U = U, w = wt, nthreads = nthreads,
+                                            block_rows = br)
+  k <- ncol(Y)
+  L <- length(lambdas)
+  path <- NULL
+  best <- list(error = Inf)
+  callback <- NULL
+  if (!is.null(val)) {
+    callback <- function(alpha, t) {
+      f <- .Call(C_matprod, val$K, alpha, nthreads)
+      for (g in seq_len(L)) {
+        cols <- (g - 1L) * k + seq_len(k)
+        fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
+        e <- falkon_heldout_error(fg, resp, split$valid, val$w)
+        path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
+        if (e < best$error) {
+          best <<- list(error = e, iter = t, lambda = lambdas[g],
+                        alpha = alpha[, cols, drop = FALSE])
+        }
+      }
+      identical(iter, "auto") && t - best$iter >= control$patience
+    }
+  }
+  res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, ntr, maxit, tol = control$tol,
+                   callback = callback, nthreads = nthreads)
+  if (is.null(val) || is.null(best$alpha)) {
+    best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
+                 lambda = lambdas[1L])
+  }
+  list(alpha = best$alpha, offset = offset, prep = prep, lambda = best$lambda,
+       iter = best$iter, steps = NULL, validation = path, n_train = ntr)
+}
+
+# The logistic loss's targets and offsets: two classes give one score (the
+# log-odds of the second level), more one score per class.
+falkon_logistic_targets <- function(resp, w) {
+  Y <- resp$Y
+  if (ncol(Y) == 2L) Y <- Y[, 2L, drop = FALSE]
+  prior <- colSums(Y * w) / sum(w)
+  prior <- pmin(pmax(prior, 1e-6), 1 - 1e-6)
+  list(Y = Y, offset = if (ncol(Y) == 1L) stats::qlogis(prior) else log(prior))
+}
+
+# lambda's schedule: 1e-1, 1e-2, ... down to the target, then 'extra' more
+# steps at the target.
+falkon_schedule <- function(target, extra) {
+  top <- -1
+  bottom <- log10(target)
+  s <- if (bottom < top) 10^seq(top, bottom) else numeric()
+  s <- s[s > target * (1 + 1e-9)]
+  c(s, rep(target, 1L + extra))
+}
+
+falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads) {
+  train <- split$train
+  ntr <- length(train)
+  wt <- falkon_train_weights(w, train)
+  wv <- if (is.null(wt)) rep(1, ntr) else wt
+  tg <- falkon_logistic_targets(list(Y = resp$Y[train, , drop = FALSE]), wv)
+  val <- falkon_validation_block(prep, xs, split, w, nthreads)
+  target <- if (!identical(lambda, "auto")) min(lambda)
+            else if (is.null(val)) falkon_fallback_lambda else min(control$lambdas)
+  schedule <- falkon_schedule(target, control$newton_steps)
+  cg_iter <- rep(if (identical(iter, "auto")) 10L else iter, length(schedule))
+  path <- NULL
+  best <- list(error = Inf)
+  callback <- NULL
+  if (!is.null(val)) {
+    Yv <- falkon_logistic_targets(list(Y = resp$Y[split$valid, , drop = FALSE]), val$w)$Y
+    callback <- function(alpha, t) {
+      f <- sweep(.Call(C_matprod, val$K, alpha, nthreads), 2L, tg$offset, "+",
+                 check.margin = FALSE)
+      e <- falkon_logloss(f, Yv, val$w)
+      path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
+      if (e < best$error) best <<- list(error = e, step = t, alpha = alpha)
+      t - best$step >= 2L
+    }
+  }
+  res <- falkon_newton(prep, xs[train, , drop = FALSE], tg$Y, wv, tg$offset, schedule,
+                       cg_iter, nthreads, callback, control$block_rows)
+  alpha <- res$alpha
+  steps <- res$steps
+  if (!is.null(best$alpha)) {
+    alpha <- best$alpha
+    steps <- best$step
+  }
+  list(alpha = alpha, offset = tg$offset, prep = prep, lambda = schedule[steps],
+       iter = cg_iter[1L], steps = steps, validation = path, n_train = ntr)
+}

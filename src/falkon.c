@@ -1,0 +1,326 @@
+/* FALKON (Rudi, Carratino & Rosasco 2017): the heavy parts, in C.
+ *
+ *   falkon_knm_apply   out = init + K_nm' diag(w) (K_nm U + V), one pass over
+ *                      the rows of x in row blocks, many right-hand sides
+ *                      (the columns of U and V) at once
+ *   falkon_predict     K_nm alpha, in row blocks
+ *   falkon_cholesky    chol(K + shift I), upper
+ *   falkon_precond     chol(T diag(d) T' / m + lambda I), upper
+ *   falkon_trisolve    R^-1 B or R'^-1 B for an upper triangular R
+ *
+ * K_nm = k(X, C) is never held: each block of rows gets its kernel block
+ * Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside), then
+ *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
+ *   out += Kb' T_b                    (threaded product with accumulate = 1)
+ * The blocks run in row order on the calling thread (bochner_kernel_matrix
+ * allocates with R_alloc, so it must not run inside a parallel region), and
+ * the threads work inside each block's kernel evaluation and products.
+ * Every entry of out is then one chain of multiply-adds over the rows in
+ * order (gemm.c accumulates into the stored double exactly as one long
+ * product would), and k(x_i, C) does not depend on the other rows of its
+ * block (the kernel centres the data at the mean of C), so the result is
+ * identical, bit for bit, for any number of threads and any block size;
+ * and a chunked pass that feeds one chunk's result as the next chunk's
+ * 'init' equals the pass over all rows.  User interrupts are checked
+ * between blocks. */
+#include "bochner.h"
+#include <string.h>
+
+/* Rows per block: about 4 MB of kernel block (it and its transpose stay in
+ * the last-level cache), at least 32 and at most 4096 rows. */
+static R_xlen_t default_block_rows(R_xlen_t n, int m)
+{
+    R_xlen_t b = (R_xlen_t) ((4u << 20) / (8u * (unsigned) (m > 0 ? m : 1)));
+    if (b < 32) b = 32;
+    if (b > 4096) b = 4096;
+    return b > n ? (n > 0 ? n : 1) : b;
+}
+
+/* xb (nb x d) = rows i0 .. i0 + nb - 1 of x (n x d). */
+static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, double *xb)
+{
+    for (int k = 0; k < d; k++)
+        memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
+}
+
+/* Transpose of a block, its columns split between the threads. */
+#define TRANSPOSE_COLS 64
+typedef struct {
+    const double *x;
+    int nrow, ncol;
+    double *t;
+} transpose_job;
+
+static void transpose_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const transpose_job *p = (const transpose_job *) ctx;
+    int j0 = (int) blk * TRANSPOSE_COLS;
+    int nc = p->ncol - j0 < TRANSPOSE_COLS ? p->ncol - j0 : TRANSPOSE_COLS;
+    bochner_transpose(p->x + (ptrdiff_t) j0 * p->nrow, p->nrow, p->nrow, nc, p->t + j0,
+                      p->ncol);
+}
+
+static void parallel_transpose(const double *x, int nrow, int ncol, double *t, int nthreads)
+{
+    transpose_job p = {x, nrow, ncol, t};
+    bochner_parallel_blocks((ncol + TRANSPOSE_COLS - 1) / TRANSPOSE_COLS,
+                            bochner_threads_for(nthreads, (double) nrow * ncol), 64,
+                            transpose_block, &p);
+}
+
+/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V); U (m x k) or NULL,
+ * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
+ * one per row and column (n x k, wcols = 1: a different diagonal for each
+ * right-hand side, as multinomial Newton steps need).  out must hold init (or
+ * anything, with accumulate = 0). */
+int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *c, int m, const double *U,
+                             const double *V, const double *w, int wcols, int k,
+                             double *out, int accumulate, R_xlen_t block_rows, int nthreads)
+{
+    if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
+    if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
+    if (n == 0) return BOCHNER_OK;
+    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
+    double *xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
+    double *kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
+    double *kt = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
+    double *tb = (double *) R_alloc((size_t) nb * (size_t) k, sizeof(double));
+    for (R_xlen_t i0 = 0; i0 < n; i0 += nb) {
+        int rows = (int) (n - i0 < nb ? n - i0 : nb);
+        copy_rows(x, n, d, i0, rows, xb);
+        int status = bochner_kernel_matrix(code, par, npar, xb, rows, c, m, d, kb, nthreads);
+        if (status != BOCHNER_OK) return status;
+        if (U) {
+            bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            if (V)
+                for (int j = 0; j < k; j++)
+                    for (int i = 0; i < rows; i++)
+                        tb[i + (ptrdiff_t) j * rows] += V[i0 + i + (R_xlen_t) j * n];
+        } else {
+            for (int j = 0; j < k; j++)
+                memcpy(tb + (ptrdiff_t) j * rows, V + i0 + (R_xlen_t) j * n,
+                       sizeof(double) * (size_t) rows);
+        }
+        if (w)
+            for (int j = 0; j < k; j++) {
+                const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
+                for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
+            }
+        parallel_transpose(kb, rows, m, kt, nthreads);
+        bochner_product(kt, m, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* out (n x k) = K_nm alpha, alpha (m x k). */
+int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
+                           R_xlen_t n, int d, const double *c, int m, const double *alpha,
+                           int k, double *out, R_xlen_t block_rows, int nthreads)
+{
+    if (m < 1 || k < 1) return BOCHNER_BAD_ARGUMENT;
+    if (n == 0) return BOCHNER_OK;
+    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
+    double *xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
+    double *kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
+    for (R_xlen_t i0 = 0; i0 < n; i0 += nb) {
+        int rows = (int) (n - i0 < nb ? n - i0 : nb);
+        copy_rows(x, n, d, i0, rows, xb);
+        int status = bochner_kernel_matrix(code, par, npar, xb, rows, c, m, d, kb, nthreads);
+        if (status != BOCHNER_OK) return status;
+        bochner_product(kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* Triangular solves, columns of B split between the threads:
+ * trans = 0: B <- R^-1 B (back substitution, column-oriented);
+ * trans = 1: B <- R'^-1 B (forward substitution, dot products down R's
+ * columns).  Each column's arithmetic is fixed by m alone. */
+#define SOLVE_COLS 4
+typedef struct {
+    const double *r;
+    int m, k, trans;
+    double *b;
+} trisolve_job;
+
+static void trisolve_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const trisolve_job *p = (const trisolve_job *) ctx;
+    int m = p->m, j0 = (int) blk * SOLVE_COLS, j1 = p->k - j0 < SOLVE_COLS ? p->k : j0 + SOLVE_COLS;
+    const double *r = p->r;
+    for (int j = j0; j < j1; j++) {
+        double *x = p->b + (ptrdiff_t) j * m;
+        if (p->trans) {
+            for (int i = 0; i < m; i++) {
+                const double *ri = r + (ptrdiff_t) i * m;
+                double s = x[i];
+                for (int l = 0; l < i; l++) s -= ri[l] * x[l];
+                x[i] = s / ri[i];
+            }
+        } else {
+            for (int i = m - 1; i >= 0; i--) {
+                const double *ri = r + (ptrdiff_t) i * m;
+                double xi = x[i] / ri[i];
+                x[i] = xi;
+                for (int l = 0; l < i; l++) x[l] -= ri[l] * xi;
+            }
+        }
+    }
+}
+
+void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans, int nthreads)
+{
+    trisolve_job p = {r, m, k, trans, b};
+    bochner_parallel_blocks((k + SOLVE_COLS - 1) / SOLVE_COLS,
+                            bochner_threads_for(nthreads, (double) m * m * SOLVE_COLS),
+                            4, trisolve_block, &p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* .Call entry points                                                        */
+
+static const double *optional_matrix(SEXP a, R_xlen_t nrow, int ncol, const char *what)
+{
+    if (isNull(a)) return NULL;
+    if (!bochner_is_real_matrix(a) || nrows(a) != nrow || ncols(a) != ncol)
+        error("'%s' must be NULL or a double matrix of matching size", what);
+    return REAL(a);
+}
+
+static void check_kernel_args(SEXP x, SEXP centres, SEXP par)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(centres) || ncols(centres) != ncols(x) || nrows(centres) < 1)
+        error("'centres' must be a double matrix with the columns of 'x'");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+}
+
+static R_xlen_t block_rows_arg(SEXP block_rows)
+{
+    double b = asReal(block_rows);
+    if (!R_FINITE(b) || b < 0) error("'block_rows' must be a non-negative number");
+    return (R_xlen_t) b;
+}
+
+/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, nthreads) */
+SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
+                                   SEXP w, SEXP init, SEXP block_rows, SEXP nthreads)
+{
+    check_kernel_args(x, centres, par);
+    R_xlen_t n = nrows(x);
+    int m = nrows(centres), d = ncols(x);
+    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
+    int k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
+    if (k < 1) error("'U' and 'V' must be double matrices with at least one column");
+    const double *u = optional_matrix(U, m, k, "U");
+    const double *v = optional_matrix(V, n, k, "V");
+    const double *pw = NULL;
+    int wcols = 0;
+    if (!isNull(w)) {
+        wcols = XLENGTH(w) != n;
+        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != n && XLENGTH(w) != n * (R_xlen_t) k))
+            error("'w' must be NULL, one weight per row, or one per row and column");
+        pw = REAL(w);
+    }
+    optional_matrix(init, m, k, "init");
+    R_xlen_t nb = block_rows_arg(block_rows);
+    SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
+    if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
+    int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
+                                          REAL(centres), m, u, v, pw, wcols, k, REAL(out),
+                                          !isNull(init), nb,
+                                          bochner_nthreads(asInteger(nthreads)));
+    bochner_stop_on_status(status, "falkon_knm_apply");
+    UNPROTECT(1);
+    return out;
+}
+
+/* .Call(C_falkon_predict, x, centres, code, par, alpha, block_rows, nthreads) */
+SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
+                                 SEXP block_rows, SEXP nthreads)
+{
+    check_kernel_args(x, centres, par);
+    int m = nrows(centres);
+    if (!bochner_is_real_matrix(alpha) || nrows(alpha) != m || ncols(alpha) < 1)
+        error("'alpha' must be a double matrix with one row per centre");
+    R_xlen_t n = nrows(x);
+    int k = ncols(alpha);
+    SEXP out = PROTECT(bochner_alloc_output(n, k));
+    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                        ncols(x), REAL(centres), m, REAL(alpha), k, REAL(out),
+                                        block_rows_arg(block_rows),
+                                        bochner_nthreads(asInteger(nthreads)));
+    bochner_stop_on_status(status, "falkon_predict");
+    UNPROTECT(1);
+    return out;
+}
+
+static int square_arg(SEXP a, const char *what)
+{
+    if (!bochner_is_real_matrix(a) || nrows(a) != ncols(a) || nrows(a) < 1)
+        error("'%s' must be a square double matrix", what);
+    return nrows(a);
+}
+
+/* .Call(C_falkon_cholesky, K, shift, nthreads): the upper R with
+ * R'R = K + shift I (K's upper triangle is read); NULL when a pivot fails. */
+SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads)
+{
+    int m = square_arg(K, "K");
+    double s = asReal(shift);
+    if (!R_FINITE(s)) error("'shift' must be a finite number");
+    SEXP R = PROTECT(duplicate(K));
+    double *r = REAL(R);
+    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += s;
+    int bad = bochner_cholesky(r, m, bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return bad ? R_NilValue : R;
+}
+
+/* .Call(C_falkon_precond, T, dw, lambda, nthreads): the upper A with
+ * A'A = T diag(dw) T' / m + lambda I (dw NULL: ones); NULL when a pivot
+ * fails. */
+SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
+{
+    int m = square_arg(T, "T");
+    double lam = asReal(lambda);
+    if (!R_FINITE(lam)) error("'lambda' must be a finite number");
+    if (!isNull(dw) && (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m))
+        error("'dw' must be NULL or one weight per centre");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    const double *t = REAL(T);
+    /* a = T diag(dw) / m and b = T': then A'A = a b + lambda I */
+    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
+    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
+    for (int j = 0; j < m; j++) {
+        double s = (isNull(dw) ? 1.0 : REAL(dw)[j]) / (double) m;
+        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
+    }
+    parallel_transpose(t, m, m, b, nth);
+    SEXP A = PROTECT(allocMatrix(REALSXP, m, m));
+    double *r = REAL(A);
+    memset(r, 0, sizeof(double) * (size_t) m * m);
+    bochner_product(a, m, b, m, m, m, m, r, m, 0, 1, nth);
+    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += lam;
+    int bad = bochner_cholesky(r, m, nth);
+    UNPROTECT(1);
+    return bad ? R_NilValue : A;
+}
+
+/* .Call(C_falkon_trisolve, R, B, trans, nthreads): R^-1 B (trans = 0) or
+ * R'^-1 B (trans = 1) for an upper triangular R. */
+SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
+{
+    int m = square_arg(R, "R");
+    if (!bochner_is_real_matrix(B) || nrows(B) != m) error("'B' must be a double matrix with one row per row of 'R'");
+    SEXP X = PROTECT(duplicate(B));
+    bochner_falkon_trisolve(REAL(R), m, REAL(X), ncols(B), asLogical(trans) == TRUE,
+                            bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return X;
+}
