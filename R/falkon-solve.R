@@ -34,17 +34,20 @@ falkon_prepare <- function(kernel, centres, nthreads) {
     if (!is.null(T)) break
   }
   if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
-  G <- .Call(C_matprod, T, t(T), nthreads) / m
-  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, G = G)
+  Tt <- t(T)
+  G <- .Call(C_matprod, T, Tt, nthreads) / m
+  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, Tt = Tt, G = G)
 }
 
 # The preconditioner's second factor for one lambda and curvature s (the
 # mean of the loss's second derivative, 1 for the squared loss): the upper
-# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I).
+# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I),
+# with its transpose for the solves: list(R = A, Rt = t(A)).
 falkon_precond <- function(prep, lambda, s = 1, nthreads) {
   A <- .Call(C_falkon_cholesky, prep$G, lambda / s, nthreads)
   if (is.null(A)) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
-  A * sqrt(s)
+  A <- A * sqrt(s)
+  list(R = A, Rt = t(A))
 }
 
 # K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init.
@@ -60,7 +63,8 @@ falkon_kernel_predict <- function(prep, x, alpha, nthreads, block_rows = 0) {
         nthreads)
 }
 
-trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans, nthreads)
+# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper, Rt = t(R).
+trisolve <- function(R, Rt, B, trans, nthreads) .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads)
 
 # Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
 # several lambdas at once: 'As' and 'lambdas' give L groups, and the k
@@ -77,7 +81,6 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   k <- ncol(rhs)
   L <- length(As)
   group <- rep(seq_len(L), each = k)
-  T <- prep$T
   by_group <- function(U, f) {
     for (g in seq_len(L)) {
       cols <- group == g
@@ -85,21 +88,26 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     }
     U
   }
-  A_solve <- function(U, trans) by_group(U, function(u, g) trisolve(As[[g]], u, trans, nthreads))
+  A_solve <- function(U, trans) by_group(U, function(u, g) {
+    trisolve(As[[g]]$R, As[[g]]$Rt, u, trans, nthreads)
+  })
+  T_solve <- function(U, trans) trisolve(prep$T, prep$Tt, U, trans, nthreads)
   lam <- rep(lambdas, each = k)
+  # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
   bhb <- function(u) {
     v <- A_solve(u, FALSE)
-    q <- apply_knm(trisolve(T, v, FALSE, nthreads)) / n
-    A_solve(trisolve(T, q, TRUE, nthreads) + sweep(v, 2L, lam, "*"), TRUE)
+    z <- T_solve(v, FALSE)
+    q <- apply_knm(z) / n
+    list(value = A_solve(T_solve(q, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z)
   }
-  to_alpha <- function(beta) trisolve(T, A_solve(beta, FALSE), FALSE, nthreads)
-  b <- A_solve(trisolve(T, rhs[, rep(seq_len(k), L), drop = FALSE], TRUE, nthreads), TRUE)
-  beta <- matrix(0, nrow(b), ncol(b))
+  b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
+  alpha <- matrix(0, nrow(b), ncol(b))
   r <- b
   if (!is.null(alpha0)) {   # warm start: beta0 = A T alpha0
-    beta <- by_group(.Call(C_matprod, T, alpha0, nthreads),
-                     function(u, g) .Call(C_matprod, As[[g]], u, nthreads))
-    r <- b - bhb(beta)
+    beta0 <- by_group(.Call(C_matprod, prep$T, alpha0, nthreads),
+                      function(u, g) .Call(C_matprod, As[[g]]$R, u, nthreads))
+    r <- b - bhb(beta0)$value
+    alpha <- alpha0
   }
   p <- r
   rs <- colSums(r^2)
@@ -108,18 +116,18 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   for (t in seq_len(iter)) {
     active <- rs > tol^2 * rs0
     if (!any(active)) break
-    Ap <- bhb(p)
-    pAp <- colSums(p * Ap)
+    h <- bhb(p)
+    pAp <- colSums(p * h$value)
     a <- ifelse(active & pAp > 0, rs / pAp, 0)
-    beta <- beta + sweep(p, 2L, a, "*")
-    r <- r - sweep(Ap, 2L, a, "*")
+    alpha <- alpha + sweep(h$z, 2L, a, "*")
+    r <- r - sweep(h$value, 2L, a, "*")
     rs_new <- colSums(r^2)
     p <- r + sweep(p, 2L, ifelse(active, rs_new / rs, 0), "*")
     rs <- rs_new
     done <- t
-    if (!is.null(callback) && isTRUE(callback(to_alpha(beta), t))) break
+    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
   }
-  list(alpha = to_alpha(beta), iter = done, residual = sqrt(rs / rs0))
+  list(alpha = alpha, iter = done, residual = sqrt(rs / rs0))
 }
 
 # ---------------------------------------------------------------------------
@@ -173,7 +181,7 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
     curv <- w * p * (1 - p)
     grad <- falkon_knm_apply(prep, x, V = p - Y, w = w, nthreads = nthreads,
                              block_rows = block_rows) / n +
-      lambda * crossprod_t(T, .Call(C_matprod, T, alpha, nthreads), nthreads)
+      lambda * .Call(C_matprod, prep$Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
     s <- max(mean(curv), 1e-8)
     A <- falkon_precond(prep, lambda, s, nthreads)
     apply_h <- function(U) falkon_knm_apply(prep, x, U = U, w = curv, nthreads = nthreads,
@@ -199,6 +207,3 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
   }
   list(alpha = alpha, f = f, steps = steps)
 }
-
-# t(T) %*% B on the package's product (T upper, m x m).
-crossprod_t <- function(T, B, nthreads) .Call(C_matprod, t(T), B, nthreads)

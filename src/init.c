@@ -35,7 +35,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("falkon_predict", bochner_falkon_predict_call, 7),
     CALLDEF("falkon_cholesky", bochner_falkon_cholesky_call, 3),
     CALLDEF("falkon_precond", bochner_falkon_precond_call, 4),
-    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 4),
+    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 5),
     {NULL, NULL, 0}
 };
 

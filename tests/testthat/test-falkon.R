@@ -40,6 +40,19 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
   }
 })
 
+test_that("the blocked triangular solves equal backsolve(), for any thread count", {
+  set.seed(12)
+  for (m in c(1, 7, 250)) {
+    R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
+    B <- matrix(rnorm(m * 3), m)
+    for (tr in c(FALSE, TRUE)) {
+      X <- .Call(bochner:::C_falkon_trisolve, R, if (tr) t(R), B, tr, 1L)
+      expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
+      expect_identical(.Call(bochner:::C_falkon_trisolve, R, NULL, B, tr, 2L), X)
+    }
+  }
+})
+
 test_that("the pass is identical for any thread count, block size and chunking", {
   set.seed(2)
   ker <- gaussian_kernel(2)
