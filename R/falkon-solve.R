@@ -50,11 +50,14 @@ falkon_precond <- function(prep, lambda, s = 1, nthreads) {
   list(R = A, Rt = t(A))
 }
 
-# K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init.
+# K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
+# with keep_ku = TRUE (and U given), K_nm U (n x k) as attribute "ku".
 falkon_knm_apply <- function(prep, x, U = NULL, V = NULL, w = NULL, init = NULL,
-                             nthreads, block_rows = 0) {
-  .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
-        as.double(block_rows), nthreads)
+                             nthreads, block_rows = 0, keep_ku = FALSE) {
+  out <- .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
+               as.double(block_rows), keep_ku, nthreads)
+  if (is.list(out)) out <- structure(out[[1L]], ku = out[[2L]])
+  out
 }
 
 # K_nm alpha for the rows of x.
@@ -74,7 +77,9 @@ trisolve <- function(R, Rt, B, trans, nthreads) .Call(C_falkon_trisolve, R, Rt, 
 #   BHB(u) = A^-T (T^-T K_nm' W K_nm T^-1 A^-1 u / n + lambda A^-1 u)
 # with right side A^-T T^-T rhs (Rudi et al. 2017, Algorithm 1), each
 # column its own CG sharing the passes.  After iteration t, callback(alpha,
-# t) may return TRUE to stop.  Stops when every column's residual has
+# t) may return TRUE to stop.  When apply_knm's results carry K_nm U as
+# attribute "ku", K_nm alpha is accumulated too and returned as k_alpha
+# (so a Newton step needs no pass to evaluate its direction).  Stops when every column's residual has
 # fallen by 'tol' (relative) or after 'iter' iterations.
 falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
                       callback = NULL, nthreads, alpha0 = NULL) {
@@ -97,11 +102,13 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   bhb <- function(u) {
     v <- A_solve(u, FALSE)
     z <- T_solve(v, FALSE)
-    q <- apply_knm(z) / n
-    list(value = A_solve(T_solve(q, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z)
+    q <- apply_knm(z)
+    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z,
+         ku = attr(q, "ku"))
   }
   b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
   alpha <- matrix(0, nrow(b), ncol(b))
+  k_alpha <- 0
   r <- b
   if (!is.null(alpha0)) {   # warm start: beta0 = A T alpha0
     beta0 <- by_group(.Call(C_matprod, prep$T, alpha0, nthreads),
@@ -120,6 +127,7 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     pAp <- colSums(p * h$value)
     a <- ifelse(active & pAp > 0, rs / pAp, 0)
     alpha <- alpha + sweep(h$z, 2L, a, "*")
+    if (!is.null(h$ku)) k_alpha <- k_alpha + sweep(h$ku, 2L, a, "*")
     r <- r - sweep(h$value, 2L, a, "*")
     rs_new <- colSums(r^2)
     p <- r + sweep(p, 2L, ifelse(active, rs_new / rs, 0), "*")
@@ -127,7 +135,8 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     done <- t
     if (!is.null(callback) && isTRUE(callback(alpha, t))) break
   }
-  list(alpha = alpha, iter = done, residual = sqrt(rs / rs0))
+  list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
+       k_alpha = if (is.matrix(k_alpha) && is.null(alpha0)) k_alpha)
 }
 
 # ---------------------------------------------------------------------------
@@ -161,8 +170,8 @@ falkon_logloss <- function(f, Y, w) {
 # H_c = K' diag(w p_c (1 - p_c)) K / n + lambda T'T (the multinomial
 # Hessian's cross-class terms are left out), preconditioned with A'A = s T
 # T' / m + lambda I for the mean curvature s, then halves the step until
-# the objective decreases (one pass for K delta, then the line search costs
-# no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
+# the objective decreases (K delta comes from the CG's passes, so the line
+# search costs no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
 # case weights (mean 1), 'offset' the fixed intercepts (k values).
 # callback(alpha, f_step, t) sees the iterate after each step and may
 # return TRUE to stop.
@@ -185,10 +194,11 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
     s <- max(mean(curv), 1e-8)
     A <- falkon_precond(prep, lambda, s, nthreads)
     apply_h <- function(U) falkon_knm_apply(prep, x, U = U, w = curv, nthreads = nthreads,
-                                            block_rows = block_rows)
-    delta <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t],
-                       nthreads = nthreads)$alpha
-    Kd <- falkon_kernel_predict(prep, x, delta, nthreads, block_rows)
+                                            block_rows = block_rows, keep_ku = TRUE)
+    sol <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t], nthreads = nthreads)
+    delta <- sol$alpha
+    Kd <- if (is.null(sol$k_alpha)) falkon_kernel_predict(prep, x, delta, nthreads, block_rows)
+          else sol$k_alpha
     obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)
     step <- 1
     repeat {

@@ -71,7 +71,8 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
                             transpose_block, &p);
 }
 
-/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V); U (m x k) or NULL,
+/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
+ * unless ku is NULL (given U); U (m x k) or NULL,
  * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
  * one per row and column (n x k, wcols = 1: a different diagonal for each
  * right-hand side, as multinomial Newton steps need).  out must hold init (or
@@ -79,7 +80,8 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *U,
                              const double *V, const double *w, int wcols, int k,
-                             double *out, int accumulate, R_xlen_t block_rows, int nthreads)
+                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
+                             int nthreads)
 {
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
@@ -96,6 +98,10 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
         if (status != BOCHNER_OK) return status;
         if (U) {
             bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            if (ku)
+                for (int j = 0; j < k; j++)
+                    memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
+                           sizeof(double) * (size_t) rows);
             if (V)
                 for (int j = 0; j < k; j++)
                     for (int i = 0; i < rows; i++)
@@ -217,9 +223,12 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
     return (R_xlen_t) b;
 }
 
-/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, nthreads) */
+/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
+ * nthreads): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U. */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                   SEXP w, SEXP init, SEXP block_rows, SEXP nthreads)
+                                   SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
+                                   SEXP nthreads)
 {
     check_kernel_args(x, centres, par);
     R_xlen_t n = nrows(x);
@@ -239,14 +248,23 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
     }
     optional_matrix(init, m, k, "init");
     R_xlen_t nb = block_rows_arg(block_rows);
+    int keep = asLogical(keep_ku) == TRUE && u != NULL;
     SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
+    SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
     if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
     int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
                                           REAL(centres), m, u, v, pw, wcols, k, REAL(out),
-                                          !isNull(init), nb,
+                                          keep ? REAL(ku) : NULL, !isNull(init), nb,
                                           bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_knm_apply");
-    UNPROTECT(1);
+    if (keep) {
+        SEXP both = PROTECT(allocVector(VECSXP, 2));
+        SET_VECTOR_ELT(both, 0, out);
+        SET_VECTOR_ELT(both, 1, ku);
+        UNPROTECT(3);
+        return both;
+    }
+    UNPROTECT(2);
     return out;
 }
 
