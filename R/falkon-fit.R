@@ -88,25 +88,33 @@ falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, 
 }
 
 # The number of centres grown until the held-out error stops improving:
-# m = start, 2 start, 4 start, ... up to max_m, each fit warm-started from
+# m = start, 4 start, 16 start, ... up to max_m, each fit warm-started from
 # the last (the centres are nested prefixes of one random order, so the
 # last fit's alpha padded with zeros is the same function).  Stops when a
-# doubling improves the held-out error by less than control$grow_gain
-# (relative), keeping the better of the last two.  Easy problems stop at a
-# few hundred centres; hard ones grow to max_m.
+# step improves the held-out error by less than control$grow_gain
+# (relative), keeping the better of the last two.  With lambda = "auto"
+# the first step tries every candidate and each later one only the last
+# choice and the next smaller candidate (more centres rarely want more
+# penalty), so the passes carry fewer right-hand sides where they cost
+# most.  Easy problems stop at a few hundred centres; hard ones grow to
+# max_m.
 falkon_fit_growing <- function(max_m, xs, split, kernel, landmarks, resp, w, lambda, iter,
                                control, nthreads) {
   train <- split$train
   start <- min(control$start_centers, max_m)
-  sizes <- unique(c(start * 2^(0:floor(log2(max_m / start))), max_m))
-  sizes <- sizes[sizes <= max_m]
+  sizes <- unique(c(start * 4^(0:floor(log(max_m / start, 4))), max_m))
   nested <- landmarks == "uniform"
   order <- if (nested) sample.int(length(train), max_m)
-  L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
   prev <- NULL
   path <- NULL
   for (m in sizes) {
-    falkon_check_memory(m, length(split$valid), L, ncol(resp$Y), control)
+    lam <- lambda
+    if (identical(lambda, "auto") && !is.null(prev)) {
+      below <- control$lambdas[control$lambdas <= prev$lambda * (1 + 1e-9)]
+      lam <- below[seq_len(min(2L, length(below)))]
+    }
+    falkon_check_memory(m, length(split$valid), if (is.numeric(lam)) length(lam)
+                        else length(control$lambdas), ncol(resp$Y), control)
     centres <- if (nested) xs[train[order[seq_len(m)]], , drop = FALSE]
                else falkon_centres(m, xs, train, kernel, landmarks, NULL, nthreads)
     dimnames(centres) <- NULL
@@ -114,7 +122,7 @@ falkon_fit_growing <- function(max_m, xs, split, kernel, landmarks, resp, w, lam
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
-    res <- falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads, alpha0)
+    res <- falkon_fit_squared(prep, xs, resp, w, lam, iter, split, control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error)) {

@@ -53,9 +53,10 @@
 #' `control$patience` iterations after its best point): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  With the default `centers` (squared loss) the number of centres
-#' grows: 256, 512, 1024, ... up to [falkon_default_centers()], each fit
-#' warm-started from the last on nested centres, while a doubling lowers
-#' the held-out error by at least 3 % (`control$grow_gain`); easy problems
+#' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
+#' warm-started from the last on nested centres (and, after the first,
+#' trying only the last \eqn{\lambda} and the next smaller one), while a
+#' step lowers the held-out error by at least 3 % (`control$grow_gain`); easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
 #' as `centres_path`).  The logistic loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
@@ -214,7 +215,7 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @param block_rows Rows per block of the passes (0: about 16 MB of kernel
 #'   block); results do not depend on it.
 #' @param start_centers,grow_gain With the default `centers`, the number of
-#'   centres starts at `start_centers` and doubles while the held-out error
+#'   centres starts at `start_centers` and grows fourfold while the held-out error
 #'   falls by at least the fraction `grow_gain` (see [falkon()]).
 #' @return A list of the settings.
 #' @examples
