@@ -163,19 +163,29 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
 
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
-    if (grow && loss == "squared" && length(split$valid) > 0L) {
-      falkon_fit_growing(centers, xs, split, resolved, landmarks, resp, w, lambda, iter,
+    xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
+    rows <- falkon_rows(xt, nthreads, control$block_rows)
+    Y <- resp$Y[split$train, , drop = FALSE]
+    wt <- w[split$train]
+    val <- falkon_heldout(xs, resp, w, split$valid)
+    if (grow && loss == "squared" && !is.null(val)) {
+      nested <- landmarks == "uniform"
+      order <- if (nested) sample.int(length(split$train), centers)
+      centres_for <- function(m) {
+        if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))
+        cm <- xs[split$train[order[seq_len(m)]], , drop = FALSE]
+        dimnames(cm) <- NULL
+        cm
+      }
+      falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda, iter,
                          control, nthreads)
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
       falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
       prep <- falkon_prepare(resolved, centres, nthreads)
-      if (loss == "squared") {
-        falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads)
-      } else {
-        falkon_fit_logistic(prep, xs, resp, w, lambda, iter, split, control, nthreads)
-      }
+      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
     }
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
