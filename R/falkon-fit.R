@@ -109,7 +109,8 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 # the last (the centres are nested prefixes of one random order, so the
 # last fit's alpha padded with zeros is the same function).  Stops when a
 # step improves the held-out error by less than control$grow_gain
-# (relative), keeping the better of the last two.  With lambda = "auto"
+# (relative; for classes also by less than two held-out points), keeping
+# the better of the last two.  With lambda = "auto"
 # the first step tries every candidate and each later one only the last
 # choice and the next smaller candidate (more centres rarely want more
 # penalty), so the passes carry fewer right-hand sides where they cost
@@ -138,7 +139,9 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
-    if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error)) {
+    # classes: also at least two held-out points more right (less is noise)
+    slack <- if (is.null(val$cls)) 0 else 2 / nrow(val$x)
+    if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error - slack)) {
       if (prev$error <= res$error) res <- prev
       break
     }

@@ -56,7 +56,8 @@
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
 #' warm-started from the last on nested centres (and, after the first,
 #' trying only the last \eqn{\lambda} and the next smaller one), while a
-#' step lowers the held-out error by at least 3 % (`control$grow_gain`); easy problems
+#' step lowers the held-out error by at least 3 % (`control$grow_gain`)
+#' and, for classes, by at least two held-out points; easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
 #' as `centres_path`).  The logistic loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
