@@ -227,7 +227,7 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   block); results do not depend on it.
 #' @param start_centers,grow_gain With the default `centers`, the number of
 #'   centres starts at `start_centers` and grows fourfold while the held-out error
-#'   falls by at least the fraction `grow_gain` (see [falkon()]).
+#'   falls by at least the fraction `grow_gain`, in (0, 1) (see [falkon()]).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -236,29 +236,34 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
                            tol = 1e-10, block_rows = 0, start_centers = 256,
                            grow_gain = 0.03) {
-  lambdas <- vapply(lambdas, check_positive, 0, arg = "control$lambdas")
-  if (length(lambdas) < 1L) stop_arg("control$lambdas", "must hold at least one value")
+  if (!is.numeric(lambdas) || length(lambdas) < 1L) {
+    stop_arg("lambdas", "must be positive numbers")
+  }
+  lambdas <- vapply(lambdas, check_positive, 0, arg = "lambdas")
   list(lambdas = sort(lambdas, decreasing = TRUE),
-       max_iter = check_count(max_iter, "control$max_iter"),
-       patience = check_count(patience, "control$patience"),
-       validation = check_probability(validation, "control$validation"),
-       max_validation = check_count(max_validation, "control$max_validation"),
-       newton_steps = check_count(newton_steps, "control$newton_steps", lower = 0),
-       tol = check_number(tol, "control$tol", lower = 0),
-       block_rows = check_count(block_rows, "control$block_rows", lower = 0),
-       start_centers = check_count(start_centers, "control$start_centers"),
-       grow_gain = check_number(grow_gain, "control$grow_gain", lower = 0, upper = 1))
+       max_iter = check_count(max_iter, "max_iter"),
+       patience = check_count(patience, "patience"),
+       validation = check_probability(validation, "validation"),
+       max_validation = check_count(max_validation, "max_validation"),
+       newton_steps = check_count(newton_steps, "newton_steps", lower = 0),
+       tol = check_number(tol, "tol", lower = 0),
+       block_rows = check_count(block_rows, "block_rows", lower = 0),
+       start_centers = check_count(start_centers, "start_centers"),
+       grow_gain = check_probability(grow_gain, "grow_gain"))
 }
 
 falkon_control_list <- function(control) {
   if (!is.list(control)) stop_arg("control", "must be a list, such as falkon_control(max_iter = 50)")
   known <- names(formals(falkon_control))
   bad <- setdiff(names(control), known)
-  if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L)) {
-    stop_arg("control", "has unknown entries: ", paste(bad, collapse = ", "),
-             "; known are ", paste(known, collapse = ", "))
+  if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L ||
+                               any(!nzchar(names(control))))) {
+    stop_arg("control", "has unknown or unnamed entries (",
+             paste(bad, collapse = ", "), "); known are ", paste(known, collapse = ", "))
   }
-  do.call(falkon_control, control)
+  tryCatch(do.call(falkon_control, control), error = function(e) {
+    stop_arg("control", "has a bad entry: ", conditionMessage(e))
+  })
 }
 
 #' Default number of FALKON centres
@@ -270,10 +275,11 @@ falkon_control_list <- function(control) {
 #' @param n Number of training rows.
 #' @return A whole number.
 #' @examples
-#' falkon_default_centers(c(100, 1e4, 1e6))
+#' sapply(c(100, 1e4, 1e6), falkon_default_centers)
 #' @export
 falkon_default_centers <- function(n) {
-  as.integer(pmin(n, pmax(200, round(25 * sqrt(n))), 5000))
+  n <- check_count(n, "n")
+  as.integer(min(n, max(200, round(25 * sqrt(n))), 5000))
 }
 
 falkon_check_lambda <- function(lambda) {
