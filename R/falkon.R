@@ -171,6 +171,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
     val <- falkon_heldout(xs, resp, w, split$valid)
     if (grow && loss == "squared" && !is.null(val)) {
       nested <- landmarks == "uniform"
+      centers <- min(centers, length(split$train))   # centres are training rows
       order <- if (nested) sample.int(length(split$train), centers)
       centres_for <- function(m) {
         if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))

@@ -175,6 +175,10 @@ test_that("default centres grow fourfold while the held-out error falls", {
   if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
   expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 16))$alpha, fit$alpha)
   expect_lt(sqrt(mean((predict(fit, x) - sin(6 * x[, 1]) * cos(4 * x[, 2]))^2)), 0.05)
+  # fewer training rows than the default number of centres (some are held out)
+  small <- falkon(iris[, 1:4], iris$Species, seed = 1)
+  expect_lte(small$m, small$n_train)
+  expect_gt(mean(fitted(small) == iris$Species), 0.9)
 })
 
 test_that("integer case weights are repeated rows", {
