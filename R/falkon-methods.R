@@ -1,0 +1,163 @@
+# predict(), print(), summary() and the model generics of "falkon" fits.
+
+# Scores offset + k(x, C) alpha for scaled data x (n x k).
+falkon_scores <- function(object, xs, nthreads) {
+  check_allocation(nrow(xs), ncol(object$alpha), "the matrix of predictions", arg = "newdata")
+  prep <- list(centres = object$centres, code = kernel_code(object$kernel),
+               par = kernel_parameters(object$kernel))
+  f <- falkon_kernel_predict(prep, xs, object$alpha, nthreads)
+  sweep(f, 2L, object$offset, "+", check.margin = FALSE)
+}
+
+# Class probabilities from the scores of a logistic fit, one column per class.
+falkon_prob <- function(object, f) {
+  p <- falkon_probabilities(f)
+  if (ncol(p) == 1L) p <- cbind(1 - p, p)
+  colnames(p) <- object$levels
+  p
+}
+
+# The fitted values (regression) or classes of scaled rows.
+falkon_fitted_values <- function(object, xs, nthreads) {
+  f <- falkon_scores(object, xs, nthreads)
+  if (object$type == "regression") return(drop(f))
+  if (ncol(f) == 1L) {
+    return(factor(object$levels[1L + (f[, 1L] > 0)], levels = object$levels))
+  }
+  rff_decision_classes(f, object$levels)
+}
+
+#' Predict with a FALKON fit
+#'
+#' @param object A fit from [falkon()].
+#' @param newdata New data with the columns of the training data (matched by
+#'   name where both have names; a data frame for formula fits; a sparse
+#'   matrix for fits on one); without it, the fitted values of the training
+#'   rows.
+#' @param type `"response"` (the predicted values, or the classes for
+#'   classification), `"class"`, `"prob"` (class probabilities, for
+#'   `loss = "logistic"`), or `"decision"` (the scores \eqn{b + k(x, C)
+#'   \alpha}, one column per class, or the log-odds of the second class
+#'   for a two-class logistic fit).
+#' @param na.action What to do with rows of `newdata` with missing values:
+#'   `na.pass` (the default) predicts `NA` for them, see [formula_interface].
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @param ... Unused.
+#' @return A numeric vector (regression), a factor (classes), or a matrix.
+#' @examples
+#' fit <- falkon(mpg ~ wt + hp, data = mtcars, centers = 20, seed = 1)
+#' predict(fit, mtcars[1:3, ])
+#' @export
+predict.falkon <- function(object, newdata, type = c("response", "class", "prob", "decision"),
+                           na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  type <- check_choice(type, c("response", "class", "prob", "decision"), "type")
+  regression <- object$type == "regression"
+  if (regression && type %in% c("class", "prob")) {
+    stop_arg("type", "= \"", type, "\" needs a classification fit; this one is a regression")
+  }
+  if (type == "prob" && object$loss != "logistic") {
+    stop_arg("type", "= \"prob\" needs a fit with loss = \"logistic\" (the squared loss ",
+             "gives scores, not probabilities)")
+  }
+  if (missing(newdata) || is.null(newdata)) {
+    if (regression || type %in% c("class", "response")) return(rff_fitted(object))
+    stop_arg("newdata", "is required for type = \"", type, "\"")
+  }
+  nthreads <- check_threads(nthreads)
+  score <- function(xc) {
+    xs <- rff_apply_scaling(xc, object$scaling)
+    if (is_sparse_matrix(xs)) xs <- as.matrix(xs)
+    falkon_scores(object, xs, nthreads)
+  }
+  if (is_sparse_matrix(newdata)) {
+    x <- sparse_newdata(object$input, newdata)
+    f <- score(x)
+    rownames(f) <- rownames(x)
+  } else {
+    x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model",
+                        na_ok = TRUE, empty_ok = TRUE)
+    f <- predict_rows(x, score, ncol(object$alpha), na.action)
+  }
+  if (regression) return(stats::setNames(drop(f), rownames(f)))
+  colnames(f) <- colnames(object$alpha)
+  switch(type,
+         decision = f,
+         prob = rff_complete_rows(f, function(d) falkon_prob(object, d)),
+         rff_complete_rows(f, function(d) {
+           if (ncol(d) == 1L) {
+             d <- cbind(-d, d)   # two classes: the sign of the log-odds
+           }
+           rff_decision_classes(d, object$levels)
+         }))
+}
+
+#' @rdname predict.falkon
+#' @export
+fitted.falkon <- function(object, ...) rff_fitted(object)
+
+#' @export
+residuals.falkon <- function(object, ...) {
+  if (is.null(object$residuals)) {
+    stop("residuals are for regression; this falkon fit is a classification", call. = FALSE)
+  }
+  stats::naresid(object$na.action, object$residuals)
+}
+
+#' @export
+formula.falkon <- function(x, ...) fit_formula_of(x)
+#' @export
+terms.falkon <- function(x, ...) fit_terms(x)
+#' @export
+nobs.falkon <- function(object, ...) fit_nobs(object)
+#' @export
+model.frame.falkon <- function(formula, ...) fit_model_frame(formula)
+
+falkon_description <- function(x) {
+  what <- if (x$type == "regression") "regression"
+          else sprintf("classification, %d classes%s", length(x$levels),
+                       if (x$loss == "squared") " by one-hot targets" else "")
+  steps <- if (x$loss == "logistic") {
+    sprintf("%d Newton steps (%d CG iterations in all)", x$newton_steps, x$iter)
+  } else sprintf("%d CG iterations", x$iter)
+  c(sprintf("FALKON %s, %s loss, %d centres", what, x$loss, x$m),
+    sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
+            if (is.null(x$validation)) ""
+            else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
+                         x$n_train)),
+    paste0("  ", kernel_summary(x$kernel), if (!is.null(x$scaling)) "; inputs standardised" else ""),
+    training_fit_lines(x, sprintf("  training RMSE %.4g on %d rows", x$rmse, x$n)))
+}
+
+#' @export
+print.falkon <- function(x, ...) {
+  cat(falkon_description(x), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.falkon <- function(object, ...) {
+  out <- c(list(description = falkon_description(object),
+                alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
+                validation = object$validation, centres_path = object$centres_path),
+           training_summary(object))
+  structure(out, class = "summary.falkon")
+}
+
+#' @export
+print.summary.falkon <- function(x, ...) {
+  cat(x$description, sep = "\n")
+  cat("\nNorm of the coefficients alpha:", paste(signif(x$alpha_norm, 4), collapse = ", "), "\n")
+  cat("Offset:", paste(signif(x$offset, 4), collapse = ", "), "\n")
+  if (!is.null(x$validation)) {
+    best <- x$validation[which.min(x$validation$error), ]
+    cat(sprintf("Held-out error: best %.4g (of %d points on the path)\n", best$error,
+                nrow(x$validation)))
+  }
+  if (!is.null(x$centres_path)) {
+    cat("\nCentres grown while the held-out error fell:\n")
+    print(x$centres_path, row.names = FALSE)
+  }
+  print_training_summary(x)
+  invisible(x)
+}

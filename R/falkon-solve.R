@@ -1,0 +1,216 @@
+# FALKON's solver: the preconditioner, conjugate gradient on the
+# preconditioned system, and the Newton steps of the logistic loss.  These
+# are internal building blocks, also for the chunked fit (falkon on
+# data_chunks): everything that touches the n rows goes through one
+# operator, apply_knm(U, V, w) = K_nm' diag(w) (K_nm U + V) (an m x k
+# matrix), which falkon_knm_apply() computes in one pass over rows held in
+# memory; a chunked pass sums the same C routine over the chunks in chunk
+# order (passing each chunk's result as the next one's 'init' gives the
+# in-memory result bit for bit).  Everything here is O(m^2 k) in R per
+# iteration; the n m work is in C (src/falkon.c).
+
+# Relative jitter of the centres' Gram matrix: T = chol(K_mm + eps m d I),
+# d the mean of K_mm's diagonal (1 for the shift-invariant kernels), as in
+# the FALKON reference code (eps m I, eps about 1e-13 in double precision).
+falkon_eps <- 1e-13
+
+# The centres' factor and what every pass needs: list(centres (m x d),
+# code, par (the resolved kernel's C parameters), kernel, m, T (upper, T'T =
+# K_mm + shift I), G = T T' / m (for preconditioners at other weights)).
+# 'kernel' must be resolved (no bandwidth rule left).
+falkon_prepare <- function(kernel, centres, nthreads) {
+  code <- kernel_code(kernel)
+  par <- kernel_parameters(kernel)
+  m <- nrow(centres)
+  Kmm <- .Call(C_kernel_matrix, code, par, centres, NULL, nthreads)
+  if (any(!is.finite(Kmm))) {
+    stop_arg("kernel", "gives non-finite values on the centres: scale the data or change ",
+             "the kernel's parameters")
+  }
+  shift <- falkon_eps * m * max(mean(diag(Kmm)), .Machine$double.xmin)
+  T <- NULL
+  for (attempt in 0:6) {   # jitter up by 100x until the factorisation succeeds
+    T <- .Call(C_falkon_cholesky, Kmm, shift * 100^attempt, nthreads)
+    if (!is.null(T)) break
+  }
+  if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
+  Tt <- t(T)
+  G <- .Call(C_matprod, T, Tt, nthreads) / m
+  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, Tt = Tt, G = G)
+}
+
+# The preconditioner's second factor for one lambda and curvature s (the
+# mean of the loss's second derivative, 1 for the squared loss): the upper
+# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I),
+# with its transpose for the solves: list(R = A, Rt = t(A)).
+falkon_precond <- function(prep, lambda, s = 1, nthreads) {
+  A <- .Call(C_falkon_cholesky, prep$G, lambda / s, nthreads)
+  if (is.null(A)) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
+  A <- A * sqrt(s)
+  list(R = A, Rt = t(A))
+}
+
+# K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
+# with keep_ku = TRUE (and U given), K_nm U (n x k) as attribute "ku".
+falkon_knm_apply <- function(prep, x, U = NULL, V = NULL, w = NULL, init = NULL,
+                             nthreads, block_rows = 0, keep_ku = FALSE) {
+  out <- .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
+               as.double(block_rows), keep_ku, nthreads)
+  if (is.list(out)) out <- structure(out[[1L]], ku = out[[2L]])
+  out
+}
+
+# K_nm alpha for the rows of x.
+falkon_kernel_predict <- function(prep, x, alpha, nthreads, block_rows = 0) {
+  .Call(C_falkon_predict, x, prep$centres, prep$code, prep$par, alpha, as.double(block_rows),
+        nthreads)
+}
+
+# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper, Rt = t(R).
+trisolve <- function(R, Rt, B, trans, nthreads) .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads)
+
+# Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
+# several lambdas at once: 'As' and 'lambdas' give L groups, and the k
+# columns of rhs are solved for each, so the solution has L k columns (group
+# g is columns (g - 1) k + 1:k).  apply_knm(U) returns K_nm' W K_nm U for
+# all L k columns in one pass.  With alpha = T^-1 A^-1 beta, CG runs on
+#   BHB(u) = A^-T (T^-T K_nm' W K_nm T^-1 A^-1 u / n + lambda A^-1 u)
+# with right side A^-T T^-T rhs (Rudi et al. 2017, Algorithm 1), each
+# column its own CG sharing the passes.  After iteration t, callback(alpha,
+# t) may return TRUE to stop.  When apply_knm's results carry K_nm U as
+# attribute "ku", K_nm alpha is accumulated too and returned as k_alpha
+# (so a Newton step needs no pass to evaluate its direction).  Stops when every column's residual has
+# fallen by 'tol' (relative) or after 'iter' iterations.
+falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
+                      callback = NULL, nthreads, alpha0 = NULL) {
+  k <- ncol(rhs)
+  L <- length(As)
+  group <- rep(seq_len(L), each = k)
+  by_group <- function(U, f) {
+    for (g in seq_len(L)) {
+      cols <- group == g
+      U[, cols] <- f(U[, cols, drop = FALSE], g)
+    }
+    U
+  }
+  A_solve <- function(U, trans) by_group(U, function(u, g) {
+    trisolve(As[[g]]$R, As[[g]]$Rt, u, trans, nthreads)
+  })
+  T_solve <- function(U, trans) trisolve(prep$T, prep$Tt, U, trans, nthreads)
+  lam <- rep(lambdas, each = k)
+  # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
+  bhb <- function(u) {
+    v <- A_solve(u, FALSE)
+    z <- T_solve(v, FALSE)
+    q <- apply_knm(z)
+    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z,
+         ku = attr(q, "ku"))
+  }
+  b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
+  alpha <- matrix(0, nrow(b), ncol(b))
+  k_alpha <- 0
+  r <- b
+  if (!is.null(alpha0)) {   # warm start: beta0 = A T alpha0
+    beta0 <- by_group(.Call(C_matprod, prep$T, alpha0, nthreads),
+                      function(u, g) .Call(C_matprod, As[[g]]$R, u, nthreads))
+    r <- b - bhb(beta0)$value
+    alpha <- alpha0
+  }
+  p <- r
+  rs <- colSums(r^2)
+  rs0 <- pmax(colSums(b^2), .Machine$double.xmin)
+  done <- 0L
+  for (t in seq_len(iter)) {
+    active <- rs > tol^2 * rs0
+    if (!any(active)) break
+    h <- bhb(p)
+    pAp <- colSums(p * h$value)
+    a <- ifelse(active & pAp > 0, rs / pAp, 0)
+    alpha <- alpha + sweep(h$z, 2L, a, "*")
+    if (!is.null(h$ku)) k_alpha <- k_alpha + sweep(h$ku, 2L, a, "*")
+    r <- r - sweep(h$value, 2L, a, "*")
+    rs_new <- colSums(r^2)
+    p <- r + sweep(p, 2L, ifelse(active, rs_new / rs, 0), "*")
+    rs <- rs_new
+    done <- t
+    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
+  }
+  list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
+       k_alpha = if (is.matrix(k_alpha) && is.null(alpha0)) k_alpha)
+}
+
+# ---------------------------------------------------------------------------
+# Logistic loss: Newton steps (Meanti et al. 2020, LogisticFalkon).
+
+# Class probabilities from scores f (n x k): k = 1 a binary model's
+# log-odds of the second class, else softmax over the k columns.
+falkon_probabilities <- function(f) {
+  if (ncol(f) == 1L) return(stats::plogis(f))
+  e <- exp(f - apply(f, 1L, max))
+  e / rowSums(e)
+}
+
+# The weighted mean log-loss of scores f against targets Y (n x k, 0/1).
+falkon_logloss <- function(f, Y, w) {
+  if (ncol(f) == 1L) {
+    ll <- -(Y[, 1L] * stats::plogis(f[, 1L], log.p = TRUE) +
+              (1 - Y[, 1L]) * stats::plogis(-f[, 1L], log.p = TRUE))
+  } else {
+    mx <- apply(f, 1L, max)
+    lse <- mx + log(rowSums(exp(f - mx)))
+    ll <- lse - rowSums(f * Y)
+  }
+  sum(w * ll) / sum(w)
+}
+
+# Newton's method on (1/n) sum w_i loss(y_i, offset + K alpha) +
+# (lambda / 2) alpha' T'T alpha, lambda following the decreasing 'schedule'
+# (the last value is the target), 'cg_iter[t]' CG iterations for step t.
+# Each step solves H delta = -g with the per-class diagonal of the Hessian,
+# H_c = K' diag(w p_c (1 - p_c)) K / n + lambda T'T (the multinomial
+# Hessian's cross-class terms are left out), preconditioned with A'A = s T
+# T' / m + lambda I for the mean curvature s, then halves the step until
+# the objective decreases (K delta comes from the CG's passes, so the line
+# search costs no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
+# case weights (mean 1), 'offset' the fixed intercepts (k values).
+# callback(alpha, f_step, t) sees the iterate after each step and may
+# return TRUE to stop.
+falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
+                          callback = NULL) {
+  n <- rows$n
+  k <- ncol(Y)
+  T <- prep$T
+  alpha <- matrix(0, prep$m, k)
+  f <- matrix(offset, n, k, byrow = TRUE)
+  penalty <- function(a, lambda) lambda / 2 * sum(.Call(C_matprod, T, a, nthreads)^2)
+  steps <- 0L
+  for (t in seq_along(schedule)) {
+    lambda <- schedule[t]
+    p <- falkon_probabilities(f)
+    curv <- w * p * (1 - p)
+    grad <- rows$pass(prep, V = p - Y, w = w) / n +
+      lambda * .Call(C_matprod, prep$Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
+    s <- max(mean(curv), 1e-8)
+    A <- falkon_precond(prep, lambda, s, nthreads)
+    apply_h <- function(U) rows$pass(prep, U = U, w = curv, keep_ku = TRUE)
+    sol <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t], nthreads = nthreads)
+    delta <- sol$alpha
+    Kd <- if (is.null(sol$k_alpha)) rows$predict(prep, delta) else sol$k_alpha
+    obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)
+    step <- 1
+    repeat {
+      f_new <- f + step * Kd
+      a_new <- alpha + step * delta
+      obj_new <- falkon_logloss(f_new, Y, w) + penalty(a_new, lambda)
+      if (is.finite(obj_new) && obj_new <= obj || step < 1e-4) break
+      step <- step / 2
+    }
+    if (is.finite(obj_new) && obj_new <= obj) {
+      alpha <- a_new
+      f <- f_new
+    }
+    steps <- t
+    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
+  }
+  list(alpha = alpha, f = f, steps = steps)
+}

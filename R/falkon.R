@@ -1,0 +1,376 @@
+#' FALKON: kernel ridge and kernel logistic regression on Nyström centres
+#'
+#' Fits a kernel machine with the exact kernel on \eqn{m} centres drawn
+#' from the data, by the FALKON algorithm (Rudi, Carratino & Rosasco 2017):
+#' conjugate gradient on a preconditioned Nyström system, at
+#' \eqn{O(n m t + m^3)} cost for \eqn{t} iterations, never forming the
+#' \eqn{n \times m} kernel matrix.
+#'
+#' **The problem.**  With centres \eqn{C} (rows \eqn{c_j}), \eqn{K_{nm} =
+#' k(X, C)} and \eqn{K_{mm} = k(C, C)}, the model is
+#' \eqn{f(x) = b + \sum_j \alpha_j k(x, c_j)} with a fixed offset \eqn{b}.
+#' The squared loss (`loss = "squared"`) minimises
+#' \deqn{\frac1n \sum_i w_i (f(x_i) - y_i)^2 + \lambda \alpha^T K_{mm} \alpha,}{(1/n) sum_i w_i (f(x_i) - y_i)^2 + lambda alpha' K_mm alpha,}
+#' whose solution solves \eqn{(K_{nm}^T W K_{nm} + \lambda n K_{mm})\alpha =
+#' K_{nm}^T W (y - b)}; \eqn{b} is the weighted mean of \eqn{y}, and the
+#' case weights are rescaled to mean 1, so `lambda` is on the scale of a
+#' mean over rows (it does not change with \eqn{n}).  Classes are fitted as
+#' one-hot targets (one column per class, all in the same passes over the
+#' data), a point going to the class of largest score.  The logistic loss
+#' (`loss = "logistic"`) minimises
+#' \eqn{\frac1n \sum_i w_i \ell(y_i, f(x_i)) + \frac\lambda2 \alpha^T K_{mm}
+#' \alpha} with \eqn{\ell} the binomial (two classes: one score, the
+#' log-odds of the second level) or multinomial (softmax over one score per
+#' class) negative log-likelihood; the offsets \eqn{b} are the log-odds (log
+#' frequencies) of the classes.  `predict(type = "prob")` then gives the
+#' model's own probabilities.
+#'
+#' **The algorithm.**  With \eqn{T = \mathrm{chol}(K_{mm} + \epsilon m I)}
+#' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal,
+#' raised if the factorisation fails; the ridge term is then
+#' \eqn{\lambda \alpha^T T^T T \alpha}) and \eqn{A = \mathrm{chol}(T
+#' T^T/m + \lambda I)}, conjugate gradient runs on \eqn{\beta} for the
+#' operator \eqn{A^{-T}(T^{-T} K_{nm}^T W K_{nm} T^{-1} A^{-1} u / n +
+#' \lambda A^{-1} u)}, and \eqn{\alpha = T^{-1} A^{-1} \beta}.  Every
+#' iteration is one pass over the rows in blocks: the kernel block
+#' \eqn{k(X_b, C)} is computed, multiplied, and dropped.  The logistic loss
+#' takes Newton steps, each solved by the same preconditioned CG with the
+#' weights \eqn{w p (1-p)} (for several classes, one diagonal per class:
+#' the Hessian's cross-class terms are left out, and a halving line search
+#' keeps every step a descent) and \eqn{A} built for their mean, along a
+#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-3, ..., a factor of 100
+#' a step, down to `lambda`, then `control$newton_steps` more steps there),
+#' as LogisticFalkon (Meanti et al. 2020) does.  With `iter = "auto"` a
+#' step takes 5 CG iterations, 10 at the final \eqn{\lambda}; the passes
+#' of the CG also give \eqn{K_{nm}\delta} for the line search, so a step
+#' costs one pass more than its CG iterations.
+#'
+#' **Defaults.**  With `lambda = "auto"` and `iter = "auto"` a held-out
+#' slice of the rows (10 %, at most 2000 rows) chooses \eqn{\lambda} from
+#' `control$lambdas` (all solved in the same passes over the data) and the
+#' number of iterations along the CG path (the held-out error costs only
+#' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops
+#' `control$patience` iterations after its best point): the fit kept is the
+#' best (iteration, \eqn{\lambda}) on that slice, trained on the other
+#' rows.  With the default `centers` (squared loss) the number of centres
+#' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
+#' warm-started from the last on nested centres (and, after the first,
+#' trying only the last \eqn{\lambda} and the next smaller one), while a
+#' step lowers the held-out error by at least 3 % (`control$grow_gain`)
+#' and, for classes, by at least two held-out points; easy problems
+#' stop at a few hundred centres, hard ones use the most (the path is kept
+#' as `centres_path`).  The logistic loss uses [falkon_default_centers()]
+#' centres.  The default kernel is the Gaussian with kernlab's `sigest`
+#' bandwidth rule on the standardised inputs, as in [rff_svm()].  See
+#' `bench/falkon-defaults.md` for the measurements behind these choices.
+#'
+#' **Reproducibility and cost.**  The centres and the held-out slice come
+#' from R's generator (`set.seed()` or `seed`).  Every product, factorisation
+#' and solve runs on the package's own kernels, so the fit is the same, bit
+#' for bit, for any number of threads, any BLAS and any block size of the
+#' passes.  Memory is \eqn{O(m^2)} (a few \eqn{m \times m} factors) plus a
+#' block of rows times \eqn{m}; a fit whose estimate exceeds
+#' `getOption("bochner.max_memory")` (default: the memory available) is
+#' refused before allocating.
+#'
+#' @references
+#' Rudi, A., Carratino, L. and Rosasco, L. (2017). FALKON: an optimal large
+#' scale kernel method. *NeurIPS*.
+#'
+#' Meanti, G., Carratino, L., Rosasco, L. and Rudi, A. (2020). Kernel
+#' methods through the roof: handling billions of points efficiently.
+#' *NeurIPS*.
+#'
+#' @param x Training data: a numeric matrix, a data frame of numeric
+#'   columns, a numeric vector or a sparse `dgCMatrix` (densified), or a
+#'   formula with `data` (see [formula_interface]).
+#' @param y The response: a numeric vector (regression, squared loss only)
+#'   or a factor, character or logical vector (classification).
+#' @param kernel A kernel object, any with an exact Gram matrix (see
+#'   [kernel_matrix()]).
+#' @param centers The number of centres \eqn{m} (at most the number of
+#'   rows), or a matrix of centres with the columns of `x` (in its units).
+#'   `NULL` for [falkon_default_centers()].
+#' @param lambda The penalty \eqn{\lambda} (positive, see Details), a vector
+#'   of candidates, or `"auto"`.
+#' @param loss `"squared"` or `"logistic"`.
+#' @param landmarks How `centers` rows are chosen: `"uniform"`, `"kmeans"`
+#'   or `"leverage"`, as in [nystrom_features()].
+#' @param iter The number of CG iterations (for the logistic loss, per
+#'   Newton step), or `"auto"` (chosen on the held-out slice, at most
+#'   `control$max_iter`).
+#' @param weights `NULL`, or non-negative case weights, one per row.
+#' @param scale Standardise the columns of `x` (as in [rff_svm()]).
+#' @param seed `NULL`, or a seed for the centres and the held-out slice.
+#' @param control A list overriding [falkon_control()]'s settings.
+#' @param nthreads Number of threads, see [bochner_threads()].
+#' @param ... For the default method, nothing (unknown arguments are an
+#'   error).
+#' @return An object of class `"falkon"`: a list with `alpha` (\eqn{m
+#'   \times k}), `offset`, `centres` (scaled), the `kernel` (bandwidth
+#'   resolved), `lambda` and `iter` used, `type`, `levels`, `loss`,
+#'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
+#'   held-out errors, when used), `scaling`, `input` and `call`.
+#' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].
+#' @examples
+#' set.seed(1)
+#' x <- matrix(runif(2000, -3, 3), ncol = 2)
+#' y <- sin(x[, 1]) * cos(x[, 2]) + rnorm(1000, sd = 0.1)
+#' fit <- falkon(x, y, centers = 200)
+#' fit
+#' sqrt(mean((predict(fit, x) - sin(x[, 1]) * cos(x[, 2]))^2))
+#'
+#' fit2 <- falkon(Species ~ ., data = iris, loss = "logistic", seed = 1)
+#' round(predict(fit2, iris[c(1, 51, 101), ], type = "prob"), 3)
+#' @export
+falkon <- function(x, ...) UseMethod("falkon")
+
+#' @rdname falkon
+#' @export
+falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
+                           lambda = "auto", loss = c("squared", "logistic"),
+                           landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
+                           weights = NULL, scale = TRUE, seed = NULL, control = list(),
+                           nthreads = bochner_threads(), ...) {
+  check_no_dots(...)
+  x <- as_data_matrix(x, "x", sparse = TRUE)
+  n <- nrow(x)
+  loss <- check_choice(loss, c("squared", "logistic"), "loss")
+  resp <- ridge_response(y, n)
+  if (loss == "logistic" && resp$type == "regression") {
+    stop_arg("loss", "= \"logistic\" needs classes in 'y'; for a numeric response use \"squared\"")
+  }
+  weights <- check_case_weights(weights, n)
+  check_kernel(kernel)
+  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  lambda <- falkon_check_lambda(lambda)
+  iter <- if (identical(iter, "auto")) "auto" else check_count(iter, "iter")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  control <- falkon_control_list(control)
+  nthreads <- check_threads(nthreads)
+  grow <- is.null(centers)
+  centers <- falkon_check_centers(centers, x, n)
+  if (kernel$name == "min" && !scale) check_min_data(x, "x")
+
+  input <- input_description(x)
+  scaling <- if (scale) rff_scaling(x) else NULL
+  xs <- rff_apply_scaling(x, scaling)
+  if (is_sparse_matrix(xs)) {
+    check_allocation(n, ncol(xs), "the dense copy of the sparse data", arg = "x")
+    xs <- as.matrix(xs)
+  }
+  resolved <- resolve_kernel(kernel, xs)
+  w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
+
+  out <- with_seed(seed, {
+    split <- falkon_split(n, lambda, iter, control)
+    xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
+    rows <- falkon_rows(xt, nthreads, control$block_rows)
+    Y <- resp$Y[split$train, , drop = FALSE]
+    wt <- w[split$train]
+    val <- falkon_heldout(xs, resp, w, split$valid)
+    if (grow && loss == "squared" && !is.null(val)) {
+      nested <- landmarks == "uniform"
+      centers <- min(centers, length(split$train))   # centres are training rows
+      order <- if (nested) sample.int(length(split$train), centers)
+      centres_for <- function(m) {
+        if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))
+        cm <- xs[split$train[order[seq_len(m)]], , drop = FALSE]
+        dimnames(cm) <- NULL
+        cm
+      }
+      falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda, iter,
+                         control, nthreads)
+    } else {
+      centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
+      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
+      prep <- falkon_prepare(resolved, centres, nthreads)
+      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
+    }
+  })
+  fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  fit$fitted <- falkon_fitted_values(fit, xs, nthreads)
+  names(fit$fitted) <- rownames(x)
+  if (resp$type == "regression") {
+    res <- resp$y - fit$fitted
+    fit$residuals <- res
+    fit$rmse <- sqrt(sum(w * res^2) / sum(w))
+  } else {
+    fit$accuracy <- mean(fit$fitted == resp$y)
+  }
+  fit$call <- generic_call(match.call())
+  fit
+}
+
+#' @rdname formula_interface
+#' @export
+falkon.formula <- function(formula, data = NULL, ..., subset, weights,
+                           na.action = stats::na.omit) {
+  fit_formula(match.call(), parent.frame(), falkon.default, na.action, ...,
+              response = "y ~ a + b")
+}
+
+#' Settings of falkon()
+#'
+#' @param lambdas The candidate \eqn{\lambda} of `lambda = "auto"`.
+#' @param max_iter The most CG iterations with `iter = "auto"`.
+#' @param patience Stop once the held-out error has not improved for this
+#'   many iterations (Newton steps for the logistic loss).
+#' @param validation The fraction of rows held out to choose `lambda` and
+#'   `iter`, and `max_validation` the most rows held out.
+#' @param max_validation See `validation`.
+#' @param newton_steps For the logistic loss, the Newton steps at the final
+#'   `lambda` after the decreasing schedule.
+#' @param tol Relative residual at which CG stops early.
+#' @param block_rows Rows per block of the passes (0: about 16 MB of kernel
+#'   block); results do not depend on it.
+#' @param start_centers,grow_gain With the default `centers`, the number of
+#'   centres starts at `start_centers` and grows fourfold while the held-out error
+#'   falls by at least the fraction `grow_gain`, in (0, 1) (see [falkon()]).
+#' @return A list of the settings.
+#' @examples
+#' falkon_control(max_iter = 50)
+#' @export
+falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
+                           validation = 0.1, max_validation = 2000, newton_steps = 2,
+                           tol = 1e-10, block_rows = 0, start_centers = 256,
+                           grow_gain = 0.03) {
+  if (!is.numeric(lambdas) || length(lambdas) < 1L) {
+    stop_arg("lambdas", "must be positive numbers")
+  }
+  lambdas <- vapply(lambdas, check_positive, 0, arg = "lambdas")
+  list(lambdas = sort(lambdas, decreasing = TRUE),
+       max_iter = check_count(max_iter, "max_iter"),
+       patience = check_count(patience, "patience"),
+       validation = check_probability(validation, "validation"),
+       max_validation = check_count(max_validation, "max_validation"),
+       newton_steps = check_count(newton_steps, "newton_steps", lower = 0),
+       tol = check_number(tol, "tol", lower = 0),
+       block_rows = check_count(block_rows, "block_rows", lower = 0),
+       start_centers = check_count(start_centers, "start_centers"),
+       grow_gain = check_probability(grow_gain, "grow_gain"))
+}
+
+falkon_control_list <- function(control) {
+  if (!is.list(control)) stop_arg("control", "must be a list, such as falkon_control(max_iter = 50)")
+  known <- names(formals(falkon_control))
+  bad <- setdiff(names(control), known)
+  if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L ||
+                               any(!nzchar(names(control))))) {
+    stop_arg("control", "has unknown or unnamed entries (",
+             paste(bad, collapse = ", "), "); known are ", paste(known, collapse = ", "))
+  }
+  tryCatch(do.call(falkon_control, control), error = function(e) {
+    stop_arg("control", "has a bad entry: ", conditionMessage(e))
+  })
+}
+
+#' Default number of FALKON centres
+#'
+#' The most centres [falkon()] uses by default:
+#' \eqn{\min(n, 5000, \max(200, \min(25 \sqrt n, \max(1000, 6 \cdot
+#' 10^7 / n))))}.  FALKON's theory asks for \eqn{m} of order \eqn{\sqrt n}
+#' (times a log factor) for the optimal rate; the budget of about
+#' \eqn{6 \cdot 10^7} kernel evaluations per pass over the data (but never
+#' fewer than 1000 centres) keeps each conjugate-gradient iteration at a few
+#' seconds for large \eqn{n}, and the cap of 5000 keeps the \eqn{m \times
+#' m} factors at a few hundred megabytes and their \eqn{O(m^3)}
+#' factorisations at seconds.  With the default `centers`, [falkon()] grows
+#' the number of centres up to this one only while the held-out error falls.
+#' On `bench/falkon-defaults.R`'s sets, 25 \eqn{\sqrt n} centres gained 1.8
+#' points over half as many on Letter (13 333 rows), while on Shuttle
+#' (38 667 rows) 4096 centres cost 23 times kernlab's time for 0.03 points
+#' over 1552 centres, hence the budget.  Give `centers` to go beyond.
+#' @param n Number of training rows, a whole number.
+#' @return A whole number.
+#' @examples
+#' sapply(c(100, 1e4, 4e4, 1e6), falkon_default_centers)
+#' @export
+falkon_default_centers <- function(n) {
+  n <- check_count(n, "n")
+  as.integer(min(n, 5000, max(200, min(round(25 * sqrt(n)), max(1000, round(6e7 / n))))))
+}
+
+falkon_check_lambda <- function(lambda) {
+  if (identical(lambda, "auto")) return(lambda)
+  if (!is.numeric(lambda) || length(lambda) < 1L || anyNA(lambda) || any(!is.finite(lambda)) ||
+      any(lambda <= 0)) {
+    stop_arg("lambda", "must be \"auto\" or positive finite numbers")
+  }
+  sort(as.double(lambda), decreasing = TRUE)
+}
+
+falkon_check_centers <- function(centers, x, n) {
+  if (is.null(centers)) return(falkon_default_centers(n))
+  if (is.matrix(centers) || is.data.frame(centers)) {
+    cm <- as_data_matrix(centers, "centers")
+    if (ncol(cm) != ncol(x)) stop_arg("centers", "has ", ncol(cm), " column(s) but 'x' has ", ncol(x))
+    return(cm)
+  }
+  m <- check_count(centers, "centers")
+  if (m > n) stop_arg("centers", "must be at most nrow(x) = ", n, " (got ", m, "): centres are rows of 'x'")
+  m
+}
+
+# The rows fitted on and the held-out rows: a random slice when lambda or
+# iter is to be chosen and there are enough rows, else none.
+falkon_split <- function(n, lambda, iter, control) {
+  choose <- identical(lambda, "auto") || length(lambda) > 1L || identical(iter, "auto")
+  nv <- min(control$max_validation, floor(control$validation * n))
+  if (!choose || nv < 10L || n - nv < 10L) return(list(train = seq_len(n), valid = integer()))
+  valid <- sort(sample.int(n, nv))
+  list(train = setdiff(seq_len(n), valid), valid = valid)
+}
+
+# The centres as rows of the scaled data: given (scaled like x), or drawn
+# from the training rows by the landmark rule of nystrom_features().
+falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthreads) {
+  if (is.matrix(centers)) {
+    cm <- rff_apply_scaling(centers, scaling)
+    dimnames(cm) <- NULL
+    return(cm)
+  }
+  m <- min(centers, length(train))
+  xt <- xs[train, , drop = FALSE]
+  index <- switch(landmarks,
+    uniform = sample.int(length(train), m),
+    kmeans = kmeanspp_landmarks(kernel, xt, m, nthreads),
+    leverage = rls_landmarks(kernel, xt, m, nthreads))
+  cm <- xt[index, , drop = FALSE]
+  dimnames(cm) <- NULL
+  cm
+}
+
+# Refuse before allocating: the m x m factors (T, G, the kernel, one A per
+# lambda), the held-out kernel block and a block of rows times m.
+falkon_check_memory <- function(m, nval, L, k, control) {
+  check_allocation(m, m, "the centres' Gram matrix", arg = "centers")
+  bytes <- 8 * (as.double(m)^2 * (4 + L) + as.double(m) * (nval + 2 * 4096 + 4 * L * k))
+  limit <- getOption("bochner.max_memory")
+  limit <- if (is.null(limit)) kkm_available_memory()
+           else check_positive(limit, "options(bochner.max_memory)")
+  if (!is.na(limit) && bytes > limit) {
+    stop_arg("centers", "is too large: falkon() with m = ", m, " centres needs about ",
+             format_bytes(bytes), " but ", format_bytes(limit), " is available",
+             if (!is.null(getOption("bochner.max_memory"))) " (options(bochner.max_memory))",
+             "; use fewer centres")
+  }
+  invisible(bytes)
+}
+
+# One constructor for the fitted class.
+new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
+  alpha <- out$alpha
+  colnames(alpha) <- if (resp$type == "regression") NULL
+                     else if (ncol(alpha) == 1L) resp$levels[2L] else resp$levels
+  structure(list(alpha = alpha, offset = out$offset, centres = out$prep$centres,
+                 kernel = out$prep$kernel, m = out$prep$m, lambda = out$lambda,
+                 iter = out$iter, newton_steps = out$steps, loss = loss, type = resp$type,
+                 levels = resp$levels, validation = out$validation,
+                 centres_path = out$centres_path,
+                 n_train = out$n_train, n = n, case_weights = weights,
+                 scaling = scaling, input = input),
+            class = "falkon")
+}

@@ -1,0 +1,390 @@
+/* FALKON (Rudi, Carratino & Rosasco 2017): the heavy parts, in C.
+ *
+ *   falkon_knm_apply   out = init + K_nm' diag(w) (K_nm U + V), one pass over
+ *                      the rows of x in row blocks, many right-hand sides
+ *                      (the columns of U and V) at once
+ *   falkon_predict     K_nm alpha, in row blocks
+ *   falkon_cholesky    chol(K + shift I), upper
+ *   falkon_precond     chol(T diag(d) T' / m + lambda I), upper
+ *   falkon_trisolve    R^-1 B or R'^-1 B for an upper triangular R
+ *
+ * K_nm = k(X, C) is never held: each block of rows gets its kernel block
+ * Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside), then
+ *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
+ *   out += Kb' T_b                    (threaded product with accumulate = 1)
+ * The blocks run in row order on the calling thread (bochner_kernel_matrix
+ * allocates with R_alloc, so it must not run inside a parallel region), and
+ * the threads work inside each block's kernel evaluation and products.
+ * Every entry of out is then one chain of multiply-adds over the rows in
+ * order (gemm.c accumulates into the stored double exactly as one long
+ * product would), and k(x_i, C) does not depend on the other rows of its
+ * block (the kernel centres the data at the mean of C), so the result is
+ * identical, bit for bit, for any number of threads and any block size;
+ * and a chunked pass that feeds one chunk's result as the next chunk's
+ * 'init' equals the pass over all rows.  User interrupts are checked
+ * between blocks. */
+#include "bochner.h"
+#include <string.h>
+
+/* Rows per block: about 16 MB of kernel block, at least 256 and at most
+ * 8192 rows.  Each block opens a few parallel regions (kernel, products,
+ * transpose); blocks this large keep their synchronisation negligible,
+ * which matters most on a loaded machine. */
+static R_xlen_t default_block_rows(R_xlen_t n, int m)
+{
+    R_xlen_t b = (R_xlen_t) ((16u << 20) / (8u * (unsigned) (m > 0 ? m : 1)));
+    if (b < 256) b = 256;
+    if (b > 8192) b = 8192;
+    return b > n ? (n > 0 ? n : 1) : b;
+}
+
+/* xb (nb x d) = rows i0 .. i0 + nb - 1 of x (n x d). */
+static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, double *xb)
+{
+    for (int k = 0; k < d; k++)
+        memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
+}
+
+/* The kernel blocks k(X_b, C) of a pass over the rows of x (n x d) in
+ * blocks of nb rows, with their scratch. */
+typedef struct {
+    int code, npar, d, m, nthreads;
+    const double *par, *x, *c;
+    R_xlen_t n, nb;
+    double *xb, *kb;
+} kernel_blocks;
+
+static void kernel_blocks_init(kernel_blocks *p, int code, const double *par, int npar,
+                               const double *x, R_xlen_t n, int d, const double *c, int m,
+                               R_xlen_t block_rows, int nthreads)
+{
+    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
+    kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb,
+                       (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double)),
+                       (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double))};
+    *p = b;
+}
+
+/* p->kb (rows x m) = k(rows i0 .. i0 + rows - 1 of x, C); a status code. */
+static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows)
+{
+    *rows = (int) (p->n - i0 < p->nb ? p->n - i0 : p->nb);
+    copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
+    return bochner_kernel_matrix(p->code, p->par, p->npar, p->xb, *rows, p->c, p->m, p->d,
+                                 p->kb, p->nthreads);
+}
+
+/* Transpose of a block, its columns split between the threads. */
+#define TRANSPOSE_COLS 64
+typedef struct {
+    const double *x;
+    int nrow, ncol;
+    double *t;
+} transpose_job;
+
+static void transpose_block(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const transpose_job *p = (const transpose_job *) ctx;
+    int j0 = (int) blk * TRANSPOSE_COLS;
+    int nc = p->ncol - j0 < TRANSPOSE_COLS ? p->ncol - j0 : TRANSPOSE_COLS;
+    bochner_transpose(p->x + (ptrdiff_t) j0 * p->nrow, p->nrow, p->nrow, nc, p->t + j0,
+                      p->ncol);
+}
+
+static void parallel_transpose(const double *x, int nrow, int ncol, double *t, int nthreads)
+{
+    transpose_job p = {x, nrow, ncol, t};
+    bochner_parallel_blocks((ncol + TRANSPOSE_COLS - 1) / TRANSPOSE_COLS,
+                            bochner_threads_for(nthreads, (double) nrow * ncol), 64,
+                            transpose_block, &p);
+}
+
+/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
+ * unless ku is NULL (given U); U (m x k) or NULL,
+ * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
+ * one per row and column (n x k, wcols = 1: a different diagonal for each
+ * right-hand side, as multinomial Newton steps need).  out must hold init (or
+ * anything, with accumulate = 0). */
+int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *c, int m, const double *U,
+                             const double *V, const double *w, int wcols, int k,
+                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
+                             int nthreads)
+{
+    if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
+    if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
+    if (n == 0) return BOCHNER_OK;
+    kernel_blocks p;
+    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    double *kb = p.kb;
+    double *kt = (double *) R_alloc((size_t) p.nb * (size_t) m, sizeof(double));
+    double *tb = (double *) R_alloc((size_t) p.nb * (size_t) k, sizeof(double));
+    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
+        int rows, status = kernel_block(&p, i0, &rows);
+        if (status != BOCHNER_OK) return status;
+        if (U) {
+            bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            if (ku)
+                for (int j = 0; j < k; j++)
+                    memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
+                           sizeof(double) * (size_t) rows);
+            if (V)
+                for (int j = 0; j < k; j++)
+                    for (int i = 0; i < rows; i++)
+                        tb[i + (ptrdiff_t) j * rows] += V[i0 + i + (R_xlen_t) j * n];
+        } else {
+            for (int j = 0; j < k; j++)
+                memcpy(tb + (ptrdiff_t) j * rows, V + i0 + (R_xlen_t) j * n,
+                       sizeof(double) * (size_t) rows);
+        }
+        if (w)
+            for (int j = 0; j < k; j++) {
+                const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
+                for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
+            }
+        parallel_transpose(kb, rows, m, kt, nthreads);
+        bochner_product(kt, m, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* out (n x k) = K_nm alpha, alpha (m x k). */
+int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
+                           R_xlen_t n, int d, const double *c, int m, const double *alpha,
+                           int k, double *out, R_xlen_t block_rows, int nthreads)
+{
+    if (m < 1 || k < 1) return BOCHNER_BAD_ARGUMENT;
+    if (n == 0) return BOCHNER_OK;
+    kernel_blocks p;
+    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
+        int rows, status = kernel_block(&p, i0, &rows);
+        if (status != BOCHNER_OK) return status;
+        bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* Triangular solves by blocks of SOLVE_NB rows, for many right-hand sides:
+ * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
+ * B <- R'^-1 B (blocks from the first; rt = R', lower, so that the
+ * off-diagonal blocks are plain products).  The updates from the solved
+ * blocks are products on the package's kernel (threaded, products.c); the
+ * small diagonal blocks are substitutions.  Every entry's arithmetic is
+ * fixed by m alone, so results do not depend on the thread count. */
+#define SOLVE_NB 96
+
+static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, int k, int trans)
+{
+    for (int j = 0; j < k; j++) {
+        double *xj = x + (ptrdiff_t) j * m;
+        if (trans) {
+            for (int i = i0; i < i0 + nb; i++) {
+                const double *ri = r + (ptrdiff_t) i * m;
+                double s = xj[i];
+                for (int l = i0; l < i; l++) s -= ri[l] * xj[l];
+                xj[i] = s / ri[i];
+            }
+        } else {
+            for (int i = i0 + nb - 1; i >= i0; i--) {
+                const double *ri = r + (ptrdiff_t) i * m;
+                double xi = xj[i] / ri[i];
+                xj[i] = xi;
+                for (int l = i0; l < i; l++) xj[l] -= ri[l] * xi;
+            }
+        }
+    }
+}
+
+void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
+                             int trans, int nthreads)
+{
+    double *tmp = (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double));
+    int nblk = (m + SOLVE_NB - 1) / SOLVE_NB;
+    for (int q = 0; q < nblk; q++) {
+        int blk = trans ? q : nblk - 1 - q;
+        int i0 = blk * SOLVE_NB, nb = m - i0 < SOLVE_NB ? m - i0 : SOLVE_NB, i1 = i0 + nb;
+        /* tmp = (rows i0..i1 of R, columns after them) X_after, or (rows
+         * i0..i1 of R', columns before them) X_before */
+        int inner = trans ? i0 : m - i1;
+        if (inner > 0) {
+            const double *a = trans ? rt + i0 : r + i0 + (ptrdiff_t) i1 * m;
+            const double *xb = trans ? b : b + i1;
+            bochner_product(a, m, xb, m, nb, k, inner, tmp, nb, 0, 0, nthreads);
+            for (int j = 0; j < k; j++)
+                for (int i = 0; i < nb; i++) b[i0 + i + (ptrdiff_t) j * m] -= tmp[i + (ptrdiff_t) j * nb];
+        }
+        diagonal_solve(r, m, i0, nb, b, k, trans);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* .Call entry points                                                        */
+
+static const double *optional_matrix(SEXP a, R_xlen_t nrow, int ncol, const char *what)
+{
+    if (isNull(a)) return NULL;
+    if (!bochner_is_real_matrix(a) || nrows(a) != nrow || ncols(a) != ncol)
+        error("'%s' must be NULL or a double matrix of matching size", what);
+    return REAL(a);
+}
+
+static void check_kernel_args(SEXP x, SEXP centres, SEXP par)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(centres) || ncols(centres) != ncols(x) || nrows(centres) < 1)
+        error("'centres' must be a double matrix with the columns of 'x'");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+}
+
+static R_xlen_t block_rows_arg(SEXP block_rows)
+{
+    double b = asReal(block_rows);
+    if (!R_FINITE(b) || b < 0) error("'block_rows' must be a non-negative number");
+    return (R_xlen_t) b;
+}
+
+/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
+ * nthreads): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U. */
+SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
+                                   SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
+                                   SEXP nthreads)
+{
+    check_kernel_args(x, centres, par);
+    R_xlen_t n = nrows(x);
+    int m = nrows(centres), d = ncols(x);
+    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
+    int k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
+    if (k < 1) error("'U' and 'V' must be double matrices with at least one column");
+    const double *u = optional_matrix(U, m, k, "U");
+    const double *v = optional_matrix(V, n, k, "V");
+    const double *pw = NULL;
+    int wcols = 0;
+    if (!isNull(w)) {
+        wcols = XLENGTH(w) != n;
+        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != n && XLENGTH(w) != n * (R_xlen_t) k))
+            error("'w' must be NULL, one weight per row, or one per row and column");
+        pw = REAL(w);
+    }
+    optional_matrix(init, m, k, "init");
+    R_xlen_t nb = block_rows_arg(block_rows);
+    int keep = asLogical(keep_ku) == TRUE && u != NULL;
+    SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
+    SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
+    if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
+    int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
+                                          REAL(centres), m, u, v, pw, wcols, k, REAL(out),
+                                          keep ? REAL(ku) : NULL, !isNull(init), nb,
+                                          bochner_nthreads(asInteger(nthreads)));
+    bochner_stop_on_status(status, "falkon_knm_apply");
+    if (keep) {
+        SEXP both = PROTECT(allocVector(VECSXP, 2));
+        SET_VECTOR_ELT(both, 0, out);
+        SET_VECTOR_ELT(both, 1, ku);
+        UNPROTECT(3);
+        return both;
+    }
+    UNPROTECT(2);
+    return out;
+}
+
+/* .Call(C_falkon_predict, x, centres, code, par, alpha, block_rows, nthreads) */
+SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
+                                 SEXP block_rows, SEXP nthreads)
+{
+    check_kernel_args(x, centres, par);
+    int m = nrows(centres);
+    if (!bochner_is_real_matrix(alpha) || nrows(alpha) != m || ncols(alpha) < 1)
+        error("'alpha' must be a double matrix with one row per centre");
+    R_xlen_t n = nrows(x);
+    int k = ncols(alpha);
+    SEXP out = PROTECT(bochner_alloc_output(n, k));
+    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                        ncols(x), REAL(centres), m, REAL(alpha), k, REAL(out),
+                                        block_rows_arg(block_rows),
+                                        bochner_nthreads(asInteger(nthreads)));
+    bochner_stop_on_status(status, "falkon_predict");
+    UNPROTECT(1);
+    return out;
+}
+
+static int square_arg(SEXP a, const char *what)
+{
+    if (!bochner_is_real_matrix(a) || nrows(a) != ncols(a) || nrows(a) < 1)
+        error("'%s' must be a square double matrix", what);
+    return nrows(a);
+}
+
+/* .Call(C_falkon_cholesky, K, shift, nthreads): the upper R with
+ * R'R = K + shift I (K's upper triangle is read); NULL when a pivot fails. */
+SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads)
+{
+    int m = square_arg(K, "K");
+    double s = asReal(shift);
+    if (!R_FINITE(s)) error("'shift' must be a finite number");
+    SEXP R = PROTECT(duplicate(K));
+    double *r = REAL(R);
+    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += s;
+    int bad = bochner_cholesky(r, m, bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return bad ? R_NilValue : R;
+}
+
+/* .Call(C_falkon_precond, T, dw, lambda, nthreads): the upper A with
+ * A'A = T diag(dw) T' / m + lambda I (dw NULL: ones); NULL when a pivot
+ * fails. */
+SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
+{
+    int m = square_arg(T, "T");
+    double lam = asReal(lambda);
+    if (!R_FINITE(lam)) error("'lambda' must be a finite number");
+    if (!isNull(dw) && (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m))
+        error("'dw' must be NULL or one weight per centre");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    const double *t = REAL(T);
+    /* a = T diag(dw) / m and b = T': then A'A = a b + lambda I */
+    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
+    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
+    for (int j = 0; j < m; j++) {
+        double s = (isNull(dw) ? 1.0 : REAL(dw)[j]) / (double) m;
+        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
+    }
+    parallel_transpose(t, m, m, b, nth);
+    SEXP A = PROTECT(allocMatrix(REALSXP, m, m));
+    double *r = REAL(A);
+    memset(r, 0, sizeof(double) * (size_t) m * m);
+    bochner_product(a, m, b, m, m, m, m, r, m, 0, 1, nth);
+    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += lam;
+    int bad = bochner_cholesky(r, m, nth);
+    UNPROTECT(1);
+    return bad ? R_NilValue : A;
+}
+
+/* .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads): R^-1 B (trans = 0)
+ * or R'^-1 B (trans = 1) for an upper triangular R; Rt is t(R), or NULL to
+ * transpose here. */
+SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads)
+{
+    int m = square_arg(R, "R");
+    if (!bochner_is_real_matrix(B) || nrows(B) != m) error("'B' must be a double matrix with one row per row of 'R'");
+    int nth = bochner_nthreads(asInteger(nthreads)), tr = asLogical(trans) == TRUE;
+    const double *rt = NULL;
+    if (tr) {
+        if (isNull(Rt)) {
+            double *t = (double *) R_alloc((size_t) m * m, sizeof(double));
+            parallel_transpose(REAL(R), m, m, t, nth);
+            rt = t;
+        } else {
+            if (square_arg(Rt, "Rt") != m) error("'Rt' must be t(R)");
+            rt = REAL(Rt);
+        }
+    }
+    SEXP X = PROTECT(duplicate(B));
+    bochner_falkon_trisolve(REAL(R), rt, m, REAL(X), ncols(B), tr, nth);
+    UNPROTECT(1);
+    return X;
+}

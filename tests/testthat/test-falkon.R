@@ -1,0 +1,244 @@
+# falkon(): the C passes against plain R, the CG solution against direct
+# solves of the same systems, the logistic loss against glm(), identities
+# (threads, block sizes, chunks, seeds) and refusals.
+
+knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0, nth = 1L) {
+  .Call(bochner:::C_falkon_knm_apply, x, C, bochner:::kernel_code(ker),
+        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth)
+}
+
+test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes included", {
+  set.seed(1)
+  ker <- gaussian_kernel(1.3)
+  for (case in list(c(n = 200, m = 17, k = 3), c(n = 1, m = 1, k = 1), c(n = 50, m = 1, k = 2),
+                    c(n = 1, m = 5, k = 1))) {
+    n <- case[["n"]]; m <- case[["m"]]; k <- case[["k"]]
+    x <- matrix(rnorm(n * 3), n)
+    C <- matrix(rnorm(m * 3), m)
+    U <- matrix(rnorm(m * k), m)
+    V <- matrix(rnorm(n * k), n)
+    w <- runif(n)
+    K <- kernel_matrix(ker, x, C)
+    expect_equal(knm(x, C, ker, U, V, w), crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
+    expect_equal(knm(x, C, ker, U = U), crossprod(K, K %*% U), tolerance = 1e-12)
+    both <- bochner:::falkon_knm_apply(list(centres = C, code = bochner:::kernel_code(ker),
+                                            par = bochner:::kernel_parameters(ker)),
+                                       x, U = U, nthreads = 1L, keep_ku = TRUE)
+    expect_equal(attr(both, "ku"), K %*% U, tolerance = 1e-12)
+    expect_equal(knm(x, C, ker, V = V), crossprod(K, V), tolerance = 1e-12)
+    W <- matrix(runif(n * k), n)      # one diagonal per right-hand side
+    expect_equal(knm(x, C, ker, U, w = W), crossprod(K, W * (K %*% U)), tolerance = 1e-12)
+    alpha <- matrix(rnorm(m * k), m)
+    expect_equal(bochner:::falkon_kernel_predict(list(centres = C, code = bochner:::kernel_code(ker),
+                                                      par = bochner:::kernel_parameters(ker)),
+                                                 x, alpha, 1L),
+                 K %*% alpha, tolerance = 1e-12)
+  }
+  # other kernels go through the same pass
+  x <- matrix(runif(120), 40)
+  C <- x[1:7, ]
+  U <- matrix(rnorm(14), 7)
+  for (ker in list(laplace_kernel(0.7), matern_kernel(1, 2.5), polynomial_kernel(3))) {
+    K <- kernel_matrix(ker, x, C)
+    expect_equal(knm(x, C, ker, U), crossprod(K, K %*% U), tolerance = 1e-12)
+  }
+})
+
+test_that("the blocked triangular solves equal backsolve(), for any thread count", {
+  set.seed(12)
+  for (m in c(1, 7, 250)) {
+    R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
+    B <- matrix(rnorm(m * 3), m)
+    for (tr in c(FALSE, TRUE)) {
+      X <- .Call(bochner:::C_falkon_trisolve, R, if (tr) t(R), B, tr, 1L)
+      expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
+      expect_identical(.Call(bochner:::C_falkon_trisolve, R, NULL, B, tr, 2L), X)
+    }
+  }
+})
+
+test_that("the pass is identical for any thread count, block size and chunking", {
+  set.seed(2)
+  ker <- gaussian_kernel(2)
+  x <- matrix(rnorm(3000 * 4), 3000)
+  C <- x[sample(3000, 60), ]
+  U <- matrix(rnorm(120), 60)
+  w <- runif(3000)
+  one <- knm(x, C, ker, U, w = w, nth = 1L)
+  expect_identical(knm(x, C, ker, U, w = w, nth = 2L), one)
+  expect_identical(knm(x, C, ker, U, w = w, block = 37, nth = 2L), one)
+  expect_identical(knm(x, C, ker, U, w = w, block = 3000, nth = 1L), one)
+  # chunks in order, each starting from the previous result
+  a <- knm(x[1:1234, ], C, ker, U, w = w[1:1234])
+  expect_identical(knm(x[-(1:1234), ], C, ker, U, w = w[-(1:1234)], init = a), one)
+})
+
+test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
+  set.seed(3)
+  n <- 200
+  x <- matrix(rnorm(n * 2), n)
+  y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(n, sd = 0.1)
+  w <- rexp(n)
+  C <- x[1:25, ]
+  ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
+  lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
+  fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
+                weights = w, control = list(tol = 1e-15))
+  K <- kernel_matrix(ker, x, C)
+  Kmm <- kernel_matrix(ker, C)
+  wn <- w * n / sum(w)
+  yc <- y - sum(wn * y) / sum(wn)
+  alpha <- solve(crossprod(K, wn * K) + lambda * n * Kmm, crossprod(K, wn * yc))
+  expect_equal(drop(fit$alpha), drop(alpha), tolerance = 1e-8)
+  expect_equal(unname(fit$fitted), drop(K %*% alpha) + sum(wn * y) / sum(wn), tolerance = 1e-8)
+  expect_null(fit$validation)
+})
+
+test_that("with every row a centre and a small lambda it is exact kernel ridge", {
+  set.seed(4)
+  n <- 60
+  x <- matrix(runif(n * 2), n)
+  y <- cos(3 * x[, 1]) - x[, 2] + rnorm(n, sd = 0.05)
+  ker <- gaussian_kernel(0.5)
+  lambda <- 1e-5
+  fit <- falkon(x, y, kernel = ker, centers = x, lambda = lambda, iter = 2000, scale = FALSE,
+                control = list(tol = 1e-15))
+  K <- kernel_matrix(ker, x)
+  ybar <- mean(y)
+  beta <- solve(K + lambda * n * diag(n), y - ybar)      # exact kernel ridge
+  xnew <- matrix(runif(20), 10)
+  expect_equal(unname(predict(fit, xnew)), drop(kernel_matrix(ker, xnew, x) %*% beta) + ybar,
+               tolerance = 1e-6)
+})
+
+test_that("the logistic loss matches glm() on the same Nystrom features", {
+  set.seed(5)
+  n <- 400
+  x <- matrix(rnorm(n * 2), n)
+  p <- plogis(1.5 * x[, 1] - x[, 2]^2 + 0.5)
+  y <- factor(ifelse(runif(n) < p, "b", "a"))
+  C <- x[1:8, ]
+  ker <- gaussian_kernel(1.5)
+  fit <- falkon(x, y, kernel = ker, centers = C, lambda = 1e-12, loss = "logistic", iter = 100,
+                scale = FALSE, control = list(newton_steps = 12, tol = 1e-15))
+  K <- kernel_matrix(ker, x, C)
+  b0 <- qlogis(mean(y == "b"))
+  ref <- suppressWarnings(glm(y ~ 0 + K, family = binomial, offset = rep(b0, n)))
+  expect_equal(unname(predict(fit, x, type = "prob")[, "b"]), unname(fitted(ref)),
+               tolerance = 1e-6)
+  pr <- predict(fit, x, type = "prob")
+  expect_equal(unname(rowSums(pr)), rep(1, n))
+  expect_identical(predict(fit, x), factor(colnames(pr)[max.col(pr, "first")], levels = c("a", "b")),
+                   ignore_attr = TRUE)
+})
+
+test_that("multinomial logistic fits give probabilities that beat the class frequencies", {
+  set.seed(6)
+  fit <- falkon(Species ~ ., data = iris, loss = "logistic", seed = 1)
+  pr <- predict(fit, iris, type = "prob")
+  expect_equal(dim(pr), c(150L, 3L))
+  expect_equal(unname(rowSums(pr)), rep(1, 150))
+  ll <- -mean(log(pr[cbind(1:150, as.integer(iris$Species))]))
+  expect_lt(ll, 0.2 * log(3))
+  expect_gt(mean(predict(fit, iris) == iris$Species), 0.93)
+})
+
+test_that("fits are reproducible with set.seed() or seed =, and do not depend on threads", {
+  set.seed(7)
+  x <- matrix(rnorm(1200), 600)
+  y <- factor(x[, 1] * x[, 2] > 0)
+  set.seed(11)
+  a <- falkon(x, y, centers = 50, nthreads = 1)
+  set.seed(11)
+  b <- falkon(x, y, centers = 50, nthreads = 2)
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(a$lambda, b$lambda)
+  c1 <- falkon(x, y, centers = 50, seed = 3, control = list(block_rows = 17))
+  c2 <- falkon(x, y, centers = 50, seed = 3)
+  expect_identical(c1$alpha, c2$alpha)
+  expect_gt(mean(predict(a, x) == y), 0.9)
+})
+
+test_that("default centres grow fourfold while the held-out error falls", {
+  set.seed(13)
+  x <- matrix(runif(6000), 3000)
+  y <- sin(6 * x[, 1]) * cos(4 * x[, 2]) + rnorm(3000, sd = 0.05)
+  fit <- falkon(x, y, seed = 1, control = list(start_centers = 16))
+  path <- fit$centres_path
+  expect_equal(path$centers[1], 16)
+  expect_gt(nrow(path), 1)
+  expect_true(all(diff(path$centers) > 0))
+  expect_true(fit$m %in% path$centers)
+  expect_equal(fit$lambda, path$lambda[path$centers == fit$m])
+  # each step kept improved by control$grow_gain, except possibly the last
+  e <- path$error
+  if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
+  expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 16))$alpha, fit$alpha)
+  expect_lt(sqrt(mean((predict(fit, x) - sin(6 * x[, 1]) * cos(4 * x[, 2]))^2)), 0.05)
+  # fewer training rows than the default number of centres (some are held out)
+  small <- falkon(iris[, 1:4], iris$Species, seed = 1)
+  expect_lte(small$m, small$n_train)
+  expect_gt(mean(fitted(small) == iris$Species), 0.9)
+})
+
+test_that("integer case weights are repeated rows", {
+  set.seed(8)
+  x <- matrix(rnorm(160), 80)
+  y <- x[, 1] - x[, 2]^2 + rnorm(80, sd = 0.1)
+  wt <- sample(1:3, 80, replace = TRUE)
+  C <- x[1:10, ]
+  ker <- gaussian_kernel(1)
+  rows <- rep(1:80, wt)
+  fr <- falkon(x[rows, ], y[rows], kernel = ker, centers = C, lambda = 1e-3, iter = 200,
+               scale = FALSE, control = list(tol = 1e-15))
+  fw2 <- falkon(x, y, kernel = ker, centers = C, lambda = 1e-3, iter = 200, scale = FALSE,
+                weights = wt, control = list(tol = 1e-15))
+  expect_equal(fw2$alpha, fr$alpha, tolerance = 1e-8)
+})
+
+test_that("formula, data frame and sparse input", {
+  fit <- falkon(mpg ~ wt + hp + factor(cyl), data = mtcars, centers = 20, lambda = 1e-3,
+                iter = 30, seed = 1)
+  expect_equal(nobs(fit), 32L)
+  expect_equal(length(predict(fit, mtcars[1:5, ])), 5L)
+  fit2 <- update(fit, lambda = 1e-2)
+  expect_equal(fit2$lambda, 1e-2)
+  expect_s3_class(formula(fit), "formula")
+  expect_output(print(summary(fit)), "FALKON regression")
+  expect_equal(length(residuals(fit)), 32L)
+  skip_if_not_installed("Matrix")
+  set.seed(9)
+  d <- matrix(rbinom(600, 1, 0.2) * runif(600), 100)
+  y <- d[, 1] + d[, 2] + rnorm(100, sd = 0.05)
+  s <- Matrix::Matrix(d, sparse = TRUE)
+  a <- falkon(s, y, centers = 20, lambda = 1e-3, iter = 30, seed = 2)
+  b <- falkon(d, y, centers = 20, lambda = 1e-3, iter = 30, seed = 2)
+  # (sparse data are scaled, not centred: the kernel's rounding differs)
+  expect_equal(predict(a, s[1:10, ]), predict(b, d[1:10, ]), tolerance = 1e-9)
+})
+
+test_that("bad input is refused, naming the argument", {
+  x <- matrix(rnorm(100), 50)
+  y <- rnorm(50)
+  expect_error(falkon(replace(x, 3, NA), y), "'x'")
+  expect_error(falkon(x, replace(y, 2, NA)), "'y'")
+  expect_error(falkon(x, factor(rep("a", 50))), "'y'.*one class")
+  expect_error(falkon(x, y, centers = 51), "'centers'")
+  expect_error(falkon(x, y, centers = matrix(0, 3, 3)), "'centers'")
+  expect_error(falkon(x, y, lambda = 0), "'lambda'")
+  expect_error(falkon(x, y, lambda = -1), "'lambda'")
+  expect_error(falkon(x, y, loss = "logistic"), "'loss'")
+  expect_error(falkon(x, y, iter = 0), "'iter'")
+  expect_error(falkon(x, y, weights = rep(-1, 50)), "'weights'")
+  expect_error(falkon(x, y, control = list(bogus = 1)), "'control'")
+  expect_error(falkon(x, y, kernel = "gaussian"), "'kernel'")
+  old <- options(bochner.max_memory = 1000)
+  on.exit(options(old))
+  expect_error(falkon(x, y, centers = 40), "'centers'.*too large")
+  options(old)
+  fit <- falkon(x, y, centers = 10, lambda = 1e-3, iter = 5)
+  expect_error(predict(fit, matrix(0, 2, 3)), "'newdata'")
+  expect_error(predict(fit, x, type = "class"), "'type'")
+  fc <- falkon(x, factor(x[, 1] > 0), centers = 10, lambda = 1e-3, iter = 5)
+  expect_error(predict(fc, x, type = "prob"), "'type'.*logistic")
+})
