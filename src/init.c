@@ -31,6 +31,9 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("fwht", bochner_fwht_call, 1),
     CALLDEF("sparse_rff", bochner_sparse_rff_call, 9),
     CALLDEF("sparse_dist", bochner_sparse_dist_call, 2),
+    CALLDEF("mmd_perm_gram", bochner_mmd_perm_gram_call, 4),
+    CALLDEF("mmd_perm_stream", bochner_mmd_perm_stream_call, 7),
+    CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),
     {NULL, NULL, 0}
 };
 
