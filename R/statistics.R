@@ -65,7 +65,14 @@ stat_method_text <- function(method, map, kernel) {
     exact = "exact kernel",
     rff = sprintf("random Fourier features, %d columns", map$n_features),
     nystrom = sprintf("Nystrom features, %d landmarks", map_size(map)))
-  sprintf("%s, %s kernel (%s)", how, kernel_label(kernel), kernel_parameter_text(kernel))
+  sprintf("%s, %s kernel (%s)", how, kernel_label(kernel), stat_kernel_text(kernel))
+}
+
+# A kernel's parameters, or its formula for kernels that are not
+# shift-invariant (as print.random_features() shows them).
+stat_kernel_text <- function(kernel) {
+  if (kernel$shift_invariant) kernel_parameter_text(kernel)
+  else paste("k(x, y) =", kernel_formula(kernel))
 }
 
 stat_null_text <- function(null, B) {
