@@ -128,7 +128,7 @@ hsic_test.formula <- function(x, data = NULL, ..., subset, na.action = stats::na
 }
 
 hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...) {
-  n <- nrow(x)
+  n <- as.double(nrow(x))
   map_x <- map_y <- NULL
   if (method == "exact") {
     if (length(list(...))) check_no_dots(...)
@@ -183,6 +183,7 @@ feature_sums <- function(zz, zbar, n) {
 # p-value of n HSIC_b under the gamma law of dhsic.test(method = "gamma"),
 # two variables.
 hsic_gamma_p <- function(stat, mom, n) {
+  n <- as.double(n)
   ax <- mom$x[["a"]]; bx <- mom$x[["b"]]; cx <- mom$x[["c"]]
   ay <- mom$y[["a"]]; by <- mom$y[["b"]]; cy <- mom$y[["c"]]
   mean <- (mom$diag - ax - ay + ax * ay) / n

@@ -156,8 +156,8 @@ rbind_sample <- function(x, y, most = 500L) {
 }
 
 mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) {
-  m <- nrow(x)
-  n <- nrow(y)
+  m <- as.double(nrow(x))
+  n <- as.double(nrow(y))
   map <- NULL
   if (method == "exact") {
     if (length(list(...))) check_no_dots(...)
@@ -179,6 +179,8 @@ mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) 
 # MMD^2_u of every split from a = l'Kl, b = l'K1, d = l'diag(K) (l the
 # 0/1 labels of the first group), total = 1'K1 and trace = tr K.
 mmd_from_sums <- function(a, b, d, total, trace, m, n) {
+  m <- as.double(m)
+  n <- as.double(n)
   sxx <- a - d
   syy <- total - 2 * b + a - (trace - d)
   sxy <- b - a
@@ -203,6 +205,8 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
   if (null == "gamma") {
     # C = S_x / m + S_y / n: traces from the doubly centred Gram blocks
     cxy <- Kxy - outer(rowMeans(Kxy), colMeans(Kxy), "+") + mean(Kxy)
+    m <- as.double(m)
+    n <- as.double(n)
     tr_x <- sum(diag(centre_gram(Kxx))) / (m - 1)
     tr_y <- sum(diag(centre_gram(Kyy))) / (n - 1)
     hs_x <- sum(centre_gram(Kxx)^2) / (m - 1)^2
@@ -215,8 +219,8 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
 }
 
 mmd_features <- function(x, y, map, null, B, nthreads) {
-  m <- nrow(x)
-  n <- nrow(y)
+  m <- as.double(nrow(x))
+  n <- as.double(nrow(y))
   nf <- map$n_features
   if (null == "permutation") {
     rows <- stat_block_rows(max(m, n), nf + B + 1L)
