@@ -233,6 +233,7 @@ print.summary.kernel_pca <- function(x, ...) {
 #' @param x A fit from [kernel_pca()] (with `retx = TRUE` for the scores).
 #' @param type `"scores"` or `"variance"`.
 #' @param components The two components to plot against each other.
+#' @param main The title.
 #' @param ... Graphical parameters for [plot()] or [barplot()].
 #' @return `x`, invisibly.
 #' @examples
@@ -240,11 +241,12 @@ print.summary.kernel_pca <- function(x, ...) {
 #' plot(fit, col = iris$Species)
 #' plot(fit, type = "variance")
 #' @export
-plot.kernel_pca <- function(x, type = c("scores", "variance"), components = c(1L, 2L), ...) {
+plot.kernel_pca <- function(x, type = c("scores", "variance"), components = c(1L, 2L),
+                            main = "Kernel PCA", ...) {
   type <- check_choice(type, c("scores", "variance"), "type")
   if (type == "variance" || x$rank < 2L) {
     graphics::barplot(x$variance / x$total_variance, ylab = "proportion of variance",
-                      main = "Kernel PCA", ...)
+                      main = main, ...)
     return(invisible(x))
   }
   if (is.null(x$x)) stop_arg("x", "has no scores (fitted with retx = FALSE)")
@@ -253,6 +255,6 @@ plot.kernel_pca <- function(x, type = c("scores", "variance"), components = c(1L
   }
   graphics::plot(x$x[, components[1L]], x$x[, components[2L]],
                  xlab = colnames(x$x)[components[1L]], ylab = colnames(x$x)[components[2L]],
-                 main = "Kernel PCA", ...)
+                 main = main, ...)
   invisible(x)
 }

@@ -204,13 +204,15 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
   out <- list(statistic = stats[1L], null = stats[-1L], biased = biased)
   if (null == "gamma") {
     # C = S_x / m + S_y / n: traces from the doubly centred Gram blocks
+    cxx <- centre_gram(Kxx)
+    cyy <- centre_gram(Kyy)
     cxy <- Kxy - outer(rowMeans(Kxy), colMeans(Kxy), "+") + mean(Kxy)
     m <- as.double(m)
     n <- as.double(n)
-    tr_x <- sum(diag(centre_gram(Kxx))) / (m - 1)
-    tr_y <- sum(diag(centre_gram(Kyy))) / (n - 1)
-    hs_x <- sum(centre_gram(Kxx)^2) / (m - 1)^2
-    hs_y <- sum(centre_gram(Kyy)^2) / (n - 1)^2
+    tr_x <- sum(diag(cxx)) / (m - 1)
+    tr_y <- sum(diag(cyy)) / (n - 1)
+    hs_x <- sum(cxx^2) / (m - 1)^2
+    hs_y <- sum(cyy^2) / (n - 1)^2
     hs_xy <- sum(cxy^2) / ((m - 1) * (n - 1))
     out$mean <- tr_x / m + tr_y / n
     out$var <- 2 * (hs_x / m^2 + hs_y / n^2 + 2 * hs_xy / (m * n))
