@@ -195,6 +195,7 @@ hsic_gamma_p <- function(stat, mom, n) {
 }
 
 hsic_features <- function(x, y, map_x, map_y, B, nthreads) {
+  if (B > 0L) return(hsic_feature_permutations(x, y, map_x, map_y, B, nthreads))
   n <- nrow(x)
   dx <- map_x$n_features
   dy <- map_y$n_features
@@ -206,15 +207,14 @@ hsic_features <- function(x, y, map_x, map_y, B, nthreads) {
   # the product of the two means (exact when both diagonals are constant)
   sx <- feature_sums(mo$zz[ix, ix, drop = FALSE], mo$zbar[ix], n)
   sy <- feature_sums(mo$zz[iy, iy, drop = FALSE], mo$zbar[iy], n)
-  out <- list(statistic = sum(mo$zz[ix, iy]^2) / n^2,
-              moments = list(x = sx, y = sy, diag = sx[["diag"]] * sy[["diag"]]), null = NULL)
-  if (B > 0L) out$null <- hsic_feature_permutations(x, y, map_x, map_y, B, nthreads)
-  out
+  list(statistic = sum(mo$zz[ix, iy]^2) / n^2,
+       moments = list(x = sx, y = sy, diag = sx[["diag"]] * sy[["diag"]]), null = NULL)
 }
 
-# Permutation statistics on features: on the n x n Gram matrices of the
-# centred features when that is cheaper (n <= Dx Dy) and small, else one
-# Dx x n x Dy product per permutation (permutations drawn serially).
+# The statistic and its permutation statistics on features: on the n x n
+# Gram matrices of the centred features when that is cheaper (n <= Dx Dy)
+# and small, else one Dx x n x Dy product per permutation (permutations
+# drawn serially).
 hsic_feature_permutations <- function(x, y, map_x, map_y, B, nthreads) {
   n <- nrow(x)
   check_allocation(n, map_x$n_features + map_y$n_features, "the feature matrices", arg = "x")
@@ -223,10 +223,11 @@ hsic_feature_permutations <- function(x, y, map_x, map_y, B, nthreads) {
   if (n <= map_x$n_features * map_y$n_features && n <= 5000L) {
     K <- .Call(C_crossprod, t(Pc), nthreads)
     L <- .Call(C_crossprod, t(Qc), nthreads)
-    return(.Call(C_hsic_perm_gram, K, L, B, nthreads)[-1L] / n^2)
+    t <- .Call(C_hsic_perm_gram, K, L, B, nthreads) / n^2
+    return(list(statistic = t[1L], null = t[-1L]))
   }
   Pt <- t(Pc)
-  vapply(seq_len(B), function(b) {
-    sum(.Call(C_matprod, Pt, Qc[sample.int(n), , drop = FALSE], nthreads)^2) / n^2
-  }, numeric(1))
+  stat <- function(Q) sum(.Call(C_matprod, Pt, Q, nthreads)^2) / n^2
+  list(statistic = stat(Qc),
+       null = vapply(seq_len(B), function(b) stat(Qc[sample.int(n), , drop = FALSE]), numeric(1)))
 }

@@ -265,7 +265,12 @@ SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads)
     PutRNGstate();
     SEXP out = PROTECT(allocVector(REALSXP, nc));
     hsic_job job = {REAL(K), REAL(L), perm, n, REAL(out)};
-    bochner_parallel_blocks(nc, bochner_threads_for(nth, (double) n * (double) n * nc), 4,
+    /* permutations per thread between interrupt checks: about 2e7
+     * multiply-adds, so that small n does not start a parallel region for
+     * every few permutations */
+    double per = 2e7 / ((double) n * (double) n);
+    int per_check = per < 4.0 ? 4 : (per > 1e6 ? 1000000 : (int) per);
+    bochner_parallel_blocks(nc, bochner_threads_for(nth, (double) n * (double) n * nc), per_check,
                             hsic_block, &job);
     UNPROTECT(1);
     return out;
