@@ -1,9 +1,9 @@
 /* Permutation nulls of the kernel two-sample (MMD) and independence (HSIC)
  * tests.
  *
- *   bochner_mmd_labels        B random splits of N pooled rows into m and
- *                             N - m (Floyd's sampling on a bit set, drawn
- *                             serially from R's generator)
+ *   mmd_labels                B random splits of N pooled rows into m and
+ *                             N - m (selection sampling into a bit set,
+ *                             drawn serially from R's generator)
  *   mmd_perm_gram_call        for the exact statistic: with L the N x (B+1)
  *                             0/1 matrix of group-X labels (column 0 the
  *                             observed split), a = diag(L'KL), b = L'K1,
@@ -36,24 +36,33 @@ static inline void bit_set(uint64_t *w, R_xlen_t i)
 }
 
 /* For each of B permutations, the rows that fall in the first group of m:
- * a uniformly random m-subset of 0..N-1 (Floyd's algorithm on the smaller
- * of the two groups, then complemented if that was the second group).
- * bits holds B * nwords words.  Serial: R's generator. */
+ * a uniformly random m-subset of 0..N-1 by selection sampling (Knuth's
+ * Algorithm S: row i joins with probability (m - chosen) / (N - i)), one
+ * uniform draw per row, written a 64-bit word at a time.  bits holds B *
+ * nwords words.  Serial: R's generator. */
 static void mmd_labels(R_xlen_t N, R_xlen_t m, int B, uint64_t *bits, R_xlen_t nwords)
 {
-    R_xlen_t k = m <= N - m ? m : N - m;
     memset(bits, 0, sizeof(uint64_t) * (size_t) nwords * (size_t) B);
     GetRNGstate();
     for (int b = 0; b < B; b++) {
         uint64_t *w = bits + (ptrdiff_t) b * nwords;
-        for (R_xlen_t j = N - k; j < N; j++) {
-            R_xlen_t t = (R_xlen_t) R_unif_index((double) (j + 1));
-            if (bit_get(w, t)) bit_set(w, j); else bit_set(w, t);
-        }
-        if (k != m) {
-            for (R_xlen_t i = 0; i < nwords; i++) w[i] = ~w[i];
-            R_xlen_t tail = N % WORD_BITS;
-            if (tail) w[nwords - 1] &= ((uint64_t) 1 << tail) - 1;
+        R_xlen_t need = m;
+        for (R_xlen_t i0 = 0; i0 < N && need > 0; i0 += WORD_BITS) {
+            R_xlen_t i1 = N - i0 < WORD_BITS ? N : i0 + WORD_BITS;
+            uint64_t word = 0;
+            for (R_xlen_t i = i0; i < i1 && need > 0; i++) {
+                if (need == N - i) {                /* every remaining row is chosen */
+                    for (R_xlen_t r = i; r < i1; r++) word |= (uint64_t) 1 << (r - i0);
+                    for (R_xlen_t r = i1; r < N; r++) bit_set(w, r);
+                    need = 0;
+                    break;
+                }
+                if (unif_rand() * (double) (N - i) < (double) need) {
+                    word |= (uint64_t) 1 << (i - i0);
+                    need--;
+                }
+            }
+            w[i0 / WORD_BITS] |= word;
         }
         if ((b & 15) == 15) R_CheckUserInterrupt();
     }
