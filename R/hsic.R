@@ -86,19 +86,13 @@ hsic_test.default <- function(x, y, kernel_x = NULL, kernel_y = NULL,
                               null = c("permutation", "gamma"), B = 200, seed = NULL,
                               nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
-  x <- as_data_matrix(x, "x")
-  if (missing(y)) stop_arg("y", "is required: the second variable")
-  y <- as_data_matrix(y, "y")
-  if (nrow(y) != nrow(x)) stop_arg("y", "has ", nrow(y), " rows but 'x' has ", nrow(x))
-  if (nrow(x) < 6L) stop_arg("x", "needs at least 6 rows")
-  method <- stat_method(method)
-  null <- stat_null(null)
-  D <- check_count(D, "D")
-  B <- if (null == "permutation") check_count(B, "B") else 0L
-  nthreads <- check_threads(nthreads)
+  data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 6L, what = "the second variable")
+  x <- data$x
+  y <- data$y
+  o <- stat_test_options(method, null, D, B, nthreads)
   kx <- stat_kernel(kernel_x, x, "kernel_x")
   ky <- stat_kernel(kernel_y, y, "kernel_y")
-  with_seed(seed, hsic_run(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...))
+  with_seed(seed, hsic_run(x, y, kx, ky, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))
 }
 
 #' @rdname hsic_test

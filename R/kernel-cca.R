@@ -67,11 +67,9 @@
 kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda = 1e-3,
                        method = c("rff", "nystrom", "exact"), D = 256, seed = NULL,
                        nthreads = bochner_threads(), ...) {
-  x <- as_data_matrix(x, "x")
-  if (missing(y)) stop_arg("y", "is required: the second variable")
-  y <- as_data_matrix(y, "y")
-  if (nrow(y) != nrow(x)) stop_arg("y", "has ", nrow(y), " rows but 'x' has ", nrow(x))
-  if (nrow(x) < 3L) stop_arg("x", "needs at least three rows")
+  data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 3L, what = "the second variable")
+  x <- data$x
+  y <- data$y
   method <- stat_method(method)
   rank <- check_count(rank, "rank")
   lambda <- check_number(lambda, "lambda", lower = 0)

@@ -93,19 +93,12 @@ mmd_test.default <- function(x, y, kernel = NULL, method = c("rff", "nystrom", "
                              D = 256, null = c("permutation", "gamma"), B = 200,
                              seed = NULL, nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
-  x <- as_data_matrix(x, "x")
-  if (missing(y)) stop_arg("y", "is required: the second sample")
-  y <- as_data_matrix(y, "y")
-  if (ncol(y) != ncol(x)) stop_arg("y", "has ", ncol(y), " columns but 'x' has ", ncol(x))
-  if (nrow(x) < 2L) stop_arg("x", "needs at least two rows")
-  if (nrow(y) < 2L) stop_arg("y", "needs at least two rows")
-  method <- stat_method(method)
-  null <- stat_null(null)
-  D <- check_count(D, "D")
-  B <- if (null == "permutation") check_count(B, "B") else 0L
-  nthreads <- check_threads(nthreads)
+  data <- stat_data(x, y, missing(y), paired = FALSE, min_rows = 2L, what = "the second sample")
+  x <- data$x
+  y <- data$y
+  o <- stat_test_options(method, null, D, B, nthreads)
   kernel <- stat_kernel(kernel, rbind_sample(x, y), "kernel")
-  with_seed(seed, mmd_run(x, y, kernel, method, D, null, B, nthreads, data.name, ...))
+  with_seed(seed, mmd_run(x, y, kernel, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))
 }
 
 #' @rdname mmd_test

@@ -7,6 +7,30 @@ stat_method <- function(method) check_choice(method, c("rff", "nystrom", "exact"
 
 stat_null <- function(null) check_choice(null, c("permutation", "gamma"), "null")
 
+# The two data sets of a statistic as matrices: paired variables (HSIC,
+# CCA) need the same rows, two samples (MMD) the same columns; each needs
+# at least min_rows rows.
+stat_data <- function(x, y, y_missing, paired, min_rows, what) {
+  x <- as_data_matrix(x, "x")
+  if (y_missing) stop_arg("y", "is required: ", what)
+  y <- as_data_matrix(y, "y")
+  if (paired && nrow(y) != nrow(x)) stop_arg("y", "has ", nrow(y), " rows but 'x' has ", nrow(x))
+  if (!paired && ncol(y) != ncol(x)) {
+    stop_arg("y", "has ", ncol(y), " columns but 'x' has ", ncol(x))
+  }
+  if (nrow(x) < min_rows) stop_arg("x", "needs at least ", min_rows, " rows")
+  if (nrow(y) < min_rows) stop_arg("y", "needs at least ", min_rows, " rows")
+  list(x = x, y = y)
+}
+
+# The options shared by the two tests, validated.
+stat_test_options <- function(method, null, D, B, nthreads) {
+  null <- stat_null(null)
+  list(method = stat_method(method), null = null, D = check_count(D, "D"),
+       B = if (null == "permutation") check_count(B, "B") else 0L,
+       nthreads = check_threads(nthreads))
+}
+
 # The kernel with sigma = "median" resolved on x; a missing kernel is the
 # Gaussian with the median heuristic.
 stat_kernel <- function(kernel, x, arg) {
