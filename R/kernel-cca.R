@@ -163,6 +163,9 @@ general_subspace_eigen <- function(op_S, op_T, op_A, n, rank, nthreads, tol = 1e
     AVU <- op_A(VU[, want, drop = FALSE])
     res <- sqrt(colSums((SVU - sweep(AVU, 2L, e$values[want], "*"))^2))
     if (all(res <= tol * sqrt(colSums(AVU^2)))) break
+    if (it == max_iter) {
+      warning("the eigen-solver stopped after ", max_iter, " iterations", call. = FALSE)
+    }
     V <- a_orth(op_T(VU))
     if (ncol(V) < length(want)) break
   }

@@ -137,8 +137,14 @@ subspace_eigen <- function(apply_A, n, rank, nthreads, tol = 1e-10, max_iter = 1
     if (is.null(Vn) || ncol(Vn) < length(want)) break   # the operator's rank is below 'rank'
     V <- Vn
   }
+  converged <- all(res <= tol * max(e$values[1L], .Machine$double.xmin))
+  if (!converged && it == max_iter) {
+    warning("the eigen-solver stopped after ", max_iter, " iterations with a relative residual of ",
+            format(max(res) / max(e$values[1L], .Machine$double.xmin), digits = 3),
+            call. = FALSE)
+  }
   list(values = e$values[want], vectors = VU[, want, drop = FALSE], iterations = it,
-       converged = all(res <= tol * max(e$values[1L], .Machine$double.xmin)))
+       converged = converged)
 }
 
 # t(a) %*% b on the package's product.
