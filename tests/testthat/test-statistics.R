@@ -233,3 +233,16 @@ test_that("bad input is refused with the argument named", {
   fit <- kernel_pca(x, rank = 1, D = 5, seed = 1)
   expect_error(predict(fit, matrix(1, 2, 5)), "newdata")
 })
+
+test_that("the formula methods split and pair the data as the default methods", {
+  set.seed(15)
+  df <- data.frame(a = rnorm(40), b = rnorm(40), g = rep(c("u", "v"), 20))
+  f <- mmd_test(cbind(a, b) ~ g, data = df, B = 20, seed = 1)
+  d <- mmd_test(as.matrix(df[df$g == "u", 1:2]), as.matrix(df[df$g == "v", 1:2]), B = 20,
+                seed = 1)
+  expect_equal(f$statistic, d$statistic)
+  expect_equal(f$p.value, d$p.value)
+  expect_match(f$data.name, "by g")
+  h <- hsic_test(b ~ a, data = df, method = "exact", null = "gamma")
+  expect_equal(h$statistic, hsic_test(df$a, df$b, method = "exact", null = "gamma")$statistic)
+})
