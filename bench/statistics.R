@@ -112,18 +112,18 @@ if ("agree" %in% steps) {
 null_methods <- list(
   "mmd exact perm" = function(a, b, sd) mmd_test(a, b, method = "exact", B = 200),
   "mmd exact gamma" = function(a, b, sd) mmd_test(a, b, method = "exact", null = "gamma"),
-  "mmd rff perm" = function(a, b, sd) mmd_test(a, b, D = 1024, B = 200),
-  "mmd rff gamma" = function(a, b, sd) mmd_test(a, b, D = 1024, null = "gamma"),
+  "mmd rff perm" = function(a, b, sd) mmd_test(a, b, D = 256, B = 200),
+  "mmd rff gamma" = function(a, b, sd) mmd_test(a, b, D = 256, null = "gamma"),
   "mmd nystrom perm" = function(a, b, sd) mmd_test(a, b, method = "nystrom", D = 200, B = 200),
   "hsic exact perm" = function(a, b, sd) hsic_test(a, b, method = "exact", B = 200),
   "hsic exact gamma" = function(a, b, sd) hsic_test(a, b, method = "exact", null = "gamma"),
-  "hsic rff perm" = function(a, b, sd) hsic_test(a, b, D = 1024, B = 200),
-  "hsic rff gamma" = function(a, b, sd) hsic_test(a, b, D = 1024, null = "gamma"),
+  "hsic rff perm" = function(a, b, sd) hsic_test(a, b, D = 256, B = 200),
+  "hsic rff gamma" = function(a, b, sd) hsic_test(a, b, D = 256, null = "gamma"),
   "hsic nystrom gamma" = function(a, b, sd) hsic_test(a, b, method = "nystrom", D = 200,
                                                       null = "gamma"))
 
 if ("level" %in% steps) {
-  cat("\n## Level: 500 null replicates, n = 200 (two samples of 200; 200 pairs), d = 2\n")
+  cat("\n## Level: 500 null replicates, n = 200 (two samples of 200; 200 pairs), d = 2, rff D = 256\n")
   reps <- 500
   set.seed(20)
   data <- lapply(seq_len(reps), function(i) {
