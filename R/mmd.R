@@ -30,7 +30,7 @@
 #' splits are kept as bits: \eqn{(m + n) B / 8} bytes (50 MB for two samples
 #' of \eqn{10^6} rows and 200 permutations), besides the data.
 #' `null = "gamma"`: the biased statistic \eqn{\|\hat\mu_x - \hat\mu_y\|^2}{||mu_x -
-#' mu_y||^2} (= MMD²_u plus the bias terms) is, under the null, close to a
+#' mu_y||^2} (= MMD^2_u plus the bias terms) is, under the null, close to a
 #' weighted sum of chi-squares with mean \eqn{\mathrm{tr}\,C}{tr C} and variance
 #' \eqn{2\,\mathrm{tr}\,C^2}{2 tr C^2}, where \eqn{C = \hat S_x / m + \hat S_y / n}{C
 #' = S_x / m + S_y / n} is the covariance of the difference of the two mean
@@ -67,7 +67,7 @@
 #'   does not depend on it.
 #' @param ... Options of [random_features()] (`type`, `sampling`) or
 #'   [nystrom_features()] (`landmarks`) for the feature methods.
-#' @return An object of class `"htest"`: `statistic` (MMD²_u), `p.value`,
+#' @return An object of class `"htest"`: `statistic` (MMD^2_u), `p.value`,
 #'   `null.value`, `alternative`, `method`, `data.name`, and also
 #'   `estimate` (the biased statistic \eqn{\|\hat\mu_x - \hat\mu_y\|^2}{||mu_x - mu_y||^2}),
 #'   `null_statistics` (the permutation statistics), `kernel` (with
