@@ -220,9 +220,10 @@ if ("scale" %in% steps) {
   data_mb <- (object.size(x) + object.size(y)) / 2^20
   run <- function(name, expr) {
     invisible(gc(reset = TRUE))
-    t <- elapsed(value <- expr)
+    t <- system.time(value <- expr)
     peak <- sum(gc()[, 6L])                 # R's "max used" (Mb) since the reset
-    data.frame(call = name, seconds = t, peak_R_heap_MB = peak, p_value = value)
+    data.frame(call = name, elapsed_s = t[["elapsed"]],
+               cpu_s = t[["user.self"]] + t[["sys.self"]], peak_R_heap_MB = peak, p_value = value)
   }
   res <- rbind(
     run("mmd_test(method = 'rff', B = 200)", mmd_test(x, y, k, D = D, B = 200, seed = 1)$p.value),
@@ -235,5 +236,6 @@ if ("scale" %in% steps) {
     run("kernel_pca(rank = 10), scores of all rows",
         { kernel_pca(x, k, rank = 10, D = D, seed = 1); NA }))
   show(res)
-  cat(sprintf("(the data: %.0f MB for both samples)\n", data_mb))
+  cat(sprintf("(the data: %.0f MB for both samples; load average at the end: %s)\n", data_mb,
+              paste(readLines("/proc/loadavg", warn = FALSE), collapse = " ")))
 }
