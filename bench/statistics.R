@@ -147,14 +147,15 @@ if ("power" %in% steps) {
   cat(sprintf("\n## Power at n = 500, %d replicates, 5 %% level, permutation p-values (B = 200)\n",
               reps))
   alts <- list(
-    "mean shift 0.2 (d = 2)" = function() list(a = matrix(rnorm(1000), 500),
-                                               b = matrix(rnorm(1000, mean = 0.2), 500), test = "mmd"),
-    "variance 1 vs 1.25^2 (d = 2)" = function() list(a = matrix(rnorm(1000), 500),
-                                                     b = matrix(rnorm(1000, sd = 1.25), 500),
+    "mean shift 0.13 (d = 2)" = function() list(a = matrix(rnorm(1000), 500),
+                                                b = matrix(rnorm(1000, mean = 0.13), 500),
+                                                test = "mmd"),
+    "variance 1 vs 1.12^2 (d = 2)" = function() list(a = matrix(rnorm(1000), 500),
+                                                     b = matrix(rnorm(1000, sd = 1.12), 500),
                                                      test = "mmd"),
-    "y = x^2 + N(0, 3^2)" = function() {
+    "y = x^2 + N(0, 6^2)" = function() {
       x <- rnorm(500)
-      list(a = x, b = x^2 + rnorm(500, sd = 3), test = "hsic")
+      list(a = x, b = x^2 + rnorm(500, sd = 6), test = "hsic")
     })
   set.seed(30)
   t0 <- Sys.time()
