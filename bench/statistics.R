@@ -123,13 +123,16 @@ null_methods <- list(
                                                       null = "gamma"))
 
 if ("level" %in% steps) {
-  cat("\n## Level: 500 null replicates, n = 200 (two samples of 200; 200 pairs), d = 2, rff D = 256\n")
+  cat("\n## Level: 500 null replicates, n = 200 (two samples of 200; 200 pairs), d = 2, rff D = 256,",
+      "seed", Sys.getenv("BOCHNER_BENCH_LEVEL_SEED", "20"), "\n")
   reps <- 500
-  set.seed(20)
+  set.seed(as.integer(Sys.getenv("BOCHNER_BENCH_LEVEL_SEED", "20")))
   data <- lapply(seq_len(reps), function(i) {
     list(a = matrix(rnorm(400), 200), b = matrix(rnorm(400), 200))
   })
   t0 <- Sys.time()
+  only <- Sys.getenv("BOCHNER_BENCH_LEVEL_ONLY", "")   # e.g. "mmd": those methods only
+  if (nzchar(only)) null_methods <- null_methods[startsWith(names(null_methods), only)]
   p <- sapply(null_methods, function(f) vapply(data, function(dd) f(dd$a, dd$b)$p.value, 0))
   res <- data.frame(method = colnames(p),
                     rejection_5pct = colMeans(p <= 0.05),
