@@ -105,7 +105,9 @@ if ("agree" %in% steps) {
                              bochner = kc$cor[1], peer = kk@kcor[1],
                              peer_name = "kernlab::kcca, kappa = 0.1")
   }
-  show(do.call(rbind, rows))
+  out <- do.call(rbind, rows)
+  out$relative_difference <- ifelse(is.na(out$peer) | out$peer == 0, NA, out$bochner / out$peer - 1)
+  show(out)
 }
 
 # ---------------------------------------------------------------- level ---
