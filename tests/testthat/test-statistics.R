@@ -246,3 +246,18 @@ test_that("the formula methods split and pair the data as the default methods", 
   h <- hsic_test(b ~ a, data = df, method = "exact", null = "gamma")
   expect_equal(h$statistic, hsic_test(df$a, df$b, method = "exact", null = "gamma")$statistic)
 })
+
+test_that("the C entry points refuse malformed arguments without crashing", {
+  pool <- list(NULL, 1L, -1L, 0L, NA, 2.5, "a", matrix(1, 3, 3), matrix(1, 3, 2), matrix(1L, 3, 3),
+               matrix(0, 0, 0), matrix(1, 1, 1), list(1), function(i) matrix(1, 2, 2), 1e12,
+               emptyenv(), globalenv(), c(1, 2))
+  routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_perm_stream,
+                   bochner:::C_hsic_perm_gram)
+  set.seed(16)
+  for (i in seq_len(300)) {
+    r <- routines[[sample.int(3L, 1L)]]
+    args <- lapply(seq_len(r$numParameters), function(j) pool[[sample.int(length(pool), 1L)]])
+    out <- tryCatch(do.call(.Call, c(list(r), args)), error = function(e) "refused")
+    expect_true(is.character(out) || is.list(out) || is.numeric(out))
+  }
+})
