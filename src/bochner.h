@@ -224,6 +224,11 @@ SEXP bochner_fwht_call(SEXP x);
 SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
                              SEXP beta, SEXP intercept, SEXP nthreads);
 SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
+/* statistics.c: permutation nulls of mmd_test() and hsic_test() */
+SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
+SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
+                                  SEXP nthreads);
+SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
 
 void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
                             double *dest, ptrdiff_t ldd);

@@ -324,6 +324,33 @@ specs <- c(
 )
 
 big <- matrix(0.5, 1e5, 1)   # 0.8 MB of data, but the results below are huge
+# the kernel statistics (R/mmd.R, R/hsic.R, R/kernel-pca.R, R/kernel-cca.R)
+fit_kpca <- kernel_pca(X, K1, rank = 1, D = 8, seed = 1)
+fit_kcca <- kernel_cca(X, YN, K1, K1, rank = 1, D = 8, seed = 1)
+specs <- c(specs,
+  spec("mmd_test", list(x = X, y = X + 0.1, kernel = K1, method = "rff", D = 8,
+                        null = "permutation", B = 10, seed = 1, nthreads = 1),
+       x = "data", y = "data2", kernel = "kernel_or_null", method = "choice", D = "count",
+       null = "choice", B = "count", seed = "seed", nthreads = "count"),
+  spec("hsic_test", list(x = X, y = YN, kernel_x = K1, kernel_y = K1, method = "rff", D = 8,
+                         null = "permutation", B = 10, seed = 1, nthreads = 1),
+       x = "data", y = "response", kernel_x = "kernel_or_null", kernel_y = "kernel_or_null",
+       method = "choice", D = "count", null = "choice", B = "count", seed = "seed",
+       nthreads = "count"),
+  spec("kernel_pca", list(x = X, kernel = K1, rank = 1, method = "rff", D = 8, retx = TRUE,
+                          seed = 1, nthreads = 1),
+       x = "data", kernel = "kernel_or_null", rank = "count", method = "choice", D = "count",
+       retx = "flag", seed = "seed", nthreads = "count"),
+  spec("predict.kernel_pca", list(object = fit_kpca, newdata = X, nthreads = 1),
+       newdata = "newdata_model", nthreads = "count"),
+  spec("kernel_cca", list(x = X, y = YN, kernel_x = K1, kernel_y = K1, rank = 1, lambda = 0.1,
+                          method = "rff", D = 8, seed = 1, nthreads = 1),
+       x = "data", y = "response", kernel_x = "kernel_or_null", kernel_y = "kernel_or_null",
+       rank = "count", lambda = "nonnegative", method = "choice", D = "count", seed = "seed",
+       nthreads = "count"),
+  spec("predict.kernel_cca", list(object = fit_kcca, newdata = X, newdata_y = YN, nthreads = 1),
+       newdata = "newdata_model", nthreads = "count"))
+
 extra_cases <- list(
   # sizes too large to allocate: refused before allocating, saying how much
   case("predict.random_features",

@@ -1,0 +1,263 @@
+# mmd_test(), hsic_test(), kernel_pca(), kernel_cca() against plain-R
+# references written from the formulas (design.md 2.7), and against
+# kernlab, dHSIC and stats::cancor() where installed.
+
+ref_mmd_u <- function(K, m) {
+  n <- nrow(K) - m
+  ix <- seq_len(m)
+  iy <- m + seq_len(n)
+  Kxx <- K[ix, ix]
+  Kyy <- K[iy, iy]
+  (sum(Kxx) - sum(diag(Kxx))) / (m * (m - 1)) + (sum(Kyy) - sum(diag(Kyy))) / (n * (n - 1)) -
+    2 * mean(K[ix, iy])
+}
+
+ref_hsic <- function(K, L) {
+  n <- nrow(K)
+  H <- diag(n) - 1 / n
+  sum(diag(K %*% H %*% L %*% H)) / n^2
+}
+
+two_samples <- function(m = 30, n = 40, d = 2, shift = 0.5) {
+  set.seed(11)
+  list(x = matrix(rnorm(m * d), m, d), y = matrix(rnorm(n * d, mean = shift), n, d))
+}
+
+test_that("exact MMD^2 is the U-statistic, and its biased form is kernlab's", {
+  s <- two_samples()
+  k <- gaussian_kernel(1.3)
+  r <- mmd_test(s$x, s$y, k, method = "exact", B = 20, seed = 1)
+  K <- ref_kernel(k, rbind(s$x, s$y))
+  expect_equal(unname(r$statistic), ref_mmd_u(K, 30), tolerance = 1e-12)
+  biased <- mean(K[1:30, 1:30]) + mean(K[31:70, 31:70]) - 2 * mean(K[1:30, 31:70])
+  expect_equal(unname(r$estimate), biased, tolerance = 1e-12)
+  expect_s3_class(r, "htest")
+  skip_if_not_installed("kernlab")
+  km <- suppressMessages(kernlab::kmmd(s$x, s$y, kernel = "rbfdot",
+                                       kpar = list(sigma = 1 / (2 * 1.3^2))))
+  expect_lt(abs(unname(r$estimate) / kernlab::mmdstats(km)[1]^2 - 1), 1e-10)
+})
+
+test_that("MMD^2 on features equals the U-statistic of the kernel z(x).z(y)", {
+  s <- two_samples()
+  for (method in c("rff", "nystrom")) {
+    r <- mmd_test(s$x, s$y, gaussian_kernel(1), method = method, D = 25, B = 10, seed = 2)
+    Z <- predict(r$map, rbind(s$x, s$y))
+    expect_equal(unname(r$statistic), ref_mmd_u(tcrossprod(Z), 30), tolerance = 1e-10)
+    g <- mmd_test(s$x, s$y, gaussian_kernel(1), method = method, D = 25, null = "gamma",
+                  seed = 2)
+    expect_equal(unname(g$statistic), unname(r$statistic), tolerance = 1e-10)
+  }
+})
+
+test_that("the permutation C routines agree and draw uniform splits", {
+  s <- two_samples()
+  k <- gaussian_kernel(1)
+  # the same splits (same seed): the Gram path on ZZ' and the feature stream
+  r <- mmd_test(s$x, s$y, k, method = "rff", D = 20, B = 50, seed = 3)
+  Z <- predict(r$map, rbind(s$x, s$y))
+  set.seed(3)
+  invisible(random_features(s$x, k, D = 20))   # advance the stream past the map's draws
+  g <- .Call(bochner:::C_mmd_perm_gram, tcrossprod(Z), 30L, 50L, 1L)
+  K <- tcrossprod(Z)
+  via_gram <- bochner:::mmd_from_sums(g$a, g$b, g$d, sum(K), sum(diag(K)), 30, 40)
+  expect_equal(via_gram[-1L], r$null_statistics, tolerance = 1e-10)
+  expect_equal(via_gram[1L], unname(r$statistic), tolerance = 1e-10)
+  # 4 rows into 2 + 2: six splits, each as likely (chi-square, 5 d.o.f.)
+  K4 <- ref_kernel(k, rbind(s$x[1:2, ], s$y[1:2, ]))
+  splits <- utils::combn(4, 2)
+  values <- apply(splits, 2L, function(i) ref_mmd_u(K4[c(i, setdiff(1:4, i)), c(i, setdiff(1:4, i))], 2))
+  set.seed(4)
+  g4 <- .Call(bochner:::C_mmd_perm_gram, K4, 2L, 1200L, 1L)
+  null <- bochner:::mmd_from_sums(g4$a, g4$b, g4$d, sum(K4), sum(diag(K4)), 2, 2)[-1L]
+  hit <- vapply(null, function(v) which.min(abs(values - v)), 1L)
+  expect_true(all(abs(values[hit] - null) < 1e-12))
+  # splits {1,2} and {3,4} give the same statistic (the groups swap): pool them
+  counts <- tabulate(hit, 6)
+  pooled <- c(counts[1] + counts[6], counts[2] + counts[5], counts[3] + counts[4])
+  expect_gt(stats::chisq.test(pooled)$p.value, 1e-3)
+})
+
+test_that("HSIC equals the plain-R formula and dHSIC, with dHSIC's gamma p-value", {
+  set.seed(5)
+  x <- matrix(rnorm(80), 40)
+  y <- x[, 1]^2 + rnorm(40)
+  kx <- gaussian_kernel(1.2)
+  ky <- gaussian_kernel(0.8)
+  r <- hsic_test(x, y, kx, ky, method = "exact", null = "gamma")
+  expect_equal(unname(r$statistic), ref_hsic(ref_kernel(kx, x), ref_kernel(ky, matrix(y))),
+               tolerance = 1e-12)
+  f <- hsic_test(x, y, kx, ky, method = "rff", D = 30, B = 10, seed = 1)
+  Zx <- predict(f$map_x, x)
+  Zy <- predict(f$map_y, y)
+  expect_equal(unname(f$statistic), ref_hsic(tcrossprod(Zx), tcrossprod(Zy)), tolerance = 1e-10)
+  skip_if_not_installed("dHSIC")
+  d <- dHSIC::dhsic.test(list(x, matrix(y)), kernel = "gaussian.fixed", bandwidth = c(1.2, 0.8),
+                         method = "gamma")
+  expect_lt(abs(40 * unname(r$statistic) / d$statistic - 1), 1e-10)
+  expect_equal(r$p.value, d$p.value, tolerance = 1e-10)
+})
+
+test_that("the HSIC permutation routine permutes the second variable", {
+  set.seed(6)
+  x <- matrix(rnorm(3), 3)
+  y <- matrix(rnorm(3), 3)
+  Kc <- bochner:::centre_gram(ref_kernel(gaussian_kernel(1), x))
+  Lc <- bochner:::centre_gram(ref_kernel(gaussian_kernel(1), y))
+  perms <- rbind(c(1, 2, 3), c(1, 3, 2), c(2, 1, 3), c(2, 3, 1), c(3, 1, 2), c(3, 2, 1))
+  values <- apply(perms, 1L, function(p) sum(Kc * Lc[p, p]))
+  out <- .Call(bochner:::C_hsic_perm_gram, Kc, Lc, 600L, 2L)
+  expect_equal(out[1L], sum(Kc * Lc), tolerance = 1e-14)
+  hit <- vapply(out[-1L], function(v) which.min(abs(values - v)), 1L)
+  expect_true(all(abs(values[hit] - out[-1L]) < 1e-12))
+  expect_gt(stats::chisq.test(tabulate(hit, 6))$p.value, 1e-3)
+})
+
+test_that("results are identical for any thread count and reproducible with seed", {
+  s <- two_samples(m = 300, n = 300)
+  a <- mmd_test(s$x, s$y, D = 64, B = 30, seed = 9, nthreads = 1)
+  b <- mmd_test(s$x, s$y, D = 64, B = 30, seed = 9, nthreads = 2)
+  expect_identical(a$null_statistics, b$null_statistics)
+  expect_identical(a$statistic, b$statistic)
+  e1 <- mmd_test(s$x, s$y, method = "exact", B = 30, seed = 9, nthreads = 1)
+  e2 <- mmd_test(s$x, s$y, method = "exact", B = 30, seed = 9, nthreads = 2)
+  expect_identical(e1$null_statistics, e2$null_statistics)
+  h1 <- hsic_test(s$x, s$y[, 1], method = "exact", B = 30, seed = 9, nthreads = 1)
+  h2 <- hsic_test(s$x, s$y[, 1], method = "exact", B = 30, seed = 9, nthreads = 2)
+  expect_identical(h1$null_statistics, h2$null_statistics)
+  p1 <- kernel_pca(s$x, rank = 2, D = 64, seed = 9, nthreads = 1)
+  p2 <- kernel_pca(s$x, rank = 2, D = 64, seed = 9, nthreads = 2)
+  expect_identical(p1$x, p2$x)
+  c1 <- kernel_cca(s$x, s$y, rank = 1, D = 32, seed = 9, nthreads = 1)
+  c2 <- kernel_cca(s$x, s$y, rank = 1, D = 32, seed = 9, nthreads = 2)
+  expect_identical(c1$cor, c2$cor)
+})
+
+test_that("permutation p-values hold their level (binomial bounds)", {
+  # 150 null data sets, 5 % level: under the null the rejections are
+  # Binomial(150, 0.05), mean 7.5; P(X > 17) < 1e-3
+  set.seed(12)
+  p <- vapply(seq_len(150), function(i) {
+    x <- matrix(rnorm(40), 20)
+    y <- matrix(rnorm(40), 20)
+    c(mmd_test(x, y, gaussian_kernel(1), D = 32, B = 39)$p.value,
+      hsic_test(x, y[, 1], method = "exact", B = 39)$p.value)
+  }, numeric(2))
+  expect_lte(sum(p[1, ] <= 0.05), 17)
+  expect_lte(sum(p[2, ] <= 0.05), 17)
+  # and the p-values are not stuck near 1: P(X < 50) < 1e-3 for Binomial(150, 1/2)
+  expect_gte(sum(p[1, ] <= 0.5), 50)
+  expect_gte(sum(p[2, ] <= 0.5), 50)
+})
+
+test_that("the tests have power where linear tests have none", {
+  set.seed(13)
+  x <- rnorm(150)
+  y <- x^2 + rnorm(150, sd = 0.3)
+  expect_lt(hsic_test(x, y, D = 64, B = 99)$p.value, 0.02)
+  expect_lt(hsic_test(x, y, method = "exact", null = "gamma")$p.value, 0.01)
+  a <- matrix(rnorm(300), 150)
+  b <- matrix(rnorm(300, sd = 2), 150)
+  expect_lt(mmd_test(a, b, D = 64, B = 99)$p.value, 0.02)
+  expect_lt(mmd_test(a, b, D = 64, null = "gamma")$p.value, 0.01)
+})
+
+test_that("exact kernel PCA matches eigen() of the centred Gram matrix and kernlab::kpca", {
+  x <- as.matrix(iris[seq(1, 150, by = 3), 1:4])
+  k <- gaussian_kernel(1)
+  fit <- kernel_pca(x, k, rank = 3, method = "exact", seed = 1)
+  n <- nrow(x)
+  H <- diag(n) - 1 / n
+  e <- eigen(H %*% ref_kernel(k, x) %*% H, symmetric = TRUE)
+  expect_equal(unname(fit$variance), e$values[1:3] / n, tolerance = 1e-10)
+  ref_scores <- sweep(e$vectors[, 1:3], 2L, sqrt(e$values[1:3]), "*")
+  expect_equal(abs(unname(fit$x)), abs(ref_scores), tolerance = 1e-8)
+  expect_equal(unname(predict(fit, x)), unname(fit$x), tolerance = 1e-8)
+  skip_if_not_installed("kernlab")
+  kp <- kernlab::kpca(x, kernel = "rbfdot", kpar = list(sigma = 0.5), features = 3)
+  r <- diag(stats::cor(kernlab::rotated(kp), fit$x))
+  expect_true(all(abs(abs(r) - 1) < 1e-8))
+  expect_equal(unname(kernlab::eig(kp)), unname(fit$variance), tolerance = 1e-10)
+  expect_equal(abs(unname(kernlab::rotated(kp))), abs(unname(fit$x)) * sqrt(n), tolerance = 1e-8)
+})
+
+test_that("kernel PCA on features is PCA of the centred features", {
+  x <- as.matrix(iris[, 1:4])
+  for (method in c("rff", "nystrom")) {
+    fit <- kernel_pca(x, gaussian_kernel(1), rank = 2, method = method, D = 40, seed = 2)
+    Z <- predict(fit$map, x)
+    pc <- stats::prcomp(Z)
+    expect_equal(unname(fit$variance), pc$sdev[1:2]^2 * (150 - 1) / 150, tolerance = 1e-8)
+    expect_equal(abs(unname(fit$x)), abs(unname(pc$x[, 1:2])), tolerance = 1e-7)
+    expect_equal(predict(fit, x[1:4, ]), fit$x[1:4, ], tolerance = 1e-10, ignore_attr = TRUE)
+  }
+  s <- summary(fit)
+  expect_equal(unname(s$importance[2, ]), unname(fit$variance / fit$total_variance))
+  f <- kernel_pca(~ Sepal.Length + Petal.Width, data = iris, rank = 2, D = 30, seed = 1)
+  expect_equal(dim(predict(f, iris[1:3, ])), c(3L, 2L))
+})
+
+test_that("kernel CCA with linear features and lambda -> 0 is cancor()", {
+  set.seed(14)
+  x <- matrix(rnorm(300), 100)
+  y <- cbind(x[, 1] + rnorm(100), 0.5 * x[, 2] + rnorm(100))
+  cc <- stats::cancor(x, y)
+  lin <- polynomial_kernel(degree = 1, offset = 0)
+  f <- kernel_cca(x, y, lin, lin, rank = 2, lambda = 1e-12, D = 10, seed = 1)
+  expect_equal(f$cor, cc$cor, tolerance = 1e-8)
+  ux <- scale(x, scale = FALSE) %*% cc$xcoef[, 1:2]
+  expect_true(all(abs(abs(diag(stats::cor(ux, f$xvariates))) - 1) < 1e-8))
+  expect_equal(predict(f, x, y)$x, f$xvariates, ignore_attr = TRUE, tolerance = 1e-10)
+  e <- kernel_cca(x, y, lin, lin, rank = 2, lambda = 1e-9, method = "exact", seed = 1)
+  expect_equal(e$cor, cc$cor, tolerance = 1e-6)
+  expect_true(all(abs(abs(diag(stats::cor(ux, e$xvariates))) - 1) < 1e-6))
+})
+
+test_that("bad input is refused with the argument named", {
+  x <- matrix(rnorm(20), 10)
+  expect_error(mmd_test(x), "'y'")
+  expect_error(mmd_test(x, matrix(1:3, 1)), "'y'")
+  expect_error(mmd_test(x, x, method = "fast"), "'method'")
+  expect_error(mmd_test(x, x, B = 0), "'B'")
+  expect_error(mmd_test(x, x, D = -1), "'D'")
+  expect_error(mmd_test(x, x, null = "chisq"), "'null'")
+  expect_error(mmd_test(x, x, kernel = "rbf"), "'kernel'")
+  expect_error(mmd_test(rbind(x, NA), x), "'x'")
+  expect_error(mmd_test(value ~ g, data = data.frame(value = 1:9, g = rep(1:3, 3))), "'formula'")
+  expect_error(hsic_test(x, x[1:5, ]), "'y'")
+  expect_error(hsic_test(x, x, kernel_y = 1), "'kernel_y'")
+  expect_error(kernel_pca(x, rank = 20, method = "exact"), "'rank'")
+  expect_error(kernel_pca(x, rank = 0), "'rank'")
+  expect_error(kernel_cca(x, x, lambda = -1), "'lambda'")
+  expect_error(kernel_cca(x, x, method = "exact", lambda = 0), "'lambda'")
+  fit <- kernel_pca(x, rank = 1, D = 5, seed = 1)
+  expect_error(predict(fit, matrix(1, 2, 5)), "newdata")
+})
+
+test_that("the formula methods split and pair the data as the default methods", {
+  set.seed(15)
+  df <- data.frame(a = rnorm(40), b = rnorm(40), g = rep(c("u", "v"), 20))
+  f <- mmd_test(cbind(a, b) ~ g, data = df, B = 20, seed = 1)
+  d <- mmd_test(as.matrix(df[df$g == "u", 1:2]), as.matrix(df[df$g == "v", 1:2]), B = 20,
+                seed = 1)
+  expect_equal(f$statistic, d$statistic)
+  expect_equal(f$p.value, d$p.value)
+  expect_match(f$data.name, "by g")
+  h <- hsic_test(b ~ a, data = df, method = "exact", null = "gamma")
+  expect_equal(h$statistic, hsic_test(df$a, df$b, method = "exact", null = "gamma")$statistic)
+})
+
+test_that("the C entry points refuse malformed arguments without crashing", {
+  pool <- list(NULL, 1L, -1L, 0L, NA, 2.5, "a", matrix(1, 3, 3), matrix(1, 3, 2), matrix(1L, 3, 3),
+               matrix(0, 0, 0), matrix(1, 1, 1), list(1), function(i) matrix(1, 2, 2), 1e12,
+               emptyenv(), globalenv(), c(1, 2))
+  routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_perm_stream,
+                   bochner:::C_hsic_perm_gram)
+  set.seed(16)
+  for (i in seq_len(300)) {
+    r <- routines[[sample.int(3L, 1L)]]
+    args <- lapply(seq_len(r$numParameters), function(j) pool[[sample.int(length(pool), 1L)]])
+    out <- tryCatch(do.call(.Call, c(list(r), args)), error = function(e) "refused")
+    expect_true(is.character(out) || is.list(out) || is.numeric(out))
+  }
+})
