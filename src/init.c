@@ -31,6 +31,9 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("fwht", bochner_fwht_call, 1),
     CALLDEF("sparse_rff", bochner_sparse_rff_call, 9),
     CALLDEF("sparse_dist", bochner_sparse_dist_call, 2),
+    CALLDEF("gp_stats", bochner_gp_stats_call, 5),
+    CALLDEF("gp_gradient", bochner_gp_gradient_call, 8),
+    CALLDEF("gp_chol", bochner_gp_chol_call, 2),
     {NULL, NULL, 0}
 };
 
