@@ -186,8 +186,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     stop("rff_gp: the covariance is not numerically positive definite at these ",
          "hyperparameters; give a larger 'noise'", call. = FALSE)
   }
-  names(theta) <- gp_theta_names(P)
   h <- gp_unpack(theta, P)
+  names(theta) <- gp_theta_names(P)
   fit <- list(method = method, kind = P$kind, ard = P$ard, D = if (method == "rff") D,
               theta = theta, P = P[c("kind", "ard", "d", "method", "code", "par", "Q",
                                      "eps", "comp", "Dq")],
