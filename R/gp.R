@@ -206,7 +206,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
   }
   class(fit) <- "rff_gp"
-  mv <- gp_moments(fit, xs, nthreads)
+  mv <- gp_moments(fit, xs, nthreads, var = FALSE)
   fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
   fit$residuals <- y - fit$fitted
   if (n <= 10000L) fit$data <- list(x = x, y = y)
@@ -269,22 +269,29 @@ gp_hyper_report <- function(h, P, y_scale) {
 
 # Predictive mean and variance of f (standardised units) at the scaled
 # rows xs: an n x 2 matrix, a block of rows at a time.
-gp_moments <- function(object, xs, nthreads) {
+gp_moments <- function(object, xs, nthreads, var = TRUE) {
   if (object$method == "exact") {
     P <- c(object$P, list(nthreads = nthreads))
     h <- gp_unpack(object$theta, P)
     return(transform_in_blocks(xs, nrow(object$x_train), 2L, function(xb) {
       Ks <- gp_exact_gram(h, P, xb, object$x_train)
+      m <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
+      if (!var) return(cbind(m, NA_real_))
       V <- .Call(C_matprod, Ks, object$rinv, nthreads)
-      cbind(drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads)),
-            pmax(object$prior_var - rowSums(V^2), 0))
+      cbind(m, pmax(object$prior_var - rowSums(V^2), 0))
     }))
+  }
+  # (the variance costs O(m^2) per row, the mean O(m): fitted values skip it)
+  if (!var) {     # fused in C, a block of rows at a time (features.c)
+    beta <- matrix(object$alpha * rep(object$amp, each = 2L))
+    return(cbind(drop(.Call(C_rff_decision, xs, object$omega, NULL, 1, beta, 0, nthreads)),
+                 NA_real_))
   }
   transform_in_blocks(xs, 2L * ncol(object$omega), 2L, function(xb) {
     Z <- gp_feature_matrix(object, xb, nthreads)
+    m <- drop(.Call(C_matprod, Z, matrix(object$alpha), nthreads))
     V <- .Call(C_matprod, Z, object$rinv, nthreads)
-    cbind(drop(.Call(C_matprod, Z, matrix(object$alpha), nthreads)),
-          object$noise^2 * rowSums(V^2))
+    cbind(m, object$noise^2 * rowSums(V^2))
   })
 }
 
