@@ -118,11 +118,12 @@ sm_parameter_text <- function(kernel) {
 
 # The starting values of a spectral mixture on data x (already scaled as the
 # fit scales them) and, where given, the response y.  One input and a
-# response: the empirical spectrum (a periodogram on a grid up to the
-# Nyquist frequency of the median spacing): component 1 at frequency 0
-# with a length scale of half the data's range (the trend), the others at
-# the highest peaks, length scales of a quarter of the range; weights in
-# proportion to the peaks' power, summing to the variance of y.  Otherwise
+# response: the empirical spectrum of y after removing its least-squares
+# line (a periodogram on a grid from 1.5 cycles over the range up to the
+# Nyquist frequency of the median spacing): component 1 at frequency 0 for
+# the trend (length scale the range, weight the variance of the line), the
+# others at the highest peaks (length scales half the range, weights the
+# residual variance shared in proportion to the peaks' power).  Otherwise
 # the rule in ?spectral_mixture_kernel.
 sm_initialise <- function(kernel, x, y = NULL) {
   Q <- kernel$q
@@ -131,24 +132,25 @@ sm_initialise <- function(kernel, x, y = NULL) {
   if (d == 1L && !is.null(y) && Q > 1L && length(unique(x[, 1L])) > 3L) {
     t <- x[, 1L]
     span <- diff(range(t))
+    slope <- stats::cov(t, y) / stats::var(t)
+    r <- y - mean(y) - slope * (t - mean(t))
     keep <- unique(round(seq(1, length(t), length.out = min(length(t), 2000L))))
     tt <- t[keep]
-    yy <- y[keep] - mean(y[keep])
+    rr <- r[keep]
     gap <- stats::median(diff(sort(unique(tt))))
-    freq <- seq(1 / span, 1 / (2 * gap), length.out = 1000L)
+    freq <- seq(1.5 / span, 1 / (2 * gap), length.out = 1000L)
     arg <- 2 * pi * outer(tt, freq)
-    power <- colSums(yy * cos(arg))^2 + colSums(yy * sin(arg))^2
+    power <- colSums(rr * cos(arg))^2 + colSums(rr * sin(arg))^2
     peaks <- which(diff(sign(diff(power))) < 0) + 1L
-    peaks <- peaks[order(power[peaks], decreasing = TRUE)]
-    peaks <- utils::head(peaks, Q - 1L)
-    if (length(peaks) < Q - 1L) {
-      peaks <- c(peaks, round(seq(1, 1000, length.out = Q - 1L - length(peaks) + 2L))[-1L])
-      peaks <- peaks[seq_len(Q - 1L)]
+    peaks <- utils::head(peaks[order(power[peaks], decreasing = TRUE)], Q - 1L)
+    if (length(peaks) < Q - 1L) {      # too few peaks: spread the rest over the grid
+      extra <- round(seq(1, 1000, length.out = Q + 1L))[-1L]
+      peaks <- c(peaks, setdiff(extra, peaks))[seq_len(Q - 1L)]
     }
-    pw <- c(max(power[peaks]), power[peaks])
-    w <- v * pw / sum(pw)
+    vr <- stats::var(r)
+    w <- c(max(v - vr, 0.05 * v), vr * power[peaks] / sum(power[peaks]))
     means <- matrix(c(0, freq[peaks]), Q, 1L)
-    scales <- matrix(c(span / 2, rep(span / 4, Q - 1L)), Q, 1L)
+    scales <- matrix(c(span, rep(span / 2, Q - 1L)), Q, 1L)
   } else {
     base <- median_heuristic(x, "gaussian")
     ell <- base * exp(seq(log(0.25), log(2), length.out = Q))
