@@ -181,7 +181,9 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
     }
     -cache$grad
   }
-  ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9), control)
+  # the value per observation: the gradient of -L grows with n, and
+  # L-BFGS-B's first step, of the gradient's size, would jump to the bounds
+  ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
   stats::optim(theta0, fn, if (analytic) gr, method = "L-BFGS-B", lower = lower,
                upper = upper, control = ctrl)
 }

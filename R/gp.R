@@ -177,8 +177,19 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     P[names(draws)] <- draws
   }
   opt <- NULL
+  if (optimize && !sm) theta <- gp_start(theta, P, d)
   if (optimize) {
+    if (P$ard && d > 1L) {
+      # one shared length scale first: from the start, the first steps of
+      # L-BFGS-B along d free scales often jump to a poor local optimum
+      shared <- P
+      shared$ard <- FALSE
+      keep <- c(1L, d + 1L, d + 2L)
+      first <- gp_optimise(theta[keep], shared, lower[keep], upper[keep], control)
+      theta <- c(rep(first$par[1L], d), first$par[2:3])
+    }
     opt <- gp_optimise(theta, P, lower, upper, control)
+    if (exists("first", inherits = FALSE)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
   post <- if (method == "exact") gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
@@ -224,6 +235,25 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
 rff_gp.formula <- function(formula, data = NULL, ..., subset, na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_gp.default, na.action, ...,
               response = "y ~ a + b")
+}
+
+# Starting values: the best of a small grid of shared length scales (1/8 to
+# 2 times the kernel's) and noise levels (the given one and 0.5) by the
+# marginal likelihood; from a poor start the steepest ascent often leads
+# to the optimum that calls everything noise.
+gp_start <- function(theta, P, d) {
+  shared <- P
+  shared$ard <- FALSE
+  nt <- length(theta)
+  grid <- expand.grid(ell = theta[1L] + log(c(0.125, 0.25, 0.5, 1, 2)),
+                      noise = unique(c(theta[nt], log(0.5))))
+  value <- apply(grid, 1L, function(g) {
+    th <- c(g[["ell"]], theta[nt - 1L], g[["noise"]])
+    post <- if (P$method == "exact") gp_exact_posterior(th, shared) else gp_rff_posterior(th, shared)
+    if (is.null(post)) -Inf else post$value
+  })
+  best <- grid[which.max(value), ]
+  c(rep(best$ell, nt - 2L), theta[nt - 1L], best$noise)
 }
 
 # The fixed standard draws of the frequencies: the kernel's spectral law at
