@@ -58,6 +58,7 @@ int bochner_spectral_sample(int code, const double *par, int npar,
          * density's mirror), then d normals: w = +-2 pi mu_q + z / ell_q */
         int Q = bochner_sm_check(par, npar, d);
         if (!Q) return BOCHNER_BAD_ARGUMENT;
+        if (d < 1) return BOCHNER_OK;
         const double *wt = par + 1, *mu = wt + Q, *ell = mu + (R_xlen_t) Q * d;
         double total = 0.0;
         for (int q = 0; q < Q; q++) total += wt[q];
