@@ -125,7 +125,7 @@ if ("convergence" %in% sections) {
   }))
   res <- cbind(res, mean_err_sqrtD = res[, 2] * sqrt(res[, 1]),
                var_err_sqrtD = res[, 3] * sqrt(res[, 1]))
-  print(signif(res, 3))
+  print(cbind(D = res[, 1], signif(res[, -1], 3)))
   cat("log-log slopes (mean, variance):",
       signif(coef(lm(log(res[, 2]) ~ log(res[, 1])))[2], 3),
       signif(coef(lm(log(res[, 3]) ~ log(res[, 1])))[2], 3), "\n")
