@@ -179,6 +179,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   opt <- NULL
   if (optimize && !sm) theta <- gp_start(theta, P, d)
   if (optimize) {
+    first <- NULL
     if (P$ard && d > 1L) {
       # one shared length scale first: from the start, the first steps of
       # L-BFGS-B along d free scales often jump to a poor local optimum
@@ -189,7 +190,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
       theta <- c(rep(first$par[1L], d), first$par[2:3])
     }
     opt <- gp_optimise(theta, P, lower, upper, control)
-    if (exists("first", inherits = FALSE)) opt$counts <- opt$counts + first$counts
+    if (!is.null(first)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
   post <- if (method == "exact") gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
