@@ -225,7 +225,7 @@ build_feature_map.default <- function(kernel, x, D, type, method = NULL, samplin
   draws <- sample_frequencies(kernel, D, d, type, sampling)
   structure(list(kernel = kernel, D = D, type = type, sampling = sampling,
                  omega = draws$omega, phase = draws$phase,
-                 scale = sqrt(if (type == "phase") 2 / D else 1 / D),
+                 scale = sqrt(kernel_variance(kernel) * (if (type == "phase") 2 / D else 1 / D)),
                  n_features = as.integer(n_features)),
             class = c("fourier_features", "random_features"))
 }

@@ -314,7 +314,15 @@ kernel_table <- local({
     exponential_dot = list(
       code = 7L, label = "Exponential dot-product", formula = function(k) "exp(x.y / sigma^2)",
       parameters = sigma_only, median = NULL, gamma = NULL, isotropic = FALSE, moment = NULL,
-      diagonal = function(k, x) exp(rowSums(x * x) / k$sigma^2))
+      diagonal = function(k, x) exp(rowSums(x * x) / k$sigma^2)),
+    spectral_mixture = list(
+      code = 8L, label = "Spectral mixture",
+      formula = function(k) {
+        "sum_q w_q cos(2 pi (x - y).mu_q) exp(-sum_p (x_p - y_p)^2 / (2 l_qp^2))"
+      },
+      parameters = function(k) sm_parameters(k), median = NULL, gamma = NULL,
+      isotropic = FALSE, moment = function(k, d) sm_moment(k, d),
+      diagonal = function(k, x) rep(kernel_variance(k), nrow(x)))
   )
 })
 
@@ -340,6 +348,7 @@ kernel_summary <- function(kernel) {
 
 kernel_parameter_text <- function(kernel) {
   if (kernel$name == "exponential_dot") return(sprintf("sigma = %s", format(kernel$sigma)))
+  if (kernel$name == "spectral_mixture") return(sm_parameter_text(kernel))   # R/spectral-mixture.R
   if (!kernel$shift_invariant) return("")
   sigma <- if (is.character(kernel$sigma)) {
     sprintf("sigma = \"%s\" (%s, resolved on the data)", kernel$sigma,
@@ -364,6 +373,9 @@ kernel_parameters <- function(kernel) kernel_info(kernel)$parameters(kernel)
 
 # Replace sigma = "median" by its value on the data x.
 resolve_kernel <- function(kernel, x) {
+  if (identical(kernel$name, "spectral_mixture") && !sm_resolved(kernel)) {
+    return(sm_initialise(kernel, x))
+  }
   if (identical(kernel$sigma, "median")) {
     kernel$sigma <- median_heuristic(x, kernel$name)
     kernel$sigma_from_median <- TRUE

@@ -39,6 +39,10 @@ check_isotropic <- function(kernel, sampling) {
 # s = d, plus one dimension for the Matern kernel's chi-square radius, plus
 # one for the phase of the phase map (the last dimension: 2 pi u).
 qmc_frequencies <- function(kernel, D, d, type) {
+  if (identical(kernel$name, "spectral_mixture")) {
+    stop_arg("sampling", "= \"qmc\" needs a spectral density with independent coordinates ",
+             "or a radial law; the spectral mixture has neither: use sampling = \"iid\"")
+  }
   if (d > 1e6) {
     stop_arg("sampling", "= \"qmc\" takes at most 1e6 input columns (one prime base ",
              "of the Halton sequence each); x has ", d)

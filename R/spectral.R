@@ -43,7 +43,8 @@ spectral_sample <- function(kernel, n, d) {
 check_shift_invariant <- function(kernel, arg = "kernel") {
   check_kernel(kernel, arg)
   if (!isTRUE(kernel$shift_invariant)) {
-    stop_arg(arg, "must be shift-invariant (Gaussian, Laplace, Cauchy or Matern); the ",
+    stop_arg(arg, "must be shift-invariant (Gaussian, Laplace, Cauchy, Matern or spectral ",
+             "mixture); the ",
              kernel$name, " kernel has no spectral density")
   }
   kernel

@@ -14,7 +14,8 @@ enum bochner_kernel_code {
     BK_MATERN = 4,
     BK_POLYNOMIAL = 5,
     BK_MIN = 6,
-    BK_EXPDOT = 7
+    BK_EXPDOT = 7,
+    BK_SPECTRAL_MIXTURE = 8
 };
 
 /* Largest Matern smoothness nu (R/kernels.R has the same bound): beyond it
@@ -103,6 +104,19 @@ void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_
 int bochner_kernel_matrix(int code, const double *par, int npar,
                           const double *x, R_xlen_t nx, const double *y,
                           R_xlen_t ny, int d, double *out, int nthreads);
+
+/* kernels.c: the spectral mixture's packed parameters (Q, or 0 if bad) */
+int bochner_sm_check(const double *par, int npar, int d);
+
+/* gp.c: Gaussian processes on random features */
+int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
+                     const double *amp, const double *y, double *zz, double *zy,
+                     int nthreads);
+int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int D,
+                        const double *amp, const double *y, const double *alpha,
+                        const double *ainv, double s2, double *M, double *csum,
+                        int nthreads);
+int bochner_gp_chol(const double *a, int n, double *r, double *ri, int nthreads);
 
 /* spectral.c */
 int bochner_spectral_sample(int code, const double *par, int npar,
@@ -220,6 +234,10 @@ SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, S
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 SEXP bochner_fwht_call(SEXP x);
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP nthreads);
+SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP alpha, SEXP ainv,
+                              SEXP s2, SEXP nthreads);
+SEXP bochner_gp_chol_call(SEXP a, SEXP nthreads);
 /* sparse.c: Fourier features of dgCMatrix / dgRMatrix data */
 SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
                              SEXP beta, SEXP intercept, SEXP nthreads);

@@ -334,6 +334,75 @@ static void coordinatewise(int code, const double *par, const double *x,
                             64, coord_block, &p);
 }
 
+/* Spectral mixture (Wilson & Adams 2013): par = (Q, w_1..w_Q, mu (Q x d),
+ * ell (Q x d)), column-major; k(tau) = sum_q w_q cos(2 pi tau.mu_q)
+ * exp(-sum_p tau_p^2 / (2 ell_qp^2)).  One output column per point of y, a
+ * block of columns at a time, with per-thread scratch for the phase and
+ * the exponent of a column. */
+typedef struct {
+    const double *par, *x, *y;
+    R_xlen_t nx, ny;
+    int d, Q;
+    double *out, *scratch;
+    R_xlen_t cols;
+} sm_job;
+
+static void sm_block(void *ctx, R_xlen_t blk, int thread)
+{
+    const sm_job *p = (const sm_job *) ctx;
+    const R_xlen_t nx = p->nx, ny = p->ny;
+    const int d = p->d, Q = p->Q;
+    const double *w = p->par + 1, *mu = w + Q, *ell = mu + (R_xlen_t) Q * d;
+    double *ph = p->scratch + (R_xlen_t) thread * 2 * nx, *ex = ph + nx;
+    R_xlen_t j1 = (blk + 1) * p->cols < ny ? (blk + 1) * p->cols : ny;
+    for (R_xlen_t j = blk * p->cols; j < j1; j++) {
+        double *col = p->out + j * nx;
+        for (R_xlen_t i = 0; i < nx; i++) col[i] = 0.0;
+        for (int q = 0; q < Q; q++) {
+            for (R_xlen_t i = 0; i < nx; i++) ph[i] = ex[i] = 0.0;
+            for (int k = 0; k < d; k++) {
+                const double *xk = p->x + (R_xlen_t) k * nx;
+                double yk = p->y[j + (R_xlen_t) k * ny];
+                double m = 2.0 * M_PI * mu[q + (R_xlen_t) k * Q];
+                double il = 1.0 / ell[q + (R_xlen_t) k * Q];
+                for (R_xlen_t i = 0; i < nx; i++) {
+                    double t = xk[i] - yk, s = t * il;
+                    ph[i] += t * m;
+                    ex[i] += s * s;
+                }
+            }
+            for (R_xlen_t i = 0; i < nx; i++) col[i] += w[q] * cos(ph[i]) * exp(-0.5 * ex[i]);
+        }
+    }
+}
+
+/* 1 + Q + 2 Q d parameters, weights non-negative, length scales positive */
+int bochner_sm_check(const double *par, int npar, int d)
+{
+    if (npar < 1 || !(par[0] >= 1.0) || par[0] > INT_MAX) return 0;
+    int Q = (int) par[0];
+    if ((double) npar != 1.0 + Q + 2.0 * Q * d) return 0;
+    for (int i = 1; i < npar; i++) if (!R_FINITE(par[i])) return 0;
+    for (int q = 0; q < Q; q++) if (par[1 + q] < 0.0) return 0;
+    for (R_xlen_t i = 1 + Q + (R_xlen_t) Q * d; i < npar; i++) if (!(par[i] > 0.0)) return 0;
+    return Q;
+}
+
+static void spectral_mixture(const double *par, const double *x, R_xlen_t nx, const double *y,
+                             R_xlen_t ny, int d, double *out, int nthreads)
+{
+    int Q = (int) par[0];
+    double per_col = (double) nx * (double) (d > 0 ? d : 1) * Q;
+    R_xlen_t cols = (R_xlen_t) ((double) (1 << 20) / per_col);
+    if (cols > COL_CHUNK) cols = COL_CHUNK;
+    if (cols < 1) cols = 1;
+    int nth = bochner_threads_for(nthreads, per_col * (double) ny * 8.0);
+    double *scratch = (double *) R_alloc((size_t) nth * 2 * (size_t) (nx > 0 ? nx : 1),
+                                         sizeof(double));
+    sm_job p = {par, x, y, nx, ny, d, Q, out, scratch, cols};
+    bochner_parallel_blocks((ny + cols - 1) / cols, nth, 16, sm_block, &p);
+}
+
 /* Polynomial kernel of the dot product.  par[0] == 0: (scale t + offset)^p
  * with par = (0, p, scale, offset); par[0] == 1: sum_i c_i t^i with
  * par = (1, c_0, ..., c_l), evaluated by Horner's rule. */
@@ -408,6 +477,10 @@ static int kernel_matrix(int code, const double *par, int npar, const double *x,
             double s = 1.0 / (par[0] * par[0]);
             elementwise_simple(out, len, EL_EXP, s, nthreads);
         }
+        return BOCHNER_OK;
+    case BK_SPECTRAL_MIXTURE:
+        if (!bochner_sm_check(par, npar, d)) return BOCHNER_BAD_ARGUMENT;
+        spectral_mixture(par, x, nx, y ? y : x, y ? ny : nx, d, out, nthreads);
         return BOCHNER_OK;
     default:
         return BOCHNER_BAD_KERNEL;

@@ -53,6 +53,31 @@ int bochner_spectral_sample(int code, const double *par, int npar,
         }
         return BOCHNER_OK;
     }
+    case BK_SPECTRAL_MIXTURE: {
+        /* per row: a component (probability w_q / sum w), a sign (the
+         * density's mirror), then d normals: w = +-2 pi mu_q + z / ell_q */
+        int Q = bochner_sm_check(par, npar, d);
+        if (!Q) return BOCHNER_BAD_ARGUMENT;
+        if (d < 1) return BOCHNER_OK;
+        const double *wt = par + 1, *mu = wt + Q, *ell = mu + (R_xlen_t) Q * d;
+        double total = 0.0;
+        for (int q = 0; q < Q; q++) total += wt[q];
+        if (!(total > 0.0)) return BOCHNER_BAD_ARGUMENT;
+        for (R_xlen_t i = 0; i < n; i++) {
+            double u = unif_rand() * total, acc = 0.0;
+            int q = 0;
+            for (; q < Q - 1; q++) {
+                acc += wt[q];
+                if (u < acc) break;
+            }
+            double sign = unif_rand() < 0.5 ? -1.0 : 1.0;
+            for (int k = 0; k < d; k++)
+                out[i + (R_xlen_t) k * n] = sign * 2.0 * M_PI * mu[q + (R_xlen_t) k * Q] +
+                    norm_rand() / ell[q + (R_xlen_t) k * Q];
+            if ((i + 1) % (DRAWS_PER_CHECK / d + 1) == 0) R_CheckUserInterrupt();
+        }
+        return BOCHNER_OK;
+    }
     default:
         return BOCHNER_BAD_KERNEL;
     }
@@ -66,6 +91,9 @@ SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d)
     if (!R_FINITE(nn) || nn < 0 || nn > INT_MAX) error("'n' must be a count");
     if (dd == NA_INTEGER || dd < 0) error("'d' must be a count");
     if (!(REAL(par)[0] > 0)) error("'sigma' must be positive");
+    if (asInteger(code) == BK_SPECTRAL_MIXTURE && dd > 0 &&
+        !bochner_sm_check(REAL(par), LENGTH(par), dd))
+        error("the spectral mixture's parameters do not fit %d input columns", dd);
     SEXP out = PROTECT(allocMatrix(REALSXP, (int) nn, dd));
     GetRNGstate();
     int status = bochner_spectral_sample(asInteger(code), REAL(par), LENGTH(par),

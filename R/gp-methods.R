@@ -1,0 +1,129 @@
+# print, summary, plot, logLik and the model generics of rff_gp fits.
+
+#' @importFrom stats logLik simulate
+NULL
+
+gp_title <- function(x) {
+  if (x$method == "exact") return("Exact Gaussian process regression")
+  sprintf("Gaussian process regression on %d random Fourier features (D = %d frequencies)",
+          2L * x$D, x$D)
+}
+
+gp_hyper_lines <- function(x) {
+  h <- x$hyper
+  f <- function(v) paste(format(signif(v, 4)), collapse = ", ")
+  where <- if (is.null(x$scaling)) "" else " (standardised inputs)"
+  if (x$kind == "sm") {
+    return(c(sprintf("  spectral mixture, %d components%s:", length(h$weights), where),
+             sprintf("    weights %s", f(h$weights)),
+             sprintf("    means (frequencies) %s", f(h$means)),
+             sprintf("    length scales %s", f(h$scales)),
+             sprintf("  noise sd %s", f(h$noise))))
+  }
+  c(sprintf("  kernel: %s; length scale%s%s: %s", kernel_label(x$kernel),
+            if (length(h$lengthscale) > 1L) "s (ARD)" else "", where, f(h$lengthscale)),
+    sprintf("  signal sd %s, noise sd %s", f(h$signal), f(h$noise)))
+}
+
+#' @export
+print.rff_gp <- function(x, ...) {
+  cat(gp_title(x), "\n", sep = "")
+  cat(gp_hyper_lines(x), sep = "\n")
+  how <- if (!x$optimized) "hyperparameters as given"
+         else sprintf("hyperparameters by marginal likelihood (L-BFGS-B, %d evaluations%s)",
+                      x$optim$counts[[1L]],
+                      if (x$optim$convergence == 0L) "" else ", not converged")
+  cat(sprintf("  log marginal likelihood %.4g; %s\n", x$logLik, how))
+  cat(sprintf("  %d observations, training RMSE %.4g\n", x$n, sqrt(mean(x$residuals^2))))
+  invisible(x)
+}
+
+#' @export
+summary.rff_gp <- function(object, ...) {
+  r <- object$residuals
+  y <- object$fitted + r
+  structure(list(fit = object, residuals = stats::quantile(r),
+                 rmse = sqrt(mean(r^2)), r.squared = 1 - sum(r^2) / sum((y - mean(y))^2),
+                 theta = object$theta, logLik = object$logLik),
+            class = "summary.rff_gp")
+}
+
+#' @export
+print.summary.rff_gp <- function(x, ...) {
+  print(x$fit)
+  cat("Residuals:\n")
+  print(signif(x$residuals, 4))
+  cat(sprintf("Training RMSE %.4g, R-squared %.4f\n", x$rmse, x$r.squared))
+  cat("Parameters (log scale, standardised units):\n")
+  print(signif(x$theta, 4))
+  invisible(x)
+}
+
+#' @export
+logLik.rff_gp <- function(object, ...) {
+  structure(object$logLik, df = length(object$theta), nobs = object$n, class = "logLik")
+}
+
+#' @export
+fitted.rff_gp <- function(object, ...) rff_fitted(object)
+
+#' @export
+residuals.rff_gp <- function(object, ...) stats::naresid(object$na.action, object$residuals)
+
+#' @export
+formula.rff_gp <- function(x, ...) fit_formula_of(x)
+
+#' @export
+terms.rff_gp <- function(x, ...) fit_terms(x)
+
+#' @export
+nobs.rff_gp <- function(object, ...) fit_nobs(object)
+
+#' @export
+model.frame.rff_gp <- function(formula, ...) fit_model_frame(formula)
+
+#' Plot a Gaussian process fit of one input
+#'
+#' The posterior mean over the range of the input with its pointwise bands
+#' (the darker band for the function, `interval = "confidence"`, the lighter
+#' one for new observations, `"prediction"`) and the training points (kept
+#' by fits of at most 10000 rows).
+#'
+#' @param x A fit from [rff_gp()] on one input.
+#' @param level Coverage of the bands.
+#' @param n Number of points of the curve.
+#' @param xlim,ylim,xlab,ylab,main As in [graphics::plot()]; `xlim` also
+#'   sets the range the curve covers (to show an extrapolation).
+#' @param ... Passed on to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(4)
+#' x <- runif(60, 0, 5)
+#' fit <- rff_gp(x, sin(x) + rnorm(60, sd = 0.2), D = 64)
+#' plot(fit)
+#' @export
+plot.rff_gp <- function(x, level = 0.95, n = 200, xlim = NULL, ylim = NULL, xlab = NULL,
+                        ylab = "response", main = NULL, ...) {
+  if (x$input$d != 1L) stop_arg("x", "must be a fit on one input to plot (it has ", x$input$d, ")")
+  n <- check_count(n, "n", lower = 2)
+  if (is.null(xlim)) xlim <- x$input$range[, 1L]
+  grid <- seq(xlim[1L], xlim[2L], length.out = n)
+  nd <- matrix(grid, ncol = 1L, dimnames = list(NULL, x$input$names))
+  if (!is.null(x$input$terms)) nd <- stats::setNames(data.frame(grid), x$input$names)
+  conf <- predict(x, nd, interval = "confidence", level = level)
+  pred <- predict(x, nd, interval = "prediction", level = level)
+  pts <- x$data
+  if (is.null(ylim)) ylim <- range(pred[, 2:3], if (!is.null(pts)) pts$y)
+  if (is.null(xlab)) xlab <- if (is.null(x$input$names)) "x" else x$input$names[1L]
+  if (is.null(main)) main <- gp_title(x)
+  graphics::plot(grid, conf[, 1L], type = "n", xlim = xlim, ylim = ylim, xlab = xlab,
+                 ylab = ylab, main = main, ...)
+  band <- function(m, col) {
+    graphics::polygon(c(grid, rev(grid)), c(m[, 2L], rev(m[, 3L])), col = col, border = NA)
+  }
+  band(pred, grDevices::adjustcolor("steelblue", 0.2))
+  band(conf, grDevices::adjustcolor("steelblue", 0.45))
+  if (!is.null(pts)) graphics::points(pts$x[, 1L], pts$y, pch = 20, cex = 0.6)
+  graphics::lines(grid, conf[, 1L], lwd = 2, col = "navy")
+  invisible(x)
+}

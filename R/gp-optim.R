@@ -1,0 +1,189 @@
+# The log marginal likelihood of rff_gp() and its gradient, for the random
+# feature (sparse-spectrum) GP and the exact GP, on log parameters.
+#
+# A problem P holds the scaled inputs x (n x d), the standardised response
+# y, the kind ("standard": a kernel of one length scale per input or one
+# for all, "sm": a spectral mixture), and for the random features the fixed
+# standard draws eps (d x D): the frequencies are functions of the
+# parameters and eps, so the objective is a smooth function of them.
+#   standard: theta = (log l (1 or d), log s_f, log s_n); w_j = eps_j / l,
+#             every frequency's cos/sin pair scaled by s_f / sqrt(D);
+#   sm:       theta = (log w (Q), mu (Q x d), log l (Q x d), log s_n); the
+#             frequencies are split among the components (comp, D_q each):
+#             w_j = 2 pi mu_q + eps_j / l_q, pairs scaled by sqrt(w_q / D_q).
+
+gp_theta_names <- function(P) {
+  if (P$kind == "sm") {
+    Q <- P$Q
+    idx <- paste0(rep(seq_len(Q), P$d), ",", rep(seq_len(P$d), each = Q))
+    return(c(paste0("log_weight", seq_len(Q)), paste0("mean[", idx, "]"),
+             paste0("log_scale[", idx, "]"), "log_noise"))
+  }
+  nl <- if (P$ard) P$d else 1L
+  c(if (nl == 1L) "log_lengthscale" else paste0("log_lengthscale", seq_len(nl)),
+    "log_signal", "log_noise")
+}
+
+# The parameters of theta on their own scales.
+gp_unpack <- function(theta, P) {
+  nt <- length(theta)
+  sn <- exp(theta[nt])
+  if (P$kind == "sm") {
+    Q <- P$Q
+    d <- P$d
+    w <- exp(theta[seq_len(Q)])
+    mu <- matrix(theta[Q + seq_len(Q * d)], Q, d)
+    ell <- matrix(exp(theta[Q + Q * d + seq_len(Q * d)]), Q, d)
+    return(list(weights = w, means = mu, scales = ell, noise = sn))
+  }
+  nl <- nt - 2L
+  list(lengthscale = rep(exp(theta[seq_len(nl)]), length.out = P$d),
+       signal = exp(theta[nl + 1L]), noise = sn)
+}
+
+# Frequencies (d x D) and amplitudes (D) of the feature map at theta.
+gp_features_at <- function(theta, P) {
+  h <- gp_unpack(theta, P)
+  if (P$kind == "sm") {
+    cq <- P$comp
+    omega <- 2 * pi * t(h$means[cq, , drop = FALSE]) + P$eps / t(h$scales[cq, , drop = FALSE])
+    amp <- sqrt(h$weights[cq] / P$Dq[cq])
+  } else {
+    omega <- P$eps / h$lengthscale
+    amp <- rep(h$signal / sqrt(ncol(P$eps)), ncol(P$eps))
+  }
+  list(omega = omega, amp = amp, hyper = h)
+}
+
+# The posterior of the feature weights at theta: A = Z'Z + s_n^2 I = R'R,
+# alpha = A^-1 Z'y, and the log marginal likelihood
+#   L = -(y'y - alpha'Z'y) / (2 s_n^2) - (n - m) log s_n - sum log diag R - n/2 log 2 pi.
+# NULL when A is not numerically positive definite.
+gp_rff_posterior <- function(theta, P) {
+  f <- gp_features_at(theta, P)
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$nthreads)
+  m <- length(st[[2L]])
+  s2 <- f$hyper$noise^2
+  A <- st[[1L]]
+  diag(A) <- diag(A) + s2
+  ch <- .Call(C_gp_chol, A, P$nthreads)
+  if (is.null(ch)) return(NULL)
+  rinv <- ch[[2L]]
+  ainv <- .Call(C_matprod, rinv, t(rinv), P$nthreads)
+  zy <- st[[2L]]
+  alpha <- drop(.Call(C_matprod, ainv, matrix(zy), P$nthreads))
+  yy <- sum(P$y^2)
+  logdet <- 2 * sum(log(diag(ch[[1L]])))
+  L <- -(yy - sum(alpha * zy)) / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
+    P$n / 2 * log(2 * pi)
+  list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy, yy = yy,
+       features = f, m = m)
+}
+
+# dL/dtheta at a posterior from gp_rff_posterior(): one pass for
+# M = X'(Zc o Gs - Zs o Gc) and the column sums of Z o G (src/gp.c).
+gp_rff_gradient <- function(theta, P, post) {
+  f <- post$features
+  s2 <- f$hyper$noise^2
+  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, post$alpha, post$ainv, s2, P$nthreads)
+  M <- g[[1L]]
+  csum <- g[[2L]]
+  a <- post$alpha
+  uu <- (post$yy - 2 * sum(a * post$zy) + sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
+  g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))
+  if (P$kind == "sm") {
+    Q <- P$Q
+    cq <- P$comp
+    pair <- csum[c(TRUE, FALSE)] + csum[c(FALSE, TRUE)]      # per frequency
+    g_w <- 0.5 * as.vector(tapply(pair, factor(cq, levels = seq_len(Q)), sum))
+    g_w[is.na(g_w)] <- 0
+    Mt <- t(M)                                               # D x d
+    g_mu <- 2 * pi * rowsum(Mt, cq, reorder = TRUE)
+    shift <- t(f$omega) - 2 * pi * f$hyper$means[cq, , drop = FALSE]
+    g_ell <- -rowsum(shift * Mt, cq, reorder = TRUE)
+    full <- function(v) {               # components without frequencies: 0
+      out <- matrix(0, Q, P$d)
+      out[sort(unique(cq)), ] <- v
+      out
+    }
+    return(c(g_w, full(g_mu), full(g_ell), g_noise))
+  }
+  g_ell <- -rowSums(f$omega * M)
+  if (!P$ard) g_ell <- sum(g_ell)
+  c(g_ell, sum(csum), g_noise)
+}
+
+# The exact GP: C = s_f^2 k_l(X, X) + s_n^2 I (or the spectral mixture's
+# K + s_n^2 I) = R'R; alpha = C^-1 y; L = -y'alpha/2 - sum log diag R - n/2 log 2 pi.
+gp_exact_gram <- function(h, P, x1, x2 = NULL) {
+  if (P$kind == "sm") {
+    par <- c(P$Q, h$weights, h$means, h$scales)
+    return(.Call(C_kernel_matrix, 8L, par, x1, x2, P$nthreads))
+  }
+  s <- function(x) if (is.null(x)) NULL else sweep(x, 2L, h$lengthscale, "/", check.margin = FALSE)
+  h$signal^2 * .Call(C_kernel_matrix, P$code, P$par, s(x1), s(x2), P$nthreads)
+}
+
+gp_exact_posterior <- function(theta, P) {
+  h <- gp_unpack(theta, P)
+  K <- gp_exact_gram(h, P, P$x)
+  C <- K
+  diag(C) <- diag(C) + h$noise^2
+  ch <- .Call(C_gp_chol, C, P$nthreads)
+  if (is.null(ch)) return(NULL)
+  rinv <- ch[[2L]]
+  cinv <- .Call(C_matprod, rinv, t(rinv), P$nthreads)
+  alpha <- drop(.Call(C_matprod, cinv, matrix(P$y), P$nthreads))
+  L <- -sum(P$y * alpha) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi)
+  list(value = L, alpha = alpha, rinv = rinv, cinv = cinv, K = K, hyper = h)
+}
+
+# Analytic gradient of the exact GP for the Gaussian kernel:
+# dL/dtheta = tr((alpha alpha' - C^-1) dC/dtheta) / 2, with
+# dC/dlog l_p = K o (x_ip - x_jp)^2 / l_p^2, dC/dlog s_f = 2 K, dC/dlog s_n = 2 s_n^2 I.
+gp_exact_gradient <- function(theta, P, post) {
+  W <- outer(post$alpha, post$alpha) - post$cinv
+  B <- W * post$K
+  rs <- rowSums(B)
+  h <- post$hyper
+  a <- sweep(P$x, 2L, h$lengthscale, "/", check.margin = FALSE)
+  g_ell <- colSums(a^2 * rs) - colSums(a * .Call(C_matprod, B, a, P$nthreads))
+  if (!P$ard) g_ell <- sum(g_ell)
+  c(g_ell, sum(B), h$noise^2 * sum(diag(W)))
+}
+
+# Maximise L over theta by L-BFGS-B (minimising -L), with the value and the
+# gradient of one evaluation shared (optim asks for them separately).
+gp_optimise <- function(theta0, P, lower, upper, control) {
+  exact <- P$method == "exact"
+  analytic <- !exact || (P$kind == "standard" && P$code == 1L)
+  cache <- new.env()
+  evaluate <- function(theta) {
+    if (!identical(cache$theta, theta)) {
+      post <- if (exact) gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
+      cache$theta <- theta
+      cache$post <- post
+      cache$grad <- NULL
+    }
+    cache$post
+  }
+  fn <- function(theta) {
+    post <- evaluate(theta)
+    if (is.null(post)) return(1e100)
+    -post$value
+  }
+  gr <- function(theta) {
+    post <- evaluate(theta)
+    if (is.null(post)) return(rep(0, length(theta)))
+    if (is.null(cache$grad)) {
+      cache$grad <- if (exact) gp_exact_gradient(theta, P, post)
+                    else gp_rff_gradient(theta, P, post)
+    }
+    -cache$grad
+  }
+  # the value per observation: the gradient of -L grows with n, and
+  # L-BFGS-B's first step, of the gradient's size, would jump to the bounds
+  ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
+  stats::optim(theta0, fn, if (analytic) gr, method = "L-BFGS-B", lower = lower,
+               upper = upper, control = ctrl)
+}

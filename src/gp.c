@@ -1,0 +1,235 @@
+/* Gaussian processes on random Fourier features (sparse-spectrum GP).
+ *
+ * Features of the pair map, column 2j = a_j cos(w_j.x), 2j+1 = a_j sin(w_j.x)
+ * (amplitudes a_j: sqrt(1/D) times the signal scale, or a spectral mixture
+ * component's sqrt(w_q / D_q)).  With m = 2D columns and A = Z'Z + lambda I:
+ *   gp_stats:    Z'Z (m x m) and Z'y, one pass over row blocks whose
+ *                features are computed on the fly (never the n x m matrix);
+ *   gp_gradient: with C = Z Z' + s2 I, u = C^-1 y = (y - Z alpha) / s2 (n,
+ *                computed per block) and alpha = A^-1 Z'y, the matrix
+ *                G = u alpha' - Z A^-1 is such that dL/dZ_ik = G_ik for the
+ *                log marginal likelihood L; one more pass returns
+ *                M = X' (Zc o Gs - Zs o Gc) (d x D), so that
+ *                dL/dtheta = sum_jp (d w_jp / d theta) M_pj, and the column
+ *                sums of Z o G (for the amplitudes).
+ *   gp_chol:     the upper Cholesky factor R of a symmetric positive definite
+ *                matrix and its inverse (A^-1 = R^-1 R^-T), on the package's
+ *                Cholesky (cholesky.c).
+ * Products run on the package's kernel (products.c) with its threads; the
+ * blocks do not depend on the thread count, so neither do the results. */
+#include "bochner.h"
+#include <string.h>
+#include <math.h>
+
+#define GP_ROWS 1024          /* rows per block of features */
+
+/* xb (nr x d) <- rows r0 .. r0 + nr - 1 of x (n x d) */
+static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t r0, int nr, double *xb)
+{
+    for (int k = 0; k < d; k++)
+        memcpy(xb + (R_xlen_t) k * nr, x + r0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nr);
+}
+
+/* zb (nr x 2D): the pair map of the block, columns scaled by amp */
+static void block_features(const double *xb, int nr, int d, const double *w, int D,
+                           const double *amp, double *zb, int nthreads)
+{
+    bochner_fourier_transform(xb, nr, d, w, D, NULL, 1.0, zb, nthreads);
+    for (int j = 0; j < D; j++) {
+        double a = amp[j];
+        double *c = zb + (R_xlen_t) (2 * j) * nr, *s = c + nr;
+        for (int i = 0; i < nr; i++) {
+            c[i] *= a;
+            s[i] *= a;
+        }
+    }
+}
+
+int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
+                     const double *amp, const double *y, double *zz, double *zy,
+                     int nthreads)
+{
+    int m = 2 * D;
+    int rows = n < GP_ROWS ? (int) n : GP_ROWS;
+    double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
+    double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
+    double *zt = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
+    memset(zz, 0, sizeof(double) * (size_t) m * (size_t) m);
+    memset(zy, 0, sizeof(double) * (size_t) m);
+    for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
+        int nr = n - r0 < rows ? (int) (n - r0) : rows;
+        copy_rows(x, n, d, r0, nr, xb);
+        block_features(xb, nr, d, w, D, amp, zb, nthreads);
+        for (int k = 0; k < m; k++) {
+            const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
+            double s = 0.0;
+            for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
+            zy[k] += s;
+        }
+        bochner_transpose(zb, nr, nr, m, zt, m);
+        bochner_product(zt, m, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        R_CheckUserInterrupt();
+    }
+    bochner_mirror_upper(zz, m, nthreads);
+    return BOCHNER_OK;
+}
+
+int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int D,
+                        const double *amp, const double *y, const double *alpha,
+                        const double *ainv, double s2, double *M, double *csum,
+                        int nthreads)
+{
+    int m = 2 * D;
+    int rows = n < GP_ROWS ? (int) n : GP_ROWS;
+    double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
+    double *xt = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
+    double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
+    double *pb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
+    double *hb = (double *) R_alloc((size_t) rows * (size_t) D, sizeof(double));
+    double *ub = (double *) R_alloc((size_t) rows, sizeof(double));
+    memset(M, 0, sizeof(double) * (size_t) d * (size_t) D);
+    memset(csum, 0, sizeof(double) * (size_t) m);
+    for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
+        int nr = n - r0 < rows ? (int) (n - r0) : rows;
+        copy_rows(x, n, d, r0, nr, xb);
+        block_features(xb, nr, d, w, D, amp, zb, nthreads);
+        /* pb = Z A^-1, then G = u alpha' - pb in place */
+        bochner_product(zb, nr, ainv, m, nr, m, m, pb, nr, 0, 0, nthreads);
+        /* u = (y - Z alpha) / s2 on the block */
+        for (int i = 0; i < nr; i++) ub[i] = y[r0 + i];
+        for (int k = 0; k < m; k++) {
+            const double *z = zb + (R_xlen_t) k * nr;
+            double ak = alpha[k];
+            for (int i = 0; i < nr; i++) ub[i] -= z[i] * ak;
+        }
+        for (int i = 0; i < nr; i++) ub[i] /= s2;
+        for (int k = 0; k < m; k++) {
+            double *g = pb + (R_xlen_t) k * nr, ak = alpha[k], s = 0.0;
+            const double *z = zb + (R_xlen_t) k * nr;
+            for (int i = 0; i < nr; i++) {
+                g[i] = ub[i] * ak - g[i];
+                s += z[i] * g[i];
+            }
+            csum[k] += s;
+        }
+        for (int j = 0; j < D; j++) {
+            const double *zc = zb + (R_xlen_t) (2 * j) * nr, *zs = zc + nr;
+            const double *gc = pb + (R_xlen_t) (2 * j) * nr, *gs = gc + nr;
+            double *h = hb + (R_xlen_t) j * nr;
+            for (int i = 0; i < nr; i++) h[i] = zc[i] * gs[i] - zs[i] * gc[i];
+        }
+        /* M += t(xb) hb */
+        bochner_transpose(xb, nr, nr, d, xt, d);
+        bochner_product(xt, d, hb, nr, d, D, nr, M, d, 1, 0, nthreads);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* Columns of the inverse of the upper factor R (n x n): column j of R^-1 has
+ * entries 0..j, by back substitution that reads R by columns. */
+typedef struct {
+    const double *r;
+    double *ri;
+    int n;
+} inv_job;
+
+static void inverse_column(void *ctx, R_xlen_t blk, int thread)
+{
+    (void) thread;
+    const inv_job *p = (const inv_job *) ctx;
+    int n = p->n, j = (int) blk;
+    double *x = p->ri + (R_xlen_t) j * n;
+    memset(x, 0, sizeof(double) * (size_t) n);
+    x[j] = 1.0;
+    for (int l = j; l >= 0; l--) {
+        const double *rl = p->r + (R_xlen_t) l * n;
+        double xl = x[l] / rl[l];
+        x[l] = xl;
+        for (int i = 0; i < l; i++) x[i] -= rl[i] * xl;
+    }
+}
+
+/* r (n x n, upper Cholesky factor of a) and ri = r^-1; 0 or the failing pivot */
+int bochner_gp_chol(const double *a, int n, double *r, double *ri, int nthreads)
+{
+    memcpy(r, a, sizeof(double) * (size_t) n * (size_t) n);
+    int bad = bochner_cholesky(r, n, nthreads);
+    if (bad) return bad;
+    inv_job p = {r, ri, n};
+    bochner_parallel_blocks(n, bochner_threads_for(nthreads, (double) n * n * n / 3.0), 16,
+                            inverse_column, &p);
+    return 0;
+}
+
+static int check_gp_features(SEXP x, SEXP w, SEXP amp)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
+    if (nrows(w) != ncols(x) || ncols(x) < 1) error("'w' must have one row per column of 'x'");
+    if (ncols(w) < 1) error("'w' must have at least one column");
+    if (TYPEOF(amp) != REALSXP || XLENGTH(amp) != ncols(w))
+        error("'amp' must be a double vector, one per frequency");
+    return ncols(w);
+}
+
+/* .Call(C_gp_stats, x, w, amp, y, nthreads): list(zz = Z'Z, zy = Z'y) */
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP nthreads)
+{
+    int D = check_gp_features(x, w, amp);
+    R_xlen_t n = nrows(x);
+    if (TYPEOF(y) != REALSXP || XLENGTH(y) != n) error("'y' must be a double vector, one per row");
+    SEXP zz = PROTECT(bochner_alloc_output(2 * D, 2 * D));
+    SEXP zy = PROTECT(allocVector(REALSXP, 2 * D));
+    bochner_gp_stats(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), REAL(zz), REAL(zy),
+                     bochner_nthreads(asInteger(nthreads)));
+    SEXP out = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(out, 0, zz);
+    SET_VECTOR_ELT(out, 1, zy);
+    UNPROTECT(3);
+    return out;
+}
+
+/* .Call(C_gp_gradient, x, w, amp, y, alpha, ainv, s2, nthreads): list(M, csum) */
+SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP alpha, SEXP ainv,
+                              SEXP s2, SEXP nthreads)
+{
+    int D = check_gp_features(x, w, amp), m = 2 * D;
+    R_xlen_t n = nrows(x);
+    if (TYPEOF(y) != REALSXP || XLENGTH(y) != n) error("'y' must be a double vector, one per row");
+    double noise2 = asReal(s2);
+    if (!(noise2 > 0.0) || !R_FINITE(noise2)) error("'s2' must be positive");
+    if (TYPEOF(alpha) != REALSXP || XLENGTH(alpha) != m) error("'alpha' must have 2D values");
+    if (!bochner_is_real_matrix(ainv) || nrows(ainv) != m || ncols(ainv) != m)
+        error("'ainv' must be a 2D x 2D double matrix");
+    SEXP M = PROTECT(bochner_alloc_output(ncols(x), D));
+    SEXP csum = PROTECT(allocVector(REALSXP, m));
+    bochner_gp_gradient(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), REAL(alpha),
+                        REAL(ainv), noise2, REAL(M), REAL(csum),
+                        bochner_nthreads(asInteger(nthreads)));
+    SEXP out = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(out, 0, M);
+    SET_VECTOR_ELT(out, 1, csum);
+    UNPROTECT(3);
+    return out;
+}
+
+/* .Call(C_gp_chol, a, nthreads): list(r, rinv), or NULL when a is not
+ * numerically positive definite */
+SEXP bochner_gp_chol_call(SEXP a, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(a) || nrows(a) != ncols(a)) error("'a' must be a square double matrix");
+    int n = nrows(a);
+    SEXP r = PROTECT(bochner_alloc_output(n, n));
+    SEXP ri = PROTECT(bochner_alloc_output(n, n));
+    int bad = bochner_gp_chol(REAL(a), n, REAL(r), REAL(ri), bochner_nthreads(asInteger(nthreads)));
+    if (bad) {
+        UNPROTECT(2);
+        return R_NilValue;
+    }
+    SEXP out = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(out, 0, r);
+    SET_VECTOR_ELT(out, 1, ri);
+    UNPROTECT(3);
+    return out;
+}
