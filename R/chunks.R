@@ -507,3 +507,42 @@ check_chunk_y <- function(y) {
 check_no_chunk_y <- function(y) {
   if (!is.null(y)) stop_arg("y", "is not used here")
 }
+
+# ---------------------------------------------------------------------------
+# Per-chunk values kept between the passes of one iterative fit (the SVM's
+# features), in the process that computed them: in this session under
+# plan(sequential), in a persistent worker under multisession or cluster.
+# A miss (another worker got the chunk, or a fresh batchtools job)
+# recomputes the value, so the fit does not depend on the cache.  At most
+# getOption("bochner.chunk_cache_mb", 1024) MB per process; a new fit's
+# token evicts what an earlier fit left behind.
+chunk_cache <- new.env(parent = emptyenv())
+
+chunk_cache_token <- function() {
+  chunk_cache$.count <- (if (is.null(chunk_cache$.count)) 0 else chunk_cache$.count) + 1
+  sprintf("%d-%.0f-%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6, chunk_cache$.count)
+}
+
+chunk_cached <- function(token, i, compute) {
+  key <- paste0(token, "#", i)
+  hit <- chunk_cache[[key]]
+  if (!is.null(hit)) return(hit)
+  value <- compute()
+  keys <- ls(chunk_cache)
+  stale <- keys[!startsWith(keys, paste0(token, "#"))]
+  if (length(stale)) rm(list = stale, envir = chunk_cache)
+  used <- sum(vapply(mget(setdiff(keys, stale), envir = chunk_cache),
+                     function(v) as.numeric(utils::object.size(v)), 0))
+  budget <- getOption("bochner.chunk_cache_mb", 1024) * 2^20
+  if (used + as.numeric(utils::object.size(value)) <= budget) assign(key, value, envir = chunk_cache)
+  value
+}
+
+# Drop a chunk's value (i), or all of a fit's (i = NULL).
+chunk_cache_release <- function(token, i = NULL) {
+  keys <- ls(chunk_cache)
+  drop <- if (is.null(i)) keys[startsWith(keys, paste0(token, "#"))]
+          else intersect(keys, paste0(token, "#", i))
+  if (length(drop)) rm(list = drop, envir = chunk_cache)
+  invisible()
+}

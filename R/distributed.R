@@ -54,27 +54,34 @@
 #' memory.
 #'
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
-#' in each round every chunk runs `passes` passes of the dual coordinate
-#' descent of [rff_svm()] on its own dual variables against the current
-#' weights, with the curvature scaled by the number of chunks \eqn{K}, and
-#' the \eqn{K} weight updates are added.  The dual objective never
+#' in each round every chunk runs at most `passes` passes of the in-memory
+#' fit's dual coordinate descent (in C, with its shrinking and its local
+#' stopping rule `epsilon`) on its own dual variables, started from the
+#' current weights, with the curvature scaled by the number of chunks
+#' \eqn{K}; the \eqn{K} weight updates are added.  The dual objective never
 #' decreases and the iterates converge to the solution of the in-memory
 #' problem; the fit stops when the duality gap, an upper bound on the
 #' distance of the primal objective to its minimum, is below `tol` times the
-#' primal objective.  The gap per round is kept in `trace`.  The dual
-#' variables, 8 bytes per row and binary problem, are kept in this session
-#' and travel with their chunks.  More chunks mean smaller steps: rounds
-#' grow with \eqn{K}.  The local solver is written in R (the in-memory C
-#' solver does not start from given weights), so expect about a microsecond
-#' per row and feature and pass.  With more than two classes the chunked
-#' SVM solves one-vs-rest problems (the in-memory default is one-vs-one),
-#' and it has no `probability` or `cross`.
+#' primal objective.  The gap per round and binary problem is kept in
+#' `trace`.  The binary problems are those of the in-memory fit: one-vs-one
+#' by default (`multiclass`), and with `probability = TRUE` (or `cross`) the
+#' same problems on 5 (or `cross`) stratified folds, each chunk's rows dealt
+#' to the folds from a seed of its own, solved in the same rounds; a last
+#' pass returns the held-out decision values, to which the sigmoids are
+#' fitted as in memory (they are \eqn{8 n} bytes per binary problem in this
+#' session).  The dual variables, 8 bytes per row and binary problem, are
+#' kept in this session and travel with their chunks.  A worker keeps the
+#' features of its chunks between rounds (at most
+#' `getOption("bochner.chunk_cache_mb", 1024)` MB per process), so a round
+#' costs the local solver; a worker that did not compute them (a new
+#' `batchtools` job) computes them again, with the same result.  More
+#' chunks mean smaller steps: rounds grow with \eqn{K}.
 #'
 #' @param x Data in chunks, from [data_chunks()].
 #' @param y The name of the response column, present in every chunk.  For
 #'   `rff_ridge()` a numeric column gives regression, a factor, character or
 #'   logical column classification; for `rff_svm()` the classes.
-#' @param kernel,D,lambda,scale,seed,map,cost,loss,class.weights As for the
+#' @param kernel,D,lambda,scale,seed,map,cost,loss,class.weights,multiclass,probability,cross,epsilon As for the
 #'   in-memory fits ([rff_ridge()], [rff_svm()], [kernel_kmeans()]); for
 #'   chunks, `lambda = "auto"` (or a vector) is chosen by generalised
 #'   cross-validation, which needs only the combined moments (the in-memory
@@ -85,7 +92,8 @@
 #'   start.
 #' @param rounds For `kernel_kmeans()`, the sampling passes of the k-means||
 #'   seeding; for `rff_svm()`, the most outer rounds.
-#' @param passes For `rff_svm()`, the local passes per chunk and round.
+#' @param passes For `rff_svm()`, the most local passes per chunk, round and
+#'   binary problem.
 #' @param tol For `rff_svm()`, the stopping tolerance on the relative
 #'   duality gap.
 #' @param nthreads Threads per worker; by default one when the plan has
@@ -127,8 +135,7 @@
 #'                     gaussian_kernel(1), D = 50, seed = 1)
 #' km
 #'
-#' svm <- rff_svm(data_chunks(cls), y = "class", kernel = gaussian_kernel(1), D = 32,
-#'                seed = 1, passes = 2, tol = 0.05)
+#' svm <- rff_svm(data_chunks(cls), y = "class", D = 32, seed = 1, probability = TRUE)
 #' svm
 #' tail(svm$trace, 3)
 #' @name chunked_fits
@@ -642,181 +649,6 @@ print.kernel_kmeans_chunked <- function(x, ...) {
   }
   cat("Clusters of the rows: predict(fit, chunks), one vector per chunk\n")
   invisible(x)
-}
-
-# ---------------------------------------------------------------------------
-# SVM: CoCoA+ (Jaggi et al. 2014; Ma et al. 2015), the dual coordinate
-# descent of the in-memory fit run on each chunk's own dual variables
-# against the current weights, the chunks' weight updates added.
-
-#' @rdname chunked_fits
-#' @export
-rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
-                                cost = 1, loss = c("hinge", "squared_hinge"), scale = TRUE,
-                                class.weights = NULL, seed = NULL, map = NULL,
-                                nthreads = chunks_threads(), rounds = 100, passes = 1,
-                                tol = 0.01, ...) {
-  check_no_dots(...)
-  scale_given <- !missing(scale)
-  y <- check_chunk_y(y)
-  check_kernel(kernel)
-  D <- check_count(D, "D")
-  cost <- check_positive(cost, "cost")
-  loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
-  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
-  if (!is.null(map)) D <- map_size(map)
-  rounds <- check_count(rounds, "rounds")
-  passes <- check_count(passes, "passes")
-  tol <- check_positive(tol, "tol")
-  nthreads <- check_threads(nthreads)
-  what <- "rff_svm"
-  out <- with_seed(seed, {
-    st <- chunked_setup(x, y, kernel, D, scale, scale_given, map, NULL, what,
-                        classes_only = TRUE)
-    lev <- st$resp$levels
-    cw <- rff_class_weights(class.weights, lev)
-    list(st = st, lev = lev, cw = cw,
-         sol = cocoa_solve(x, y, st, lev, cost, cw, loss, rounds, passes, tol, nthreads, what))
-  })
-  st <- out$st
-  lev <- out$lev
-  k <- length(lev)
-  sol <- out$sol
-  nf <- st$map$n_features
-  W <- sol$w
-  if (k == 2L) W <- cbind(W, -W)
-  fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE],
-                        intercept = stats::setNames(W[nf + 1L, ], lev),
-                        levels = lev, k = k, multiclass = if (k == 2L) "binary" else "ovr",
-                        kernel = st$map$kernel, D = D,
-                        n_features = nf, cost = cost, loss = loss,
-                        class.weights = out$cw, epsilon = tol, max_iter = rounds,
-                        shrinking = FALSE, iter = sol$iter, converged = sol$converged,
-                        n_sv = sol$n_sv, n = sum(st$rows), map = st$map,
-                        scaling = st$scaling, input = st$input, fitted = NULL,
-                        trace = sol$trace, chunks = list(rows = st$rows, response = y)),
-                   class = "rff_svm")
-  colnames(fit$weights) <- lev
-  fit$accuracy <- chunked_accuracy(fit, x, y, nthreads, what)
-  if (!all(sol$converged)) {
-    warning(sprintf(paste0("rff_svm: %d rounds over the chunks did not bring the relative ",
-                           "duality gap below tol = %g; increase 'rounds' or 'passes'"),
-                    rounds, tol), call. = FALSE)
-  }
-  fit
-}
-
-# The outer rounds.  Each chunk keeps its dual variables (sent to and from
-# its worker each round, 8 bytes per row and binary problem); w = sum of
-# y_i alpha_i (z_i, 1) over all rows.  In a round every chunk starts from the
-# same w and makes 'passes' passes of coordinate descent on the CoCoA+
-# subproblem with sigma' = K (the number of chunks), which makes adding the
-# K updates safe: the dual objective never gets worse and the iterates
-# converge to the optimum (Ma et al. 2015).  The chunk also returns its
-# share of the primal and dual objectives at the round's start, so the
-# duality gap P(w) - D(alpha) >= P(w) - P(w*) measures convergence.
-cocoa_solve <- function(x, y, st, lev, cost, cw, loss, rounds, passes, tol, nthreads, what) {
-  k <- length(lev)
-  nprob <- if (k == 2L) 1L else k
-  costs <- if (k == 2L) list(cp = cost * cw[[1L]], cn = cost * cw[[2L]])
-           else list(cp = cost * unname(cw), cn = rep(cost, k))
-  K <- length(x)
-  nf <- st$map$n_features
-  w <- matrix(0, nf + 1L, nprob)
-  alpha <- lapply(st$rows, function(n) matrix(0, n, nprob))
-  trace <- NULL
-  done <- rep(FALSE, nprob)
-  iter <- rep(rounds, nprob)
-  args <- list(y = y, names = st$input$names, map = st$map, scaling = st$scaling,
-               levels = lev, costs = costs, loss = if (loss == "hinge") 1L else 2L,
-               sigma = K, passes = passes, nthreads = nthreads)
-  for (r in seq_len(rounds)) {
-    seeds <- sample.int(.Machine$integer.max, K)
-    per <- lapply(seq_len(K), function(i) list(alpha = alpha[[i]], seed = seeds[i]))
-    acc <- chunks_apply(x, cocoa_chunk_task, c(args, list(w = w)), what, per_chunk = per,
-                        combine = function(acc, p, i) {
-                          alpha[[i]] <<- p$alpha
-                          p$alpha <- NULL
-                          if (is.null(acc)) p else list(dw = acc$dw + p$dw,
-                                                        lossC = acc$lossC + p$lossC,
-                                                        asum = acc$asum + p$asum,
-                                                        a2 = acc$a2 + p$a2)
-                        })
-    ww <- colSums(w^2)
-    primal <- 0.5 * ww + acc$lossC
-    dual <- acc$asum - 0.5 * ww - acc$a2
-    gap <- primal - dual
-    trace <- rbind(trace, data.frame(round = r, problem = seq_len(nprob), primal = primal,
-                                     dual = dual, gap = gap))
-    newly <- !done & gap <= tol * abs(primal)
-    iter[newly] <- r - 1L
-    done <- done | newly
-    if (all(done)) break
-    # problems that converged keep their weights (their chunks' updates are
-    # discarded, and so are the matching dual variables' changes)
-    if (any(done)) {
-      acc$dw[, done] <- 0
-      for (i in seq_len(K)) alpha[[i]][, done] <- per[[i]]$alpha[, done]
-    }
-    w <- w + acc$dw
-  }
-  n_sv <- Reduce(`+`, lapply(alpha, function(a) colSums(a > 0)))
-  list(w = w, iter = iter, converged = done, trace = trace, n_sv = n_sv)
-}
-
-cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, costs, loss, sigma,
-                             passes, nthreads, w, alpha, seed) {
-  xy <- chunk_xy(raw, y, names)
-  cl <- chunk_classes(xy$y, levels, y)
-  zt <- rbind(transform_features_t(map, rff_apply_scaling(xy$x, scaling), nthreads), 1)
-  nprob <- ncol(w)
-  dw <- matrix(0, nrow(w), nprob)
-  lossC <- asum <- a2 <- numeric(nprob)
-  with_seed(seed, for (p in seq_len(nprob)) {
-    s <- if (nprob == 1L) ifelse(cl == 1L, 1, -1) else ifelse(cl == p, 1, -1)
-    C <- ifelse(s > 0, costs$cp[p], costs$cn[p])
-    margin <- pmax(0, 1 - s * drop(crossprod(zt, w[, p])))
-    lossC[p] <- sum(C * if (loss == 1L) margin else margin^2)
-    asum[p] <- sum(alpha[, p])
-    a2[p] <- if (loss == 1L) 0 else sum(alpha[, p]^2 / (4 * C))
-    res <- svm_local_dcd(zt, s, alpha[, p], w[, p], C, loss, sigma, passes)
-    alpha[, p] <- res$alpha
-    dw[, p] <- res$dw
-  })
-  list(alpha = alpha, dw = dw, lossC = lossC, asum = asum, a2 = a2)
-}
-
-# The local solver, the one place to swap for a warm-started C solver:
-# 'passes' passes, in random order, of coordinate descent on
-#   min_d  sum_i [-(a_i + d_i) + g_i (a_i + d_i)^2 / 2]
-#          + w . A d + sigma / 2 ||A d||^2,   0 <= a_i + d_i <= U_i,
-# A d = sum_i s_i d_i x_i (x_i a column of zt), g_i = 0 and U_i = C_i for
-# the hinge, g_i = 1 / (2 C_i) and U_i = Inf for the squared hinge.  Each
-# step is the closed-form update of the in-memory solver (R/svm.R, src/svm.c)
-# with the curvature sigma ||x_i||^2 + g_i.  Returns the new dual variables
-# and the update A d of the weights.
-svm_local_dcd <- function(zt, s, a, w, C, loss, sigma, passes) {
-  n <- ncol(zt)
-  g <- if (loss == 1L) rep(0, n) else 1 / (2 * C)
-  U <- if (loss == 1L) C else rep(Inf, n)
-  qd <- sigma * colSums(zt^2) + g
-  v <- w
-  dw <- numeric(length(w))
-  for (pass in seq_len(passes)) {
-    for (i in sample.int(n)) {
-      xi <- zt[, i]
-      G <- s[i] * sum(v * xi) - 1 + g[i] * a[i]
-      new <- min(max(a[i] - G / qd[i], 0), U[i])
-      d <- new - a[i]
-      if (d != 0) {
-        a[i] <- new
-        step <- (d * s[i]) * xi
-        dw <- dw + step
-        v <- v + sigma * step
-      }
-    }
-  }
-  list(alpha = a, dw = dw)
 }
 
 # ---------------------------------------------------------------------------

@@ -1,3 +1,20 @@
+# The settings of rff_svm() that do not depend on the data, checked once
+# for the in-memory and the chunked fits alike.
+svm_check_settings <- function(kernel, D, cost, loss, multiclass, probability, cross, scale,
+                               epsilon, map) {
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  list(kernel = kernel, D = if (is.null(map)) D else map_size(map),
+       cost = check_positive(cost, "cost"),
+       loss = check_choice(loss, c("hinge", "squared_hinge"), "loss"),
+       multiclass = check_choice(multiclass, c("ovo", "ovr"), "multiclass"),
+       probability = check_flag(probability, "probability"),
+       cross = if (identical(cross, 0) || identical(cross, 0L)) 0L
+               else check_count(cross, "cross", lower = 2),
+       scale = rff_check_scale(kernel, check_flag(scale, "scale")),
+       epsilon = check_positive(epsilon, "epsilon"))
+}
+
 # The binary problems of rff_svm(), handed to the C solver (src/svm.c) as
 # concatenated per-sample vectors: problem p has the samples
 # offsets[p] + 1 .. offsets[p + 1] of rows (columns of the features), each

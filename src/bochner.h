@@ -182,6 +182,9 @@ SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
                           SEXP nthreads);
+SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
+                            SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
