@@ -162,14 +162,16 @@ cocoa_keep_alpha <- function(new, old, done) {
   new
 }
 
-# A chunk's features (transposed, D x n) and classes, kept on the worker
-# between passes of one fit (chunk_cached()) so that a round costs the
-# local solver, not the features.
-svm_chunk_data <- function(raw, i, y, names, map, scaling, levels, token, nthreads) {
+# A chunk's features (transposed, D x n), classes and binary problems,
+# kept on the worker between passes of one fit (chunk_cached()) so that a
+# round costs the local solver, not the features.
+svm_chunk_data <- function(raw, i, y, names, map, scaling, levels, spec, fold_seed, token,
+                           nthreads) {
   chunk_cached(token, i, function() {
     xy <- chunk_xy(raw, y, names)
-    list(zt = rff_features_t(map, rff_apply_scaling(xy$x, scaling), nthreads),
-         cl = chunk_classes(xy$y, levels, y))
+    cl <- chunk_classes(xy$y, levels, y)
+    list(zt = rff_features_t(map, rff_apply_scaling(xy$x, scaling), nthreads), cl = cl,
+         pr = svm_chunk_problems(cl, spec, fold_seed))
   })
 }
 
@@ -207,8 +209,9 @@ svm_chunk_folds <- function(cl, k, nfolds) {
 
 cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, spec, loss, sigma,
                              passes, epsilon, token, nthreads, w, alpha, seed, fold_seed) {
-  dat <- svm_chunk_data(raw, i, y, names, map, scaling, levels, token, nthreads)
-  pr <- svm_chunk_problems(dat$cl, spec, fold_seed)
+  dat <- svm_chunk_data(raw, i, y, names, map, scaling, levels, spec, fold_seed, token,
+                        nthreads)
+  pr <- dat$pr
   offs <- pr$offsets
   a0 <- if (is.null(alpha)) numeric(length(pr$rows)) else unlist(alpha, use.names = FALSE)
   res <- with_seed(seed, .Call(C_svm_local, dat$zt, pr$rows, offs, pr$sign, pr$cost, loss, 1,
@@ -226,8 +229,8 @@ cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, spec, loss,
 # folds the held-out decision values of its rows (from the problems
 # trained without their fold) with their classes.  Frees the chunk's cache.
 svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_seed) {
-  dat <- svm_chunk_data(raw, i, y, fit$input$names, fit$map, fit$scaling, fit$levels, token,
-                        nthreads)
+  dat <- svm_chunk_data(raw, i, y, fit$input$names, fit$map, fit$scaling, fit$levels, spec,
+                        fold_seed, token, nthreads)
   chunk_cache_release(token, i)
   nf <- fit$n_features
   np <- ncol(fit$weights) - (fit$k == 2L)
@@ -242,7 +245,7 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
               heldout = NULL, cl = NULL)
   if (spec$nfolds > 0L) {
-    folds <- svm_chunk_problems(dat$cl, spec, fold_seed)$folds
+    folds <- dat$pr$folds
     held <- matrix(NA_real_, n, np)
     for (f in seq_len(spec$nfolds)) {
       idx <- which(folds == f)

@@ -107,6 +107,10 @@ typedef struct {
     uint64_t rng;
     double sigma;   /* CoCoA+'s sigma': 1 for the in-memory problem */
     double *dw;     /* NULL, or the change of the weights, sum of d_i y_i x_i */
+    const double *w0; /* NULL, or the starting weights, whose cost weighted loss
+                       * the first pass sums into loss0 (it visits every sample:
+                       * nothing is shrunk yet), while x_i is in cache */
+    double loss0;
 } svm_problem;
 
 /* The dual's diagonal shift and upper bound for a sample of cost c. */
@@ -157,6 +161,8 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     p->qd = qd;
     p->sigma = sigma;
     p->dw = dw;
+    p->w0 = NULL;
+    p->loss0 = 0.0;
     if (!warm) for (int j = 0; j <= D; j++) w[j] = 0.0;
     if (dw) for (int j = 0; j <= D; j++) dw[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
@@ -196,6 +202,10 @@ static void svm_passes(svm_problem *p, int passes)
             R_xlen_t i = index[s];
             const double *xi = zt + (R_xlen_t) p->rows[i] * D;
             double yi = p->sign[i] > 0 ? 1.0 : -1.0;
+            if (p->w0 && p->iter == 0) {
+                double m = 1.0 - yi * (svm_dot(p->w0, xi, D) + p->w0[D] * B);
+                if (m > 0.0) p->loss0 += p->cost[i] * (p->loss == 1 ? m : m * m);
+            }
             double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 +
                        alpha[i] * svm_diag(p, p->cost[i]);
             double C = svm_ub(p, p->cost[i]), PG = 0.0;
@@ -437,10 +447,10 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
  * dual variables alpha (concatenated like rows), with the curvature scaled
  * by sigma (sigma' = the number of chunks makes adding the chunks' updates
  * safe).  At most 'passes' passes per problem (fewer when the local
- * projected gradients spread by at most eps).  Before the passes, the
- * chunk's share of the primal and dual objectives at (w, alpha): the cost
- * weighted loss sum C_i xi_i(w), sum alpha_i and, for the squared hinge,
- * sum alpha_i^2 / (4 C_i).  Returns list(alpha, dw = (D + 1) x nprob
+ * projected gradients spread by at most eps).  Also the chunk's share of
+ * the primal and dual objectives at the starting (w, alpha): the cost
+ * weighted loss sum C_i xi_i(w) (summed in the first pass), sum alpha_i
+ * and, for the squared hinge, sum alpha_i^2 / (4 C_i).  Returns list(alpha, dw = (D + 1) x nprob
  * change of the weights, loss, asum, a2, iter). */
 SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
                             SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
@@ -475,16 +485,12 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
     for (int c = 0; c < nprob; c++) {
         R_xlen_t o = sp.off[c], nc = sp.off[c + 1] - sp.off[c];
         double *wc = REAL(V) + (R_xlen_t) c * (D + 1), *dwc = REAL(DW) + (R_xlen_t) c * (D + 1);
-        double *ac = REAL(A) + o, ls = 0.0, as = 0.0, a2 = 0.0;
+        double *ac = REAL(A) + o, as = 0.0, a2 = 0.0;
         for (R_xlen_t i = 0; i < nc; i++) {
-            const double *xi = Z + (R_xlen_t) row0[o + i] * D;
-            double ci = sp.cost[o + i];
-            double m = 1.0 - (sp.sign[o + i] > 0 ? 1.0 : -1.0) * (svm_dot(wc, xi, D) + wc[D] * sp.B);
-            if (m > 0.0) ls += ci * (sp.loss == 1 ? m : m * m);
             as += ac[i];
-            if (sp.loss == 2) a2 += ac[i] * ac[i] / (4.0 * ci);
+            if (sp.loss == 2) a2 += ac[i] * ac[i] / (4.0 * sp.cost[o + i]);
         }
-        REAL(LS)[c] = ls;
+        REAL(LS)[c] = 0.0;
         REAL(AS)[c] = as;
         REAL(A2)[c] = a2;
         if (nc == 0) {
@@ -497,10 +503,14 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
                               sp.B, sp.eps, np, sp.shrink, wc, ac, index + o, qd + o, seed[c],
                               1, sg, dwc);
         if (status != BOCHNER_OK) error("'alpha' must lie between 0 and the bound of its sample");
+        prob[c].w0 = REAL(w) + (R_xlen_t) c * (D + 1);
         work += 2.0 * (double) nc * (double) D;
     }
     svm_run(prob, nprob, work, nthreads);
-    for (int c = 0; c < nprob; c++) INTEGER(IT)[c] = prob[c].iter;
+    for (int c = 0; c < nprob; c++) {
+        INTEGER(IT)[c] = prob[c].iter;
+        if (sp.off[c + 1] > sp.off[c]) REAL(LS)[c] = prob[c].loss0;
+    }
     const char *names[] = {"alpha", "dw", "loss", "asum", "a2", "iter"};
     SEXP vals[] = {A, DW, LS, AS, A2, IT};
     SEXP res = svm_named_list(6, names, vals);

@@ -234,6 +234,37 @@ test_that("every plan gives identical fits and predictions", {
   future::plan(future::sequential)
 })
 
+test_that("a batchtools scheduler (its local backend) gives the fits of sequential", {
+  plans_available()
+  skip_if_not_installed("future.batchtools")
+  skip_on_cran()
+  dir <- tempfile("batchtools")
+  dir.create(dir)
+  old <- future::plan()
+  opts <- options(future.cache.path = dir, bochner.chunks_per_future = 2)
+  on.exit({
+    future::plan(old)
+    options(opts)
+    unlink(dir, recursive = TRUE)
+  })
+  pieces <- ring_pieces(c(60, 50, 70, 40))
+  reg <- data_chunks(pick(pieces, c("a", "b", "y")))
+  cls <- data_chunks(pick(pieces, c("a", "b", "class")))
+  inputs <- data_chunks(pick(pieces, c("a", "b")))
+  # every pass is a set of jobs, each a fresh R process: few passes here
+  run <- function() {
+    list(ridge = rff_ridge(reg, y = "y", kernel = K1, D = 16, lambda = 0.1, seed = 1),
+         svm = suppressWarnings(rff_svm(cls, y = "class", kernel = K1, D = 16, seed = 3,
+                                        rounds = 2)),
+         km = suppressWarnings(kernel_kmeans(inputs, 2, K1, D = 8, seed = 2, iter.max = 2,
+                                             rounds = 1)))
+  }
+  future::plan(future::sequential)
+  ref <- run()
+  future::plan(future.batchtools::batchtools_local)
+  expect_identical(run(), ref)
+})
+
 test_that("progress is reported per chunk under the option", {
   pieces <- pick(ring_pieces(), c("a", "b", "y"))
   old <- options(bochner.progress = TRUE)
