@@ -303,6 +303,14 @@ chunks_lapply <- function(X, FUN, ...) {
   }
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
   size <- chunks_per_future()
+  # the fits draw from this session's stream around the passes; a backend
+  # that draws from it too (batchtools names its jobs with R's generator)
+  # must not change the fit, so the stream is put back as it was
+  genv <- globalenv()
+  if (exists(".Random.seed", envir = genv, inherits = FALSE)) {
+    rng <- get(".Random.seed", envir = genv, inherits = FALSE)
+    on.exit(assign(".Random.seed", rng, envir = genv), add = TRUE)
+  }
   tryCatch(
     # one future per chunk by default: the workers take chunks as they come
     # free; several per future (one batch job for several chunks) by option

@@ -38,20 +38,29 @@
 #' or a `map`, to compare the two.
 #'
 #' **Kernel k-means** (`method = "rff"`, or `"nystrom"` with `D` landmarks
-#' drawn uniformly from the survey's sample) seeds by k-means||
-#' (Bahmani et al. 2012): a first centre uniform over all rows, `rounds`
-#' passes each keeping every row with probability
+#' drawn uniformly from the survey's sample) has the in-memory defaults: the
+#' Gaussian kernel with the clustering bandwidth rule of [kernel_kmeans()]
+#' (resolved on the survey's sample) and `nstart = 10`.  It seeds by
+#' k-means|| (Bahmani et al. 2012): a first centre uniform over all rows,
+#' `rounds` passes each keeping every row with probability
 #' \eqn{\min(1, 2k\, d^2 / \phi)}{min(1, 2k d^2 / phi)} (\eqn{d^2} its squared
-#' distance to the nearest candidate, \eqn{\phi}{phi} their sum), a pass
-#' counting the rows nearest each candidate, and k-means++ on the weighted
-#' candidates; then Lloyd's iterations, one pass each, every chunk returning
-#' its per-cluster sums, counts and sums of squared norms.  The uniforms
-#' of each chunk come from seeds drawn in this session, so the fit is the
-#' same for every plan given the seed.  Given the same starting assignment
-#' Lloyd's iterations visit the same clusterings as [kernel_kmeans()] in
-#' memory (the distances are computed by the same code), with centres equal
-#' to rounding.  Empty clusters take the row farthest from its centre, as in
-#' memory.
+#' distance to the nearest candidate, \eqn{\phi}{phi} their sum), and a pass
+#' counting the rows nearest each candidate; the in-memory engine then
+#' clusters the candidates weighted by these counts (greedy weighted
+#' k-means++, Lloyd and Hartigan-Wong, `nstart` starts, keeping the best):
+#' the starts cost no pass over the chunks.  Lloyd's iterations follow, one
+#' pass each, every chunk running the in-memory block step in C (nearest
+#' centres, per-cluster sums, counts and sums of squared norms, the rows
+#' farthest from their centres).  The uniforms of each chunk come from
+#' seeds drawn in this session, so the fit is the same for every plan given
+#' the seed.  Given the same starting assignment Lloyd's iterations visit
+#' the same clusterings as [kernel_kmeans()] in memory (the distances are
+#' computed by the same code), with centres equal to rounding.  Empty
+#' clusters take the row farthest from its centre, as in memory.  There is
+#' no final Hartigan-Wong pass over the chunks: each of its moves changes
+#' two centres that the next row's test depends on, so an exact pass visits
+#' the rows one after another, chunk after chunk, with no parallelism (one
+#' pass of Lloyd's costs the same and runs on every worker at once).
 #'
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
 #' in each round every chunk runs at most `passes` passes of the in-memory
@@ -88,8 +97,8 @@
 #'   fit's exact leave-one-out would need another pass over the chunks).
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
-#' @param nstart,iter.max Starts (each seeded anew) and Lloyd iterations per
-#'   start.
+#' @param nstart,iter.max For `kernel_kmeans()`, the starts on the weighted
+#'   k-means|| candidates, and the most Lloyd iterations.
 #' @param rounds For `kernel_kmeans()`, the sampling passes of the k-means||
 #'   seeding; for `rff_svm()`, the most outer rounds.
 #' @param passes For `rff_svm()`, the most local passes per chunk, round and

@@ -1,13 +1,15 @@
 # kernel_kmeans() on data in chunks (see ?chunked_fits, R/distributed.R).
 
-# Kernel k-means on random features: k-means|| seeding and Lloyd's
-# iterations, each a pass in which every chunk returns its per-cluster sums,
-# counts and sums of squared norms.
+# Kernel k-means on random features (or Nystrom features): k-means||
+# seeding over the chunks, the in-memory engine (src/kmeans.c: weighted
+# k-means++, Lloyd, Hartigan-Wong, nstart starts) on the weighted
+# candidates, then Lloyd's iterations over the chunks, each a pass in which
+# every chunk runs the C block step (C_kmeans_block) on its features.
 
 #' @rdname chunked_fits
 #' @export
-kernel_kmeans.data_chunks <- function(x, centers, kernel = gaussian_kernel("median"),
-                                      method = c("rff", "nystrom"), D = 500, nstart = 1,
+kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
+                                      method = c("rff", "nystrom"), D = 500, nstart = 10,
                                       iter.max = 100, seed = NULL, map = NULL,
                                       nthreads = chunks_threads(), rounds = 5, ...) {
   check_no_dots(...)
@@ -17,7 +19,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = gaussian_kernel("medi
              "assignment of every row is not supported)")
   }
   k <- check_count(centers, "centers")
-  check_kernel(kernel)
+  if (!is.null(kernel)) check_kernel(kernel)
   method <- check_choice(method, c("rff", "nystrom"), "method")
   if (is.null(map)) D <- check_count(D, "D")
   nstart <- check_count(nstart, "nstart")
@@ -28,7 +30,14 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = gaussian_kernel("medi
   sv <- chunks_survey(x, NULL, what, sample_rows = if (method == "nystrom") max(1000L, 2L * D) else 1000L)
   if (k > sv$n) stop_arg("centers", "asks for ", k, " clusters but the chunks have ", sv$n, " row(s)")
   input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
-  with_seed(seed, {
+  # the in-memory default: the clustering bandwidth rule, on the survey's
+  # sample of rows (evenly spaced in every chunk, as in memory over the rows)
+  bandwidth <- NULL
+  if (is.null(kernel) && is.null(map)) {
+    bandwidth <- kkm_bandwidth(sv$sample)
+    kernel <- gaussian_kernel(bandwidth$sigma)
+  }
+  run <- with_seed(seed, {
     if (!is.null(map)) {
       check_feature_map(map, sv$d)
     } else if (method == "nystrom") {
@@ -40,21 +49,22 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = gaussian_kernel("medi
       }
       map <- random_features(sv$sample, resolve_kernel(kernel, sv$sample), D = D, type = "phase")
     }
-    runs <- vector("list", nstart)
-    for (r in seq_len(nstart)) {
-      C0 <- kmpar_seed(x, sv, map, k, rounds, names = sv$names, nthreads = nthreads, what = what)
-      runs[[r]] <- chunked_lloyd(x, map, C0, iter.max, sv$names, nthreads, what)
-    }
+    seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
+                         nthreads = nthreads, what = what)
+    run <- chunked_lloyd(x, map, seeded$centers, iter.max, sv$names, nthreads, what)
+    run$start_objectives <- seeded$start_objectives
+    run$map <- map
+    run
   })
-  obj <- vapply(runs, function(run) run$tot.withinss, numeric(1))
-  best <- runs[[which.min(obj)]]
-  fit <- structure(c(list(cluster = NULL), best[c("size", "withinss", "tot.withinss", "totss")],
-                     list(betweenss = max(0, best$totss - best$tot.withinss)),
-                     best[c("iter", "converged", "trace")],
-                     list(start_objectives = obj, distance = NULL, reseeded = best$reseeded,
-                          k = k, kernel = map$kernel, method = method, nstart = nstart,
-                          map = map, D = map_size(map), centers = best$centers,
-                          input = input, chunks = list(rows = sv$rows))),
+  map <- run$map
+  fit <- structure(c(list(cluster = NULL), run[c("size", "withinss", "tot.withinss", "totss")],
+                     list(betweenss = max(0, run$totss - run$tot.withinss)),
+                     run[c("iter", "converged", "trace")],
+                     list(start_objectives = run$start_objectives, distance = NULL,
+                          reseeded = run$reseeded, k = k, kernel = map$kernel, method = method,
+                          nstart = nstart, map = map, D = map_size(map), centers = run$centers,
+                          input = input, bandwidth = bandwidth, algorithm = "Lloyd",
+                          seeding = "kmeans||", chunks = list(rows = sv$rows))),
                    class = c("kernel_kmeans_chunked", "kernel_kmeans"))
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
@@ -84,7 +94,7 @@ centre_distances <- function(Z, C, nthreads) .Call(C_kmeans_centre_distances, Z,
 # seed drawn here, and returns only the rows that can be kept (those with
 # l d^2 / u above its own share of phi): the sample is exact, and the same
 # for every plan.
-kmpar_seed <- function(x, sv, map, k, rounds, names, nthreads, what) {
+kmpar_seed <- function(x, sv, map, k, rounds, nstart, iter.max, names, nthreads, what) {
   g <- sample.int(sv$n, 1L)
   ch <- findInterval(g - 1, cumsum(c(0, sv$rows)), rightmost.closed = FALSE)
   row <- g - sum(sv$rows[seq_len(ch - 1L)])
@@ -106,7 +116,25 @@ kmpar_seed <- function(x, sv, map, k, rounds, names, nthreads, what) {
   weights <- chunks_apply(x, kmpar_weight_task,
                           list(names = names, map = map, cand = cand, nthreads = nthreads), what,
                           combine = function(acc, w, i) if (is.null(acc)) w else acc + w)
-  weighted_kmeanspp(cand, weights, k, nthreads)
+  cluster_candidates(cand, weights, k, nstart, iter.max, nthreads)
+}
+
+# The in-memory engine on the k-means|| candidates weighted by the rows
+# nearest to them: nstart starts of weighted k-means++ (greedy, as in
+# memory), Lloyd and Hartigan-Wong (C_kmeans_lloyd).  Candidates no row is
+# nearest to carry no weight and are left out; with fewer candidates than
+# k, the missing centres repeat the first ones, and the empty clusters of
+# the first pass over the chunks are re-seeded as in memory.
+cluster_candidates <- function(cand, weights, k, nstart, iter.max, nthreads) {
+  keep <- weights > 0
+  cand <- cand[keep, , drop = FALSE]
+  weights <- as.double(weights[keep])
+  if (nrow(cand) <= k) {
+    C <- cand[rep_len(seq_len(nrow(cand)), k), , drop = FALSE]
+    return(list(centers = C, start_objectives = NA_real_))
+  }
+  res <- .Call(C_kmeans_lloyd, cand, k, weights, NULL, TRUE, 0L, nstart, iter.max, nthreads)
+  list(centers = res$centers, start_objectives = res$start_objectives)
 }
 
 kmpar_fetch_task <- function(raw, i, names, map, row, nthreads) {
@@ -118,8 +146,7 @@ kmpar_sample_task <- function(raw, i, names, map, cand, ell, nthreads, seed) {
   x <- chunk_xy(raw, NULL, names)$x
   u <- with_seed(seed, stats::runif(nrow(x)))
   parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
-    dist <- centre_distances(Z, cand, nthreads)
-    d2 <- dist[cbind(seq_len(nrow(dist)), max.col(-dist, ties.method = "first"))]
+    d2 <- .Call(C_kmeans_block, Z, cand, NULL, NULL, 0L, nthreads)$distance
     list(Z = Z, d2 = d2, idx = idx)
   })
   d2 <- unlist(lapply(parts, `[[`, "d2"))
@@ -133,28 +160,9 @@ kmpar_sample_task <- function(raw, i, names, map, cand, ell, nthreads, seed) {
 kmpar_weight_task <- function(raw, i, names, map, cand, nthreads) {
   x <- chunk_xy(raw, NULL, names)$x
   counts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
-    near <- max.col(-centre_distances(Z, cand, nthreads), ties.method = "first")
-    tabulate(near, nrow(cand))
+    .Call(C_kmeans_block, Z, cand, NULL, NULL, 0L, nthreads)$counts
   })
   Reduce(`+`, counts)
-}
-
-# k-means++ on weighted points (rows of P): the first centre drawn with
-# probability proportional to the weights, each further one to weight times
-# squared distance to the nearest centre chosen.  Fewer distinct candidates
-# than k leave duplicates, whose clusters the first pass re-seeds.
-weighted_kmeanspp <- function(P, w, k, nthreads) {
-  m <- nrow(P)
-  first <- sample.int(m, 1L, prob = pmax(w, 0) + if (all(w <= 0)) 1 else 0)
-  chosen <- first
-  d2 <- drop(centre_distances(P, P[first, , drop = FALSE], nthreads))
-  while (length(chosen) < k) {
-    p <- w * d2
-    nxt <- if (sum(p) > 0) sample.int(m, 1L, prob = p) else chosen[1L]
-    chosen <- c(chosen, nxt)
-    d2 <- pmin(d2, drop(centre_distances(P, P[nxt, , drop = FALSE], nthreads)))
-  }
-  P[chosen, , drop = FALSE]
 }
 
 # One Lloyd pass on a chunk: each row to its nearest centre (ties to the
@@ -165,27 +173,15 @@ weighted_kmeanspp <- function(P, w, k, nthreads) {
 lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) {
   x <- chunk_xy(raw, NULL, names)$x
   k <- nrow(centers)
-  D <- ncol(centers)
   parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
-    dist <- centre_distances(Z, centers, nthreads)
-    cl <- max.col(-dist, ties.method = "first")
-    # 'own': the far rows by their distance to the mean of their own cluster
-    if (!is.null(own)) dist <- centre_distances(Z, own, nthreads)
-    d <- dist[cbind(seq_along(cl), cl)]
-    sums <- matrix(0, k, D)
-    rs <- rowsum(Z, cl, reorder = TRUE)
-    sums[as.integer(rownames(rs)), ] <- rs
-    far <- utils::head(order(-d, seq_along(d)), k)
-    list(sums = sums, counts = tabulate(cl, k), s2 = tabulate_sum(cl, rowSums(Z^2), k),
-         zsum = colSums(Z), far = list(d = d[far], cluster = cl[far], row = idx[far],
-                                       z = Z[far, , drop = FALSE]))
+    b <- .Call(C_kmeans_block, Z, centers, NULL, own, k, nthreads)
+    list(sums = b$sums, counts = b$counts, s2 = b$s2, zsum = b$zsum, zz = b$zz,
+         far = list(d = b$far_distance, cluster = b$cluster[b$far], row = idx[b$far],
+                    z = Z[b$far, , drop = FALSE]))
   })
   out <- parts[[1L]]
   for (p in parts[-1L]) {
-    out$sums <- out$sums + p$sums
-    out$counts <- out$counts + p$counts
-    out$s2 <- out$s2 + p$s2
-    out$zsum <- out$zsum + p$zsum
+    for (f in c("sums", "counts", "s2", "zsum", "zz")) out[[f]] <- out[[f]] + p[[f]]
     far <- list(d = c(out$far$d, p$far$d), cluster = c(out$far$cluster, p$far$cluster),
                 row = c(out$far$row, p$far$row), z = rbind(out$far$z, p$far$z))
     keep <- utils::head(order(-far$d, far$row), k)
@@ -195,15 +191,8 @@ lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) 
   n <- as.double(nrow(x))   # products of counts overflow integers
   out$n <- n
   out$zbar <- out$zsum / n
-  out$m2 <- max(0, sum(out$s2) - n * sum(out$zbar^2))
+  out$m2 <- max(0, out$zz - n * sum(out$zbar^2))
   out
-}
-
-tabulate_sum <- function(g, v, k) {
-  s <- numeric(k)
-  r <- rowsum(v, g, reorder = TRUE)
-  s[as.integer(rownames(r))] <- r
-  s
 }
 
 lloyd_combine <- function(acc, p, i) {

@@ -119,16 +119,15 @@ kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
   while (steps < iter.max) {
     idx <- sort(sample.int(n, batch))
     Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    dist <- .Call(C_kmeans_centre_distances, Z, centers, nthreads)
-    cl <- max.col(-dist, ties.method = "first")
+    # the Lloyd step of the chunked fit on the batch: nearest centres,
+    # weighted sums and weights per cluster
+    b <- .Call(C_kmeans_block, Z, centers, if (!is.null(w)) w[idx], NULL, 0L, nthreads)
     steps <- steps + 1L
-    d_own <- dist[cbind(seq_len(batch), cl)]
+    d_own <- b$distance
     wb <- wt(idx)
     trace <- c(trace, sum(wb * d_own) * scale / sum(wb))
-    m <- as.numeric(rowsum(wb, factor(cl, seq_len(k)), reorder = TRUE))
-    m[is.na(m)] <- 0
-    sums <- matrix(0, k, ncol(Z))
-    sums[sort(unique(cl)), ] <- rowsum(Z * wb, cl, reorder = TRUE)
+    m <- b$counts
+    sums <- b$sums
     updated <- (counts * centers + sums) / pmax(counts + m, 1)
     updated[m == 0, ] <- centers[m == 0, ]
     shift <- sqrt(max(rowSums((updated - centers)^2)))
@@ -146,13 +145,11 @@ kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
   zz <- 0
   for (idx in row_blocks(n, rff_block_rows(n, map$n_features))) {
     Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    dist <- .Call(C_kmeans_centre_distances, Z, centers, nthreads)
-    cl <- max.col(-dist, ties.method = "first")
-    cluster[idx] <- cl
-    distance[idx] <- dist[cbind(seq_along(idx), cl)]
-    wb <- wt(idx)
-    zsum <- zsum + colSums(Z * wb)
-    zz <- zz + sum(wb * rowSums(Z * Z))
+    b <- .Call(C_kmeans_block, Z, centers, if (!is.null(w)) w[idx], NULL, 0L, nthreads)
+    cluster[idx] <- b$cluster
+    distance[idx] <- b$distance
+    zsum <- zsum + b$zsum
+    zz <- zz + b$zz
   }
   size <- tabulate(cluster, k)
   withinss <- as.numeric(rowsum(wt(seq_len(n)) * distance, factor(cluster, seq_len(k)),

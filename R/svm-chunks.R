@@ -14,7 +14,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
                                 multiclass = c("ovo", "ovr"), probability = FALSE, cross = 0,
                                 scale = TRUE, class.weights = NULL, epsilon = 0.1,
                                 seed = NULL, map = NULL, nthreads = chunks_threads(),
-                                rounds = 100, passes = 1, tol = 0.02, ...) {
+                                rounds = 100, passes = 3, tol = 0.03, ...) {
   check_no_dots(...)
   scale_given <- !missing(scale)
   y <- check_chunk_y(y)

@@ -170,6 +170,8 @@ SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP weights, SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads);
+SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
+                               SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
                                        SEXP term_deg, SEXP term_weight,
