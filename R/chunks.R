@@ -426,3 +426,58 @@ chunk_cache_release <- function(token, i = NULL) {
   if (length(drop)) rm(list = drop, envir = chunk_cache)
   invisible()
 }
+
+# ---------------------------------------------------------------------------
+# The formula interface on chunks: a formula of plain column names
+# (y ~ a + b, y ~ ., ~ a + b) picks the response and the input columns of
+# every chunk; transformations, interactions, 'subset' and 'weights' would
+# need the model frame of all rows at once, and are refused.
+chunks_formula <- function(formula, data, fit, ..., response, extra) {
+  if (!inherits(formula, "formula")) stop_arg("formula", "must be a formula")
+  if (extra) stop_arg("data", "holds chunks: 'subset' and 'weights' are not supported there")
+  two <- length(formula) == 3L
+  if (response && !two) stop_arg("formula", "must be two-sided, such as y ~ a + b")
+  if (!response && two) stop_arg("formula", "must be one-sided, such as ~ a + b")
+  plain <- function(e) is.name(e) && nzchar(as.character(e))
+  y <- NULL
+  if (two) {
+    if (!plain(formula[[2L]])) {
+      stop_arg("formula", "on chunks takes a column name as the response, not an expression")
+    }
+    y <- as.character(formula[[2L]])
+  }
+  rhs <- formula[[length(formula)]]
+  cols <- NULL
+  if (!identical(rhs, as.name("."))) {
+    labels <- attr(stats::terms(formula), "term.labels")
+    ok <- vapply(labels, function(l) plain(str2lang(l)), logical(1))
+    if (!length(labels) || !all(ok) || attr(stats::terms(formula), "intercept") != 1L) {
+      stop_arg("formula", "on chunks takes column names joined by '+' (or '.'), ",
+               "not transformations or interactions")
+    }
+    cols <- labels
+  }
+  chunks <- if (is.null(cols)) data else chunks_select(data, c(cols, y))
+  if (response) fit(chunks, y = y, ...) else fit(chunks, ...)
+}
+
+# The chunks with only the columns 'cols' (in that order).
+chunks_select <- function(x, cols) {
+  pick <- function(raw) {
+    miss <- setdiff(cols, colnames(raw))
+    if (length(miss)) stop("lacks column(s) ", paste(miss, collapse = ", "), call. = FALSE)
+    raw[, cols, drop = FALSE]
+  }
+  switch(x$type,
+    list = new_data_chunks("list", lapply(x$source, pick), x$n, NULL),
+    files = {
+      reader <- x$reader
+      new_data_chunks("files", x$source, x$n, function(path) {
+        pick(chunk_read(list(path = path), NULL, reader))
+      })
+    },
+    new_data_chunks("function", local({
+      f <- x$source
+      function(i) pick(f(i))
+    }), x$n, NULL))
+}

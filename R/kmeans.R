@@ -314,6 +314,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
 kernel_kmeans.formula <- function(formula, data = NULL, ..., subset, weights,
                                   na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), kernel_kmeans.default, na.action, ...,
+              chunked = kernel_kmeans.data_chunks,
               no_response = "k-means uses no response")
 }
 

@@ -45,23 +45,11 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
   spec <- out$spec
   sol <- out$sol
   lev <- st$resp$levels
-  np <- sol$np
-  main <- seq_len(np)
-  nf <- st$map$n_features
-  W <- sol$w[, main, drop = FALSE]
-  if (spec$k == 2L) W <- cbind(W, -W)
-  fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE], intercept = W[nf + 1L, ],
-                        levels = lev, k = spec$k, multiclass = spec$multiclass,
-                        pairs = sol$pairs, kernel = st$map$kernel, D = a$D,
-                        n_features = nf, cost = a$cost, loss = a$loss,
-                        class.weights = spec$cw, epsilon = a$epsilon, max_iter = rounds,
-                        shrinking = TRUE, iter = sol$iter[main],
-                        converged = sol$converged[main], n_sv = sol$n_sv[main],
-                        n = sum(st$rows), map = st$map, scaling = st$scaling,
-                        input = st$input, fitted = NULL, trace = sol$trace,
-                        chunks = list(rows = st$rows, response = y)),
-                   class = "rff_svm")
-  colnames(fit$weights) <- names(fit$intercept) <- svm_problem_names(fit)
+  main <- seq_len(sol$np)
+  fit <- new_rff_svm(sol$w[, main, drop = FALSE], st$map, lev, spec$multiclass, sol$pairs, a,
+                     spec$cw, rounds, TRUE, sol$iter[main], sol$converged[main],
+                     sol$n_sv[main], sum(st$rows), st$scaling, st$input, fitted = NULL,
+                     trace = sol$trace, chunks = list(rows = st$rows, response = y))
   # one more pass: the training accuracy, and the held-out decision values
   # of the folds for the probabilities and 'cross'
   fin <- chunks_apply(x, svm_final_chunk_task,

@@ -9,6 +9,7 @@
 #   Rscript bench/scale.R chunks   # the chunked fits on 1 and 2 workers
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
 #   Rscript bench/scale.R svm      # chunked rff_svm against the in-memory fit
+#   Rscript bench/scale.R kmeans   # chunked kernel_kmeans against the in-memory fit
 #   Rscript bench/scale.R clean    # removes the files
 #
 # Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
@@ -178,12 +179,44 @@ if (identical(mode, "svm")) {
   unlink(sdir, recursive = TRUE)
 }
 
+if (identical(mode, "kmeans")) {
+  # Chunked kernel_kmeans() against the in-memory fit on the same feature
+  # map, from the same seed: the data of 'gen' (standard normal, d = 20),
+  # SCALE_KM_ROWS rows (1e5) in 4 files, k = 10, D = 256, sigma = 4 (the
+  # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
+  # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
+  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks).
+  nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
+  K <- 4L
+  kdir <- tempfile("km-chunks")
+  dir.create(kdir)
+  km_files <- file.path(kdir, sprintf("part-%d.rds", seq_len(K)))
+  for (i in seq_len(K)) {
+    set.seed(i)
+    x <- matrix(rnorm(nkm / K * d), nkm / K, d, dimnames = list(NULL, sprintf("x%02d", 1:d)))
+    saveRDS(as.data.frame(x), km_files[i], compress = FALSE)
+  }
+  x <- as.matrix(do.call(rbind, lapply(km_files, readRDS)))
+  for (method in c("rff", "nystrom")) {
+    t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                            method = method, D = 256, seed = 1,
+                                            nthreads = 2))[["elapsed"]]
+    t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
+                                              nthreads = 2))[["elapsed"]]
+    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes), objective %.6g; ",
+                       "in memory %.1f s, objective %.6g; chunks / memory - 1 = %+.5f\n"),
+                method, nkm, t_ch, ch$iter, ch$tot.withinss, t_mem, mem$tot.withinss,
+                ch$tot.withinss / mem$tot.withinss - 1))
+  }
+  unlink(kdir, recursive = TRUE)
+}
+
 if (identical(mode, "clean")) unlink(dir, recursive = TRUE)
 
 if (identical(mode, "all")) {
   script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   rscript <- file.path(R.home("bin"), "Rscript")
-  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "clean")
+  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "kmeans", "clean")
   for (step in steps) {
     cat("\n== ", step, " (", format(Sys.time()), ")\n", sep = "")
     if (system2(rscript, c(script, step)) != 0) stop("step ", step, " failed")

@@ -172,6 +172,8 @@ SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP nthreads);
 SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
                                SEXP nthreads);
+SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
+                                   SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
                                        SEXP term_deg, SEXP term_weight,

@@ -444,3 +444,67 @@ SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, cons
     UNPROTECT(7);
     return res;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Kernel k-means++ on the rows of x, without a Gram matrix (Nystrom
+ * landmarks): km_plus_plus with the feature-space distances
+ * K_ii - 2 K(x_i, x_s) + K_ss computed a column at a time. */
+
+typedef struct {
+    int code, npar, d, nthreads, status;
+    const double *par, *x, *diag;
+    R_xlen_t n;
+    double *row;       /* d: the row x_s */
+} km_kernel_points;
+
+static void kernel_point_dist(void *ctx, R_xlen_t s, double *out)
+{
+    km_kernel_points *c = (km_kernel_points *) ctx;
+    for (int j = 0; j < c->d; j++) c->row[j] = c->x[s + (R_xlen_t) j * c->n];
+    int st = bochner_kernel_matrix(c->code, c->par, c->npar, c->x, c->n, c->row, 1, c->d, out,
+                                   c->nthreads);
+    if (st != BOCHNER_OK) c->status = st;
+    for (R_xlen_t i = 0; i < c->n; i++) out[i] = km_clamp0(c->diag[i] - 2.0 * out[i] + c->diag[s]);
+}
+
+int bochner_kmeans_pp_kernel(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *diag, int m, int nthreads,
+                             int *chosen)
+{
+    if (n < 1 || d < 1 || m < 1 || m > n) return BOCHNER_BAD_ARGUMENT;
+    km_kernel_points c = {code, npar, d, nthreads, BOCHNER_OK, par, x, diag, n,
+                          (double *) R_alloc((size_t) d, sizeof(double))};
+    R_xlen_t *pick = (R_xlen_t *) R_alloc((size_t) m, sizeof(R_xlen_t));
+    int *a = (int *) R_alloc((size_t) n, sizeof(int));
+    double *mind = (double *) R_alloc((size_t) n, sizeof(double));
+    double *tmp = (double *) R_alloc((size_t) n, sizeof(double));
+    km_plus_plus(n, m, NULL, kernel_point_dist, &c, pick, a, mind, tmp);
+    for (int j = 0; j < m; j++) chosen[j] = (int) pick[j];
+    return c.status;
+}
+
+/* x: n x d double matrix; code, par: the kernel (as for kernel_matrix);
+ * diag: K_ii; m: how many points.  Returns the chosen rows (1-based) in
+ * the order chosen. */
+SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
+                                   SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    if (TYPEOF(diag) != REALSXP || XLENGTH(diag) != n)
+        error("'diag' must be a double vector with one value per row of 'x'");
+    int mm = bochner_count_arg(m, "m", 1);
+    if (mm > n) error("'m' must be at most the number of rows");
+    SEXP out = PROTECT(allocVector(INTSXP, mm));
+    GetRNGstate();
+    int status = bochner_kmeans_pp_kernel(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                          d, REAL(diag), mm,
+                                          bochner_nthreads(asInteger(nthreads)), INTEGER(out));
+    PutRNGstate();
+    bochner_stop_on_status(status, "kernel k-means++");
+    for (int j = 0; j < mm; j++) INTEGER(out)[j]++;
+    UNPROTECT(1);
+    return out;
+}

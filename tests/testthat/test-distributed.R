@@ -267,6 +267,38 @@ test_that("a batchtools scheduler (its local backend) gives the fits of sequenti
   expect_identical(run(), ref)
 })
 
+test_that("the formula interface takes chunks: column names pick the columns", {
+  pieces <- ring_pieces()
+  chunks <- data_chunks(pieces)
+  ridge <- rff_ridge(y ~ a + b, data = chunks, kernel = K1, D = 16, lambda = 0.1, seed = 1)
+  ref <- rff_ridge(data_chunks(pick(pieces, c("a", "b", "y"))), y = "y", kernel = K1, D = 16,
+                   lambda = 0.1, seed = 1)
+  expect_identical(ridge$weights, ref$weights)
+  expect_identical(ridge$input$names, c("a", "b"))
+  # the same from files, and through '.'
+  dir <- tempfile("formula")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
+  for (i in seq_along(pieces)) saveRDS(pieces[[i]], files[i])
+  ridge2 <- rff_ridge(y ~ a + b, data = data_chunks(files), kernel = K1, D = 16, lambda = 0.1,
+                      seed = 1)
+  expect_identical(ridge2$weights, ref$weights)
+  svm <- suppressWarnings(rff_svm(class ~ ., data = data_chunks(pick(pieces, c("a", "b", "class"))),
+                                  kernel = K1, D = 16, seed = 2, rounds = 3))
+  svm_ref <- suppressWarnings(rff_svm(data_chunks(pick(pieces, c("a", "b", "class"))),
+                                      y = "class", kernel = K1, D = 16, seed = 2, rounds = 3))
+  expect_identical(svm$weights, svm_ref$weights)
+  km <- kernel_kmeans(~ b + a, data = chunks, centers = 2, kernel = K1, D = 8, seed = 3)
+  km_ref <- kernel_kmeans(data_chunks(pick(pieces, c("b", "a"))), 2, K1, D = 8, seed = 3)
+  expect_identical(km$centers, km_ref$centers)
+  expect_error(rff_ridge(y ~ log(a) + b, data = chunks, kernel = K1), "formula")
+  expect_error(rff_ridge(log(y) ~ a, data = chunks, kernel = K1), "formula")
+  expect_error(rff_ridge(~ a + b, data = chunks, kernel = K1), "two-sided")
+  expect_error(rff_ridge(y ~ a, data = chunks, kernel = K1, subset = a > 0), "subset")
+  expect_error(rff_ridge(y ~ a + zz, data = chunks, kernel = K1, D = 8), "zz")
+})
+
 test_that("progress is reported per chunk under the option", {
   pieces <- pick(ring_pieces(), c("a", "b", "y"))
   old <- options(bochner.progress = TRUE)

@@ -745,3 +745,22 @@ test_that("the C entry points check their arguments", {
   expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
   expect_error(.Call(C_kmeans_centre_distances, x, matrix(0, 2, 3), 1L), "same number of columns")
 })
+
+test_that("kernel k-means++ without a Gram matrix (Nystrom landmarks) is the fit's seeding", {
+  set.seed(61)
+  x <- matrix(rnorm(120 * 3), 120)
+  for (kern in list(gaussian_kernel(1), laplace_kernel(2))) {
+    K <- kernel_matrix(kern, x)
+    kd <- diag(K)
+    for (m in c(1L, 7L)) {
+      set.seed(62)
+      got <- .Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(kern),
+                   bochner:::kernel_parameters(kern), kd, m, 1L)
+      set.seed(62)
+      ref <- ref_kkm_seed(120, m, function(s) pmax(kd - 2 * K[, s] + kd[s], 0))
+      expect_identical(got, attr(ref, "chosen"))
+    }
+  }
+  expect_error(.Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(gaussian_kernel(1)),
+                     1, rep(1, 120), 121L, 1L), "'m'")
+})
