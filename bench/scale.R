@@ -182,7 +182,7 @@ if (identical(mode, "svm")) {
 if (identical(mode, "kmeans")) {
   # Chunked kernel_kmeans() against the in-memory fit on the same feature
   # map, from the same seed: the data of 'gen' (standard normal, d = 20),
-  # SCALE_KM_ROWS rows (1e5) in 4 files, k = 10, D = 256, sigma = 4 (the
+  # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
   # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
   # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
   # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks).
@@ -203,10 +203,15 @@ if (identical(mode, "kmeans")) {
                                             nthreads = 2))[["elapsed"]]
     t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
                                               nthreads = 2))[["elapsed"]]
+    # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
+    lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
+                           algorithm = "Lloyd")
     cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes), objective %.6g; ",
-                       "in memory %.1f s, objective %.6g; chunks / memory - 1 = %+.5f\n"),
+                       "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
+                       "chunks / memory - 1 = %+.5f (against Lloyd only %+.5f)\n"),
                 method, nkm, t_ch, ch$iter, ch$tot.withinss, t_mem, mem$tot.withinss,
-                ch$tot.withinss / mem$tot.withinss - 1))
+                lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
+                ch$tot.withinss / lloyd$tot.withinss - 1))
   }
   unlink(kdir, recursive = TRUE)
 }
