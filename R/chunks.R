@@ -303,6 +303,14 @@ chunks_lapply <- function(X, FUN, ...) {
   }
   lapply_fn <- getExportedValue("future.apply", "future_lapply")
   size <- chunks_per_future()
+  # the fits draw from this session's stream around the passes; a backend
+  # that draws from it too (batchtools names its jobs with R's generator)
+  # must not change the fit, so the stream is put back as it was
+  genv <- globalenv()
+  if (exists(".Random.seed", envir = genv, inherits = FALSE)) {
+    rng <- get(".Random.seed", envir = genv, inherits = FALSE)
+    on.exit(assign(".Random.seed", rng, envir = genv), add = TRUE)
+  }
   tryCatch(
     # one future per chunk by default: the workers take chunks as they come
     # free; several per future (one batch job for several chunks) by option
@@ -380,130 +388,96 @@ chunk_xy <- function(raw, y = NULL, names = NULL) {
   list(x = x, y = resp)
 }
 
-survey_task <- function(raw, i, y, quota) {
-  xy <- chunk_xy(raw, y)
-  x <- xy$x
-  n <- as.double(nrow(x))   # products of counts overflow integers
-  center <- colMeans(x)
-  m2 <- colSums(sweep(x, 2L, center, check.margin = FALSE)^2)
-  rows <- unique(round(seq(1, n, length.out = min(n, quota))))
-  yinfo <- NULL
-  if (!is.null(y)) {
-    r <- xy$y
-    if (anyNA(r)) stop("the response '", y, "' contains NA", call. = FALSE)
-    yinfo <- if (is.factor(r)) list(kind = "factor", levels = levels(droplevels(r)))
-             else if (is.character(r) || is.logical(r)) list(kind = "character", levels = unique(as.character(r)))
-             else if (is.numeric(r)) {
-               if (any(!is.finite(r))) stop("the response '", y, "' contains infinite values", call. = FALSE)
-               u <- unique(r)
-               whole <- all(u == round(u))
-               list(kind = "numeric", whole = whole,
-                    values = if (whole && length(u) <= 1000L) sort(u) else NULL)
-             } else stop("the response '", y, "' is neither numeric nor classes", call. = FALSE)
-  }
-  list(n = n, d = ncol(x), names = colnames(x), center = center, m2 = m2,
-       sample = x[rows, , drop = FALSE], y = yinfo)
+# ---------------------------------------------------------------------------
+# Per-chunk values kept between the passes of one iterative fit (the SVM's
+# features), in the process that computed them: in this session under
+# plan(sequential), in a persistent worker under multisession or cluster.
+# A miss (another worker got the chunk, or a fresh batchtools job)
+# recomputes the value, so the fit does not depend on the cache.  At most
+# getOption("bochner.chunk_cache_mb", 1024) MB per process; a new fit's
+# token evicts what an earlier fit left behind.
+chunk_cache <- new.env(parent = emptyenv())
+
+chunk_cache_token <- function() {
+  chunk_cache$.count <- (if (is.null(chunk_cache$.count)) 0 else chunk_cache$.count) + 1
+  sprintf("%d-%.0f-%.0f", Sys.getpid(), as.numeric(Sys.time()) * 1e6, chunk_cache$.count)
 }
 
-# Pairwise update of (n, mean, sum of squares about the mean): Chan, Golub
-# and LeVeque (1983); exact in exact arithmetic, and stable.
-survey_combine <- function(acc, s, i) {
-  if (is.null(acc)) {
-    return(list(n = s$n, d = s$d, names = s$names, center = s$center, m2 = s$m2,
-                sample = s$sample, y = list(s$y), rows = s$n))
-  }
-  if (s$d != acc$d) stop(sprintf("chunk %d has %d input column(s), chunk 1 has %d", i, s$d, acc$d),
-                         call. = FALSE)
-  if (!identical(s$names, acc$names)) {
-    stop(sprintf("chunk %d has input columns %s, chunk 1 has %s", i,
-                 paste(s$names, collapse = ", "), paste(acc$names, collapse = ", ")), call. = FALSE)
-  }
-  n <- acc$n + s$n
-  delta <- s$center - acc$center
-  acc$m2 <- acc$m2 + s$m2 + delta^2 * (acc$n * s$n / n)
-  acc$center <- acc$center + delta * (s$n / n)
-  acc$n <- n
-  acc$sample <- rbind(acc$sample, s$sample)
-  acc$y <- c(acc$y, list(s$y))
-  acc$rows <- c(acc$rows, s$n)
-  acc
+chunk_cached <- function(token, i, compute) {
+  key <- paste0(token, "#", i)
+  hit <- chunk_cache[[key]]
+  if (!is.null(hit)) return(hit)
+  value <- compute()
+  keys <- ls(chunk_cache)
+  stale <- keys[!startsWith(keys, paste0(token, "#"))]
+  if (length(stale)) rm(list = stale, envir = chunk_cache)
+  used <- sum(vapply(mget(setdiff(keys, stale), envir = chunk_cache),
+                     function(v) as.numeric(utils::object.size(v)), 0))
+  budget <- getOption("bochner.chunk_cache_mb", 1024) * 2^20
+  if (used + as.numeric(utils::object.size(value)) <= budget) assign(key, value, envir = chunk_cache)
+  value
 }
 
-chunks_survey <- function(chunks, y = NULL, what, sample_rows = 1000L) {
-  quota <- max(2L, ceiling(sample_rows / chunks$n))
-  chunks_apply(chunks, survey_task, list(y = y, quota = quota), what, combine = survey_combine)
+# Drop a chunk's value (i), or all of a fit's (i = NULL).
+chunk_cache_release <- function(token, i = NULL) {
+  keys <- ls(chunk_cache)
+  drop <- if (is.null(i)) keys[startsWith(keys, paste0(token, "#"))]
+          else intersect(keys, paste0(token, "#", i))
+  if (length(drop)) rm(list = drop, envir = chunk_cache)
+  invisible()
 }
 
-# Standardisation from the survey, by the rule of rff_scaling().
-survey_scaling <- function(sv) {
-  center <- sv$center
-  s <- if (sv$n > 1) sqrt(sv$m2 / (sv$n - 1)) else rep(1, length(center))
-  s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
-  list(center = unname(center), scale = unname(s))
-}
-
-# The response across chunks: "regression", or "classification" with the
-# classes (factor levels in order of appearance, else sorted as
-# as.factor() sorts them).
-survey_response <- function(sv, y, classes_only = FALSE) {
-  kinds <- unique(vapply(sv$y, `[[`, character(1), "kind"))
-  if (length(kinds) > 1L && !all(kinds %in% c("factor", "character"))) {
-    stop_arg("y", "names a column that is numeric in some chunks and classes in others")
-  }
-  if (identical(kinds, "numeric")) {
-    if (!classes_only) return(list(type = "regression", levels = NULL))
-    if (!all(vapply(sv$y, `[[`, logical(1), "whole"))) {
-      stop_arg("y", "must hold classes, but column '", y, "' has non-integer values; ",
-               "for regression use rff_ridge()")
+# ---------------------------------------------------------------------------
+# The formula interface on chunks: a formula of plain column names
+# (y ~ a + b, y ~ ., ~ a + b) picks the response and the input columns of
+# every chunk; transformations, interactions, 'subset' and 'weights' would
+# need the model frame of all rows at once, and are refused.
+chunks_formula <- function(formula, data, fit, ..., response, extra) {
+  if (!inherits(formula, "formula")) stop_arg("formula", "must be a formula")
+  if (extra) stop_arg("data", "holds chunks: 'subset' and 'weights' are not supported there")
+  two <- length(formula) == 3L
+  if (response && !two) stop_arg("formula", "must be two-sided, such as y ~ a + b")
+  if (!response && two) stop_arg("formula", "must be one-sided, such as ~ a + b")
+  plain <- function(e) is.name(e) && nzchar(as.character(e))
+  y <- NULL
+  if (two) {
+    if (!plain(formula[[2L]])) {
+      stop_arg("formula", "on chunks takes a column name as the response, not an expression")
     }
-    vals <- lapply(sv$y, `[[`, "values")
-    if (any(vapply(vals, is.null, logical(1)))) {
-      stop_arg("y", "has more than 1000 distinct whole numbers; classes, or regression?")
+    y <- as.character(formula[[2L]])
+  }
+  rhs <- formula[[length(formula)]]
+  cols <- NULL
+  if (!identical(rhs, as.name("."))) {
+    labels <- attr(stats::terms(formula), "term.labels")
+    ok <- vapply(labels, function(l) plain(str2lang(l)), logical(1))
+    if (!length(labels) || !all(ok) || attr(stats::terms(formula), "intercept") != 1L) {
+      stop_arg("formula", "on chunks takes column names joined by '+' (or '.'), ",
+               "not transformations or interactions")
     }
-    lev <- as.character(sort(unique(unlist(vals))))
-  } else if (identical(kinds, "factor")) {
-    lev <- unique(unlist(lapply(sv$y, `[[`, "levels")))
-  } else {
-    lev <- sort(unique(unlist(lapply(sv$y, `[[`, "levels"))))
+    cols <- labels
   }
-  if (length(lev) < 2L) {
-    stop_arg("y", "has only one class (\"", lev[1L], "\"); a classifier needs at least two")
-  }
-  list(type = "classification", levels = lev)
+  chunks <- if (is.null(cols)) data else chunks_select(data, c(cols, y))
+  if (response) fit(chunks, y = y, ...) else fit(chunks, ...)
 }
 
-# The response of a chunk as a target matrix (regression: the values; else
-# one-hot columns of the classes 'levels').
-chunk_targets <- function(r, levels, y) {
-  if (is.null(levels)) {
-    if (!is.numeric(r)) stop("the response '", y, "' is not numeric", call. = FALSE)
-    return(matrix(as.double(r), ncol = 1L))
+# The chunks with only the columns 'cols' (in that order).
+chunks_select <- function(x, cols) {
+  pick <- function(raw) {
+    miss <- setdiff(cols, colnames(raw))
+    if (length(miss)) stop("lacks column(s) ", paste(miss, collapse = ", "), call. = FALSE)
+    raw[, cols, drop = FALSE]
   }
-  cl <- chunk_classes(r, levels, y)
-  Y <- matrix(0, length(cl), length(levels))
-  Y[cbind(seq_along(cl), cl)] <- 1
-  Y
-}
-
-chunk_classes <- function(r, levels, y) {
-  cl <- match(as.character(r), levels)
-  if (anyNA(cl)) {
-    stop("the response '", y, "' has a class not seen in the survey: ",
-         as.character(r)[which(is.na(cl))[1L]], call. = FALSE)
-  }
-  cl
-}
-
-check_chunk_y <- function(y) {
-  if (missing(y) || is.null(y)) {
-    stop_arg("y", "is required: the name of the response column present in every chunk")
-  }
-  if (!is.character(y) || length(y) != 1L || is.na(y) || !nzchar(y)) {
-    stop_arg("y", "must be the name of a column present in every chunk (one string)")
-  }
-  y
-}
-
-check_no_chunk_y <- function(y) {
-  if (!is.null(y)) stop_arg("y", "is not used here")
+  switch(x$type,
+    list = new_data_chunks("list", lapply(x$source, pick), x$n, NULL),
+    files = {
+      reader <- x$reader
+      new_data_chunks("files", x$source, x$n, function(path) {
+        pick(chunk_read(list(path = path), NULL, reader))
+      })
+    },
+    new_data_chunks("function", local({
+      f <- x$source
+      function(i) pick(f(i))
+    }), x$n, NULL))
 }

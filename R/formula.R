@@ -15,11 +15,22 @@
 # for predict(), the full ones for terms() and formula()), the factor
 # levels, the rows dropped (na.action) and the call.
 fit_formula <- function(call, env, fit_fn, na.action = stats::na.omit, ...,
-                        response = NULL, no_response = NULL) {
+                        response = NULL, no_response = NULL, chunked = NULL) {
   dots <- list(...)
   arg <- if ("formula" %in% names(call)) "formula" else "x"
   formula <- if (arg == "x") dots$x else eval(call$formula, env)
   dots$x <- NULL
+  if (!is.null(chunked) && !is.null(call$data)) {
+    data <- eval(call$data, env)
+    if (inherits(data, "data_chunks")) {
+      # data in chunks: the chunked fit on the formula's columns
+      dots$data <- NULL
+      return(do.call(chunks_formula, c(list(formula, data, chunked), dots,
+                                       list(response = !is.null(response),
+                                            extra = !is.null(call$subset) ||
+                                              !is.null(call$weights)))))
+    }
+  }
   frame <- formula_frame(formula, call, env, na.action, arg)
   if (!is.null(response) && is.null(frame$y)) {
     stop_arg(arg, "must be a two-sided formula such as ", response)

@@ -32,7 +32,12 @@
 #' @param formula A model formula: two-sided for the machines (`y ~ a + b`,
 #'   `y ~ .`), one-sided for k-means and feature maps (`~ a + b`).
 #' @param data A data frame (or list or environment) holding the formula's
-#'   variables; by default the formula's environment.
+#'   variables; by default the formula's environment.  Or data in chunks
+#'   from [data_chunks()] for [rff_ridge()], [rff_svm()] and
+#'   [kernel_kmeans()]: the formula then names columns of every chunk
+#'   (`y ~ a + b`, `y ~ .`, `~ a + b`), without transformations,
+#'   interactions, `subset` or `weights` (they would need all rows at
+#'   once), and the chunked fit runs on those columns (see [chunked_fits]).
 #' @param subset An optional vector picking the rows to use, evaluated in
 #'   `data` as in [lm()].
 #' @param weights Optional case weights, one non-negative number per row

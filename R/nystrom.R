@@ -241,39 +241,23 @@ feature_map_title.nystrom_features <- function(map) {
 # the shift-invariant kernels here.
 kernel_diagonal <- function(kernel, x) kernel_info(kernel)$diagonal(kernel, x)
 
-# Kernel k-means++ (D^2) seeding in feature space: the rows of x chosen as
-# landmarks.  Over max(20 m, 10000) rows, from a uniform subsample of that
-# many.
+# Kernel k-means++ seeding in feature space (the greedy k-means++ of
+# kernel_kmeans(), src/kmeans.c): the rows of x chosen as landmarks.  Over
+# max(20 m, 10000) rows, from a uniform subsample of that many.  Should
+# every row left coincide with a landmark (duplicated rows), the rest are
+# drawn uniformly among the rows not chosen.
 kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
   n <- nrow(x)
   pool_max <- max(20 * m, 10000)
   pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
   xp <- x[pool, , drop = FALSE]
-  np <- length(pool)
-  code <- kernel_code(kernel)
-  par <- kernel_parameters(kernel)
-  kd <- kernel_diagonal(kernel, xp)
-  d2 <- rep(Inf, np)
-  free <- rep(TRUE, np)
-  chosen <- integer(m)
-  for (j in seq_len(m)) {
-    p <- d2
-    p[!free] <- 0
-    total <- sum(p)
-    i <- if (j > 1L && is.finite(total) && total > 0) {
-      sample.int(np, 1L, prob = p)
-    } else {
-      # the first landmark, or every free point at distance 0 from the
-      # landmarks (duplicated rows): uniform among the free points
-      cand <- which(free)
-      cand[sample.int(length(cand), 1L)]
-    }
-    chosen[j] <- i
-    free[i] <- FALSE
-    if (j < m) {
-      k <- .Call(C_kernel_matrix, code, par, xp, xp[i, , drop = FALSE], nthreads)
-      d2 <- pmin(d2, pmax(kd - 2 * k[, 1L] + kd[i], 0))
-    }
+  storage.mode(xp) <- "double"
+  chosen <- .Call(C_kmeans_pp_kernel, xp, kernel_code(kernel), kernel_parameters(kernel),
+                  as.double(kernel_diagonal(kernel, xp)), m, nthreads)
+  dup <- duplicated(chosen)
+  if (any(dup)) {
+    free <- setdiff(seq_along(pool), chosen)
+    chosen[dup] <- free[sample.int(length(free), sum(dup))]
   }
   pool[chosen]
 }

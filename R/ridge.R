@@ -223,6 +223,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
 rff_ridge.formula <- function(formula, data = NULL, ..., subset, weights,
                               na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_ridge.default, na.action, ...,
+              chunked = rff_ridge.data_chunks,
               response = "y ~ a + b")
 }
 

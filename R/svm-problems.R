@@ -1,3 +1,40 @@
+# The settings of rff_svm() that do not depend on the data, checked once
+# for the in-memory and the chunked fits alike.
+svm_check_settings <- function(kernel, D, cost, loss, multiclass, probability, cross, scale,
+                               epsilon, map) {
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  list(kernel = kernel, D = if (is.null(map)) D else map_size(map),
+       cost = check_positive(cost, "cost"),
+       loss = check_choice(loss, c("hinge", "squared_hinge"), "loss"),
+       multiclass = check_choice(multiclass, c("ovo", "ovr"), "multiclass"),
+       probability = check_flag(probability, "probability"),
+       cross = if (identical(cross, 0) || identical(cross, 0L)) 0L
+               else check_count(cross, "cross", lower = 2),
+       scale = rff_check_scale(kernel, check_flag(scale, "scale")),
+       epsilon = check_positive(epsilon, "epsilon"))
+}
+
+# The fitted "rff_svm" object, in memory and on chunks: W holds the
+# solver's weights ((n_features + 1) x problems, the intercepts in the last
+# row); for two classes the second column is the negated first.
+new_rff_svm <- function(W, map, levels, multiclass, pairs, settings, class.weights, max_iter,
+                        shrinking, iter, converged, n_sv, n, scaling, input, ...) {
+  nf <- map$n_features
+  if (length(levels) == 2L) W <- cbind(W, -W)
+  fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE], intercept = W[nf + 1L, ],
+                        levels = levels, k = length(levels), multiclass = multiclass,
+                        pairs = pairs, kernel = map$kernel, D = settings$D, n_features = nf,
+                        cost = settings$cost, loss = settings$loss,
+                        class.weights = class.weights, epsilon = settings$epsilon,
+                        max_iter = max_iter, shrinking = shrinking, iter = iter,
+                        converged = converged, n_sv = n_sv, n = n, ..., map = map,
+                        scaling = scaling, input = input),
+                   class = "rff_svm")
+  colnames(fit$weights) <- names(fit$intercept) <- svm_problem_names(fit)
+  fit
+}
+
 # The binary problems of rff_svm(), handed to the C solver (src/svm.c) as
 # concatenated per-sample vectors: problem p has the samples
 # offsets[p] + 1 .. offsets[p + 1] of rows (columns of the features), each

@@ -182,19 +182,17 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   x <- as_data_matrix(x, "x", sparse = TRUE)
   y <- rff_class_response(y, nrow(x))
   weights <- check_case_weights(weights, nrow(x))
-  check_kernel(kernel)
-  D <- check_count(D, "D")
-  cost <- check_positive(cost, "cost")
-  loss <- check_choice(loss, c("hinge", "squared_hinge"), "loss")
-  multiclass <- check_choice(multiclass, c("ovo", "ovr"), "multiclass")
-  probability <- check_flag(probability, "probability")
-  cross <- if (identical(cross, 0) || identical(cross, 0L)) 0L else check_count(cross, "cross", lower = 2)
-  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
-  if (!is.null(map)) {
-    scale <- rff_map_scale(map, x, scale, scale_given)
-    D <- map_size(map)
-  }
-  epsilon <- check_positive(epsilon, "epsilon")
+  # the settings, checked as for data in chunks (svm_check_settings())
+  a <- svm_check_settings(kernel, D, cost, loss, multiclass, probability, cross, scale,
+                          epsilon, map)
+  D <- a$D
+  cost <- a$cost
+  loss <- a$loss
+  multiclass <- a$multiclass
+  probability <- a$probability
+  cross <- a$cross
+  epsilon <- a$epsilon
+  scale <- if (is.null(map)) a$scale else rff_map_scale(map, x, a$scale, scale_given)
   max_iter <- check_count(max_iter, "max_iter")
   shrinking <- check_flag(shrinking, "shrinking")
   nthreads <- check_threads(nthreads)
@@ -223,24 +221,11 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     list(map = map, res = res, cv = cv)
   })
   res <- out$res
-  nf <- out$map$n_features
-  np <- probs$n
-  main <- seq_len(np)
-  W <- res$w[, main, drop = FALSE]
-  if (k == 2L) W <- cbind(W, -W)
-  fit <- structure(list(weights = W[seq_len(nf), , drop = FALSE],
-                        intercept = W[nf + 1L, ],
-                        levels = lev, k = k, multiclass = multiclass, pairs = probs$pairs,
-                        kernel = out$map$kernel, D = D,
-                        n_features = nf, cost = cost, loss = loss,
-                        class.weights = cw, epsilon = epsilon, max_iter = max_iter,
-                        shrinking = shrinking, iter = res$iter[main],
-                        converged = res$converged[main],
-                        n_sv = svm_support_counts(res$alpha, probs$offsets),
-                        n = nrow(x), case_weights = weights,
-                        map = out$map, scaling = scaling, input = input),
-                   class = "rff_svm")
-  colnames(fit$weights) <- names(fit$intercept) <- svm_problem_names(fit)
+  main <- seq_len(probs$n)
+  fit <- new_rff_svm(res$w[, main, drop = FALSE], out$map, lev, multiclass, probs$pairs, a,
+                     cw, max_iter, shrinking, res$iter[main], res$converged[main],
+                     svm_support_counts(res$alpha, probs$offsets), nrow(x), scaling, input,
+                     case_weights = weights)
   # training decision values from the features already computed
   dec <- rff_decision(fit, xs, nthreads)
   fit$fitted <- svm_classes(fit, dec)
@@ -267,6 +252,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
 rff_svm.formula <- function(formula, data = NULL, ..., subset, weights,
                             na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_svm.default, na.action, ...,
+              chunked = rff_svm.data_chunks,
               response = "class ~ a + b")
 }
 

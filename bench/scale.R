@@ -8,7 +8,8 @@
 #   Rscript bench/scale.R gen      # writes the files (about 1.6 GB)
 #   Rscript bench/scale.R chunks   # the chunked fits on 1 and 2 workers
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
-#   Rscript bench/scale.R svm      # convergence of the distributed SVM
+#   Rscript bench/scale.R svm      # chunked rff_svm against the in-memory fit
+#   Rscript bench/scale.R kmeans   # chunked kernel_kmeans against the in-memory fit
 #   Rscript bench/scale.R clean    # removes the files
 #
 # Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
@@ -127,48 +128,92 @@ if (identical(mode, "memory")) {
 }
 
 if (identical(mode, "svm")) {
-  # Convergence of the distributed SVM (CoCoA+) against the in-memory
-  # rff_svm() on the same features: 2e4 training rows from the first files,
-  # D = 256, 4 and 16 chunks.
-  nsvm <- as.integer(Sys.getenv("SCALE_SVM_ROWS", "20000"))
-  per <- ceiling(nsvm / rows)
-  parts <- lapply(files[seq_len(per)], readRDS)
-  all <- do.call(rbind, parts)[seq_len(nsvm), ]
-  all$class <- factor(ifelse(all$y > 0.5, "high", "low"))
-  all$y <- NULL
-  test <- readRDS(files[nfiles])[seq_len(min(10000L, rows)), ]
-  test_class <- ifelse(test$y > 0.5, "high", "low")
-  x <- as.matrix(all[, 1:d])
-  kern <- gaussian_kernel(4)
-  for (K in c(4L, 16L)) {
-    idx <- split(seq_len(nsvm), rep(seq_len(K), each = ceiling(nsvm / K))[seq_len(nsvm)])
-    chunks <- data_chunks(lapply(idx, function(i) all[i, ]))
-    t <- system.time(fit <- suppressWarnings(
-      rff_svm(chunks, y = "class", kernel = kern, D = 256, seed = 1, rounds = 60, passes = 1,
-              tol = 1e-3, nthreads = 2)))[["elapsed"]]
-    xs <- bochner:::rff_apply_scaling(x, fit$scaling)
-    tm <- system.time(mem <- rff_svm(xs, all$class, map = fit$map, scale = FALSE,
-                                     epsilon = 1e-3, max_iter = 5000, seed = 1,
-                                     nthreads = 2))[["elapsed"]]
-    Z <- cbind(predict(fit$map, xs), 1)
-    s <- ifelse(all$class == "high", 1, -1)
-    primal <- function(w) 0.5 * sum(w^2) + sum(pmax(0, 1 - s * drop(Z %*% w)))
-    p_mem <- primal(c(mem$weights[, 1], mem$intercept[1]))
-    tr <- fit$trace
-    tr$rel_gap <- tr$gap / tr$primal
-    tr$excess_over_memory <- (tr$primal - p_mem) / p_mem
-    xt <- bochner:::rff_apply_scaling(as.matrix(test[, 1:d]), fit$scaling)
-    acc_ch <- mean(as.character(predict(fit, xt)) == test_class)
-    acc_mem <- mean(as.character(predict(mem, xt)) == test_class)
-    agree <- mean(predict(fit, xt) == predict(mem, xt))
-    cat(sprintf("\n%d chunks of %d rows: %.1f s for %d rounds (%.2f s per round); in memory %.1f s\n",
-                K, nsvm / K, t, nrow(tr), t / nrow(tr), tm))
-    cat(sprintf("test accuracy: chunks %.4f, in memory %.4f; predictions agree on %.4f\n",
-                acc_ch, acc_mem, agree))
-    print(tr[tr$round %in% c(1, 2, 5, 10, 20, 30, 40, 50, 60), c("round", "primal", "dual",
-                                                             "rel_gap", "excess_over_memory")],
-          row.names = FALSE, digits = 4)
+  # The chunked rff_svm() against the in-memory one with the same defaults
+  # (sigest bandwidth, D = 1024, one-vs-one) and probability = TRUE, on
+  # 4 x 10^4 rows in 4 .rds files of 10^4 rows written by this step (the
+  # rule of 'gen': class = y > 0.5), plan(sequential), 2 threads; accuracy
+  # on 10^4 test rows.  SCALE_SVM_ROWS (40000), SCALE_SVM_CHUNKS (4),
+  # SCALE_SVM_REPS (3: the runs alternate, the medians are reported).
+  nsvm <- as.integer(Sys.getenv("SCALE_SVM_ROWS", "40000"))
+  K <- as.integer(Sys.getenv("SCALE_SVM_CHUNKS", "4"))
+  reps <- as.integer(Sys.getenv("SCALE_SVM_REPS", "3"))
+  make <- function(seed, n) {
+    set.seed(seed)
+    x <- matrix(rnorm(n * d), n, d, dimnames = list(NULL, sprintf("x%02d", 1:d)))
+    data.frame(x, class = factor(ifelse(truth(x) + rnorm(n, sd = 0.1) > 0.5, "high", "low")))
   }
+  sdir <- tempfile("svm-chunks")
+  dir.create(sdir)
+  svm_files <- file.path(sdir, sprintf("part-%d.rds", seq_len(K)))
+  for (i in seq_len(K)) saveRDS(make(i, nsvm / K), svm_files[i], compress = FALSE)
+  all <- do.call(rbind, lapply(svm_files, readRDS))
+  x <- as.matrix(all[, 1:d])
+  test <- make(1000, 10000)
+  xt <- as.matrix(test[, 1:d])
+  chunks <- data_chunks(svm_files)
+  t_mem <- t_ch <- numeric(reps)
+  for (r in seq_len(reps)) {
+    t_mem[r] <- system.time(mem <- rff_svm(x, all$class, probability = TRUE, seed = 1,
+                                           nthreads = 2))[["elapsed"]]
+    t_ch[r] <- system.time(ch <- rff_svm(chunks, y = "class", probability = TRUE, seed = 1,
+                                         nthreads = 2))[["elapsed"]]
+  }
+  acc <- function(f) mean(predict(f, xt) == test$class)
+  logloss <- function(f) {
+    p <- predict(f, xt, type = "prob")
+    -mean(log(pmax(p[cbind(seq_len(nrow(p)), as.integer(test$class))], 1e-15)))
+  }
+  tr <- ch$trace[ch$trace$problem == 1L, ]
+  cat(sprintf(paste0("%d rows in %d files, load %.1f: in memory %.2f s (median of %d), ",
+                     "chunks %.2f s; ratio %.2f\n"),
+              nsvm, K, load1(), median(t_mem), reps, median(t_ch), median(t_ch) / median(t_mem)))
+  cat(sprintf("all runs: in memory %s; chunks %s\n", paste(round(t_mem, 2), collapse = ", "),
+              paste(round(t_ch, 2), collapse = ", ")))
+  cat(sprintf("sigma: in memory %.4g, chunks %.4g; CoCoA+ rounds %s (passes in memory %s)\n",
+              mem$kernel$sigma, ch$kernel$sigma, paste(ch$iter, collapse = ", "),
+              paste(mem$iter, collapse = ", ")))
+  cat(sprintf("test accuracy: in memory %.4f, chunks %.4f; test log-loss %.4f, %.4f\n",
+              acc(mem), acc(ch), logloss(mem), logloss(ch)))
+  cat(sprintf("relative duality gap of the main problem at the last round: %.4f\n",
+              tr$gap[nrow(tr)] / tr$primal[nrow(tr)]))
+  unlink(sdir, recursive = TRUE)
+}
+
+if (identical(mode, "kmeans")) {
+  # Chunked kernel_kmeans() against the in-memory fit on the same feature
+  # map, from the same seed: the data of 'gen' (standard normal, d = 20),
+  # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
+  # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
+  # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
+  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks).
+  nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
+  K <- 4L
+  kdir <- tempfile("km-chunks")
+  dir.create(kdir)
+  km_files <- file.path(kdir, sprintf("part-%d.rds", seq_len(K)))
+  for (i in seq_len(K)) {
+    set.seed(i)
+    x <- matrix(rnorm(nkm / K * d), nkm / K, d, dimnames = list(NULL, sprintf("x%02d", 1:d)))
+    saveRDS(as.data.frame(x), km_files[i], compress = FALSE)
+  }
+  x <- as.matrix(do.call(rbind, lapply(km_files, readRDS)))
+  for (method in c("rff", "nystrom")) {
+    t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                            method = method, D = 256, seed = 1,
+                                            nthreads = 2))[["elapsed"]]
+    t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
+                                              nthreads = 2))[["elapsed"]]
+    # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
+    lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
+                           algorithm = "Lloyd")
+    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes), objective %.6g; ",
+                       "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
+                       "chunks / memory - 1 = %+.5f (against Lloyd only %+.5f)\n"),
+                method, nkm, t_ch, ch$iter, ch$tot.withinss, t_mem, mem$tot.withinss,
+                lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
+                ch$tot.withinss / lloyd$tot.withinss - 1))
+  }
+  unlink(kdir, recursive = TRUE)
 }
 
 if (identical(mode, "clean")) unlink(dir, recursive = TRUE)
@@ -176,7 +221,7 @@ if (identical(mode, "clean")) unlink(dir, recursive = TRUE)
 if (identical(mode, "all")) {
   script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])
   rscript <- file.path(R.home("bin"), "Rscript")
-  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "clean")
+  steps <- c(if (!all(file.exists(files))) "gen", "chunks", "memory", "svm", "kmeans", "clean")
   for (step in steps) {
     cat("\n== ", step, " (", format(Sys.time()), ")\n", sep = "")
     if (system2(rscript, c(script, step)) != 0) stop("step ", step, " failed")

@@ -209,6 +209,10 @@ SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
 SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP weights, SEXP cluster, SEXP size, SEXP sq,
                                         SEXP nthreads);
+SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
+                               SEXP nthreads);
+SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
+                                   SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
                                        SEXP term_deg, SEXP term_weight,
@@ -221,6 +225,9 @@ SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
                           SEXP nthreads);
+SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
+                            SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);

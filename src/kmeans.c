@@ -41,53 +41,60 @@ static R_xlen_t draw_uniform(R_xlen_t n)
     return i < n ? i : n - 1;
 }
 
-/* Kernel k-means++: the first seed uniform, each next one with probability
- * proportional to the squared distance to the nearest seed (uniform again if
- * every point coincides with a seed); every point joins its nearest seed. */
 /* The first point of a seeding: uniform, or proportional to the weights. */
 static R_xlen_t draw_first(const double *w, R_xlen_t n)
 {
     return w ? draw_proportional(w, n, km_sum(w, n)) : draw_uniform(n);
 }
 
-static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
+/* Squared distances of all m points of a seeding to its point s, into out. */
+typedef void (*km_dist_fn)(void *ctx, R_xlen_t s, double *out);
+
+/* Weighted kernel k-means++, the one seeding routine: the first point drawn
+ * in proportion to the weights w (uniform without), each next one the best
+ * of 2 + floor(log k) draws in proportion to w_i d_i^2 (d_i the squared
+ * distance to the nearest point chosen), best meaning the lowest
+ * sum_i w_i d_i^2 after it (greedy k-means++, as in scikit-learn: a single
+ * draw per centre leaves clusters split or merged far more often); uniform
+ * draws when every point coincides with a chosen one.  chosen (k) receives
+ * the points, a (m) the rank of each point's nearest chosen point (ties to
+ * the earlier) and mind (m) its squared distance; tmp: m scratch.  Used on
+ * the points of a fit (seed_plus_plus) and on the weighted candidates of
+ * k-means|| (seed_parallel). */
+static void km_plus_plus(R_xlen_t m, int k, const double *w, km_dist_fn dist, void *ctx,
+                         R_xlen_t *chosen, int *a, double *mind, double *tmp)
 {
-    R_xlen_t n = p->n;
-    const double *w = p->w;
     const void *vmax = vmaxget();
-    double *wd = (double *) R_alloc((size_t) n, sizeof(double));
-    double *best = (double *) R_alloc((size_t) n, sizeof(double));
-    /* greedy k-means++ (as in scikit-learn): 2 + floor(log k) candidates per
-     * centre, keeping the one that lowers sum_i w_i d_i^2 the most; a single
-     * draw per centre leaves clusters split or merged far more often */
-    int trials = 2 + (int) floor(log((double) p->k));
-    for (int c = 0; c < p->k; c++) {
-        R_xlen_t s;
+    double *wd = (double *) R_alloc((size_t) m, sizeof(double));
+    double *best = (double *) R_alloc((size_t) m, sizeof(double));
+    int trials = 2 + (int) floor(log((double) k));
+    for (int c = 0; c < k; c++) {
+        R_xlen_t s = 0;
         if (c == 0) {
-            s = draw_first(w, n);
-            p->point_dist(p, s, best);
+            s = draw_first(w, m);
+            dist(ctx, s, best);
         } else {
-            /* candidates drawn in proportion to w_i d_i^2 */
             double total = 0.0;
-            for (R_xlen_t i = 0; i < n; i++) {
+            for (R_xlen_t i = 0; i < m; i++) {
                 wd[i] = km_w(w, i) * mind[i];
                 total += wd[i];
             }
             double best_pot = R_PosInf;
             for (int t = 0; t < trials; t++) {
-                R_xlen_t cand = total > 0.0 ? draw_proportional(wd, n, total) : draw_uniform(n);
-                p->point_dist(p, cand, tmp);
+                R_xlen_t cand = total > 0.0 ? draw_proportional(wd, m, total) : draw_uniform(m);
+                dist(ctx, cand, tmp);
                 double pot = 0.0;
-                for (R_xlen_t i = 0; i < n; i++)
+                for (R_xlen_t i = 0; i < m; i++)
                     pot += km_w(w, i) * (tmp[i] < mind[i] ? tmp[i] : mind[i]);
                 if (pot < best_pot) {
                     best_pot = pot;
                     s = cand;
-                    memcpy(best, tmp, sizeof(double) * (size_t) n);
+                    memcpy(best, tmp, sizeof(double) * (size_t) m);
                 }
             }
         }
-        for (R_xlen_t i = 0; i < n; i++) {
+        chosen[c] = s;
+        for (R_xlen_t i = 0; i < m; i++) {
             if (c == 0 || best[i] < mind[i]) {
                 mind[i] = best[i];
                 a[i] = c;
@@ -98,6 +105,33 @@ static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
     vmaxset(vmax);
 }
 
+static void problem_dist(void *ctx, R_xlen_t s, double *out)
+{
+    km_problem *p = (km_problem *) ctx;
+    p->point_dist(p, s, out);
+}
+
+/* k-means++ on the points of the problem; every point joins its nearest
+ * seed. */
+static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
+{
+    R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) p->k, sizeof(R_xlen_t));
+    km_plus_plus(p->n, p->k, p->w, problem_dist, p, chosen, a, mind, tmp);
+}
+
+/* The candidates of k-means|| as the points of a seeding. */
+typedef struct {
+    km_problem *p;
+    const R_xlen_t *cand;
+    R_xlen_t m;
+} km_candidates;
+
+static void candidate_dist(void *ctx, R_xlen_t s, double *out)
+{
+    const km_candidates *c = (const km_candidates *) ctx;
+    for (R_xlen_t j = 0; j < c->m; j++) out[j] = c->p->pair_dist(c->p, c->cand[j], c->cand[s]);
+}
+
 /* k-means|| (Bahmani, Moseley, Vattani, Kumar & Vassilvitskii, 2012): a
  * uniform first candidate, then KM_PAR_ROUNDS rounds that each take every
  * point independently with probability min(1, l d(x)^2 / psi), l = 2k,
@@ -106,8 +140,9 @@ static void seed_plus_plus(km_problem *p, int *a, double *mind, double *tmp)
  * on the candidates weighted by the points nearest to them, and every point
  * joins its nearest chosen candidate.  The draws are serial unif_rand()
  * calls (one per point per round), the passes per point, so the seeds do
- * not depend on the threads.  With at most k candidates (few distinct
- * points), plain k-means++. */
+ * not depend on the threads.  The weighted candidates are seeded by
+ * km_plus_plus, the greedy k-means++ of the fit.  With at most k
+ * candidates (few distinct points), plain k-means++. */
 #define KM_PAR_ROUNDS 5
 
 static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
@@ -147,27 +182,19 @@ static void seed_parallel(km_problem *p, int *a, double *mind, double *tmp)
         seed_plus_plus(p, a, mind, tmp);
         return;
     }
-    /* candidates weighted by the number of points nearest to them */
+    /* candidates weighted by the number of points nearest to them, seeded
+     * by the weighted k-means++ of the fit */
     double *w = (double *) R_alloc((size_t) ncand, sizeof(double));
-    double *cd = (double *) R_alloc((size_t) ncand, sizeof(double));
-    R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
     for (R_xlen_t c = 0; c < ncand; c++) w[c] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) w[a[i]] += km_w(wt, i);
-    for (int r = 0; r < k; r++) {
-        R_xlen_t s;
-        if (r == 0) {
-            s = draw_proportional(w, ncand, km_sum(w, ncand));
-        } else {
-            for (R_xlen_t c = 0; c < ncand; c++) tmp[c] = w[c] * cd[c];
-            double total = km_sum(tmp, ncand);
-            s = total > 0.0 ? draw_proportional(tmp, ncand, total) : draw_uniform(ncand);
-        }
-        chosen[r] = cand[s];
-        for (R_xlen_t c = 0; c < ncand; c++) {
-            double d = p->pair_dist(p, cand[c], cand[s]);
-            if (r == 0 || d < cd[c]) cd[c] = d;
-        }
-    }
+    R_xlen_t *pick = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+    R_xlen_t *chosen = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+    int *ca = (int *) R_alloc((size_t) ncand, sizeof(int));
+    double *cd = (double *) R_alloc((size_t) ncand, sizeof(double));
+    double *ct = (double *) R_alloc((size_t) ncand, sizeof(double));
+    km_candidates cc = {p, cand, ncand};
+    km_plus_plus(ncand, k, w, candidate_dist, &cc, pick, ca, cd, ct);
+    for (int r = 0; r < k; r++) chosen[r] = cand[pick[r]];
     for (R_xlen_t i = 0; i < n; i++) mind[i] = R_PosInf;
     p->nearest(p, chosen, k, 0, mind, a);
 }
@@ -416,4 +443,68 @@ SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, cons
     SET_VECTOR_ELT(res, 11, ScalarInteger(r->moves));
     UNPROTECT(7);
     return res;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel k-means++ on the rows of x, without a Gram matrix (Nystrom
+ * landmarks): km_plus_plus with the feature-space distances
+ * K_ii - 2 K(x_i, x_s) + K_ss computed a column at a time. */
+
+typedef struct {
+    int code, npar, d, nthreads, status;
+    const double *par, *x, *diag;
+    R_xlen_t n;
+    double *row;       /* d: the row x_s */
+} km_kernel_points;
+
+static void kernel_point_dist(void *ctx, R_xlen_t s, double *out)
+{
+    km_kernel_points *c = (km_kernel_points *) ctx;
+    for (int j = 0; j < c->d; j++) c->row[j] = c->x[s + (R_xlen_t) j * c->n];
+    int st = bochner_kernel_matrix(c->code, c->par, c->npar, c->x, c->n, c->row, 1, c->d, out,
+                                   c->nthreads);
+    if (st != BOCHNER_OK) c->status = st;
+    for (R_xlen_t i = 0; i < c->n; i++) out[i] = km_clamp0(c->diag[i] - 2.0 * out[i] + c->diag[s]);
+}
+
+int bochner_kmeans_pp_kernel(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *diag, int m, int nthreads,
+                             int *chosen)
+{
+    if (n < 1 || d < 1 || m < 1 || m > n) return BOCHNER_BAD_ARGUMENT;
+    km_kernel_points c = {code, npar, d, nthreads, BOCHNER_OK, par, x, diag, n,
+                          (double *) R_alloc((size_t) d, sizeof(double))};
+    R_xlen_t *pick = (R_xlen_t *) R_alloc((size_t) m, sizeof(R_xlen_t));
+    int *a = (int *) R_alloc((size_t) n, sizeof(int));
+    double *mind = (double *) R_alloc((size_t) n, sizeof(double));
+    double *tmp = (double *) R_alloc((size_t) n, sizeof(double));
+    km_plus_plus(n, m, NULL, kernel_point_dist, &c, pick, a, mind, tmp);
+    for (int j = 0; j < m; j++) chosen[j] = (int) pick[j];
+    return c.status;
+}
+
+/* x: n x d double matrix; code, par: the kernel (as for kernel_matrix);
+ * diag: K_ii; m: how many points.  Returns the chosen rows (1-based) in
+ * the order chosen. */
+SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
+                                   SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    if (TYPEOF(diag) != REALSXP || XLENGTH(diag) != n)
+        error("'diag' must be a double vector with one value per row of 'x'");
+    int mm = bochner_count_arg(m, "m", 1);
+    if (mm > n) error("'m' must be at most the number of rows");
+    SEXP out = PROTECT(allocVector(INTSXP, mm));
+    GetRNGstate();
+    int status = bochner_kmeans_pp_kernel(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                          d, REAL(diag), mm,
+                                          bochner_nthreads(asInteger(nthreads)), INTEGER(out));
+    PutRNGstate();
+    bochner_stop_on_status(status, "kernel k-means++");
+    for (int j = 0; j < mm; j++) INTEGER(out)[j]++;
+    UNPROTECT(1);
+    return out;
 }

@@ -105,6 +105,12 @@ typedef struct {
     double pgmax_old, pgmin_old;
     int iter, converged, done;
     uint64_t rng;
+    double sigma;   /* CoCoA+'s sigma': 1 for the in-memory problem */
+    double *dw;     /* NULL, or the change of the weights, sum of d_i y_i x_i */
+    const double *w0; /* NULL, or the starting weights, whose cost weighted loss
+                       * the first pass sums into loss0 (it visits every sample:
+                       * nothing is shrunk yet), while x_i is in cache */
+    double loss0;
 } svm_problem;
 
 /* The dual's diagonal shift and upper bound for a sample of cost c. */
@@ -122,14 +128,21 @@ static inline double svm_ub(const svm_problem *p, double c)
  * problem (0-based columns of zt); sign: +1 or -1 and cost: C_s > 0 per
  * sample; loss: 1 hinge, 2 squared hinge; B: the bias feature (0 for none);
  * w: D + 1 weights out (the last multiplies B); alpha: n dual variables
- * out; index, qd: n scratch. */
+ * out; index, qd: n scratch.
+ * Warm start (CoCoA+'s local subproblem, Ma et al. 2015): with 'warm' the
+ * entries of w and alpha are the starting values, not zeroed; w is then the
+ * local view w0 + sigma * dw of the weights, every step moves it by sigma
+ * times the step and dw (D + 1, zeroed here) by the step, and the
+ * curvature of coordinate i is sigma ||x_i||^2 + Dg_ii.  sigma = 1 with
+ * alpha = 0, w = 0 is the in-memory problem, step for step. */
 static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t n, int D,
                     const int *sign, const double *cost, int loss, double B,
                     double eps, int max_iter, int shrink, double *w, double *alpha,
-                    R_xlen_t *index, double *qd, uint64_t seed)
+                    R_xlen_t *index, double *qd, uint64_t seed, int warm, double sigma,
+                    double *dw)
 {
     if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(B >= 0.0) || !(eps > 0.0) ||
-        max_iter < 1)
+        max_iter < 1 || !(sigma >= 1.0) || !R_FINITE(sigma))
         return BOCHNER_BAD_ARGUMENT;
     p->zt = zt;
     p->rows = rows;
@@ -146,11 +159,17 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     p->alpha = alpha;
     p->index = index;
     p->qd = qd;
-    for (int j = 0; j <= D; j++) w[j] = 0.0;
+    p->sigma = sigma;
+    p->dw = dw;
+    p->w0 = NULL;
+    p->loss0 = 0.0;
+    if (!warm) for (int j = 0; j <= D; j++) w[j] = 0.0;
+    if (dw) for (int j = 0; j <= D; j++) dw[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
         const double *xi = zt + (R_xlen_t) rows[i] * D;
-        alpha[i] = 0.0;
-        qd[i] = svm_diag(p, cost[i]) + svm_dot(xi, xi, D) + B * B;
+        if (!warm) alpha[i] = 0.0;
+        else if (!(alpha[i] >= 0.0) || alpha[i] > svm_ub(p, cost[i])) return BOCHNER_BAD_ARGUMENT;
+        qd[i] = svm_diag(p, cost[i]) + sigma * (svm_dot(xi, xi, D) + B * B);
         index[i] = i;
     }
     p->active = n;
@@ -183,6 +202,10 @@ static void svm_passes(svm_problem *p, int passes)
             R_xlen_t i = index[s];
             const double *xi = zt + (R_xlen_t) p->rows[i] * D;
             double yi = p->sign[i] > 0 ? 1.0 : -1.0;
+            if (p->w0 && p->iter == 0) {
+                double m = 1.0 - yi * (svm_dot(p->w0, xi, D) + p->w0[D] * B);
+                if (m > 0.0) p->loss0 += p->cost[i] * (p->loss == 1 ? m : m * m);
+            }
             double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 +
                        alpha[i] * svm_diag(p, p->cost[i]);
             double C = svm_ub(p, p->cost[i]), PG = 0.0;
@@ -215,6 +238,11 @@ static void svm_passes(svm_problem *p, int passes)
                 if (a > C) a = C;
                 alpha[i] = a;
                 double d = (a - old) * yi;
+                if (p->dw) {
+                    svm_axpy(p->dw, d, xi, D);
+                    p->dw[D] += d * B;
+                    d *= p->sigma;
+                }
                 svm_axpy(w, d, xi, D);
                 w[D] += d * B;
             }
@@ -265,6 +293,106 @@ static double svm_real(SEXP v, const char *what)
     return x;
 }
 
+/* The problems' description, checked: D x N features zt, problems given by
+ * offsets (nprob + 1) into concatenated rows (1-based columns of zt), signs
+ * and costs.  'empty_ok' lets a problem have no samples (a pair of classes
+ * absent from a chunk). */
+typedef struct {
+    int D, N, nprob, loss, shrink;
+    R_xlen_t len;
+    const int *off, *rows, *sign;
+    const double *cost;
+    double B, eps;
+} svm_spec;
+
+static svm_spec svm_check(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost, SEXP loss,
+                          SEXP bias, SEXP eps, SEXP shrink, int empty_ok)
+{
+    svm_spec s;
+    if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
+    s.D = nrows(zt);
+    s.N = ncols(zt);
+    if (s.D < 1 || s.N < 1) error("'zt' must have at least one row and one column");
+    if (s.D == INT_MAX) error("'zt' has too many rows");
+    if (TYPEOF(offsets) != INTSXP || XLENGTH(offsets) < 2)
+        error("'offsets' must be an integer vector of length >= 2");
+    s.nprob = (int) XLENGTH(offsets) - 1;
+    s.len = XLENGTH(rows);
+    if (TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
+    if (TYPEOF(sign) != INTSXP || XLENGTH(sign) != s.len)
+        error("'sign' must be an integer vector as long as 'rows'");
+    if (TYPEOF(cost) != REALSXP || XLENGTH(cost) != s.len)
+        error("'cost' must be a double vector as long as 'rows'");
+    s.off = INTEGER(offsets);
+    s.rows = INTEGER(rows);
+    s.sign = INTEGER(sign);
+    s.cost = REAL(cost);
+    if (s.off[0] != 0 || s.off[s.nprob] != s.len)
+        error("'offsets' must run from 0 to length(rows)");
+    for (int c = 0; c < s.nprob; c++)
+        if (s.off[c + 1] < s.off[c] + (empty_ok ? 0 : 1))
+            error("every problem needs at least one sample");
+    for (R_xlen_t i = 0; i < s.len; i++) {
+        if (s.rows[i] == NA_INTEGER || s.rows[i] < 1 || s.rows[i] > s.N)
+            error("'rows' must index columns of 'zt'");
+        if (s.sign[i] != 1 && s.sign[i] != -1) error("'sign' must be +1 or -1");
+        if (!(s.cost[i] > 0.0) || !R_FINITE(s.cost[i]))
+            error("the costs must be positive and finite");
+    }
+    s.loss = bochner_count_arg(loss, "loss", 1);
+    if (s.loss > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
+    s.B = svm_real(bias, "bias");
+    s.eps = svm_real(eps, "epsilon");
+    if (s.B < 0.0) error("'bias' must be non-negative");
+    if (!(s.eps > 0.0)) error("'epsilon' must be positive");
+    if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
+        error("'shrinking' must be TRUE or FALSE");
+    s.shrink = LOGICAL(shrink)[0];
+    return s;
+}
+
+/* Pass rounds over the problems until all are done: every problem not done
+ * makes a few passes (about 2^28 multiply-adds per problem), the problems
+ * shared among the threads as they come free; interrupts are checked
+ * between rounds (by bochner_parallel_blocks). */
+static void svm_run(svm_problem *prob, int nprob, double work, SEXP nthreads)
+{
+    int live = 0;
+    for (int c = 0; c < nprob; c++) live += !prob[c].done;
+    if (!live) return;
+    double pass_work = work / live;
+    svm_job job = {prob, pass_work >= 2.68e8 ? 1 : (int) (2.68e8 / pass_work)};
+    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), work);
+    for (;;) {
+        int left = 0;
+        for (int c = 0; c < nprob; c++) left += !prob[c].done;
+        if (!left) break;
+        bochner_parallel_blocks(nprob, nth, nprob, svm_block, &job);
+    }
+}
+
+static uint64_t *svm_seeds(int nprob)
+{
+    uint64_t *seed = (uint64_t *) R_alloc((size_t) nprob, sizeof(uint64_t));
+    GetRNGstate();
+    for (int c = 0; c < nprob; c++) seed[c] = svm_seed_from_r();
+    PutRNGstate();
+    return seed;
+}
+
+static SEXP svm_named_list(int n, const char **names, SEXP *vals)
+{
+    SEXP res = PROTECT(allocVector(VECSXP, n));
+    SEXP nms = PROTECT(allocVector(STRSXP, n));
+    for (int i = 0; i < n; i++) {
+        SET_VECTOR_ELT(res, i, vals[i]);
+        SET_STRING_ELT(nms, i, mkChar(names[i]));
+    }
+    setAttrib(res, R_NamesSymbol, nms);
+    UNPROTECT(2);
+    return res;
+}
+
 /* zt: D x N double matrix of features (one sample per column).  The binary
  * problems, nprob = length(offsets) - 1 of them, are given by concatenated
  * per-sample vectors: problem c has the samples offsets[c] .. offsets[c+1]-1
@@ -274,38 +402,13 @@ static double svm_real(SEXP v, const char *what)
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink, SEXP nthreads)
 {
-    if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
-    int D = nrows(zt), N = ncols(zt);
-    if (D < 1 || N < 1) error("'zt' must have at least one row and one column");
-    if (D == INT_MAX) error("'zt' has too many rows");
-    if (TYPEOF(offsets) != INTSXP || XLENGTH(offsets) < 2)
-        error("'offsets' must be an integer vector of length >= 2");
-    int nprob = (int) XLENGTH(offsets) - 1;
-    R_xlen_t len = XLENGTH(rows);
-    if (TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
-    if (TYPEOF(sign) != INTSXP || XLENGTH(sign) != len)
-        error("'sign' must be an integer vector as long as 'rows'");
-    if (TYPEOF(cost) != REALSXP || XLENGTH(cost) != len)
-        error("'cost' must be a double vector as long as 'rows'");
-    const int *off = INTEGER(offsets), *rw = INTEGER(rows), *sg = INTEGER(sign);
-    const double *cs = REAL(cost);
-    if (off[0] != 0 || off[nprob] != len) error("'offsets' must run from 0 to length(rows)");
-    for (int c = 0; c < nprob; c++)
-        if (off[c + 1] <= off[c]) error("every problem needs at least one sample");
-    for (R_xlen_t i = 0; i < len; i++) {
-        if (rw[i] == NA_INTEGER || rw[i] < 1 || rw[i] > N) error("'rows' must index columns of 'zt'");
-        if (sg[i] != 1 && sg[i] != -1) error("'sign' must be +1 or -1");
-        if (!(cs[i] > 0.0) || !R_FINITE(cs[i])) error("the costs must be positive and finite");
-    }
-    int lo = bochner_count_arg(loss, "loss", 1);
-    if (lo > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
-    double B = svm_real(bias, "bias"), ep = svm_real(eps, "epsilon");
-    if (B < 0.0) error("'bias' must be non-negative");
-    if (!(ep > 0.0)) error("'epsilon' must be positive");
+    svm_spec sp = svm_check(zt, rows, offsets, sign, cost, loss, bias, eps, shrink, 0);
+    int D = sp.D, nprob = sp.nprob, lo = sp.loss, sh = sp.shrink;
+    R_xlen_t len = sp.len;
+    const int *off = sp.off, *rw = sp.rows, *sg = sp.sign;
+    const double *cs = sp.cost;
+    double B = sp.B, ep = sp.eps;
     int mi = bochner_count_arg(max_iter, "max_iter", 1);
-    if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
-        error("'shrinking' must be TRUE or FALSE");
-    int sh = LOGICAL(shrink)[0];
 
     SEXP W = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
     SEXP A = PROTECT(allocVector(REALSXP, len));
@@ -316,46 +419,101 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
     R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) len, sizeof(R_xlen_t));
     double *qd = (double *) R_alloc((size_t) len, sizeof(double));
     svm_problem *prob = (svm_problem *) R_alloc((size_t) nprob, sizeof(svm_problem));
-    GetRNGstate();
-    uint64_t *seed = (uint64_t *) R_alloc((size_t) nprob, sizeof(uint64_t));
-    for (int c = 0; c < nprob; c++) seed[c] = svm_seed_from_r();
-    PutRNGstate();
+    uint64_t *seed = svm_seeds(nprob);
     double work = 0.0;
     for (int c = 0; c < nprob; c++) {
         R_xlen_t o = off[c], nc = off[c + 1] - off[c];
         int status = svm_init(prob + c, REAL(zt), row0 + o, nc, D, sg + o, cs + o, lo, B,
                               ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1), REAL(A) + o,
-                              index + o, qd + o, seed[c]);
+                              index + o, qd + o, seed[c], 0, 1.0, NULL);
         bochner_stop_on_status(status, "rff_svm");
         work += 2.0 * (double) nc * (double) D;
     }
-    /* Rounds: every problem not done makes a few passes (about 2^28
-     * multiply-adds per problem), the problems shared among the threads as
-     * they come free; interrupts are checked between rounds. */
-    double pass_work = work / nprob;
-    svm_job job = {prob, pass_work >= 2.68e8 ? 1 : (int) (2.68e8 / pass_work)};
-    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), work);
-    for (;;) {
-        int left = 0;
-        for (int c = 0; c < nprob; c++) left += !prob[c].done;
-        if (!left) break;
-        bochner_parallel_blocks(nprob, nth, nprob, svm_block, &job);
-    }
+    svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
         INTEGER(IT)[c] = prob[c].iter;
         LOGICAL(CV)[c] = prob[c].converged;
     }
-    SEXP res = PROTECT(allocVector(VECSXP, 4));
-    SEXP nms = PROTECT(allocVector(STRSXP, 4));
-    SET_VECTOR_ELT(res, 0, W);
-    SET_VECTOR_ELT(res, 1, A);
-    SET_VECTOR_ELT(res, 2, IT);
-    SET_VECTOR_ELT(res, 3, CV);
-    SET_STRING_ELT(nms, 0, mkChar("w"));
-    SET_STRING_ELT(nms, 1, mkChar("alpha"));
-    SET_STRING_ELT(nms, 2, mkChar("iter"));
-    SET_STRING_ELT(nms, 3, mkChar("converged"));
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(6);
+    const char *names[] = {"w", "alpha", "iter", "converged"};
+    SEXP vals[] = {W, A, IT, CV};
+    SEXP res = svm_named_list(4, names, vals);
+    UNPROTECT(4);
+    return res;
+}
+
+/* CoCoA+'s local solver (Ma et al. 2015) on one chunk: the problems as for
+ * bochner_svm_dcd_call, on the chunk's samples, started from the current
+ * weights w ((D + 1) x nprob, the same for every chunk) and the chunk's own
+ * dual variables alpha (concatenated like rows), with the curvature scaled
+ * by sigma (sigma' = the number of chunks makes adding the chunks' updates
+ * safe).  At most 'passes' passes per problem (fewer when the local
+ * projected gradients spread by at most eps).  Also the chunk's share of
+ * the primal and dual objectives at the starting (w, alpha): the cost
+ * weighted loss sum C_i xi_i(w) (summed in the first pass), sum alpha_i
+ * and, for the squared hinge, sum alpha_i^2 / (4 C_i).  Returns list(alpha, dw = (D + 1) x nprob
+ * change of the weights, loss, asum, a2, iter). */
+SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
+                            SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads)
+{
+    svm_spec sp = svm_check(zt, rows, offsets, sign, cost, loss, bias, eps, shrink, 1);
+    int D = sp.D, nprob = sp.nprob;
+    R_xlen_t len = sp.len;
+    if (!bochner_is_real_matrix(w) || nrows(w) != D + 1 || ncols(w) != nprob)
+        error("'w' must be a (nrow(zt) + 1) x (number of problems) double matrix");
+    if (TYPEOF(alpha) != REALSXP || XLENGTH(alpha) != len)
+        error("'alpha' must be a double vector as long as 'rows'");
+    double sg = svm_real(sigma, "sigma");
+    if (sg < 1.0) error("'sigma' must be at least 1");
+    int np = bochner_count_arg(passes, "passes", 1);
+
+    SEXP V = PROTECT(duplicate(w));           /* the local view w + sigma dw */
+    SEXP A = PROTECT(duplicate(alpha));
+    SEXP DW = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
+    SEXP LS = PROTECT(allocVector(REALSXP, nprob));
+    SEXP AS = PROTECT(allocVector(REALSXP, nprob));
+    SEXP A2 = PROTECT(allocVector(REALSXP, nprob));
+    SEXP IT = PROTECT(allocVector(INTSXP, nprob));
+    int *row0 = (int *) R_alloc((size_t) len + 1, sizeof(int));
+    for (R_xlen_t i = 0; i < len; i++) row0[i] = sp.rows[i] - 1;
+    R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) len + 1, sizeof(R_xlen_t));
+    double *qd = (double *) R_alloc((size_t) len + 1, sizeof(double));
+    svm_problem *prob = (svm_problem *) R_alloc((size_t) nprob, sizeof(svm_problem));
+    uint64_t *seed = svm_seeds(nprob);
+    const double *Z = REAL(zt);
+    double work = 0.0;
+    for (int c = 0; c < nprob; c++) {
+        R_xlen_t o = sp.off[c], nc = sp.off[c + 1] - sp.off[c];
+        double *wc = REAL(V) + (R_xlen_t) c * (D + 1), *dwc = REAL(DW) + (R_xlen_t) c * (D + 1);
+        double *ac = REAL(A) + o, as = 0.0, a2 = 0.0;
+        for (R_xlen_t i = 0; i < nc; i++) {
+            as += ac[i];
+            if (sp.loss == 2) a2 += ac[i] * ac[i] / (4.0 * sp.cost[o + i]);
+        }
+        REAL(LS)[c] = 0.0;
+        REAL(AS)[c] = as;
+        REAL(A2)[c] = a2;
+        if (nc == 0) {
+            for (int j = 0; j <= D; j++) dwc[j] = 0.0;
+            prob[c].done = 1;
+            prob[c].iter = 0;
+            continue;
+        }
+        int status = svm_init(prob + c, Z, row0 + o, nc, D, sp.sign + o, sp.cost + o, sp.loss,
+                              sp.B, sp.eps, np, sp.shrink, wc, ac, index + o, qd + o, seed[c],
+                              1, sg, dwc);
+        if (status != BOCHNER_OK) error("'alpha' must lie between 0 and the bound of its sample");
+        prob[c].w0 = REAL(w) + (R_xlen_t) c * (D + 1);
+        work += 2.0 * (double) nc * (double) D;
+    }
+    svm_run(prob, nprob, work, nthreads);
+    for (int c = 0; c < nprob; c++) {
+        INTEGER(IT)[c] = prob[c].iter;
+        if (sp.off[c + 1] > sp.off[c]) REAL(LS)[c] = prob[c].loss0;
+    }
+    const char *names[] = {"alpha", "dw", "loss", "asum", "a2", "iter"};
+    SEXP vals[] = {A, DW, LS, AS, A2, IT};
+    SEXP res = svm_named_list(6, names, vals);
+    UNPROTECT(7);
     return res;
 }

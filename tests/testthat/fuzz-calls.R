@@ -117,6 +117,7 @@ c_routines <- c("C_rff_transform", "C_kernel_matrix", "C_spectral_sample",
 c_routines <- c(c_routines, "C_sparse_rff", "C_sparse_dist")
 c_routines <- c(c_routines, "C_ridge_spectrum", "C_ridge_q_rows", "C_ridge_path_rows")
 c_routines <- c(c_routines, "C_gp_stats", "C_gp_gradient", "C_gp_chol")
+c_routines <- c(c_routines, "C_svm_local", "C_kmeans_block", "C_kmeans_pp_kernel")
 c_routines <- c_routines[vapply(c_routines, exists, logical(1), envir = ns)]
 c_arg_pool <- c(x_pool[c(1:4, 7, 10, 17, 18, 19)], num_pool[c(1, 2, 6, 7, 10, 19, 23, 24, 25, 26)],
                 list(1:3, c(1L, 2L, 1L), matrix(1L, 3, 2), matrix(1:6, 3, 2), -1L, 0L, 100L))

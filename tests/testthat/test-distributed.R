@@ -94,10 +94,12 @@ test_that("distributed Lloyd visits the in-memory clusterings", {
   expect_equal(sum(fit$size), nrow(x))
   cl <- unlist(predict(fit, chunks))
   expect_equal(tabulate(cl, 3), fit$size)
-  expect_equal(fit$tot.withinss, min(fit$start_objectives))
+  # the starts are those of the weighted candidates (seeding); Lloyd's
+  # passes over the chunks then only lower the objective
+  expect_length(fit$start_objectives, 2L)
   expect_true(all(diff(fit$trace) <= 1e-9))
-  # the in-memory fit from the chunked fit's clusters stops at once
-  again <- kernel_kmeans(x, cl, method = "rff", map = fit$map)
+  # the in-memory Lloyd from the chunked fit's clusters stops at once
+  again <- kernel_kmeans(x, cl, method = "rff", map = fit$map, algorithm = "Lloyd")
   expect_equal(again$iter, 1L)
   expect_equal(again$cluster, cl)
   expect_output(print(fit), "fitted on 3 chunks")
@@ -232,6 +234,69 @@ test_that("every plan gives identical fits and predictions", {
   future::plan(future::cluster, workers = c("localhost", "localhost"))
   expect_identical(run_all(), ref)
   future::plan(future::sequential)
+})
+
+test_that("a batchtools scheduler (its local backend) gives the fits of sequential", {
+  plans_available()
+  skip_if_not_installed("future.batchtools")
+  skip_on_cran()
+  dir <- tempfile("batchtools")
+  dir.create(dir)
+  old <- future::plan()
+  opts <- options(future.cache.path = dir, bochner.chunks_per_future = 2)
+  on.exit({
+    future::plan(old)
+    options(opts)
+    unlink(dir, recursive = TRUE)
+  })
+  pieces <- ring_pieces(c(60, 50, 70, 40))
+  reg <- data_chunks(pick(pieces, c("a", "b", "y")))
+  cls <- data_chunks(pick(pieces, c("a", "b", "class")))
+  inputs <- data_chunks(pick(pieces, c("a", "b")))
+  # every pass is a set of jobs, each a fresh R process: few passes here
+  run <- function() {
+    list(ridge = rff_ridge(reg, y = "y", kernel = K1, D = 16, lambda = 0.1, seed = 1),
+         svm = suppressWarnings(rff_svm(cls, y = "class", kernel = K1, D = 16, seed = 3,
+                                        rounds = 2)),
+         km = suppressWarnings(kernel_kmeans(inputs, 2, K1, D = 8, seed = 2, iter.max = 2,
+                                             rounds = 1)))
+  }
+  future::plan(future::sequential)
+  ref <- run()
+  future::plan(future.batchtools::batchtools_local)
+  expect_identical(run(), ref)
+})
+
+test_that("the formula interface takes chunks: column names pick the columns", {
+  pieces <- ring_pieces()
+  chunks <- data_chunks(pieces)
+  ridge <- rff_ridge(y ~ a + b, data = chunks, kernel = K1, D = 16, lambda = 0.1, seed = 1)
+  ref <- rff_ridge(data_chunks(pick(pieces, c("a", "b", "y"))), y = "y", kernel = K1, D = 16,
+                   lambda = 0.1, seed = 1)
+  expect_identical(ridge$weights, ref$weights)
+  expect_identical(ridge$input$names, c("a", "b"))
+  # the same from files, and through '.'
+  dir <- tempfile("formula")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
+  for (i in seq_along(pieces)) saveRDS(pieces[[i]], files[i])
+  ridge2 <- rff_ridge(y ~ a + b, data = data_chunks(files), kernel = K1, D = 16, lambda = 0.1,
+                      seed = 1)
+  expect_identical(ridge2$weights, ref$weights)
+  svm <- suppressWarnings(rff_svm(class ~ ., data = data_chunks(pick(pieces, c("a", "b", "class"))),
+                                  kernel = K1, D = 16, seed = 2, rounds = 3))
+  svm_ref <- suppressWarnings(rff_svm(data_chunks(pick(pieces, c("a", "b", "class"))),
+                                      y = "class", kernel = K1, D = 16, seed = 2, rounds = 3))
+  expect_identical(svm$weights, svm_ref$weights)
+  km <- kernel_kmeans(~ b + a, data = chunks, centers = 2, kernel = K1, D = 8, seed = 3)
+  km_ref <- kernel_kmeans(data_chunks(pick(pieces, c("b", "a"))), 2, K1, D = 8, seed = 3)
+  expect_identical(km$centers, km_ref$centers)
+  expect_error(rff_ridge(y ~ log(a) + b, data = chunks, kernel = K1), "formula")
+  expect_error(rff_ridge(log(y) ~ a, data = chunks, kernel = K1), "formula")
+  expect_error(rff_ridge(~ a + b, data = chunks, kernel = K1), "two-sided")
+  expect_error(rff_ridge(y ~ a, data = chunks, kernel = K1, subset = a > 0), "subset")
+  expect_error(rff_ridge(y ~ a + zz, data = chunks, kernel = K1, D = 8), "zz")
 })
 
 test_that("progress is reported per chunk under the option", {

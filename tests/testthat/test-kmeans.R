@@ -24,11 +24,14 @@ ref_kkm_proportional <- function(w) {
 
 # greedy k-means++: point_dist(s) gives the squared distances of all points
 # to point s; each centre after the first is the best (lowest sum of
-# distances to the nearest centre) of 2 + floor(log k) draws
-ref_kkm_seed <- function(n, k, point_dist) {
+# distances to the nearest centre) of 2 + floor(log k) draws; with weights
+# w, the draws and sums weighted.  The chosen points in attribute "chosen".
+ref_kkm_seed <- function(n, k, point_dist, w = NULL) {
   mind <- numeric(n)
   a <- integer(n)
+  chosen <- integer(k)
   trials <- 2 + floor(log(k))
+  wt <- if (is.null(w)) rep(1, n) else w
   serial_sum <- function(v) {
     total <- 0
     for (x in v) total <- total + x
@@ -36,26 +39,30 @@ ref_kkm_seed <- function(n, k, point_dist) {
   }
   for (c in seq_len(k)) {
     if (c == 1) {
-      d <- point_dist(ref_kkm_uniform(n))
+      s <- if (is.null(w)) ref_kkm_uniform(n) else ref_kkm_proportional(w)
+      d <- point_dist(s)
     } else {
       best <- Inf
       for (t in seq_len(trials)) {
-        dt <- point_dist(ref_kkm_proportional(mind))
-        pot <- serial_sum(pmin(dt, mind))
+        st <- ref_kkm_proportional(wt * mind)
+        dt <- point_dist(st)
+        pot <- serial_sum(wt * pmin(dt, mind))
         if (pot < best) {
           best <- pot
           d <- dt
+          s <- st
         }
       }
     }
+    chosen[c] <- s
     closer <- if (c == 1) rep(TRUE, n) else d < mind
     mind[closer] <- d[closer]
     a[closer] <- c
   }
-  a
+  structure(a, chosen = chosen)
 }
 
-# k-means|| (5 rounds, oversampling 2k), then k-means++ on the candidates
+# k-means|| (5 rounds, oversampling 2k), then greedy k-means++ on the candidates
 # weighted by the points nearest to them; every point joins its nearest
 # chosen candidate (ties to the earlier)
 ref_kkm_seed_parallel <- function(n, k, point_dist) {
@@ -76,20 +83,11 @@ ref_kkm_seed_parallel <- function(n, k, point_dist) {
       near[closer] <- length(cand)
     }
   }
-  if (length(cand) <= k) return(ref_kkm_seed(n, k, point_dist))
+  if (length(cand) <= k) return(c(ref_kkm_seed(n, k, point_dist)))
   w <- as.numeric(tabulate(near, length(cand)))
-  chosen <- integer(0)
-  for (r in seq_len(k)) {
-    s <- if (r == 1) ref_kkm_proportional(w) else {
-      wd <- w * cd
-      total <- 0
-      for (v in wd) total <- total + v
-      if (total > 0) ref_kkm_proportional(wd) else ref_kkm_uniform(length(cand))
-    }
-    chosen <- c(chosen, cand[s])
-    d <- point_dist(cand[s])[cand]
-    cd <- if (r == 1) d else pmin(cd, d)
-  }
+  # the greedy weighted k-means++ of the fit, on the candidates
+  sub <- ref_kkm_seed(length(cand), k, function(s) point_dist(cand[s])[cand], w = w)
+  chosen <- cand[attr(sub, "chosen")]
   mind <- rep(Inf, n)
   a <- integer(n)
   for (j in seq_len(k)) {
@@ -202,7 +200,7 @@ ref_kkm_fit <- function(n, k, nstart, iter.max, point_dist, centre_dist, init = 
   for (r in seq_len(nstart)) {
     a <- if (!is.null(init)) init
          else if (parallel) ref_kkm_seed_parallel(n, k, point_dist)
-         else ref_kkm_seed(n, k, point_dist)
+         else c(ref_kkm_seed(n, k, point_dist))
     run <- ref_kkm_run(a, k, iter.max, centre_dist, row_dist)
     objectives[r] <- run$trace[length(run$trace)]
     if (is.null(best) || objectives[r] < best$trace[length(best$trace)]) best <- run
@@ -746,4 +744,23 @@ test_that("the C entry points check their arguments", {
   expect_error(.Call(C_kmeans_gram, x, 1L, 1, 2L, NULL, NULL, 1L, 0L, 1L, 10L, 1L), "'hartigan' must be TRUE or FALSE")
   expect_error(.Call(C_kmeans_lloyd, x, 2L, NULL, NULL, TRUE, 2L, 1L, 10L, 1L), "'seeding' must be")
   expect_error(.Call(C_kmeans_centre_distances, x, matrix(0, 2, 3), 1L), "same number of columns")
+})
+
+test_that("kernel k-means++ without a Gram matrix (Nystrom landmarks) is the fit's seeding", {
+  set.seed(61)
+  x <- matrix(rnorm(120 * 3), 120)
+  for (kern in list(gaussian_kernel(1), laplace_kernel(2))) {
+    K <- kernel_matrix(kern, x)
+    kd <- diag(K)
+    for (m in c(1L, 7L)) {
+      set.seed(62)
+      got <- .Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(kern),
+                   bochner:::kernel_parameters(kern), kd, m, 1L)
+      set.seed(62)
+      ref <- ref_kkm_seed(120, m, function(s) pmax(kd - 2 * K[, s] + kd[s], 0))
+      expect_identical(got, as.integer(attr(ref, "chosen")))
+    }
+  }
+  expect_error(.Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(gaussian_kernel(1)),
+                     1, rep(1, 120), 121L, 1L), "'m'")
 })

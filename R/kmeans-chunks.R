@@ -1,0 +1,310 @@
+# kernel_kmeans() on data in chunks (see ?chunked_fits, R/distributed.R).
+
+# Kernel k-means on random features (or Nystrom features): k-means||
+# seeding over the chunks, the in-memory engine (src/kmeans.c: weighted
+# k-means++, Lloyd, Hartigan-Wong, nstart starts) on the weighted
+# candidates, then Lloyd's iterations over the chunks, each a pass in which
+# every chunk runs the C block step (C_kmeans_block) on its features.
+
+#' @rdname chunked_fits
+#' @export
+kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
+                                      method = c("rff", "nystrom"), D = 500, nstart = 10,
+                                      iter.max = 100, seed = NULL, map = NULL,
+                                      nthreads = chunks_threads(), rounds = 5, ...) {
+  check_no_dots(...)
+  if (missing(centers)) stop_arg("centers", "is required: the number of clusters")
+  if (length(centers) != 1L) {
+    stop_arg("centers", "must be the number of clusters for data in chunks (an initial ",
+             "assignment of every row is not supported)")
+  }
+  k <- check_count(centers, "centers")
+  if (!is.null(kernel)) check_kernel(kernel)
+  method <- check_choice(method, c("rff", "nystrom"), "method")
+  if (is.null(map)) D <- check_count(D, "D")
+  nstart <- check_count(nstart, "nstart")
+  iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
+  rounds <- check_count(rounds, "rounds")
+  nthreads <- check_threads(nthreads)
+  what <- "kernel_kmeans"
+  sv <- chunks_survey(x, NULL, what, sample_rows = if (method == "nystrom") max(1000L, 2L * D) else 1000L)
+  if (k > sv$n) stop_arg("centers", "asks for ", k, " clusters but the chunks have ", sv$n, " row(s)")
+  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
+  # the in-memory default: the clustering bandwidth rule, on the survey's
+  # sample of rows (evenly spaced in every chunk, as in memory over the rows)
+  bandwidth <- NULL
+  if (is.null(kernel) && is.null(map)) {
+    bandwidth <- kkm_bandwidth(sv$sample)
+    kernel <- gaussian_kernel(bandwidth$sigma)
+  }
+  run <- with_seed(seed, {
+    if (!is.null(map)) {
+      check_feature_map(map, sv$d)
+    } else if (method == "nystrom") {
+      m <- min(D, nrow(sv$sample))
+      map <- nystrom_features(sv$sample, kernel, m = m, nthreads = nthreads)
+    } else {
+      if (!isTRUE(kernel$shift_invariant)) {
+        stop_arg("kernel", "must be shift-invariant for method = \"rff\" (random Fourier features)")
+      }
+      map <- random_features(sv$sample, resolve_kernel(kernel, sv$sample), D = D, type = "phase")
+    }
+    seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
+                         nthreads = nthreads, what = what)
+    run <- chunked_lloyd(x, map, seeded$centers, iter.max, sv$names, nthreads, what)
+    run$start_objectives <- seeded$start_objectives
+    run$map <- map
+    run
+  })
+  map <- run$map
+  fit <- structure(c(list(cluster = NULL), run[c("size", "withinss", "tot.withinss", "totss")],
+                     list(betweenss = max(0, run$totss - run$tot.withinss)),
+                     run[c("iter", "converged", "trace")],
+                     list(start_objectives = run$start_objectives, distance = NULL,
+                          reseeded = run$reseeded, k = k, kernel = map$kernel, method = method,
+                          nstart = nstart, map = map, D = map_size(map), centers = run$centers,
+                          input = input, bandwidth = bandwidth, algorithm = "Lloyd",
+                          seeding = "kmeans||", chunks = list(rows = sv$rows))),
+                   class = c("kernel_kmeans_chunked", "kernel_kmeans"))
+  if (!fit$converged) {
+    warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
+                    iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
+  }
+  fit
+}
+
+# The rows of one chunk's features, a block at a time: f(Z, rows) for each
+# block, results in a list.
+chunk_feature_blocks <- function(map, x, nthreads, f) {
+  n <- nrow(x)
+  lapply(row_blocks(n, rff_block_rows(n, map$n_features)), function(idx) {
+    f(transform_features(map, x[idx, , drop = FALSE], nthreads), idx)
+  })
+}
+
+# Squared distances of the rows of Z to the rows of C (as in memory).
+centre_distances <- function(Z, C, nthreads) .Call(C_kmeans_centre_distances, Z, C, nthreads)
+
+# k-means|| (Bahmani, Moseley, Vattani, Kumar and Vassilvitskii 2012): a
+# first centre uniform over all rows; 'rounds' passes, each keeping every
+# row independently with probability min(1, l d^2 / phi) (l = 2k, d^2 the
+# squared distance to the nearest candidate, phi their sum over all rows);
+# one pass counting the rows nearest each candidate; then k-means++ on the
+# candidates weighted by the counts.  Each chunk draws its uniforms from a
+# seed drawn here, and returns only the rows that can be kept (those with
+# l d^2 / u above its own share of phi): the sample is exact, and the same
+# for every plan.
+kmpar_seed <- function(x, sv, map, k, rounds, nstart, iter.max, names, nthreads, what) {
+  g <- sample.int(sv$n, 1L)
+  ch <- findInterval(g - 1, cumsum(c(0, sv$rows)), rightmost.closed = FALSE)
+  row <- g - sum(sv$rows[seq_len(ch - 1L)])
+  cand <- chunks_apply(x, kmpar_fetch_task, list(names = names, map = map, row = row,
+                                                 nthreads = nthreads), what, which = ch)[[1L]]
+  ell <- 2 * k
+  for (r in seq_len(rounds)) {
+    seeds <- sample.int(.Machine$integer.max, length(x))
+    got <- chunks_apply(x, kmpar_sample_task,
+                        list(names = names, map = map, cand = cand, ell = ell, nthreads = nthreads),
+                        what, per_chunk = lapply(seeds, function(s) list(seed = s)))
+    phi <- sum(vapply(got, `[[`, numeric(1), "phi"))
+    if (!(phi > 0)) break
+    for (piece in got) {
+      keep <- piece$ratio > phi
+      if (any(keep)) cand <- rbind(cand, piece$z[keep, , drop = FALSE])
+    }
+  }
+  weights <- chunks_apply(x, kmpar_weight_task,
+                          list(names = names, map = map, cand = cand, nthreads = nthreads), what,
+                          combine = function(acc, w, i) if (is.null(acc)) w else acc + w)
+  cluster_candidates(cand, weights, k, nstart, iter.max, nthreads)
+}
+
+# The in-memory engine on the k-means|| candidates weighted by the rows
+# nearest to them: nstart starts of weighted k-means++ (greedy, as in
+# memory), Lloyd and Hartigan-Wong (C_kmeans_lloyd).  Candidates no row is
+# nearest to carry no weight and are left out; with fewer candidates than
+# k, the missing centres repeat the first ones, and the empty clusters of
+# the first pass over the chunks are re-seeded as in memory.
+cluster_candidates <- function(cand, weights, k, nstart, iter.max, nthreads) {
+  keep <- weights > 0
+  cand <- cand[keep, , drop = FALSE]
+  weights <- as.double(weights[keep])
+  if (nrow(cand) <= k) {
+    C <- cand[rep_len(seq_len(nrow(cand)), k), , drop = FALSE]
+    return(list(centers = C, start_objectives = NA_real_))
+  }
+  res <- .Call(C_kmeans_lloyd, cand, k, weights, NULL, TRUE, 0L, nstart, iter.max, nthreads)
+  list(centers = res$centers, start_objectives = res$start_objectives)
+}
+
+kmpar_fetch_task <- function(raw, i, names, map, row, nthreads) {
+  x <- chunk_xy(raw, NULL, names)$x
+  transform_features(map, x[row, , drop = FALSE], nthreads)
+}
+
+kmpar_sample_task <- function(raw, i, names, map, cand, ell, nthreads, seed) {
+  x <- chunk_xy(raw, NULL, names)$x
+  u <- with_seed(seed, stats::runif(nrow(x)))
+  parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
+    d2 <- .Call(C_kmeans_block, Z, cand, NULL, NULL, 0L, nthreads)$distance
+    list(Z = Z, d2 = d2, idx = idx)
+  })
+  d2 <- unlist(lapply(parts, `[[`, "d2"))
+  phi <- sum(d2)
+  ratio <- ell * d2 / u
+  keep <- ratio > phi
+  z <- do.call(rbind, lapply(parts, function(p) p$Z[keep[p$idx], , drop = FALSE]))
+  list(phi = phi, ratio = ratio[keep], z = z)
+}
+
+kmpar_weight_task <- function(raw, i, names, map, cand, nthreads) {
+  x <- chunk_xy(raw, NULL, names)$x
+  counts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
+    .Call(C_kmeans_block, Z, cand, NULL, NULL, 0L, nthreads)$counts
+  })
+  Reduce(`+`, counts)
+}
+
+# One Lloyd pass on a chunk: each row to its nearest centre (ties to the
+# lowest number, the distances as in memory), the per-cluster sums of the
+# features, counts and sums of squared norms, the chunk's feature mean and
+# sum of squares about it (for totss), and its k rows farthest from their
+# centres (to re-seed empty clusters).
+lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) {
+  x <- chunk_xy(raw, NULL, names)$x
+  k <- nrow(centers)
+  parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
+    b <- .Call(C_kmeans_block, Z, centers, NULL, own, k, nthreads)
+    list(sums = b$sums, counts = b$counts, s2 = b$s2, zsum = b$zsum, zz = b$zz,
+         far = list(d = b$far_distance, cluster = b$cluster[b$far], row = idx[b$far],
+                    z = Z[b$far, , drop = FALSE]))
+  })
+  out <- parts[[1L]]
+  for (p in parts[-1L]) {
+    for (f in c("sums", "counts", "s2", "zsum", "zz")) out[[f]] <- out[[f]] + p[[f]]
+    far <- list(d = c(out$far$d, p$far$d), cluster = c(out$far$cluster, p$far$cluster),
+                row = c(out$far$row, p$far$row), z = rbind(out$far$z, p$far$z))
+    keep <- utils::head(order(-far$d, far$row), k)
+    out$far <- list(d = far$d[keep], cluster = far$cluster[keep], row = far$row[keep],
+                    z = far$z[keep, , drop = FALSE])
+  }
+  n <- as.double(nrow(x))   # products of counts overflow integers
+  out$n <- n
+  out$zbar <- out$zsum / n
+  out$m2 <- max(0, out$zz - n * sum(out$zbar^2))
+  out
+}
+
+lloyd_combine <- function(acc, p, i) {
+  p$far$chunk <- rep(i, length(p$far$d))
+  if (is.null(acc)) return(p)
+  m <- moments_merge(acc$n, acc$zbar, p$n, p$zbar)
+  acc$m2 <- acc$m2 + p$m2 + sum(m$delta^2) * m$f
+  acc$zbar <- m$mean
+  acc$n <- m$n
+  acc$sums <- acc$sums + p$sums
+  acc$counts <- acc$counts + p$counts
+  acc$s2 <- acc$s2 + p$s2
+  acc$far <- list(d = c(acc$far$d, p$far$d), cluster = c(acc$far$cluster, p$far$cluster),
+                  row = c(acc$far$row, p$far$row), chunk = c(acc$far$chunk, p$far$chunk),
+                  z = rbind(acc$far$z, p$far$z))
+  acc
+}
+
+# Distributed Lloyd from the centres C: pass t assigns every row to the
+# centres of pass t - 1 and returns the sums of the new clusters; it stops
+# when the new means equal the old (no row moved).  An empty cluster takes
+# the row farthest from its centre among clusters of two or more (as in
+# memory), from the candidates the chunks returned.
+chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
+  trace <- numeric(0)
+  reseeded <- 0L
+  totss <- NA_real_
+  converged <- FALSE
+  t <- 0L
+  repeat {
+    acc <- chunks_apply(x, lloyd_chunk_task, list(names = names, map = map, centers = C,
+                                                  nthreads = nthreads), what,
+                        combine = lloyd_combine)
+    if (is.na(totss)) totss <- acc$m2
+    if (t == 0L && any(acc$counts == 0)) {
+      # as in memory, empty clusters of the first assignment take the rows
+      # farthest from the means of their own clusters: one more pass
+      own <- acc$sums / pmax(acc$counts, 1)
+      acc$far <- chunks_apply(x, lloyd_chunk_task,
+                              list(names = names, map = map, centers = C, nthreads = nthreads,
+                                   own = own), what, combine = lloyd_combine)$far
+    }
+    fix <- lloyd_fix_empty(acc)
+    reseeded <- reseeded + fix$reseeded
+    acc <- fix$acc
+    Cnew <- acc$sums / acc$counts
+    withinss <- pmax(0, acc$s2 - acc$counts * rowSums(Cnew^2))
+    trace <- c(trace, sum(withinss))
+    if (t > 0L && identical(Cnew, C)) {
+      converged <- TRUE
+      break
+    }
+    C <- Cnew
+    if (t >= iter.max) break
+    t <- t + 1L
+  }
+  dimnames(Cnew) <- list(seq_len(nrow(Cnew)), NULL)
+  list(size = as.integer(acc$counts), withinss = withinss, tot.withinss = sum(withinss),
+       totss = totss, iter = t, converged = converged, trace = trace, reseeded = reseeded,
+       centers = Cnew)
+}
+
+lloyd_fix_empty <- function(acc) {
+  fixed <- 0L
+  far <- acc$far
+  ord <- order(far$chunk, far$row)
+  for (c in which(acc$counts == 0)) {
+    best <- -1
+    pick <- NA_integer_
+    for (j in ord) {
+      if (acc$counts[far$cluster[j]] > 1 && far$d[j] > best) {
+        best <- far$d[j]
+        pick <- j
+      }
+    }
+    if (is.na(pick)) break
+    z <- far$z[pick, ]
+    old <- far$cluster[pick]
+    acc$sums[old, ] <- acc$sums[old, ] - z
+    acc$s2[old] <- acc$s2[old] - sum(z^2)
+    acc$counts[old] <- acc$counts[old] - 1
+    acc$sums[c, ] <- z
+    acc$s2[c] <- sum(z^2)
+    acc$counts[c] <- 1
+    far$cluster[pick] <- c
+    far$d[pick] <- 0
+    fixed <- fixed + 1L
+  }
+  list(acc = acc, reseeded = fixed)
+}
+
+#' @export
+summary.kernel_kmeans_chunked <- function(object, ...) {
+  clusters <- data.frame(size = object$size, withinss = object$withinss,
+                         mean_distance = object$withinss / object$size)
+  rownames(clusters) <- seq_len(object$k)
+  structure(list(description = c(kkm_description(object), chunked_description(object)),
+                 clusters = clusters, tot.withinss = object$tot.withinss,
+                 totss = object$totss, betweenss = object$betweenss, trace = object$trace,
+                 start_objectives = object$start_objectives, reseeded = object$reseeded),
+            class = "summary.kernel_kmeans")
+}
+
+#' @export
+print.kernel_kmeans_chunked <- function(x, ...) {
+  cat(kkm_description(x), chunked_description(x), sep = "\n")
+  cat("\nWithin-cluster sum of squares by cluster, in feature space:\n")
+  print(signif(x$withinss, 5))
+  if (x$totss > 0) {
+    cat(sprintf(" (between_SS / total_SS = %5.1f %%)\n", 100 * x$betweenss / x$totss))
+  }
+  cat("Clusters of the rows: predict(fit, chunks), one vector per chunk\n")
+  invisible(x)
+}
+

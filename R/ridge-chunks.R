@@ -1,0 +1,87 @@
+# rff_ridge() on data in chunks (see ?chunked_fits, R/distributed.R).
+
+# Ridge regression: Zc'Zc, Zc'Yc and the means per chunk, combined in chunk
+# order by the pairwise update, then the same solve as in memory.
+
+#' @rdname chunked_fits
+#' @export
+rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
+                                  lambda = "auto", scale = TRUE, seed = NULL, map = NULL,
+                                  nthreads = chunks_threads(), ...) {
+  check_no_dots(...)
+  scale_given <- !missing(scale)
+  y <- check_chunk_y(y)
+  check_kernel(kernel)
+  D <- check_count(D, "D")
+  lambda <- ridge_check_lambda(lambda)
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  if (!is.null(map)) D <- map_size(map)
+  nthreads <- check_threads(nthreads)
+  what <- "rff_ridge"
+  st <- chunked_setup(x, y, kernel, D, scale, scale_given, map, seed, what)
+  map <- st$map
+  nf <- map$n_features
+  check_allocation(nf, nf, "the normal equations", arg = "D")
+  args <- list(y = y, names = st$input$names, map = map, scaling = st$scaling,
+               levels = st$resp$levels, nthreads = nthreads)
+  ne <- chunks_apply(x, ridge_chunk_task, args, what, combine = moments_combine)
+  # the in-memory solve on the combined moments; lambda = "auto" by GCV,
+  # which needs only the moments (exact leave-one-out would need another
+  # pass over the chunks)
+  sys <- c(list(side = "primal"), ne)
+  sys$rows <- ne$n
+  path <- NULL
+  if (length(lambda) != 1L || is.character(lambda)) {
+    path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads)
+    lambda <- path$lambda[attr(path, "chosen")]
+  }
+  sol <- ridge_solve(sys, lambda, nthreads)
+  beta <- sol$beta
+  intercept <- sol$intercept
+  fit <- structure(list(weights = beta, intercept = intercept, type = st$resp$type,
+                        levels = st$resp$levels, kernel = map$kernel, D = D,
+                        n_features = nf, lambda = lambda, path = path,
+                        criterion = if (!is.null(path)) "gcv", n = ne$n, map = map,
+                        scaling = st$scaling, input = st$input, fitted = NULL,
+                        chunks = list(rows = st$rows, response = y)),
+                   class = "rff_ridge")
+  if (st$resp$type == "regression") {
+    # RSS = ||Yc - Zc beta||^2 from the moments, without another pass
+    rss <- max(0, ne$yy - 2 * sum(beta * ne$zy) + sum(beta * (ne$zz %*% beta)))
+    fit$rmse <- sqrt(rss / ne$n)
+    fit$r.squared <- if (ne$yy > 0) 1 - rss / ne$yy else NA_real_
+  } else {
+    colnames(fit$weights) <- st$resp$levels
+    names(fit$intercept) <- st$resp$levels
+    fit$accuracy <- chunked_accuracy(fit, x, y, nthreads, what)
+  }
+  fit
+}
+
+# A chunk's centred moments: list(zz, zy, zbar, ybar, n, yy), through the
+# same stream over row blocks as the in-memory fit.
+ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads) {
+  xy <- chunk_xy(raw, y, names)
+  xs <- rff_apply_scaling(xy$x, scaling)
+  Y <- chunk_targets(xy$y, levels, y)
+  n <- nrow(xs)
+  blocks <- row_blocks(n, ridge_block_rows(n, map$n_features))
+  block <- function(b) {
+    idx <- blocks[[b]]
+    list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
+  }
+  ne <- .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)
+  ne$yy <- colSums(sweep(Y, 2L, ne$ybar, check.margin = FALSE)^2)
+  ne
+}
+
+# Pairwise combination of centred moments (moments_merge()).
+moments_combine <- function(a, b, i = NULL) {
+  if (is.null(a)) return(b)
+  z <- moments_merge(a$n, a$zbar, b$n, b$zbar)
+  y <- moments_merge(a$n, a$ybar, b$n, b$ybar)
+  list(zz = a$zz + b$zz + z$f * tcrossprod(z$delta),
+       zy = a$zy + b$zy + z$f * tcrossprod(z$delta, y$delta),
+       zbar = z$mean, ybar = y$mean, n = z$n, yy = a$yy + b$yy + z$f * y$delta^2)
+}
+
