@@ -77,8 +77,10 @@
 #' at \eqn{n = 5000}, 800 MB at 10 000, 3.2 GB at 20 000, 20 GB at 50 000;
 #' the cluster sums \eqn{\sum_{j \in c} K_{ij}} another \eqn{8 n k}.  A
 #' fit needing more than the memory available (on Linux, `MemAvailable` in
-#' `/proc/meminfo`), or than `getOption("bochner.max_gram_bytes")` if that
-#' is set, is refused with a message suggesting `method = "rff"`.  Any
+#' `/proc/meminfo`), or than `getOption("bochner.max_gram_bytes")` (else
+#' `getOption("bochner.max_bytes")`) if that is set, is refused with a
+#' message suggesting `method = "rff"`; the other methods refuse a `D` whose
+#' features would not fit in the same way (see [bochner-package]).  Any
 #' kernel works, including [polynomial_kernel()] and [min_kernel()].
 #'
 #' **method = "rff"** draws a phase map of `D` random Fourier features
@@ -431,22 +433,8 @@ kkm_centers <- function(centers, n) {
   list(k = as.integer(k), init = as.integer(centers))
 }
 
-# Bytes the exact method may spend on its Gram matrix.
-kkm_gram_limit <- function() {
-  opt <- getOption("bochner.max_gram_bytes")
-  if (!is.null(opt)) return(check_positive(opt, "options(bochner.max_gram_bytes)"))
-  avail <- kkm_available_memory()
-  if (is.na(avail)) Inf else avail
-}
-
-kkm_available_memory <- function() {
-  if (!file.exists("/proc/meminfo")) return(NA_real_)
-  lines <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character())
-  hit <- grep("^MemAvailable:", lines, value = TRUE)
-  if (length(hit) == 0L) return(NA_real_)
-  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", hit[1L])))
-  if (is.na(kb)) NA_real_ else kb * 1024
-}
+# Bytes the exact method may spend on its Gram matrix (R/checks.R).
+kkm_gram_limit <- function() memory_limit(c("bochner.max_gram_bytes", "bochner.max_bytes"))
 
 kkm_gram_refusal <- function(n, k, why) {
   stop(sprintf(paste0("method = \"exact\" needs the %d x %d Gram matrix and the %d x %d ",
@@ -458,6 +446,12 @@ kkm_gram_refusal <- function(n, k, why) {
 
 kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)
 
+# The features and centres Lloyd's k-means holds (check_memory(), R/checks.R).
+kkm_check_memory <- function(n, nf, k, arg) {
+  check_memory(list("the feature matrix" = c(n, nf), "the centres and their sums" = c(2 * k, nf)),
+               "kernel_kmeans()", arg)
+}
+
 kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
                           algo = kkm_algo_default) {
   n <- nrow(x)
@@ -465,8 +459,8 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   check_allocation(n, n, "the Gram matrix", arg = "x")
   limit <- kkm_gram_limit()
   if (kkm_gram_bytes(n, start$k) > limit) {
-    where <- if (is.null(getOption("bochner.max_gram_bytes"))) "" else " (options(bochner.max_gram_bytes))"
-    kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit), where))
+    kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit),
+                                         attr(limit, "source")))
   }
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
@@ -501,6 +495,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
              "features); the ", kernel$name, " kernel has no random feature map here: ",
              "use method = \"exact\"")
   }
+  if (is.null(batch)) kkm_check_memory(nrow(x), rff_feature_count(D, ncol(x), kernel), start$k, "D")
   resolved <- resolve_kernel(kernel, x)
   # one stream: the map's draws, then the seeding
   with_seed(seed, {
@@ -517,6 +512,8 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
                             algo = kkm_algo_default, batch = NULL) {
+  nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "D")
+  if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "D")
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
