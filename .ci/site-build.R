@@ -8,6 +8,14 @@ dest <- if (length(args)) args[1] else "docs"
 if (!requireNamespace("pkgdown", quietly = TRUE)) {
   cat("site-build: pkgdown is not installed\n"); quit(status = 2)
 }
+# _pkgdown.yml asks for math as MathML (template: math-rendering), which
+# older versions ignore, loading MathJax from a CDN instead: formulas would
+# show as raw TeX without network.
+if (packageVersion("pkgdown") < "2.1.0") {
+  cat("site-build: pkgdown", format(packageVersion("pkgdown")), "is too old: 2.1.0 or later",
+      "renders the formulas as MathML (install.packages(\"pkgdown\"); .ci/run does)\n")
+  quit(status = 2)
+}
 cat("site-build: bochner", format(packageVersion("bochner")), "from",
     find.package("bochner"), "with pkgdown", format(packageVersion("pkgdown")), "\n")
 # No network look-ups (pkgdown asks CRAN and Bioconductor whether the package

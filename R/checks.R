@@ -129,8 +129,8 @@ check_memory <- function(parts, who, arg, advice = sprintf("use a smaller '%s'",
             paste(sprintf("%.0f", as.double(parts[[i]])), collapse = " x "),
             format_bytes(8 * doubles[i]))
   }, "")
-  stop_arg(arg, "is too large: ", who, " would need about ", format_bytes(bytes),
-           " of memory (", paste(shown, collapse = ", "),
+  stop_arg(arg, "is too large: ", who, " would need ", format_bytes(bytes),
+           " of memory at once (estimated: ", paste(shown, collapse = ", "),
            if (length(parts) > 3L) ", ...", "), but ", format_bytes(limit),
            " is available", attr(limit, "source"), "; ", advice,
            if (!nzchar(attr(limit, "source"))) " (options(bochner.max_bytes) sets the limit)")

@@ -8,7 +8,7 @@ test_that("rff_ridge with D = 1e7 on iris is refused at once, naming D", {
   # about 23 GB (two 150 x 1e7 feature matrices): more than the limit of
   # any machine the tests run on, and refused before the map is drawn
   expect_error(rff_ridge(Sepal.Length ~ ., data = iris, D = 1e7),
-               "'D' is too large: rff_ridge\\(\\) would need about 2[0-9.]+ GB.*use a smaller 'D'")
+               "'D' is too large: rff_ridge\\(\\) would need 2[0-9.]+ GB.*use a smaller 'D'")
   old <- options(bochner.max_bytes = 2^30)
   on.exit(options(old))
   expect_error(rff_ridge(Sepal.Length ~ ., data = iris, D = 1e7),
@@ -27,7 +27,7 @@ test_that("the estimate follows each method's memory, under a given limit", {
   D <- 500
   need <- 8 * (2 * 150 * D + 2 * 150^2 + 5 * D)
   expect_error(rff_ridge(x, iris$Sepal.Width, D = D),
-               sprintf("would need about %s", bochner:::format_bytes(need)), fixed = TRUE)
+               sprintf("would need %s of memory at once", bochner:::format_bytes(need)), fixed = TRUE)
   expect_s3_class(rff_ridge(x, iris$Sepal.Width, D = 100, seed = 1), "rff_ridge")
   # primal side (n >= D): three D x D matrices and a block of features
   expect_error(rff_ridge(x[rep(1:150, 4), ], rep(iris$Sepal.Width, 4), D = 300),
@@ -78,5 +78,5 @@ test_that("check_memory() names the largest parts and the argument", {
   on.exit(options(old))
   expect_silent(bochner:::check_memory(list(a = c(2, 5)), "f()", "n"))
   expect_error(bochner:::check_memory(list(small = c(1, 2), big = c(10, 10)), "f()", "n"),
-               "'n' is too large: f\\(\\) would need about 816.0 bytes of memory \\(big 10 x 10")
+               "'n' is too large: f\\(\\) would need 816.0 bytes of memory at once \\(estimated: big 10 x 10")
 })
