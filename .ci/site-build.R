@@ -41,16 +41,19 @@ ok <- tryCatch({
 # downlit writes every example plot of a reference page with alt='' (it has
 # no way to take one); name what drew it, so that screen readers say more
 # than nothing and the site check's alt-text rule holds for every figure.
+# Rd's formulas become MathML as the articles' are (.ci/site-math.R).
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])),
+                 "site-math.R"))
 if (ok) {
   for (page in list.files(file.path(dest, "reference"), pattern = "[.]html$", full.names = TRUE)) {
     html <- readLines(page, warn = FALSE)
     pattern <- "(class=[\"']r-plt img[\"']><img [^>]*?)alt=(\"\"|'')"
     hit <- grepl(pattern, html, perl = TRUE)
-    if (!any(hit)) next
     topic <- sub("[.]html$", "", basename(page))
     html[hit] <- gsub(pattern, sprintf("\\1alt=\"A figure drawn by the example code of %s above\"", topic),
                       html[hit], perl = TRUE)
-    writeLines(html, page)
+    maths <- rd_math_to_mathml(html)
+    if (any(hit) || !identical(maths, html)) writeLines(maths, page)
   }
 }
 secs <- round(proc.time()[["elapsed"]] - t0)
