@@ -4,8 +4,11 @@ RSCRIPT ?= Rscript
 
 .PHONY: demo test install install-quick document check site site-check bench bench-transform clean sanitize sanitize-openblas valgrind
 
+# The plot goes to bochner-demo.png here (git-ignored, removed by make
+# clean), or to BOCHNER_DEMO_PNG when that is set.
 demo: install-quick
-	$(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
+	BOCHNER_DEMO_PNG="$${BOCHNER_DEMO_PNG:-$(CURDIR)/bochner-demo.png}" \
+	  $(RSCRIPT) -e 'demo("convergence", package = "bochner", ask = FALSE, echo = FALSE)'
 
 test:
 	bash .ci/run

@@ -8,6 +8,14 @@ dest <- if (length(args)) args[1] else "docs"
 if (!requireNamespace("pkgdown", quietly = TRUE)) {
   cat("site-build: pkgdown is not installed\n"); quit(status = 2)
 }
+# _pkgdown.yml asks for math as MathML (template: math-rendering), which
+# older versions ignore, loading MathJax from a CDN instead: formulas would
+# show as raw TeX without network.
+if (packageVersion("pkgdown") < "2.1.0") {
+  cat("site-build: pkgdown", format(packageVersion("pkgdown")), "is too old: 2.1.0 or later",
+      "renders the formulas as MathML (install.packages(\"pkgdown\"); .ci/run does)\n")
+  quit(status = 2)
+}
 cat("site-build: bochner", format(packageVersion("bochner")), "from",
     find.package("bochner"), "with pkgdown", format(packageVersion("pkgdown")), "\n")
 # No network look-ups (pkgdown asks CRAN and Bioconductor whether the package
@@ -33,16 +41,19 @@ ok <- tryCatch({
 # downlit writes every example plot of a reference page with alt='' (it has
 # no way to take one); name what drew it, so that screen readers say more
 # than nothing and the site check's alt-text rule holds for every figure.
+# Rd's formulas become MathML as the articles' are (.ci/site-math.R).
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])),
+                 "site-math.R"))
 if (ok) {
   for (page in list.files(file.path(dest, "reference"), pattern = "[.]html$", full.names = TRUE)) {
     html <- readLines(page, warn = FALSE)
     pattern <- "(class=[\"']r-plt img[\"']><img [^>]*?)alt=(\"\"|'')"
     hit <- grepl(pattern, html, perl = TRUE)
-    if (!any(hit)) next
     topic <- sub("[.]html$", "", basename(page))
     html[hit] <- gsub(pattern, sprintf("\\1alt=\"A figure drawn by the example code of %s above\"", topic),
                       html[hit], perl = TRUE)
-    writeLines(html, page)
+    maths <- rd_math_to_mathml(html)
+    if (any(hit) || !identical(maths, html)) writeLines(maths, page)
   }
 }
 secs <- round(proc.time()[["elapsed"]] - t0)

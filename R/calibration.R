@@ -85,6 +85,9 @@ calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
 calibrated_probabilities <- function(cal, scores) {
   lev <- cal$levels
   k <- length(lev)
+  # no rows (empty newdata, or none complete): vapply() and matrix() would
+  # lose the column count, so the empty answer is built directly
+  if (nrow(scores) == 0L) return(matrix(numeric(0), 0L, k, dimnames = list(NULL, lev)))
   prob <- switch(cal$type,
     binary = {
       f <- if (ncol(scores) == 1L) scores[, 1L] else scores[, 1L] - scores[, 2L]

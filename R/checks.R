@@ -111,6 +111,55 @@ check_allocation <- function(n, m, what, arg = NULL) {
   invisible(bytes)
 }
 
+# Refuse, before allocating anything, a computation whose estimated peak
+# memory exceeds memory_limit(): one guard for every fit and map, so that a
+# large 'D' or 'm' gets a message instead of the kernel's out-of-memory
+# killer.  'parts' lists the big objects held at the same time, each as
+# c(rows, columns) of doubles named by what it is; 'who' is the function;
+# 'arg' the argument to blame; 'advice' what to do about it.
+check_memory <- function(parts, who, arg, advice = sprintf("use a smaller '%s'", arg)) {
+  if (as.double(length(parts)) == 0) return(invisible(0))
+  doubles <- vapply(parts, function(p) prod(as.double(p)), numeric(1))
+  bytes <- 8 * sum(doubles)
+  limit <- memory_limit()
+  if (bytes <= limit) return(invisible(bytes))
+  big <- order(doubles, decreasing = TRUE)[seq_len(min(3L, length(parts)))]
+  shown <- vapply(big, function(i) {
+    sprintf("%s %s (%s)", names(parts)[i],
+            paste(sprintf("%.0f", as.double(parts[[i]])), collapse = " x "),
+            format_bytes(8 * doubles[i]))
+  }, "")
+  stop_arg(arg, "is too large: ", who, " would need ", format_bytes(bytes),
+           " of memory at once (estimated: ", paste(shown, collapse = ", "),
+           if (length(parts) > 3L) ", ...", "), but ", format_bytes(limit),
+           " is available", attr(limit, "source"), "; ", advice,
+           if (!nzchar(attr(limit, "source"))) " (options(bochner.max_bytes) sets the limit)")
+}
+
+# Bytes one computation may hold at once: the first of 'options' that is
+# set (bytes), else the memory available now (Linux: MemAvailable in
+# /proc/meminfo), else no limit.  Attribute "source" names the option used.
+memory_limit <- function(options = "bochner.max_bytes") {
+  for (o in options) {
+    value <- getOption(o)
+    if (!is.null(value)) {
+      value <- check_positive(value, sprintf("options(%s)", o))
+      return(structure(value, source = sprintf(" (options(%s))", o)))
+    }
+  }
+  avail <- available_memory()
+  structure(if (is.na(avail)) Inf else avail, source = "")
+}
+
+available_memory <- function() {
+  if (!file.exists("/proc/meminfo")) return(NA_real_)
+  lines <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character())
+  hit <- grep("^MemAvailable:", lines, value = TRUE)
+  if (length(hit) == 0L) return(NA_real_)
+  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", hit[1L])))
+  if (is.na(kb)) NA_real_ else kb * 1024
+}
+
 # Case weights, one per row: finite, non-negative, not all zero.
 check_weights <- function(w, n, arg = "weights") {
   if (!is.numeric(w) || !is.null(dim(w)) && !(is.matrix(w) && ncol(w) == 1L)) {

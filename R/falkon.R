@@ -70,7 +70,7 @@
 #' for bit, for any number of threads, any BLAS and any block size of the
 #' passes.  Memory is \eqn{O(m^2)} (a few \eqn{m \times m} factors) plus a
 #' block of rows times \eqn{m}; a fit whose estimate exceeds
-#' `getOption("bochner.max_memory")` (default: the memory available) is
+#' `getOption("bochner.max_bytes")` (default: the memory available) is
 #' refused before allocating.
 #'
 #' @references
@@ -347,17 +347,11 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 # lambda), the held-out kernel block and a block of rows times m.
 falkon_check_memory <- function(m, nval, L, k, control) {
   check_allocation(m, m, "the centres' Gram matrix", arg = "centers")
-  bytes <- 8 * (as.double(m)^2 * (4 + L) + as.double(m) * (nval + 2 * 4096 + 4 * L * k))
-  limit <- getOption("bochner.max_memory")
-  limit <- if (is.null(limit)) kkm_available_memory()
-           else check_positive(limit, "options(bochner.max_memory)")
-  if (!is.na(limit) && bytes > limit) {
-    stop_arg("centers", "is too large: falkon() with m = ", m, " centres needs about ",
-             format_bytes(bytes), " but ", format_bytes(limit), " is available",
-             if (!is.null(getOption("bochner.max_memory"))) " (options(bochner.max_memory))",
-             "; use fewer centres")
-  }
-  invisible(bytes)
+  check_memory(list("the m x m factors" = c(m, m * (4 + L)),
+                    "the held-out kernel block" = c(nval, m),
+                    "two blocks of kernel rows" = c(2 * 4096, m),
+                    "the CG state" = c(m, 4 * L * k)),
+               "falkon()", "centers", advice = "use fewer centres")
 }
 
 # One constructor for the fitted class.

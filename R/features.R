@@ -220,6 +220,7 @@ build_feature_map.default <- function(kernel, x, D, type, method = NULL, samplin
   d <- ncol(x)
   n_features <- if (type == "pair") 2 * D else D
   check_allocation(d, D, "the frequency matrix", arg = "D")
+  check_memory(list("the frequencies" = c(d + 1, D)), "random_features()", "D")
   if (n_features > .Machine$integer.max) stop_arg("D", "is too large")
   if (sampling == "structured") return(build_structured_map(kernel, x, D, type))
   draws <- sample_frequencies(kernel, D, d, type, sampling)
@@ -256,6 +257,9 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   x <- map_input_matrix(object, newdata)
   nthreads <- check_threads(nthreads)
   check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
+  check_memory(list("the feature matrix" = c(nrow(x), object$n_features)),
+               "predict() of the map", "newdata",
+               "transform it in pieces (data_chunks()), or use a map with fewer features")
   Z <- transform_with_progress(object, x, nthreads)   # R/progress.R
   rownames(Z) <- rownames(x)
   Z

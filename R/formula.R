@@ -138,10 +138,37 @@ design_for_newdata <- function(terms, xlevels, newdata, arg = "newdata") {
   if (!is.data.frame(newdata) && !is.list(newdata)) {
     stop_arg(arg, "must be a data frame with the variables of the formula")
   }
+  newdata <- missing_as_fitted(newdata, attr(terms, "dataClasses"), xlevels)
   mf <- tryCatch(
     stats::model.frame(terms, newdata, na.action = stats::na.pass, xlev = xlevels),
     error = function(e) stop_arg(arg, "does not fit the model's formula: ", conditionMessage(e)))
+  # a variable whose type changed since the fit (numeric then character)
+  # would be coded into other columns: refused as predict.lm() does, naming it
+  # (a column of nothing but NA is logical in R whatever it stands for: it
+  # is missing values of the fitted type, predicted as NA)
+  classes <- attr(terms, "dataClasses")
+  if (!is.null(classes)) {
+    tryCatch(stats::.checkMFClasses(classes, mf), error = function(e) {
+      stop_arg(arg, "does not match the data the model was fitted on: ", conditionMessage(e))
+    })
+  }
   one_hot_matrix(terms, mf, xlevels)
+}
+
+# A column of nothing but NA is logical in R, whatever it stands for: a
+# variable fitted as numbers or as a factor given as such a column becomes
+# missing values of its fitted type (predicted as NA), not a type change.
+missing_as_fitted <- function(newdata, classes, xlevels) {
+  if (is.null(classes) || !is.list(newdata)) return(newdata)
+  for (v in intersect(names(classes), names(newdata))) {
+    col <- newdata[[v]]
+    if (!is.logical(col) || !all(is.na(col)) || !is.null(dim(col))) next
+    if (classes[[v]] == "numeric") newdata[[v]] <- as.double(col)
+    else if (classes[[v]] %in% c("factor", "ordered", "character") && !is.null(xlevels[[v]])) {
+      newdata[[v]] <- factor(col, levels = xlevels[[v]])
+    }
+  }
+  newdata
 }
 
 one_hot_matrix <- function(terms, mf, xlevels) {

@@ -2,6 +2,12 @@
 # rff and nystrom (Lloyd on a feature map, or mini-batches), and the fitted
 # object they share.
 
+# The features and centres Lloyd's k-means holds (check_memory(), R/checks.R).
+kkm_check_memory <- function(n, nf, k, arg) {
+  check_memory(list("the feature matrix" = c(n, nf), "the centres and their sums" = c(2 * k, nf)),
+               "kernel_kmeans()", arg)
+}
+
 kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
                           algo = kkm_algo_default) {
   n <- nrow(x)
@@ -9,8 +15,8 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   check_allocation(n, n, "the Gram matrix", arg = "x")
   limit <- kkm_gram_limit()
   if (kkm_gram_bytes(n, start$k) > limit) {
-    where <- if (is.null(getOption("bochner.max_gram_bytes"))) "" else " (options(bochner.max_gram_bytes))"
-    kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit), where))
+    kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit),
+                                         attr(limit, "source")))
   }
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
@@ -45,6 +51,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
              "features); the ", kernel$name, " kernel has no random feature map here: ",
              "use method = \"exact\"")
   }
+  if (is.null(batch)) kkm_check_memory(nrow(x), rff_feature_count(D, ncol(x), kernel), start$k, "D")
   resolved <- resolve_kernel(kernel, x)
   # one stream: the map's draws, then the seeding
   with_seed(seed, {
@@ -61,6 +68,8 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
                             algo = kkm_algo_default, batch = NULL) {
+  nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "D")
+  if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "D")
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",

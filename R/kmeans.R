@@ -77,8 +77,10 @@
 #' at \eqn{n = 5000}, 800 MB at 10 000, 3.2 GB at 20 000, 20 GB at 50 000;
 #' the cluster sums \eqn{\sum_{j \in c} K_{ij}} another \eqn{8 n k}.  A
 #' fit needing more than the memory available (on Linux, `MemAvailable` in
-#' `/proc/meminfo`), or than `getOption("bochner.max_gram_bytes")` if that
-#' is set, is refused with a message suggesting `method = "rff"`.  Any
+#' `/proc/meminfo`), or than `getOption("bochner.max_gram_bytes")` (else
+#' `getOption("bochner.max_bytes")`) if that is set, is refused with a
+#' message suggesting `method = "rff"`; the other methods refuse a `D` whose
+#' features would not fit in the same way (see [bochner-package]).  Any
 #' kernel works, including [polynomial_kernel()] and [min_kernel()].
 #'
 #' **method = "rff"** draws a phase map of `D` random Fourier features
@@ -432,22 +434,8 @@ kkm_centers <- function(centers, n) {
   list(k = as.integer(k), init = as.integer(centers))
 }
 
-# Bytes the exact method may spend on its Gram matrix.
-kkm_gram_limit <- function() {
-  opt <- getOption("bochner.max_gram_bytes")
-  if (!is.null(opt)) return(check_positive(opt, "options(bochner.max_gram_bytes)"))
-  avail <- kkm_available_memory()
-  if (is.na(avail)) Inf else avail
-}
-
-kkm_available_memory <- function() {
-  if (!file.exists("/proc/meminfo")) return(NA_real_)
-  lines <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character())
-  hit <- grep("^MemAvailable:", lines, value = TRUE)
-  if (length(hit) == 0L) return(NA_real_)
-  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", hit[1L])))
-  if (is.na(kb)) NA_real_ else kb * 1024
-}
+# Bytes the exact method may spend on its Gram matrix (R/checks.R).
+kkm_gram_limit <- function() memory_limit(c("bochner.max_gram_bytes", "bochner.max_bytes"))
 
 kkm_gram_refusal <- function(n, k, why) {
   stop(sprintf(paste0("method = \"exact\" needs the %d x %d Gram matrix and the %d x %d ",

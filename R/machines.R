@@ -65,6 +65,10 @@ rff_class_response <- function(y, n, arg = "y") {
   if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
     stop_arg(arg, "must hold classes, but has non-integer values; for regression use rff_ridge()")
   }
+  # an ordered factor is classes too (the order is not used): a plain
+  # factor with the same levels in the same order, so that comparisons with
+  # the predicted classes (plain factors) are defined
+  if (is.ordered(y)) y <- factor(y, levels = levels(y), ordered = FALSE)
   y <- droplevels(as.factor(y))
   if (nlevels(y) < 2L) {
     stop_arg(arg, "has only one class (\"", levels(y)[1L], "\"); a classifier needs at least two")
@@ -157,6 +161,15 @@ rff_build_map <- function(xs, kernel, D, map_args = list()) {
   }
   resolved <- resolve_kernel(kernel, xs)
   do.call(random_features.default, c(list(xs, resolved, D = D), map_args))
+}
+
+# How many feature columns a fit's map will have, known before it is built
+# (for check_memory()): the given map's, 2D for the pair map, d D + 1 for the
+# min kernel's indicators, else D.
+rff_feature_count <- function(D, d, kernel, map = NULL, map_args = list()) {
+  if (!is.null(map)) return(as.double(map$n_features))
+  if (identical(kernel$name, "min")) return(as.double(d) * D + 1)
+  if (isTRUE(pmatch(map_args$type, c("phase", "pair")) == 2L)) 2 * as.double(D) else as.double(D)
 }
 
 # The transposed feature matrix t(Z), n_features x n.

@@ -168,6 +168,7 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
   nthreads <- check_threads(nthreads)
   if (kernel$name == "min") check_min_data(x, "x")
   check_allocation(m, m, "the landmarks' Gram matrix", arg = "m")
+  nystrom_check_memory(n, ncol(x), m, landmarks, "m")
   resolved <- resolve_kernel(kernel, x)
   index <- with_seed(seed, switch(landmarks,
     uniform = sample.int(n, m),
@@ -193,6 +194,17 @@ nystrom_features.formula <- function(formula, data = NULL, ..., subset,
 # The map for landmarks L of a resolved kernel: K_LL's eigendecomposition,
 # eigenvalues at most tol * the largest dropped, and the normalisation
 # U_r diag(lambda_r^-1/2) U_r' (m x m, exactly symmetric).
+# What building the map holds at its peak (check_memory(), R/checks.R):
+# the landmarks' m x m Gram matrix, its eigenvectors and the normalisation
+# (with their transposes), and for k-means++ or leverage landmarks an n x m
+# block of kernel values.  'arg' is the caller's name for m.
+nystrom_check_memory <- function(n, d, m, landmarks, arg) {
+  parts <- list("the landmarks' Gram matrix" = c(m, m), "its eigenvectors" = c(m, m),
+                "the normalisation and its transpose" = c(2 * m, m), "the landmarks" = c(m, d))
+  if (landmarks != "uniform") parts[["the kernel values of the data"]] <- c(n, m)
+  check_memory(parts, "the Nystrom map", arg)
+}
+
 nystrom_map <- function(kernel, L, method, tol, nthreads) {
   m <- nrow(L)
   K <- .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), L, NULL,

@@ -22,6 +22,8 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   map <- st$map
   nf <- map$n_features
   check_allocation(nf, nf, "the normal equations", arg = "D")
+  check_memory(list("the moments Z'Z" = c(nf, nf), "their eigenvectors" = c(nf, nf),
+                    "the Cholesky factor" = c(nf, nf)), "rff_ridge() on chunks", "D")
   args <- list(y = y, names = st$input$names, map = map, scaling = st$scaling,
                levels = st$resp$levels, nthreads = nthreads)
   ne <- chunks_apply(x, ridge_chunk_task, args, what, combine = moments_combine)

@@ -174,6 +174,8 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
     D <- map_size(map)
   }
   nthreads <- check_threads(nthreads)
+  ridge_check_memory(n, ncol(x), D, rff_feature_count(D, ncol(x), kernel, map, map_args),
+                     ncol(resp$Y))
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -245,6 +247,24 @@ ridge_response <- function(y, n) {
   if (anyNA(y)) stop_arg("y", "contains NA (at position ", which(is.na(y))[1L], ")")
   if (any(!is.finite(y))) stop_arg("y", "contains infinite values")
   list(type = "regression", y = y, levels = NULL, Y = matrix(y, ncol = 1L))
+}
+
+# What a fit holds at its peak, refused before anything is allocated when
+# it exceeds the memory available (check_memory(), R/checks.R): the primal
+# side's D x D moments, their eigenvectors (the lambda path) and Cholesky
+# factor, or the dual side's n x D features, their transpose and the n x n
+# Gram matrix with its eigenvectors; and the frequencies.
+ridge_check_memory <- function(n, d, D, nf, k) {
+  parts <- if (n >= nf) {
+    list("the moments Z'Z" = c(nf, nf), "their eigenvectors" = c(nf, nf),
+         "the Cholesky factor" = c(nf, nf),
+         "a block of features" = c(ridge_block_rows(n, nf), nf), "the right sides" = c(nf, k))
+  } else {
+    list("the feature matrix Z" = c(n, nf), "its centred transpose" = c(nf, n),
+         "the Gram matrix ZZ'" = c(n, n), "its eigenvectors" = c(n, n))
+  }
+  parts[["the frequencies"]] <- c(d + 1, D)
+  check_memory(parts, "rff_ridge()", "D")
 }
 
 # The regularised least-squares system, from the side with fewer unknowns.

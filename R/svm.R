@@ -203,6 +203,8 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   probs <- svm_problems(as.integer(y), k, multiclass, cost * cw[as.integer(y)] *
                           (if (is.null(weights)) 1 else weights), cost, weights)
   folds <- NULL
+  svm_check_memory(nrow(x), ncol(x), D, rff_feature_count(D, ncol(x), kernel, map, map_args),
+                   probs, if (probability) max(cross, 5L) else cross)
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -245,6 +247,20 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   }
   svm_warn_convergence(fit, res$converged[main], max_iter, epsilon)
   fit
+}
+
+# What a fit holds at its peak, refused before anything is allocated when
+# it exceeds the memory available (check_memory(), R/checks.R): the
+# transposed features, the weights and dual variables of every problem
+# (the folds' too), the decision values and the frequencies.
+svm_check_memory <- function(n, d, D, nf, probs, nfolds) {
+  problems <- probs$n * (1 + nfolds)
+  check_memory(list("the transposed feature matrix" = c(nf, n),
+                    "the weights" = c(nf + 1, problems),
+                    "the solver's state" = c(length(probs$rows) * max(1, nfolds), 3),
+                    "the decision values" = c(n, 2 * problems),
+                    "the frequencies" = c(d + 1, D)),
+               "rff_svm()", "D")
 }
 
 #' @rdname formula_interface

@@ -40,9 +40,12 @@ print(format(table, digits = 3), row.names = FALSE)
 cat("\nThe last column changes little while D grows 1000-fold: the error falls like 1/sqrt(D).\n\n")
 print(rff_dimension(eps = 0.05, delta = 0.01, kernel = kernel, x = x))
 
-# The picture goes to BOCHNER_DEMO_PNG when set, else to a temporary file:
-# a demo never writes into the working directory.
-file <- Sys.getenv("BOCHNER_DEMO_PNG", file.path(tempdir(), "bochner-demo.png"))
+# The picture goes to BOCHNER_DEMO_PNG when set, else to bochner-demo.png in
+# the working directory: not to tempdir(), which R deletes when the demo's
+# process ends, before anyone can open the file it names (`make demo` sets
+# BOCHNER_DEMO_PNG to the source tree's git-ignored bochner-demo.png).
+file <- Sys.getenv("BOCHNER_DEMO_PNG", "bochner-demo.png")
+if (!nzchar(file)) file <- "bochner-demo.png"
 grDevices::png(file, width = 800, height = 560)
 graphics::matplot(Ds, table[, c("phase_rms", "pair_rms", "phase_max", "pair_max")],
                   log = "xy", type = "b", pch = c(1, 2, 1, 2), lty = c(1, 1, 2, 2),
@@ -54,7 +57,8 @@ graphics::legend("topright", c("phase map, rms", "pair map, rms", "phase map, ma
                                "pair map, max", "1/sqrt(D)"),
                  col = c(1, 2, 1, 2, "grey50"), lty = c(1, 1, 2, 2, 3), pch = c(1, 2, 1, 2, NA))
 invisible(grDevices::dev.off())
-cat("\nPlot written to", normalizePath(file), "\n")
+cat("\nPlot written to", normalizePath(file),
+    "\n(it stays there after R exits; set BOCHNER_DEMO_PNG to write it elsewhere)\n")
 
 # Kernel k-means: two concentric rings that ordinary k-means cuts in half.
 cat("\nKernel k-means on two noisy rings (radii 1 and 3), 2000 points:\n")

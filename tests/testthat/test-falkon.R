@@ -232,7 +232,7 @@ test_that("bad input is refused, naming the argument", {
   expect_error(falkon(x, y, weights = rep(-1, 50)), "'weights'")
   expect_error(falkon(x, y, control = list(bogus = 1)), "'control'")
   expect_error(falkon(x, y, kernel = "gaussian"), "'kernel'")
-  old <- options(bochner.max_memory = 1000)
+  old <- options(bochner.max_bytes = 1000)
   on.exit(options(old))
   expect_error(falkon(x, y, centers = 40), "'centers'.*too large")
   options(old)
