@@ -94,12 +94,12 @@ falkon_logistic_targets <- function(resp, w) {
   list(Y = Y, offset = if (ncol(Y) == 1L) stats::qlogis(prior) else log(prior))
 }
 
-# lambda's schedule: 1e-1, 1e-2, ... down to the target, then 'extra' more
-# steps at the target.
+# lambda's schedule: 1e-1, 1e-3, ... (a factor of 100 a step) down to the
+# target, then 'extra' more steps at the target.
 falkon_schedule <- function(target, extra) {
   top <- -1
   bottom <- log10(target)
-  s <- if (bottom < top) 10^seq(top, bottom) else numeric()
+  s <- if (bottom < top) 10^seq(top, bottom, by = -2) else numeric()
   s <- s[s > target * (1 + 1e-9)]
   c(s, rep(target, 1L + extra))
 }
@@ -114,7 +114,9 @@ falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control,
   target <- if (!identical(lambda, "auto")) min(lambda)
             else if (is.null(val)) falkon_fallback_lambda else min(control$lambdas)
   schedule <- falkon_schedule(target, control$newton_steps)
-  cg_iter <- rep(if (identical(iter, "auto")) 10L else iter, length(schedule))
+  # the early steps (larger lambda, better conditioned) need fewer iterations
+  cg_iter <- if (identical(iter, "auto")) ifelse(schedule > target, 5L, 10L)
+             else rep(iter, length(schedule))
   path <- NULL
   best <- list(error = Inf)
   callback <- NULL
@@ -138,5 +140,5 @@ falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control,
     steps <- best$step
   }
   list(alpha = alpha, offset = tg$offset, prep = prep, lambda = schedule[steps],
-       iter = cg_iter[1L], steps = steps, validation = path, n_train = ntr)
+       iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr)
 }

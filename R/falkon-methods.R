@@ -118,7 +118,7 @@ falkon_description <- function(x) {
           else sprintf("classification, %d classes%s", length(x$levels),
                        if (x$loss == "squared") " by one-hot targets" else "")
   steps <- if (x$loss == "logistic") {
-    sprintf("%d Newton steps of %d CG iterations", x$newton_steps, x$iter)
+    sprintf("%d Newton steps (%d CG iterations in all)", x$newton_steps, x$iter)
   } else sprintf("%d CG iterations", x$iter)
   c(sprintf("FALKON %s, %s loss, %d centres", what, x$loss, x$m),
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,

@@ -34,24 +34,30 @@ falkon_prepare <- function(kernel, centres, nthreads) {
     if (!is.null(T)) break
   }
   if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
-  G <- .Call(C_matprod, T, t(T), nthreads) / m
-  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, G = G)
+  Tt <- t(T)
+  G <- .Call(C_matprod, T, Tt, nthreads) / m
+  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, Tt = Tt, G = G)
 }
 
 # The preconditioner's second factor for one lambda and curvature s (the
 # mean of the loss's second derivative, 1 for the squared loss): the upper
-# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I).
+# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I),
+# with its transpose for the solves: list(R = A, Rt = t(A)).
 falkon_precond <- function(prep, lambda, s = 1, nthreads) {
   A <- .Call(C_falkon_cholesky, prep$G, lambda / s, nthreads)
   if (is.null(A)) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
-  A * sqrt(s)
+  A <- A * sqrt(s)
+  list(R = A, Rt = t(A))
 }
 
-# K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init.
+# K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
+# with keep_ku = TRUE (and U given), K_nm U (n x k) as attribute "ku".
 falkon_knm_apply <- function(prep, x, U = NULL, V = NULL, w = NULL, init = NULL,
-                             nthreads, block_rows = 0) {
-  .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
-        as.double(block_rows), nthreads)
+                             nthreads, block_rows = 0, keep_ku = FALSE) {
+  out <- .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
+               as.double(block_rows), keep_ku, nthreads)
+  if (is.list(out)) out <- structure(out[[1L]], ku = out[[2L]])
+  out
 }
 
 # K_nm alpha for the rows of x.
@@ -60,7 +66,8 @@ falkon_kernel_predict <- function(prep, x, alpha, nthreads, block_rows = 0) {
         nthreads)
 }
 
-trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans, nthreads)
+# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper, Rt = t(R).
+trisolve <- function(R, Rt, B, trans, nthreads) .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads)
 
 # Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
 # several lambdas at once: 'As' and 'lambdas' give L groups, and the k
@@ -70,14 +77,15 @@ trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans
 #   BHB(u) = A^-T (T^-T K_nm' W K_nm T^-1 A^-1 u / n + lambda A^-1 u)
 # with right side A^-T T^-T rhs (Rudi et al. 2017, Algorithm 1), each
 # column its own CG sharing the passes.  After iteration t, callback(alpha,
-# t) may return TRUE to stop.  Stops when every column's residual has
+# t) may return TRUE to stop.  When apply_knm's results carry K_nm U as
+# attribute "ku", K_nm alpha is accumulated too and returned as k_alpha
+# (so a Newton step needs no pass to evaluate its direction).  Stops when every column's residual has
 # fallen by 'tol' (relative) or after 'iter' iterations.
 falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
                       callback = NULL, nthreads, alpha0 = NULL) {
   k <- ncol(rhs)
   L <- length(As)
   group <- rep(seq_len(L), each = k)
-  T <- prep$T
   by_group <- function(U, f) {
     for (g in seq_len(L)) {
       cols <- group == g
@@ -85,21 +93,28 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     }
     U
   }
-  A_solve <- function(U, trans) by_group(U, function(u, g) trisolve(As[[g]], u, trans, nthreads))
+  A_solve <- function(U, trans) by_group(U, function(u, g) {
+    trisolve(As[[g]]$R, As[[g]]$Rt, u, trans, nthreads)
+  })
+  T_solve <- function(U, trans) trisolve(prep$T, prep$Tt, U, trans, nthreads)
   lam <- rep(lambdas, each = k)
+  # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
   bhb <- function(u) {
     v <- A_solve(u, FALSE)
-    q <- apply_knm(trisolve(T, v, FALSE, nthreads)) / n
-    A_solve(trisolve(T, q, TRUE, nthreads) + sweep(v, 2L, lam, "*"), TRUE)
+    z <- T_solve(v, FALSE)
+    q <- apply_knm(z)
+    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z,
+         ku = attr(q, "ku"))
   }
-  to_alpha <- function(beta) trisolve(T, A_solve(beta, FALSE), FALSE, nthreads)
-  b <- A_solve(trisolve(T, rhs[, rep(seq_len(k), L), drop = FALSE], TRUE, nthreads), TRUE)
-  beta <- matrix(0, nrow(b), ncol(b))
+  b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
+  alpha <- matrix(0, nrow(b), ncol(b))
+  k_alpha <- 0
   r <- b
   if (!is.null(alpha0)) {   # warm start: beta0 = A T alpha0
-    beta <- by_group(.Call(C_matprod, T, alpha0, nthreads),
-                     function(u, g) .Call(C_matprod, As[[g]], u, nthreads))
-    r <- b - bhb(beta)
+    beta0 <- by_group(.Call(C_matprod, prep$T, alpha0, nthreads),
+                      function(u, g) .Call(C_matprod, As[[g]]$R, u, nthreads))
+    r <- b - bhb(beta0)$value
+    alpha <- alpha0
   }
   p <- r
   rs <- colSums(r^2)
@@ -108,18 +123,20 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   for (t in seq_len(iter)) {
     active <- rs > tol^2 * rs0
     if (!any(active)) break
-    Ap <- bhb(p)
-    pAp <- colSums(p * Ap)
+    h <- bhb(p)
+    pAp <- colSums(p * h$value)
     a <- ifelse(active & pAp > 0, rs / pAp, 0)
-    beta <- beta + sweep(p, 2L, a, "*")
-    r <- r - sweep(Ap, 2L, a, "*")
+    alpha <- alpha + sweep(h$z, 2L, a, "*")
+    if (!is.null(h$ku)) k_alpha <- k_alpha + sweep(h$ku, 2L, a, "*")
+    r <- r - sweep(h$value, 2L, a, "*")
     rs_new <- colSums(r^2)
     p <- r + sweep(p, 2L, ifelse(active, rs_new / rs, 0), "*")
     rs <- rs_new
     done <- t
-    if (!is.null(callback) && isTRUE(callback(to_alpha(beta), t))) break
+    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
   }
-  list(alpha = to_alpha(beta), iter = done, residual = sqrt(rs / rs0))
+  list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
+       k_alpha = if (is.matrix(k_alpha) && is.null(alpha0)) k_alpha)
 }
 
 # ---------------------------------------------------------------------------
@@ -153,8 +170,8 @@ falkon_logloss <- function(f, Y, w) {
 # H_c = K' diag(w p_c (1 - p_c)) K / n + lambda T'T (the multinomial
 # Hessian's cross-class terms are left out), preconditioned with A'A = s T
 # T' / m + lambda I for the mean curvature s, then halves the step until
-# the objective decreases (one pass for K delta, then the line search costs
-# no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
+# the objective decreases (K delta comes from the CG's passes, so the line
+# search costs no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
 # case weights (mean 1), 'offset' the fixed intercepts (k values).
 # callback(alpha, f_step, t) sees the iterate after each step and may
 # return TRUE to stop.
@@ -173,14 +190,15 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
     curv <- w * p * (1 - p)
     grad <- falkon_knm_apply(prep, x, V = p - Y, w = w, nthreads = nthreads,
                              block_rows = block_rows) / n +
-      lambda * crossprod_t(T, .Call(C_matprod, T, alpha, nthreads), nthreads)
+      lambda * .Call(C_matprod, prep$Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
     s <- max(mean(curv), 1e-8)
     A <- falkon_precond(prep, lambda, s, nthreads)
     apply_h <- function(U) falkon_knm_apply(prep, x, U = U, w = curv, nthreads = nthreads,
-                                            block_rows = block_rows)
-    delta <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t],
-                       nthreads = nthreads)$alpha
-    Kd <- falkon_kernel_predict(prep, x, delta, nthreads, block_rows)
+                                            block_rows = block_rows, keep_ku = TRUE)
+    sol <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t], nthreads = nthreads)
+    delta <- sol$alpha
+    Kd <- if (is.null(sol$k_alpha)) falkon_kernel_predict(prep, x, delta, nthreads, block_rows)
+          else sol$k_alpha
     obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)
     step <- 1
     repeat {
@@ -199,6 +217,3 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
   }
   list(alpha = alpha, f = f, steps = steps)
 }
-
-# t(T) %*% B on the package's product (T upper, m x m).
-crossprod_t <- function(T, B, nthreads) .Call(C_matprod, t(T), B, nthreads)

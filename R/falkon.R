@@ -26,19 +26,24 @@
 #' model's own probabilities.
 #'
 #' **The algorithm.**  With \eqn{T = \mathrm{chol}(K_{mm} + \epsilon m I)}
-#' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal, raised if the
-#' factorisation fails; the ridge term is then \eqn{\lambda \alpha^T T^T T
-#' \alpha}) and \eqn{A = \mathrm{chol}(T T^T/m + \lambda I)}, conjugate
-#' gradient runs on \eqn{\beta} for the operator
-#' \eqn{A^{-T}(T^{-T} K_{nm}^T W K_{nm} T^{-1} A^{-1} u / n + \lambda
-#' A^{-1} u)}, and \eqn{\alpha = T^{-1} A^{-1} \beta}.  Every iteration is
-#' one pass over the rows in blocks: the kernel block \eqn{k(X_b, C)} is
-#' computed, multiplied, and dropped.  The logistic loss takes Newton
-#' steps, each solved by the same preconditioned CG (with weights
-#' \eqn{p(1-p)} per class: for several classes the Hessian's cross-class
-#' terms are left out, and a halving line search keeps every step a
-#' descent), along a decreasing schedule of \eqn{\lambda} (1e-1, 1e-2, ...
-#' down to `lambda`), as LogisticFalkon (Meanti et al. 2020) does.
+#' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal,
+#' raised if the factorisation fails; the ridge term is then
+#' \eqn{\lambda \alpha^T T^T T \alpha}) and \eqn{A = \mathrm{chol}(T
+#' T^T/m + \lambda I)}, conjugate gradient runs on \eqn{\beta} for the
+#' operator \eqn{A^{-T}(T^{-T} K_{nm}^T W K_{nm} T^{-1} A^{-1} u / n +
+#' \lambda A^{-1} u)}, and \eqn{\alpha = T^{-1} A^{-1} \beta}.  Every
+#' iteration is one pass over the rows in blocks: the kernel block
+#' \eqn{k(X_b, C)} is computed, multiplied, and dropped.  The logistic loss
+#' takes Newton steps, each solved by the same preconditioned CG with the
+#' weights \eqn{w p (1-p)} (for several classes, one diagonal per class:
+#' the Hessian's cross-class terms are left out, and a halving line search
+#' keeps every step a descent) and \eqn{A} built for their mean, along a
+#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-3, ..., a factor of 100
+#' a step, down to `lambda`, then `control$newton_steps` more steps there),
+#' as LogisticFalkon (Meanti et al. 2020) does.  With `iter = "auto"` a
+#' step takes 5 CG iterations, 10 at the final \eqn{\lambda}; the passes
+#' of the CG also give \eqn{K_{nm}\delta} for the line search, so a step
+#' costs one pass more than its CG iterations.
 #'
 #' **Defaults.**  With `lambda = "auto"` and `iter = "auto"` a held-out
 #' slice of the rows (10 %, at most 2000 rows) chooses \eqn{\lambda} from

@@ -26,13 +26,15 @@
 #include "bochner.h"
 #include <string.h>
 
-/* Rows per block: about 4 MB of kernel block (it and its transpose stay in
- * the last-level cache), at least 32 and at most 4096 rows. */
+/* Rows per block: about 16 MB of kernel block, at least 256 and at most
+ * 8192 rows.  Each block opens a few parallel regions (kernel, products,
+ * transpose); blocks this large keep their synchronisation negligible,
+ * which matters most on a loaded machine. */
 static R_xlen_t default_block_rows(R_xlen_t n, int m)
 {
-    R_xlen_t b = (R_xlen_t) ((4u << 20) / (8u * (unsigned) (m > 0 ? m : 1)));
-    if (b < 32) b = 32;
-    if (b > 4096) b = 4096;
+    R_xlen_t b = (R_xlen_t) ((16u << 20) / (8u * (unsigned) (m > 0 ? m : 1)));
+    if (b < 256) b = 256;
+    if (b > 8192) b = 8192;
     return b > n ? (n > 0 ? n : 1) : b;
 }
 
@@ -69,7 +71,8 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
                             transpose_block, &p);
 }
 
-/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V); U (m x k) or NULL,
+/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
+ * unless ku is NULL (given U); U (m x k) or NULL,
  * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
  * one per row and column (n x k, wcols = 1: a different diagonal for each
  * right-hand side, as multinomial Newton steps need).  out must hold init (or
@@ -77,7 +80,8 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *U,
                              const double *V, const double *w, int wcols, int k,
-                             double *out, int accumulate, R_xlen_t block_rows, int nthreads)
+                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
+                             int nthreads)
 {
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
@@ -94,6 +98,10 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
         if (status != BOCHNER_OK) return status;
         if (U) {
             bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            if (ku)
+                for (int j = 0; j < k; j++)
+                    memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
+                           sizeof(double) * (size_t) rows);
             if (V)
                 for (int j = 0; j < k; j++)
                     for (int i = 0; i < rows; i++)
@@ -136,49 +144,57 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     return BOCHNER_OK;
 }
 
-/* Triangular solves, columns of B split between the threads:
- * trans = 0: B <- R^-1 B (back substitution, column-oriented);
- * trans = 1: B <- R'^-1 B (forward substitution, dot products down R's
- * columns).  Each column's arithmetic is fixed by m alone. */
-#define SOLVE_COLS 4
-typedef struct {
-    const double *r;
-    int m, k, trans;
-    double *b;
-} trisolve_job;
+/* Triangular solves by blocks of SOLVE_NB rows, for many right-hand sides:
+ * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
+ * B <- R'^-1 B (blocks from the first; rt = R', lower, so that the
+ * off-diagonal blocks are plain products).  The updates from the solved
+ * blocks are products on the package's kernel (threaded, products.c); the
+ * small diagonal blocks are substitutions.  Every entry's arithmetic is
+ * fixed by m alone, so results do not depend on the thread count. */
+#define SOLVE_NB 96
 
-static void trisolve_block(void *ctx, R_xlen_t blk, int thread)
+static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, int k, int trans)
 {
-    (void) thread;
-    const trisolve_job *p = (const trisolve_job *) ctx;
-    int m = p->m, j0 = (int) blk * SOLVE_COLS, j1 = p->k - j0 < SOLVE_COLS ? p->k : j0 + SOLVE_COLS;
-    const double *r = p->r;
-    for (int j = j0; j < j1; j++) {
-        double *x = p->b + (ptrdiff_t) j * m;
-        if (p->trans) {
-            for (int i = 0; i < m; i++) {
+    for (int j = 0; j < k; j++) {
+        double *xj = x + (ptrdiff_t) j * m;
+        if (trans) {
+            for (int i = i0; i < i0 + nb; i++) {
                 const double *ri = r + (ptrdiff_t) i * m;
-                double s = x[i];
-                for (int l = 0; l < i; l++) s -= ri[l] * x[l];
-                x[i] = s / ri[i];
+                double s = xj[i];
+                for (int l = i0; l < i; l++) s -= ri[l] * xj[l];
+                xj[i] = s / ri[i];
             }
         } else {
-            for (int i = m - 1; i >= 0; i--) {
+            for (int i = i0 + nb - 1; i >= i0; i--) {
                 const double *ri = r + (ptrdiff_t) i * m;
-                double xi = x[i] / ri[i];
-                x[i] = xi;
-                for (int l = 0; l < i; l++) x[l] -= ri[l] * xi;
+                double xi = xj[i] / ri[i];
+                xj[i] = xi;
+                for (int l = i0; l < i; l++) xj[l] -= ri[l] * xi;
             }
         }
     }
 }
 
-void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans, int nthreads)
+void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
+                             int trans, int nthreads)
 {
-    trisolve_job p = {r, m, k, trans, b};
-    bochner_parallel_blocks((k + SOLVE_COLS - 1) / SOLVE_COLS,
-                            bochner_threads_for(nthreads, (double) m * m * SOLVE_COLS),
-                            4, trisolve_block, &p);
+    double *tmp = (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double));
+    int nblk = (m + SOLVE_NB - 1) / SOLVE_NB;
+    for (int q = 0; q < nblk; q++) {
+        int blk = trans ? q : nblk - 1 - q;
+        int i0 = blk * SOLVE_NB, nb = m - i0 < SOLVE_NB ? m - i0 : SOLVE_NB, i1 = i0 + nb;
+        /* tmp = (rows i0..i1 of R, columns after them) X_after, or (rows
+         * i0..i1 of R', columns before them) X_before */
+        int inner = trans ? i0 : m - i1;
+        if (inner > 0) {
+            const double *a = trans ? rt + i0 : r + i0 + (ptrdiff_t) i1 * m;
+            const double *xb = trans ? b : b + i1;
+            bochner_product(a, m, xb, m, nb, k, inner, tmp, nb, 0, 0, nthreads);
+            for (int j = 0; j < k; j++)
+                for (int i = 0; i < nb; i++) b[i0 + i + (ptrdiff_t) j * m] -= tmp[i + (ptrdiff_t) j * nb];
+        }
+        diagonal_solve(r, m, i0, nb, b, k, trans);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,9 +223,12 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
     return (R_xlen_t) b;
 }
 
-/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, nthreads) */
+/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
+ * nthreads): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U. */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                   SEXP w, SEXP init, SEXP block_rows, SEXP nthreads)
+                                   SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
+                                   SEXP nthreads)
 {
     check_kernel_args(x, centres, par);
     R_xlen_t n = nrows(x);
@@ -229,14 +248,23 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
     }
     optional_matrix(init, m, k, "init");
     R_xlen_t nb = block_rows_arg(block_rows);
+    int keep = asLogical(keep_ku) == TRUE && u != NULL;
     SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
+    SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
     if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
     int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
                                           REAL(centres), m, u, v, pw, wcols, k, REAL(out),
-                                          !isNull(init), nb,
+                                          keep ? REAL(ku) : NULL, !isNull(init), nb,
                                           bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_knm_apply");
-    UNPROTECT(1);
+    if (keep) {
+        SEXP both = PROTECT(allocVector(VECSXP, 2));
+        SET_VECTOR_ELT(both, 0, out);
+        SET_VECTOR_ELT(both, 1, ku);
+        UNPROTECT(3);
+        return both;
+    }
+    UNPROTECT(2);
     return out;
 }
 
@@ -312,15 +340,27 @@ SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
     return bad ? R_NilValue : A;
 }
 
-/* .Call(C_falkon_trisolve, R, B, trans, nthreads): R^-1 B (trans = 0) or
- * R'^-1 B (trans = 1) for an upper triangular R. */
-SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
+/* .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads): R^-1 B (trans = 0)
+ * or R'^-1 B (trans = 1) for an upper triangular R; Rt is t(R), or NULL to
+ * transpose here. */
+SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads)
 {
     int m = square_arg(R, "R");
     if (!bochner_is_real_matrix(B) || nrows(B) != m) error("'B' must be a double matrix with one row per row of 'R'");
+    int nth = bochner_nthreads(asInteger(nthreads)), tr = asLogical(trans) == TRUE;
+    const double *rt = NULL;
+    if (tr) {
+        if (isNull(Rt)) {
+            double *t = (double *) R_alloc((size_t) m * m, sizeof(double));
+            parallel_transpose(REAL(R), m, m, t, nth);
+            rt = t;
+        } else {
+            if (square_arg(Rt, "Rt") != m) error("'Rt' must be t(R)");
+            rt = REAL(Rt);
+        }
+    }
     SEXP X = PROTECT(duplicate(B));
-    bochner_falkon_trisolve(REAL(R), m, REAL(X), ncols(B), asLogical(trans) == TRUE,
-                            bochner_nthreads(asInteger(nthreads)));
+    bochner_falkon_trisolve(REAL(R), rt, m, REAL(X), ncols(B), tr, nth);
     UNPROTECT(1);
     return X;
 }

@@ -31,11 +31,11 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("fwht", bochner_fwht_call, 1),
     CALLDEF("sparse_rff", bochner_sparse_rff_call, 9),
     CALLDEF("sparse_dist", bochner_sparse_dist_call, 2),
-    CALLDEF("falkon_knm_apply", bochner_falkon_knm_apply_call, 10),
+    CALLDEF("falkon_knm_apply", bochner_falkon_knm_apply_call, 11),
     CALLDEF("falkon_predict", bochner_falkon_predict_call, 7),
     CALLDEF("falkon_cholesky", bochner_falkon_cholesky_call, 3),
     CALLDEF("falkon_precond", bochner_falkon_precond_call, 4),
-    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 4),
+    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 5),
     {NULL, NULL, 0}
 };
 

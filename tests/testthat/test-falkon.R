@@ -4,7 +4,7 @@
 
 knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0, nth = 1L) {
   .Call(bochner:::C_falkon_knm_apply, x, C, bochner:::kernel_code(ker),
-        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), nth)
+        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth)
 }
 
 test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes included", {
@@ -21,6 +21,10 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
     K <- kernel_matrix(ker, x, C)
     expect_equal(knm(x, C, ker, U, V, w), crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
     expect_equal(knm(x, C, ker, U = U), crossprod(K, K %*% U), tolerance = 1e-12)
+    both <- bochner:::falkon_knm_apply(list(centres = C, code = bochner:::kernel_code(ker),
+                                            par = bochner:::kernel_parameters(ker)),
+                                       x, U = U, nthreads = 1L, keep_ku = TRUE)
+    expect_equal(attr(both, "ku"), K %*% U, tolerance = 1e-12)
     expect_equal(knm(x, C, ker, V = V), crossprod(K, V), tolerance = 1e-12)
     W <- matrix(runif(n * k), n)      # one diagonal per right-hand side
     expect_equal(knm(x, C, ker, U, w = W), crossprod(K, W * (K %*% U)), tolerance = 1e-12)
@@ -37,6 +41,19 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
   for (ker in list(laplace_kernel(0.7), matern_kernel(1, 2.5), polynomial_kernel(3))) {
     K <- kernel_matrix(ker, x, C)
     expect_equal(knm(x, C, ker, U), crossprod(K, K %*% U), tolerance = 1e-12)
+  }
+})
+
+test_that("the blocked triangular solves equal backsolve(), for any thread count", {
+  set.seed(12)
+  for (m in c(1, 7, 250)) {
+    R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
+    B <- matrix(rnorm(m * 3), m)
+    for (tr in c(FALSE, TRUE)) {
+      X <- .Call(bochner:::C_falkon_trisolve, R, if (tr) t(R), B, tr, 1L)
+      expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
+      expect_identical(.Call(bochner:::C_falkon_trisolve, R, NULL, B, tr, 2L), X)
+    }
   }
 })
 
