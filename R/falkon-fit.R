@@ -34,7 +34,9 @@ falkon_heldout_error <- function(f, resp, valid, wv) {
   sum(wv * wrong) / sum(wv) + 1e-6 * mse
 }
 
-falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads) {
+# alpha0: NULL, or a start for every lambda (m x k), as when the centres grow.
+falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads,
+                               alpha0 = NULL) {
   train <- split$train
   ntr <- length(train)
   xt <- xs[train, , drop = FALSE]
@@ -74,14 +76,55 @@ falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, 
       identical(iter, "auto") && t - best$iter >= control$patience
     }
   }
+  if (!is.null(alpha0)) alpha0 <- alpha0[, rep(seq_len(k), L), drop = FALSE]
   res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, ntr, maxit, tol = control$tol,
-                   callback = callback, nthreads = nthreads)
+                   callback = callback, nthreads = nthreads, alpha0 = alpha0)
   if (is.null(val) || is.null(best$alpha)) {
     best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
-                 lambda = lambdas[1L])
+                 lambda = lambdas[1L], error = NA_real_)
   }
   list(alpha = best$alpha, offset = offset, prep = prep, lambda = best$lambda,
-       iter = best$iter, steps = NULL, validation = path, n_train = ntr)
+       iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error)
+}
+
+# The number of centres grown until the held-out error stops improving:
+# m = start, 2 start, 4 start, ... up to max_m, each fit warm-started from
+# the last (the centres are nested prefixes of one random order, so the
+# last fit's alpha padded with zeros is the same function).  Stops when a
+# doubling improves the held-out error by less than control$grow_gain
+# (relative), keeping the better of the last two.  Easy problems stop at a
+# few hundred centres; hard ones grow to max_m.
+falkon_fit_growing <- function(max_m, xs, split, kernel, landmarks, resp, w, lambda, iter,
+                               control, nthreads) {
+  train <- split$train
+  start <- min(control$start_centers, max_m)
+  sizes <- unique(c(start * 2^(0:floor(log2(max_m / start))), max_m))
+  sizes <- sizes[sizes <= max_m]
+  nested <- landmarks == "uniform"
+  order <- if (nested) sample.int(length(train), max_m)
+  L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+  prev <- NULL
+  path <- NULL
+  for (m in sizes) {
+    falkon_check_memory(m, length(split$valid), L, ncol(resp$Y), control)
+    centres <- if (nested) xs[train[order[seq_len(m)]], , drop = FALSE]
+               else falkon_centres(m, xs, train, kernel, landmarks, NULL, nthreads)
+    dimnames(centres) <- NULL
+    prep <- falkon_prepare(kernel, centres, nthreads)
+    alpha0 <- if (nested && !is.null(prev)) {
+      rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
+    }
+    res <- falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads, alpha0)
+    path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
+                                   error = res$error))
+    if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error)) {
+      if (prev$error <= res$error) res <- prev
+      break
+    }
+    prev <- res
+  }
+  res$centres_path <- path
+  res
 }
 
 # The logistic loss's targets and offsets: two classes give one score (the

@@ -140,6 +140,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   control <- falkon_control_list(control)
   nthreads <- check_threads(nthreads)
+  grow <- is.null(centers)
   centers <- falkon_check_centers(centers, x, n)
   if (kernel$name == "min" && !scale) check_min_data(x, "x")
 
@@ -155,14 +156,19 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
 
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
-    centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
-    L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-    falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
-    prep <- falkon_prepare(resolved, centres, nthreads)
-    if (loss == "squared") {
-      falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads)
+    if (grow && loss == "squared" && length(split$valid) > 0L) {
+      falkon_fit_growing(centers, xs, split, resolved, landmarks, resp, w, lambda, iter,
+                         control, nthreads)
     } else {
-      falkon_fit_logistic(prep, xs, resp, w, lambda, iter, split, control, nthreads)
+      centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
+      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
+      prep <- falkon_prepare(resolved, centres, nthreads)
+      if (loss == "squared") {
+        falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads)
+      } else {
+        falkon_fit_logistic(prep, xs, resp, w, lambda, iter, split, control, nthreads)
+      }
     }
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
@@ -199,15 +205,19 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @param newton_steps For the logistic loss, the Newton steps at the final
 #'   `lambda` after the decreasing schedule.
 #' @param tol Relative residual at which CG stops early.
-#' @param block_rows Rows per block of the passes (0: about 4 MB of kernel
+#' @param block_rows Rows per block of the passes (0: about 16 MB of kernel
 #'   block); results do not depend on it.
+#' @param start_centers,grow_gain With the default `centers`, the number of
+#'   centres starts at `start_centers` and doubles while the held-out error
+#'   falls by at least the fraction `grow_gain` (see [falkon()]).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
 #' @export
-falkon_control <- function(lambdas = 10^c(-3, -5, -7, -9), max_iter = 60, patience = 8,
+falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
-                           tol = 1e-10, block_rows = 0) {
+                           tol = 1e-10, block_rows = 0, start_centers = 256,
+                           grow_gain = 0.03) {
   lambdas <- vapply(lambdas, check_positive, 0, arg = "control$lambdas")
   if (length(lambdas) < 1L) stop_arg("control$lambdas", "must hold at least one value")
   list(lambdas = sort(lambdas, decreasing = TRUE),
@@ -217,7 +227,9 @@ falkon_control <- function(lambdas = 10^c(-3, -5, -7, -9), max_iter = 60, patien
        max_validation = check_count(max_validation, "control$max_validation"),
        newton_steps = check_count(newton_steps, "control$newton_steps", lower = 0),
        tol = check_number(tol, "control$tol", lower = 0),
-       block_rows = check_count(block_rows, "control$block_rows", lower = 0))
+       block_rows = check_count(block_rows, "control$block_rows", lower = 0),
+       start_centers = check_count(start_centers, "control$start_centers"),
+       grow_gain = check_number(grow_gain, "control$grow_gain", lower = 0, upper = 1))
 }
 
 falkon_control_list <- function(control) {
@@ -322,6 +334,7 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
                  kernel = out$prep$kernel, m = out$prep$m, lambda = out$lambda,
                  iter = out$iter, newton_steps = out$steps, loss = loss, type = resp$type,
                  levels = resp$levels, validation = out$validation,
+                 centres_path = out$centres_path,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),
             class = "falkon")
