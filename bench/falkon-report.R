@@ -2,8 +2,11 @@
 # bench/falkon.R after every run, or alone with `Rscript bench/falkon.R --report`).
 
 falkon_report <- function(results_csv, md_file) {
-  if (!file.exists(results_csv)) stop("no results yet: run Rscript bench/falkon.R first")
-  r <- utils::read.csv(results_csv, stringsAsFactors = FALSE)
+  results_csv <- results_csv[file.exists(results_csv)]
+  if (length(results_csv) == 0L) stop("no results yet: run Rscript bench/falkon.R first")
+  r <- do.call(rbind, lapply(results_csv, utils::read.csv, stringsAsFactors = FALSE))
+  key <- paste(r$set, r$blas, r$threads, r$method)
+  r <- r[!duplicated(key, fromLast = TRUE), , drop = FALSE]
   cpu <- tryCatch({
     l <- system2("lscpu", stdout = TRUE)
     trimws(sub("^Model name:", "", grep("^Model name:", l, value = TRUE)[1L]))

@@ -125,7 +125,9 @@ opt <- function(name, default) {
   if (length(hit) == 0L) return(default)
   strsplit(sub(paste0("^--", name, "="), "", hit[1L]), ",")[[1L]]
 }
-results_csv <- "bench/falkon-results.csv"
+# --results=FILE: another results file (for runs side by side); the report
+# reads every bench/falkon-results*.csv
+results_csv <- opt("results", "bench/falkon-results.csv")
 md_file <- "bench/falkon.md"
 if (!file.exists("DESCRIPTION") || !dir.exists("bench")) stop("run from the package root")
 
@@ -262,6 +264,20 @@ write_csv_xy <- function(x, y, path) {
                      row.names = FALSE, col.names = FALSE)
 }
 
+# Merge the rows of this run into the results file: rows of the same set,
+# BLAS, threads and method are replaced.
+save_rows <- function(rows, path) {
+  new <- do.call(rbind, rows)
+  if (is.null(new)) return(invisible())
+  if (file.exists(path)) {
+    old <- utils::read.csv(path, stringsAsFactors = FALSE)
+    key <- function(r) paste(r$set, r$blas, r$threads, r$method)
+    old <- old[!key(old) %in% key(new), , drop = FALSE]
+    new <- rbind(old[, names(new)], new)
+  }
+  utils::write.csv(new, path, row.names = FALSE)
+}
+
 if (!("--report" %in% args)) {
   set_names <- opt("sets", setdiff(names(sets), "synth_1e6"))
   blases <- opt("blas", c("reference", "openblas"))
@@ -272,7 +288,6 @@ if (!("--report" %in% args)) {
                    stderr = FALSE) == 0L
   bad <- setdiff(set_names, names(sets))
   if (length(bad)) stop("unknown set(s): ", paste(bad, collapse = ", "))
-  old <- if (file.exists(results_csv)) utils::read.csv(results_csv, stringsAsFactors = FALSE)
   started <- Sys.time()
   rows <- list()
   for (name in set_names) {
@@ -325,16 +340,11 @@ if (!("--report" %in% args)) {
       }
     }
     unlink(c(data_file, unlist(csv)))
+    # after every set, so that an interrupted run keeps what it measured
+    save_rows(rows, results_csv)
   }
-  new <- do.call(rbind, rows)
-  if (!is.null(old)) {
-    key <- function(r) paste(r$set, r$blas, r$threads, r$method)
-    old <- old[!key(old) %in% key(new), , drop = FALSE]
-    new <- rbind(old[, names(new)], new)
-  }
-  utils::write.csv(new, results_csv, row.names = FALSE)
   cat(sprintf("run took %.1f minutes\n", as.numeric(difftime(Sys.time(), started, units = "mins"))))
 }
 
 source("bench/falkon-report.R")
-falkon_report(results_csv, md_file)
+falkon_report(list.files("bench", "^falkon-results.*[.]csv$", full.names = TRUE), md_file)
