@@ -126,12 +126,7 @@ falkon_description <- function(x) {
             else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                          x$n_train)),
     paste0("  ", kernel_summary(x$kernel), if (!is.null(x$scaling)) "; inputs standardised" else ""),
-    if (x$type == "regression") {
-      sprintf("  training RMSE %.4g on %d rows", x$rmse, x$n)
-    } else {
-      c(sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
-        sprintf("  training accuracy %.4f on %d rows", x$accuracy, x$n))
-    })
+    training_fit_lines(x, sprintf("  training RMSE %.4g on %d rows", x$rmse, x$n)))
 }
 
 #' @export
@@ -142,14 +137,10 @@ print.falkon <- function(x, ...) {
 
 #' @export
 summary.falkon <- function(object, ...) {
-  out <- list(description = falkon_description(object),
-              alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
-              validation = object$validation)
-  if (object$type == "regression") {
-    out$residuals <- stats::quantile(object$residuals)
-  } else {
-    out$fitted_counts <- table(fitted = object$fitted)
-  }
+  out <- c(list(description = falkon_description(object),
+                alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
+                validation = object$validation, centres_path = object$centres_path),
+           training_summary(object))
   structure(out, class = "summary.falkon")
 }
 
@@ -163,13 +154,10 @@ print.summary.falkon <- function(x, ...) {
     cat(sprintf("Held-out error: best %.4g (of %d points on the path)\n", best$error,
                 nrow(x$validation)))
   }
-  if (!is.null(x$residuals)) {
-    cat("\nResiduals of the training data:\n")
-    print(signif(x$residuals, 4))
+  if (!is.null(x$centres_path)) {
+    cat("\nCentres grown while the held-out error fell:\n")
+    print(x$centres_path, row.names = FALSE)
   }
-  if (!is.null(x$fitted_counts)) {
-    cat("\nPredicted classes of the training data:\n")
-    print(x$fitted_counts)
-  }
+  print_training_summary(x)
   invisible(x)
 }

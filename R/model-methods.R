@@ -144,3 +144,28 @@ residuals.rff_ridge <- function(object, ...) {
   }
   stats::naresid(object$na.action, object$residuals)
 }
+
+# Shared pieces of the machines' print() and summary(): the lines on the
+# training fit (the caller gives the regression line), the residual
+# quantiles or fitted-class counts of summary(), and their printing.
+training_fit_lines <- function(x, regression_line) {
+  if (x$type == "regression") return(regression_line)
+  c(sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
+    sprintf("  training accuracy %.4f on %d rows", x$accuracy, x$n))
+}
+
+training_summary <- function(object) {
+  if (object$type == "regression") list(residuals = stats::quantile(object$residuals))
+  else list(fitted_counts = table(fitted = object$fitted))
+}
+
+print_training_summary <- function(x) {
+  if (!is.null(x$residuals)) {
+    cat("\nResiduals of the training data:\n")
+    print(signif(x$residuals, 4))
+  }
+  if (!is.null(x$fitted_counts)) {
+    cat("\nPredicted classes of the training data:\n")
+    print(x$fitted_counts)
+  }
+}

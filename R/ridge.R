@@ -360,12 +360,8 @@ rff_ridge_description <- function(x) {
                                                  if (x$criterion == "gcv") "GCV" else "leave-one-out",
                                                  nrow(x$path))),
     paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
-    if (x$type == "regression") {
-      sprintf("  training RMSE %.4g, R-squared %.4f on %d rows", x$rmse, x$r.squared, x$n)
-    } else {
-      c(sprintf("  classes: %s", paste(x$levels, collapse = ", ")),
-        sprintf("  training accuracy %.4f on %d rows", x$accuracy, x$n))
-    })
+    training_fit_lines(x, sprintf("  training RMSE %.4g, R-squared %.4f on %d rows", x$rmse,
+                                  x$r.squared, x$n)))
 }
 
 #' @export
@@ -376,14 +372,10 @@ print.rff_ridge <- function(x, ...) {
 
 #' @export
 summary.rff_ridge <- function(object, ...) {
-  out <- list(description = rff_ridge_description(object),
-              weight_norm = sqrt(colSums(object$weights^2)),
-              intercept = object$intercept)
-  if (object$type == "regression") {
-    out$residuals <- stats::quantile(object$residuals)
-  } else {
-    out$fitted_counts <- table(fitted = object$fitted)
-  }
+  out <- c(list(description = rff_ridge_description(object),
+                weight_norm = sqrt(colSums(object$weights^2)),
+                intercept = object$intercept),
+           training_summary(object))
   structure(out, class = "summary.rff_ridge")
 }
 
@@ -392,13 +384,6 @@ print.summary.rff_ridge <- function(x, ...) {
   cat(x$description, sep = "\n")
   cat("\nNorm of the feature weights:", paste(signif(x$weight_norm, 4), collapse = ", "), "\n")
   cat("Intercept:", paste(signif(x$intercept, 4), collapse = ", "), "\n")
-  if (!is.null(x$residuals)) {
-    cat("\nResiduals of the training data:\n")
-    print(signif(x$residuals, 4))
-  }
-  if (!is.null(x$fitted_counts)) {
-    cat("\nPredicted classes of the training data:\n")
-    print(x$fitted_counts)
-  }
+  print_training_summary(x)
   invisible(x)
 }

@@ -25,9 +25,9 @@ sets <- list(
 
 configs <- list(
   default = list(),
-  lambdas3 = list(control = list(lambdas = 10^c(-4, -6, -8), patience = 5)),
-  m_half = list(centers = function(n) falkon_default_centers(n) %/% 2),
-  m_double = list(centers = function(n) min(n, 2 * falkon_default_centers(n))),
+  m_fixed = list(centers = function(n) falkon_default_centers(n)),
+  m_fixed_4lambdas = list(centers = function(n) falkon_default_centers(n),
+                          control = list(lambdas = 10^c(-3, -5, -7, -9), patience = 8)),
   logistic = list(loss = "logistic")
 )
 

@@ -45,6 +45,35 @@ static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, d
         memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
 }
 
+/* The kernel blocks k(X_b, C) of a pass over the rows of x (n x d) in
+ * blocks of nb rows, with their scratch. */
+typedef struct {
+    int code, npar, d, m, nthreads;
+    const double *par, *x, *c;
+    R_xlen_t n, nb;
+    double *xb, *kb;
+} kernel_blocks;
+
+static void kernel_blocks_init(kernel_blocks *p, int code, const double *par, int npar,
+                               const double *x, R_xlen_t n, int d, const double *c, int m,
+                               R_xlen_t block_rows, int nthreads)
+{
+    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
+    kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb,
+                       (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double)),
+                       (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double))};
+    *p = b;
+}
+
+/* p->kb (rows x m) = k(rows i0 .. i0 + rows - 1 of x, C); a status code. */
+static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows)
+{
+    *rows = (int) (p->n - i0 < p->nb ? p->n - i0 : p->nb);
+    copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
+    return bochner_kernel_matrix(p->code, p->par, p->npar, p->xb, *rows, p->c, p->m, p->d,
+                                 p->kb, p->nthreads);
+}
+
 /* Transpose of a block, its columns split between the threads. */
 #define TRANSPOSE_COLS 64
 typedef struct {
@@ -86,15 +115,13 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
     if (n == 0) return BOCHNER_OK;
-    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
-    double *xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
-    double *kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
-    double *kt = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
-    double *tb = (double *) R_alloc((size_t) nb * (size_t) k, sizeof(double));
-    for (R_xlen_t i0 = 0; i0 < n; i0 += nb) {
-        int rows = (int) (n - i0 < nb ? n - i0 : nb);
-        copy_rows(x, n, d, i0, rows, xb);
-        int status = bochner_kernel_matrix(code, par, npar, xb, rows, c, m, d, kb, nthreads);
+    kernel_blocks p;
+    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    double *kb = p.kb;
+    double *kt = (double *) R_alloc((size_t) p.nb * (size_t) m, sizeof(double));
+    double *tb = (double *) R_alloc((size_t) p.nb * (size_t) k, sizeof(double));
+    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
+        int rows, status = kernel_block(&p, i0, &rows);
         if (status != BOCHNER_OK) return status;
         if (U) {
             bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
@@ -130,15 +157,12 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
 {
     if (m < 1 || k < 1) return BOCHNER_BAD_ARGUMENT;
     if (n == 0) return BOCHNER_OK;
-    R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
-    double *xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
-    double *kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
-    for (R_xlen_t i0 = 0; i0 < n; i0 += nb) {
-        int rows = (int) (n - i0 < nb ? n - i0 : nb);
-        copy_rows(x, n, d, i0, rows, xb);
-        int status = bochner_kernel_matrix(code, par, npar, xb, rows, c, m, d, kb, nthreads);
+    kernel_blocks p;
+    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
+        int rows, status = kernel_block(&p, i0, &rows);
         if (status != BOCHNER_OK) return status;
-        bochner_product(kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;

@@ -159,6 +159,23 @@ test_that("fits are reproducible with set.seed() or seed =, and do not depend on
   expect_gt(mean(predict(a, x) == y), 0.9)
 })
 
+test_that("default centres grow by doubling while the held-out error falls", {
+  set.seed(13)
+  x <- matrix(runif(6000), 3000)
+  y <- sin(6 * x[, 1]) * cos(4 * x[, 2]) + rnorm(3000, sd = 0.05)
+  fit <- falkon(x, y, seed = 1, control = list(start_centers = 64))
+  path <- fit$centres_path
+  expect_equal(path$centers[1], 64)
+  expect_true(all(diff(path$centers) > 0))
+  expect_true(fit$m %in% path$centers)
+  expect_equal(fit$lambda, path$lambda[path$centers == fit$m])
+  # each step kept improved by control$grow_gain, except possibly the last
+  e <- path$error
+  if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
+  expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 64))$alpha, fit$alpha)
+  expect_lt(sqrt(mean((predict(fit, x) - sin(6 * x[, 1]) * cos(4 * x[, 2]))^2)), 0.05)
+})
+
 test_that("integer case weights are repeated rows", {
   set.seed(8)
   x <- matrix(rnorm(160), 80)
