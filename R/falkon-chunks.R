@@ -15,7 +15,7 @@
 #' training part) and, for a bandwidth rule, the evenly spaced rows the
 #' rule looks at are then drawn by row number exactly as the in-memory fit
 #' draws them (from R's generator, so `set.seed()` or `seed` reproduces the
-#' fit) and fetched in one pass.  The right-hand side takes one pass, and
+#' fit) and fetched in a pass.  The right-hand side takes one pass, and
 #' every conjugate-gradient iteration one more: each chunk computes
 #' \eqn{K_c^T K_c U} for its training rows with the C routine of the
 #' in-memory fit, on its worker, and the results are added in chunk order.
@@ -30,11 +30,15 @@
 #' (at most `control$max_validation`), their kernel block and the
 #' \eqn{m \times m} factors.
 #'
+#' **Defaults.**  The in-memory defaults, computed by the in-memory code:
+#' the bandwidth rule on the same rows, the held-out slice choosing
+#' `lambda` and the iterations, and the default number of centres grown
+#' from `control$start_centers` while the held-out error improves (each
+#' size fetches its new centres in one pass).
+#'
 #' **Limits.**  The squared loss (regression, and classification by one-hot
-#' targets) with uniform centres and a fixed number of centres
-#' (`centers`, default [falkon_default_centers()] of the rows); the
-#' logistic loss, the k-means and leverage landmarks, case weights and a
-#' number of centres grown along the held-out error need the rows in memory.
+#' targets) with uniform centres; the logistic loss, the k-means and
+#' leverage landmarks and case weights need the rows in memory.
 #'
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
@@ -84,9 +88,10 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   nthreads <- check_threads(nthreads)
   what <- "falkon"
 
-  sv <- chunks_survey(x, y, what)
+  sv <- falkon_keep_rng(chunks_survey(x, y, what))
   info <- survey_response(sv, y)
   n <- sv$n
+  grow <- is.null(centers)
   centers <- falkon_check_centers(centers, matrix(0, 0L, sv$d), n)
   scaling <- if (scale) survey_scaling(sv) else NULL
   input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = n)
@@ -94,95 +99,69 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
               first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,
               nthreads = nthreads, block_rows = control$block_rows, what = what)
 
+  # the bandwidth rule looks at evenly spaced rows (no random draw), as in memory
+  if (is.character(kernel$sigma)) {
+    bw <- if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
+    kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
+  }
   out <- with_seed(seed, {
     # the draws of the in-memory fit, in its order, by row number
     split <- falkon_split(n, lambda, iter, control)
-    ntr <- length(split$train)
-    cidx <- if (!is.matrix(centers)) split$train[sample.int(ntr, min(centers, ntr))]
-    bw <- if (is.character(kernel$sigma)) {
-      if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
+    rows <- falkon_rows_chunks(ctx, split, info$type)
+    if (grow && length(split$valid) > 0L) {
+      falkon_fit_growing(centers, rows, kernel, "uniform", lambda, iter, control, nthreads)
+    } else {
+      centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling)
+                 else rows$centres(sample.int(rows$n_train, min(centers, rows$n_train)))
+      dimnames(centres) <- NULL
+      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+      falkon_check_memory(nrow(centres), rows$n_valid, L, rows$k, control)
+      falkon_fit_squared(falkon_prepare(kernel, centres, nthreads), rows, lambda, iter, control,
+                         nthreads)
     }
-    ctx$drop <- falkon_chunk_rows(ctx, split$valid)
-    got <- falkon_chunk_fetch(ctx, sort(unique(c(bw, cidx, split$valid))))
-    rows_of <- function(idx) got$x[match(idx, got$index), , drop = FALSE]
-    resolved <- if (is.null(bw)) kernel else resolve_kernel(kernel, rows_of(bw))
-    centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling) else rows_of(cidx)
-    dimnames(centres) <- NULL
-    k <- if (is.null(info$levels)) 1L else length(info$levels)
-    L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-    falkon_check_memory(nrow(centres), length(split$valid), L, k, control)
-    prep <- falkon_prepare(resolved, centres, nthreads)
-    val <- NULL
-    if (length(split$valid)) {
-      yv <- got$y[match(split$valid, got$index)]
-      Yv <- chunk_targets(yv, info$levels, y)
-      val <- list(K = .Call(C_kernel_matrix, prep$code, prep$par, rows_of(split$valid),
-                            prep$centres, nthreads),
-                  w = rep(1, length(yv)),
-                  resp = list(type = info$type, Y = Yv,
-                              y = if (!is.null(info$levels)) max.col(Yv, ties.method = "first")))
-    }
-    offset <- got$ysum / ntr
-    rhs <- falkon_chunk_pass(ctx, prep, offset = offset) / ntr
-    apply_knm <- function(U) falkon_chunk_pass(ctx, prep, U = U)
-    res <- falkon_solve_path(prep, apply_knm, rhs, offset, ntr, val, lambda, iter, control,
-                             nthreads)
-    res$n_train <- ntr
-    res
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)
   fit$chunks <- list(rows = sv$rows, response = y)
-  stat <- chunks_apply(x, falkon_chunk_score_task,
-                       list(object = fit, y = y, nthreads = nthreads), what,
-                       combine = function(acc, r, i) if (is.null(acc)) r else acc + r)
+  stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
+                                       list(object = fit, y = y, nthreads = nthreads), what,
+                                       combine = function(acc, r, i) if (is.null(acc)) r else acc + r))
   if (info$type == "regression") fit$rmse <- sqrt(stat[1L] / stat[2L])
   else fit$accuracy <- stat[1L] / stat[2L]
   fit$call <- generic_call(match.call())
   fit
 }
 
-# The CG path of the squared loss for the operator apply_knm(U) = K'K U and
-# the right side rhs = K'(Y - offset) / n: every lambda of the grid in the
-# same passes, the held-out error (val: its kernel block K, weights w and
-# targets resp) after each iteration, the best (iteration, lambda) kept.
-falkon_solve_path <- function(prep, apply_knm, rhs, offset, ntr, val, lambda, iter, control,
-                              nthreads) {
-  lambdas <- if (!identical(lambda, "auto")) lambda
-             else if (is.null(val)) falkon_fallback_lambda else control$lambdas
-  if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
-  maxit <- if (identical(iter, "auto")) control$max_iter else iter
-  As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
-  k <- ncol(rhs)
-  L <- length(lambdas)
-  path <- NULL
-  best <- list(error = Inf)
-  callback <- NULL
-  if (!is.null(val)) {
-    valid <- seq_len(nrow(val$K))
-    callback <- function(alpha, t) {
-      f <- .Call(C_matprod, val$K, alpha, nthreads)
-      for (g in seq_len(L)) {
-        cols <- (g - 1L) * k + seq_len(k)
-        fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
-        e <- falkon_heldout_error(fg, val$resp, valid, val$w)
-        path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
-        if (e < best$error) {
-          best <<- list(error = e, iter = t, lambda = lambdas[g],
-                        alpha = alpha[, cols, drop = FALSE])
-        }
-      }
-      identical(iter, "auto") && t - best$iter >= control$patience
-    }
+# The training rows of a chunked fit for the fits of R/falkon-fit.R (see
+# falkon_rows_memory()): one pass now fetches the held-out rows and sums the
+# training rows' targets; rhs() and apply() are one pass over the chunks
+# each; centres() fetches rows in one pass.
+falkon_rows_chunks <- function(ctx, split, type) {
+  ctx$drop <- falkon_chunk_rows(ctx, split$valid)
+  got <- falkon_chunk_fetch(ctx, split$valid)
+  ntr <- length(split$train)
+  nv <- length(split$valid)
+  offset <- got$ysum / ntr
+  vresp <- NULL
+  if (nv > 0L) {
+    Yv <- chunk_targets(got$y, ctx$levels, ctx$y)
+    vresp <- list(type = type, Y = Yv, y = if (type != "regression") max.col(Yv, ties.method = "first"))
   }
-  res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, ntr, maxit, tol = control$tol,
-                   callback = callback, nthreads = nthreads)
-  if (is.null(val) || is.null(best$alpha)) {
-    best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
-                 lambda = lambdas[1L], error = NA_real_)
-  }
-  list(alpha = best$alpha, offset = offset, prep = prep, lambda = best$lambda,
-       iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error)
+  list(n_train = ntr, n_valid = nv, k = length(offset), offset = offset,
+       rhs = function(prep) falkon_chunk_pass(ctx, prep, offset = offset) / ntr,
+       apply = function(prep) function(U) falkon_chunk_pass(ctx, prep, U = U),
+       validation = function(prep) {
+         if (nv == 0L) return(NULL)
+         w <- rep(1, nv)
+         list(K = .Call(C_kernel_matrix, prep$code, prep$par, got$x, prep$centres, ctx$nthreads),
+              w = w, error = function(f) falkon_heldout_error(f, vresp, seq_len(nv), w))
+       },
+       centres = function(idx) {
+         g <- split$train[idx]
+         o <- sort(unique(g))
+         falkon_chunk_fetch(ctx, o)$x[match(g, o), , drop = FALSE]
+       },
+       landmarks = function(m) stop_arg("landmarks", "must be \"uniform\" on data_chunks()"))
 }
 
 # Global row numbers 'idx' as local row numbers per chunk (a list, one
@@ -198,9 +177,10 @@ falkon_chunk_rows <- function(ctx, idx) {
 falkon_chunk_fetch <- function(ctx, index) {
   want <- falkon_chunk_rows(ctx, index)
   per <- lapply(seq_along(ctx$rows), function(c) list(want = want[[c]], drop = ctx$drop[[c]]))
-  parts <- chunks_apply(ctx$chunks, falkon_fetch_task,
-                        list(y = ctx$y, names = ctx$names, levels = ctx$levels), ctx$what,
-                        per_chunk = per)
+  if (is.null(ctx$drop)) per <- lapply(want, function(w) list(want = w, drop = integer()))
+  parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_fetch_task,
+                                        list(y = ctx$y, names = ctx$names, levels = ctx$levels),
+                                        ctx$what, per_chunk = per))
   list(index = index,
        x = rff_apply_scaling(do.call(rbind, lapply(parts, `[[`, "x")), ctx$scaling),
        y = unlist(lapply(parts, `[[`, "y"), use.names = FALSE),
@@ -221,12 +201,25 @@ falkon_fetch_task <- function(raw, i, y, names, levels, want, drop) {
 falkon_chunk_pass <- function(ctx, prep, U = NULL, offset = NULL) {
   lite <- prep[c("centres", "code", "par")]
   per <- lapply(ctx$drop, function(d) list(drop = d))
-  chunks_apply(ctx$chunks, falkon_pass_task,
-               list(y = ctx$y, names = ctx$names, scaling = ctx$scaling, levels = ctx$levels,
-                    lite = lite, U = U, offset = offset, nthreads = ctx$nthreads,
-                    block_rows = ctx$block_rows),
-               ctx$what, combine = function(acc, r, i) if (is.null(acc)) r else acc + r,
-               per_chunk = per)
+  falkon_keep_rng(chunks_apply(
+    ctx$chunks, falkon_pass_task,
+    list(y = ctx$y, names = ctx$names, scaling = ctx$scaling, levels = ctx$levels, lite = lite,
+         U = U, offset = offset, nthreads = ctx$nthreads, block_rows = ctx$block_rows),
+    ctx$what, combine = function(acc, r, i) if (is.null(acc)) r else acc + r, per_chunk = per))
+}
+
+# A pass leaves R's random stream as it was (a scheduler such as
+# future.batchtools draws from it in this session), so that the fit's draws
+# are those of the in-memory fit under every plan.
+falkon_keep_rng <- function(expr) {
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = genv)
+          else if (exists(".Random.seed", envir = genv, inherits = FALSE)) {
+            rm(".Random.seed", envir = genv)
+          })
+  expr
 }
 
 falkon_pass_task <- function(raw, i, y, names, scaling, levels, lite, U, offset, nthreads,

@@ -34,9 +34,17 @@ falkon_heldout_error <- function(f, resp, valid, wv) {
   sum(wv * wrong) / sum(wv) + 1e-6 * mse
 }
 
-# alpha0: NULL, or a start for every lambda (m x k), as when the centres grow.
-falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads,
-                               alpha0 = NULL) {
+# The training rows as the squared-loss fits see them, so that the same fits
+# serve rows in memory and rows in chunks (falkon_rows_chunks(),
+# R/falkon-chunks.R): n_train, n_valid, k (target columns), offset (the
+# targets' weighted mean), and
+#   rhs(prep)         K' W (Y - offset) / n_train over the training rows
+#   apply(prep)       a function of U giving K' W K U (one pass)
+#   validation(prep)  NULL, or the held-out rows' kernel block K, weights w
+#                     and error(f), the held-out error of their scores f
+#   centres(idx)      the training rows at positions idx (uniform centres)
+#   landmarks(m)      m centres by the landmark rule
+falkon_rows_memory <- function(xs, resp, w, split, kernel, landmarks, control, nthreads) {
   train <- split$train
   ntr <- length(train)
   xt <- xs[train, , drop = FALSE]
@@ -45,17 +53,37 @@ falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, 
   wy <- if (is.null(wt)) rep(1, ntr) else wt
   offset <- colSums(Y * wy) / sum(wy)
   Yc <- sweep(Y, 2L, offset, check.margin = FALSE)
-  val <- falkon_validation_block(prep, xs, split, w, nthreads)
+  br <- control$block_rows
+  list(n_train = ntr, n_valid = length(split$valid), k = ncol(Y), offset = offset,
+       rhs = function(prep) {
+         falkon_knm_apply(prep, xt, V = Yc, w = wt, nthreads = nthreads, block_rows = br) / ntr
+       },
+       apply = function(prep) {
+         function(U) falkon_knm_apply(prep, xt, U = U, w = wt, nthreads = nthreads,
+                                      block_rows = br)
+       },
+       validation = function(prep) {
+         val <- falkon_validation_block(prep, xs, split, w, nthreads)
+         if (!is.null(val)) val$error <- function(f) falkon_heldout_error(f, resp, split$valid, val$w)
+         val
+       },
+       centres = function(idx) xt[idx, , drop = FALSE],
+       landmarks = function(m) falkon_centres(m, xs, train, kernel, landmarks, NULL, nthreads))
+}
+
+# alpha0: NULL, or a start for every lambda (m x k), as when the centres grow.
+falkon_fit_squared <- function(prep, rows, lambda, iter, control, nthreads, alpha0 = NULL) {
+  ntr <- rows$n_train
+  offset <- rows$offset
+  val <- rows$validation(prep)
   lambdas <- if (!identical(lambda, "auto")) lambda
              else if (is.null(val)) falkon_fallback_lambda else control$lambdas
   if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
-  br <- control$block_rows
   As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
-  rhs <- falkon_knm_apply(prep, xt, V = Yc, w = wt, nthreads = nthreads, block_rows = br) / ntr
-  apply_knm <- function(U) falkon_knm_apply(prep, xt, U = U, w = wt, nthreads = nthreads,
-                                            block_rows = br)
-  k <- ncol(Y)
+  rhs <- rows$rhs(prep)
+  apply_knm <- rows$apply(prep)
+  k <- rows$k
   L <- length(lambdas)
   path <- NULL
   best <- list(error = Inf)
@@ -66,7 +94,7 @@ falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, 
       for (g in seq_len(L)) {
         cols <- (g - 1L) * k + seq_len(k)
         fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
-        e <- falkon_heldout_error(fg, resp, split$valid, val$w)
+        e <- val$error(fg)
         path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
         if (e < best$error) {
           best <<- list(error = e, iter = t, lambda = lambdas[g],
@@ -94,27 +122,26 @@ falkon_fit_squared <- function(prep, xs, resp, w, lambda, iter, split, control, 
 # doubling improves the held-out error by less than control$grow_gain
 # (relative), keeping the better of the last two.  Easy problems stop at a
 # few hundred centres; hard ones grow to max_m.
-falkon_fit_growing <- function(max_m, xs, split, kernel, landmarks, resp, w, lambda, iter,
-                               control, nthreads) {
-  train <- split$train
+falkon_fit_growing <- function(max_m, rows, kernel, landmarks, lambda, iter, control,
+                               nthreads) {
+  max_m <- min(max_m, rows$n_train)
   start <- min(control$start_centers, max_m)
   sizes <- unique(c(start * 2^(0:floor(log2(max_m / start))), max_m))
   sizes <- sizes[sizes <= max_m]
   nested <- landmarks == "uniform"
-  order <- if (nested) sample.int(length(train), max_m)
+  order <- if (nested) sample.int(rows$n_train, max_m)
   L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
   prev <- NULL
   path <- NULL
   for (m in sizes) {
-    falkon_check_memory(m, length(split$valid), L, ncol(resp$Y), control)
-    centres <- if (nested) xs[train[order[seq_len(m)]], , drop = FALSE]
-               else falkon_centres(m, xs, train, kernel, landmarks, NULL, nthreads)
+    falkon_check_memory(m, rows$n_valid, L, rows$k, control)
+    centres <- if (nested) rows$centres(order[seq_len(m)]) else rows$landmarks(m)
     dimnames(centres) <- NULL
     prep <- falkon_prepare(kernel, centres, nthreads)
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
-    res <- falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads, alpha0)
+    res <- falkon_fit_squared(prep, rows, lambda, iter, control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error)) {

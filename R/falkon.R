@@ -163,15 +163,16 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
     if (grow && loss == "squared" && length(split$valid) > 0L) {
-      falkon_fit_growing(centers, xs, split, resolved, landmarks, resp, w, lambda, iter,
-                         control, nthreads)
+      rows <- falkon_rows_memory(xs, resp, w, split, resolved, landmarks, control, nthreads)
+      falkon_fit_growing(centers, rows, resolved, landmarks, lambda, iter, control, nthreads)
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
       falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
       prep <- falkon_prepare(resolved, centres, nthreads)
       if (loss == "squared") {
-        falkon_fit_squared(prep, xs, resp, w, lambda, iter, split, control, nthreads)
+        rows <- falkon_rows_memory(xs, resp, w, split, resolved, landmarks, control, nthreads)
+        falkon_fit_squared(prep, rows, lambda, iter, control, nthreads)
       } else {
         falkon_fit_logistic(prep, xs, resp, w, lambda, iter, split, control, nthreads)
       }
