@@ -79,6 +79,21 @@ test_that("falkon on chunks refuses what needs the rows in memory", {
   expect_error(falkon(ch, y = "nope"), "nope")
 })
 
+# Four chunks in files, the sequential plan now and the user's plan back
+# when the calling test ends.
+falkon_plan_setup <- function(env = parent.frame()) {
+  skip_if_not_installed("future.apply")
+  skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
+  dir <- withr::local_tempdir("falkon-plans", .local_envir = env)
+  pieces <- falkon_pieces(c(60, 50, 70, 40))
+  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
+  for (i in seq_along(pieces)) saveRDS(pieces[[i]][c(1:5, 6)], files[i])
+  old <- future::plan()
+  withr::defer(future::plan(old), envir = env)
+  future::plan(future::sequential)
+  list(files = files, pieces = pieces)
+}
+
 falkon_plan_fit <- function(files) {
   ch <- data_chunks(files)
   fit <- falkon(ch, y = "y", kernel = gaussian_kernel(2), centers = 30, lambda = 1e-3,
@@ -88,17 +103,9 @@ falkon_plan_fit <- function(files) {
 
 test_that("falkon on chunks is identical under every future plan", {
   skip_if_not_installed("future")
-  skip_if_not_installed("future.apply")
-  skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
-  dir <- tempfile("falkon-plans")
-  dir.create(dir)
-  on.exit(unlink(dir, recursive = TRUE))
-  pieces <- falkon_pieces(c(60, 50, 70, 40))
-  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
-  for (i in seq_along(pieces)) saveRDS(pieces[[i]][c(1:5, 6)], files[i])
-  old <- future::plan()
-  on.exit(future::plan(old), add = TRUE)
-  future::plan(future::sequential)
+  setup <- falkon_plan_setup()
+  files <- setup$files
+  pieces <- setup$pieces
   ref <- falkon_plan_fit(files)
   future::plan(future::multisession, workers = 2)
   expect_identical(falkon_plan_fit(files), ref)
@@ -115,17 +122,9 @@ test_that("falkon on chunks is identical under every future plan", {
 test_that("falkon on chunks is identical under future.batchtools' local backend", {
   skip_on_cran()
   skip_if_not_installed("future.batchtools")
-  skip_if_not_installed("future.apply")
-  skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
-  dir <- tempfile("falkon-bt")
-  dir.create(dir)
-  on.exit(unlink(dir, recursive = TRUE))
-  pieces <- falkon_pieces(c(60, 50, 70, 40))
-  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
-  for (i in seq_along(pieces)) saveRDS(pieces[[i]][c(1:5, 6)], files[i])
-  old <- future::plan()
-  on.exit(future::plan(old), add = TRUE)
-  future::plan(future::sequential)
+  setup <- falkon_plan_setup()
+  files <- setup$files
+  dir <- dirname(files[1L])
   ref <- falkon_plan_fit(files)
   # one batch job per pass over the four chunks
   opts <- options(bochner.chunks_per_future = 4)
