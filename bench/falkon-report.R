@@ -5,8 +5,10 @@ falkon_report <- function(results_csv, md_file) {
   results_csv <- results_csv[file.exists(results_csv)]
   if (length(results_csv) == 0L) stop("no results yet: run Rscript bench/falkon.R first")
   r <- do.call(rbind, lapply(results_csv, utils::read.csv, stringsAsFactors = FALSE))
+  r <- r[order(!is.na(r$value)), , drop = FALSE]   # a failed row gives way to a measured one
   key <- paste(r$set, r$blas, r$threads, r$method)
   r <- r[!duplicated(key, fromLast = TRUE), , drop = FALSE]
+  r <- r[order(match(r$set, unique(r$set))), , drop = FALSE]
   cpu <- tryCatch({
     l <- system2("lscpu", stdout = TRUE)
     trimws(sub("^Model name:", "", grep("^Model name:", l, value = TRUE)[1L]))
@@ -48,6 +50,10 @@ falkon_report <- function(results_csv, md_file) {
            "BLAS only; the OpenBLAS rows of the targets reuse their times.",
            "Splits: 70 % / 30 % with `set.seed(1)` (diamonds: 15 000 training and 10 000 test",
            "rows; synthetic sets: their own seeds, see the script).", "")
+
+  # hand-written reading of the figures, kept beside the generated tables
+  notes <- file.path(dirname(md_file), "falkon-notes.md")
+  if (file.exists(notes)) out <- c(out, readLines(notes), "")
 
   # ---- targets -------------------------------------------------------------
   out <- c(out, "## Targets of issue 23", "")
@@ -161,4 +167,31 @@ falkon_report <- function(results_csv, md_file) {
            "for regression), gamma at scikit-learn's default 1/d.")
   writeLines(out, md_file)
   invisible(out)
+}
+
+# The rows a run printed (its log), for a run stopped before it saved them:
+# `Rscript bench/falkon.R --from-log=LOG --results=FILE`.
+falkon_log_rows <- function(log, date = format(Sys.Date())) {
+  lines <- readLines(log)
+  rows <- list()
+  meta <- NULL
+  for (l in lines) {
+    h <- regmatches(l, regexec("^== (\\S+): n_train = (\\d+), n_test = (\\d+), d = (\\d+), (.*)$", l))[[1L]]
+    if (length(h)) {
+      meta <- list(set = h[2L], n_train = as.integer(h[3L]), n_test = as.integer(h[4L]),
+                   d = as.integer(h[5L]),
+                   classes = if (grepl("classes", h[6L])) as.integer(sub(" classes", "", h[6L])) else 0L)
+      next
+    }
+    r <- regmatches(l, regexec(paste0("^  (\\S+)\\s+(\\S+)\\s+(\\d+) thr  (\\S+)\\s+(accuracy|rmse) = (\\S+)",
+                                      "\\s+logloss (\\S+)\\s+(\\S+) s\\s+(\\S+) MB  ?(.*)$"), l))[[1L]]
+    if (length(r) == 0L || is.null(meta)) next
+    num <- function(v) suppressWarnings(as.numeric(v))
+    rows[[length(rows) + 1L]] <- data.frame(meta, blas = r[3L], threads = as.integer(r[4L]),
+                                            method = r[5L], metric = r[6L], value = num(r[7L]),
+                                            logloss = num(r[8L]), seconds = num(r[9L]),
+                                            peak_mb = num(r[10L]), note = r[11L], date = date,
+                                            stringsAsFactors = FALSE)
+  }
+  do.call(rbind, rows)
 }

@@ -278,7 +278,10 @@ save_rows <- function(rows, path) {
   utils::write.csv(new, path, row.names = FALSE)
 }
 
-if (!("--report" %in% args)) {
+if (length(opt("from-log", NULL))) {
+  source("bench/falkon-report.R")
+  save_rows(list(falkon_log_rows(opt("from-log", NULL))), results_csv)
+} else if (!("--report" %in% args)) {
   set_names <- opt("sets", setdiff(names(sets), "synth_1e6"))
   blases <- opt("blas", c("reference", "openblas"))
   threads_list <- as.integer(opt("threads", c("1", "2")))

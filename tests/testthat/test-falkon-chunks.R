@@ -66,6 +66,10 @@ test_that("given centres, lambda and iterations: a fixed number of passes, the s
   fm2 <- falkon(x, all$y, kernel = K, centers = cm, lambda = 1e-2, iter = 4, scale = FALSE)
   expect_identical(fc2$centres, fm2$centres)
   expect_lt(rel_diff(predict(fc2, x), predict(fm2, x)), 1e-12)
+  # predictions on chunks: one element per chunk, as predict() on each
+  pc <- predict(fc2, ch)
+  expect_length(pc, 3L)
+  expect_identical(unname(unlist(pc)), unname(predict(fc2, x)))
 })
 
 test_that("falkon on chunks refuses what needs the rows in memory", {
