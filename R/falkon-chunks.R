@@ -36,14 +36,19 @@
 #' from `control$start_centers` while the held-out error improves (each
 #' size fetches its new centres in one pass).
 #'
-#' **Limits.**  The squared loss (regression, and classification by one-hot
-#' targets) with uniform centres; the logistic loss, the k-means and
-#' leverage landmarks and case weights need the rows in memory.
+#' Both losses: the logistic loss's Newton steps take their passes (and
+#' the scores \eqn{K\alpha} of the training rows, bound in chunk order) the
+#' same way.  This session holds the training rows' targets (one column per
+#' class) as the in-memory fit does.
+#'
+#' **Limits.**  Uniform centres only: the k-means and leverage landmarks,
+#' and case weights, need the rows in memory.
 #'
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
 #' @param kernel,centers,lambda,iter,scale,seed,control As for [falkon()].
-#' @param loss,landmarks Only `"squared"` and `"uniform"` on chunks.
+#' @param loss As for [falkon()].
+#' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
 #' @param nthreads Threads per worker, see [data_chunks()].
 #' @param ... Nothing (unknown arguments are an error).
@@ -70,10 +75,6 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   check_no_dots(...)
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
-  if (loss != "squared") {
-    stop_arg("loss", "= \"", loss, "\" needs the rows in memory; on data_chunks() falkon() ",
-             "fits the squared loss")
-  }
   landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
   if (landmarks != "uniform") {
     stop_arg("landmarks", "= \"", landmarks, "\" needs the rows in memory; on data_chunks() ",
@@ -105,19 +106,41 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
     kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
   }
   out <- with_seed(seed, {
-    # the draws of the in-memory fit, in its order, by row number
+    # the draws of the in-memory fit, in its order, by row number; the
+    # passes leave the random stream alone
     split <- falkon_split(n, lambda, iter, control)
-    rows <- falkon_rows_chunks(ctx, split, info$type)
-    if (grow && length(split$valid) > 0L) {
-      falkon_fit_growing(centers, rows, kernel, "uniform", lambda, iter, control, nthreads)
+    ctx$drop <- falkon_chunk_rows(ctx, split$valid)
+    ntr <- length(split$train)
+    got <- falkon_chunk_fetch(ctx, split$valid, train_y = TRUE)
+    Y <- chunk_targets(got$ytrain, info$levels, y)
+    wt <- rep(1, ntr)
+    val <- NULL
+    if (length(split$valid)) {
+      val <- list(x = got$x, Y = chunk_targets(got$y, info$levels, y), w = rep(1, length(got$y)),
+                  cls = if (!is.null(info$levels)) match(as.character(got$y), info$levels))
+    }
+    rows <- falkon_rows_chunks(ctx)
+    centres_at <- function(idx) {   # training rows at positions idx
+      g <- split$train[idx]
+      o <- sort(unique(g))
+      cm <- falkon_chunk_fetch(ctx, o)$x[match(g, o), , drop = FALSE]
+      dimnames(cm) <- NULL
+      cm
+    }
+    if (grow && loss == "squared" && !is.null(val)) {
+      centers <- min(centers, ntr)
+      order <- sample.int(ntr, centers)
+      falkon_fit_growing(centers, function(m) centres_at(order[seq_len(m)]), TRUE, kernel, rows,
+                         Y, wt, val, lambda, iter, control, nthreads)
     } else {
       centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling)
-                 else rows$centres(sample.int(rows$n_train, min(centers, rows$n_train)))
+                 else centres_at(sample.int(ntr, min(centers, ntr)))
       dimnames(centres) <- NULL
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-      falkon_check_memory(nrow(centres), rows$n_valid, L, rows$k, control)
-      falkon_fit_squared(falkon_prepare(kernel, centres, nthreads), rows, lambda, iter, control,
-                         nthreads)
+      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(Y), control)
+      prep <- falkon_prepare(kernel, centres, nthreads)
+      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
     }
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
@@ -132,36 +155,39 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   fit
 }
 
-# The training rows of a chunked fit for the fits of R/falkon-fit.R (see
-# falkon_rows_memory()): one pass now fetches the held-out rows and sums the
-# training rows' targets; rhs() and apply() are one pass over the chunks
-# each; centres() fetches rows in one pass.
-falkon_rows_chunks <- function(ctx, split, type) {
-  ctx$drop <- falkon_chunk_rows(ctx, split$valid)
-  got <- falkon_chunk_fetch(ctx, split$valid)
-  ntr <- length(split$train)
-  nv <- length(split$valid)
-  offset <- got$ysum / ntr
-  vresp <- NULL
-  if (nv > 0L) {
-    Yv <- chunk_targets(got$y, ctx$levels, ctx$y)
-    vresp <- list(type = type, Y = Yv, y = if (type != "regression") max.col(Yv, ties.method = "first"))
+# The training rows of a chunked fit as the fits of R/falkon-fit.R see them
+# (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
+# alpha), each one pass over the chunks.  V and w (rows in training order)
+# are cut by chunk and sent to the chunk's worker only; the chunks' m x k
+# results are added in chunk order, their K U and K alpha bound in order.
+falkon_rows_chunks <- function(ctx) {
+  counts <- ctx$rows - lengths(ctx$drop)
+  start <- cumsum(c(0, counts))
+  slice <- function(v, c) {
+    if (is.null(v)) return(NULL)
+    idx <- start[c] + seq_len(counts[c])
+    if (is.matrix(v)) v[idx, , drop = FALSE] else v[idx]
   }
-  list(n_train = ntr, n_valid = nv, k = length(offset), offset = offset,
-       rhs = function(prep) falkon_chunk_pass(ctx, prep, offset = offset) / ntr,
-       apply = function(prep) function(U) falkon_chunk_pass(ctx, prep, U = U),
-       validation = function(prep) {
-         if (nv == 0L) return(NULL)
-         w <- rep(1, nv)
-         list(K = .Call(C_kernel_matrix, prep$code, prep$par, got$x, prep$centres, ctx$nthreads),
-              w = w, error = function(f) falkon_heldout_error(f, vresp, seq_len(nv), w))
+  run <- function(prep, U, V, w, keep_ku, predict = NULL) {
+    per <- lapply(seq_along(ctx$rows), function(c) {
+      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c))
+    })
+    parts <- falkon_keep_rng(chunks_apply(
+      ctx$chunks, falkon_pass_task,
+      list(names = ctx$names, scaling = ctx$scaling, lite = prep[c("centres", "code", "par")],
+           U = U, keep_ku = keep_ku, alpha = predict, nthreads = ctx$nthreads,
+           block_rows = ctx$block_rows, y = ctx$y),
+      ctx$what, per_chunk = per))
+    if (!is.null(predict)) return(do.call(rbind, parts))
+    out <- Reduce(`+`, lapply(parts, function(p) { attr(p, "ku") <- NULL; p }))
+    if (keep_ku) attr(out, "ku") <- do.call(rbind, lapply(parts, attr, "ku"))
+    out
+  }
+  list(n = sum(counts),
+       pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
+         run(prep, U, V, w, keep_ku)
        },
-       centres = function(idx) {
-         g <- split$train[idx]
-         o <- sort(unique(g))
-         falkon_chunk_fetch(ctx, o)$x[match(g, o), , drop = FALSE]
-       },
-       landmarks = function(m) stop_arg("landmarks", "must be \"uniform\" on data_chunks()"))
+       predict = function(prep, alpha) run(prep, NULL, NULL, NULL, FALSE, predict = alpha))
 }
 
 # Global row numbers 'idx' as local row numbers per chunk (a list, one
@@ -174,38 +200,40 @@ falkon_chunk_rows <- function(ctx, idx) {
 # One pass fetching the rows 'index' (sorted global numbers), scaled, with
 # their responses, and the column sums of the training rows' targets (the
 # rows not held out).
-falkon_chunk_fetch <- function(ctx, index) {
+falkon_chunk_fetch <- function(ctx, index, train_y = FALSE) {
   want <- falkon_chunk_rows(ctx, index)
   per <- lapply(seq_along(ctx$rows), function(c) list(want = want[[c]], drop = ctx$drop[[c]]))
   if (is.null(ctx$drop)) per <- lapply(want, function(w) list(want = w, drop = integer()))
   parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_fetch_task,
-                                        list(y = ctx$y, names = ctx$names, levels = ctx$levels),
+                                        list(y = ctx$y, names = ctx$names, train_y = train_y),
                                         ctx$what, per_chunk = per))
   list(index = index,
        x = rff_apply_scaling(do.call(rbind, lapply(parts, `[[`, "x")), ctx$scaling),
        y = unlist(lapply(parts, `[[`, "y"), use.names = FALSE),
-       ysum = Reduce(`+`, lapply(parts, `[[`, "ysum")))
+       ytrain = unlist(lapply(parts, `[[`, "ytrain"), use.names = FALSE))
 }
 
-falkon_fetch_task <- function(raw, i, y, names, levels, want, drop) {
+falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
   xy <- chunk_xy(raw, y, names)
-  Y <- chunk_targets(xy$y, levels, y)
-  if (length(drop)) Y <- Y[-drop, , drop = FALSE]
-  r <- xy$y[want]
-  list(x = xy$x[want, , drop = FALSE], y = if (is.null(levels)) r else as.character(r),
-       ysum = colSums(Y))
+  r <- if (is.numeric(xy$y)) xy$y else as.character(xy$y)
+  list(x = xy$x[want, , drop = FALSE], y = r[want],
+       ytrain = if (train_y) { if (length(drop)) r[-drop] else r })
 }
 
-# One pass: the sum over chunks, in chunk order, of K_c' (K_c U) (with U) or
-# K_c' (Y_c - offset) (without), over each chunk's training rows.
-falkon_chunk_pass <- function(ctx, prep, U = NULL, offset = NULL) {
-  lite <- prep[c("centres", "code", "par")]
-  per <- lapply(ctx$drop, function(d) list(drop = d))
-  falkon_keep_rng(chunks_apply(
-    ctx$chunks, falkon_pass_task,
-    list(y = ctx$y, names = ctx$names, scaling = ctx$scaling, levels = ctx$levels, lite = lite,
-         U = U, offset = offset, nthreads = ctx$nthreads, block_rows = ctx$block_rows),
-    ctx$what, combine = function(acc, r, i) if (is.null(acc)) r else acc + r, per_chunk = per))
+# A chunk's part of a pass, on its worker: K_c' diag(w) (K_c U + V) over its
+# training rows (the in-memory routine), or K_c alpha with 'alpha'.
+falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
+                             block_rows, y, drop, V, w) {
+  xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
+  if (length(drop)) xs <- xs[-drop, , drop = FALSE]
+  if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
+  if (nrow(xs) == 0L) {
+    out <- matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
+    if (keep_ku) attr(out, "ku") <- matrix(0, 0L, ncol(out))
+    return(out)
+  }
+  falkon_knm_apply(lite, xs, U = U, V = V, w = w, nthreads = nthreads, block_rows = block_rows,
+                   keep_ku = keep_ku)
 }
 
 # A pass leaves R's random stream as it was (a scheduler such as
@@ -220,21 +248,6 @@ falkon_keep_rng <- function(expr) {
             rm(".Random.seed", envir = genv)
           })
   expr
-}
-
-falkon_pass_task <- function(raw, i, y, names, scaling, levels, lite, U, offset, nthreads,
-                             block_rows, drop) {
-  xy <- chunk_xy(raw, y, names)
-  xs <- rff_apply_scaling(xy$x, scaling)
-  V <- NULL
-  if (is.null(U)) V <- sweep(chunk_targets(xy$y, levels, y), 2L, offset, check.margin = FALSE)
-  if (length(drop)) {
-    xs <- xs[-drop, , drop = FALSE]
-    if (!is.null(V)) V <- V[-drop, , drop = FALSE]
-  }
-  k <- if (is.null(U)) ncol(V) else ncol(U)
-  if (nrow(xs) == 0L) return(matrix(0, nrow(lite$centres), k))
-  falkon_knm_apply(lite, xs, U = U, V = V, nthreads = nthreads, block_rows = block_rows)
 }
 
 # The training error of a chunk: c(squared error, rows) or c(right, rows).

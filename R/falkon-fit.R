@@ -1,100 +1,89 @@
 # falkon()'s two fits: the squared loss along the CG path and the logistic
 # loss along its Newton steps, each choosing lambda and the number of steps
-# on the held-out rows when asked to (split$valid not empty).
+# on held-out rows when asked to (val not NULL).
+#
+# The fits see the training rows only through 'rows' (falkon_rows()):
+#   rows$n                               the number of training rows
+#   rows$pass(prep, U, V, w, keep_ku)    K_nm' diag(w) (K_nm U + V), one pass
+#   rows$predict(prep, alpha)            K_nm alpha
+# with V (n x k) and w (n, or n x k) in the rows' order.  A chunked fit
+# gives the same interface summed over its chunks; the held-out rows 'val'
+# (falkon_heldout()) are held in memory: list(x, Y, w, cls).
 
 # lambda when nothing can be held out to choose it: 1e-6, the middle of the
 # default grid.
 falkon_fallback_lambda <- 1e-6
 
-# The training rows' weights, rescaled to mean 1 (NULL when all are 1, so
-# the C passes skip them).
-falkon_train_weights <- function(w, train) {
-  wt <- w[train]
-  wt <- wt * (length(train) / sum(wt))
-  if (all(wt == 1)) NULL else wt
+# Rows held in memory (x scaled, n x d).
+falkon_rows <- function(x, nthreads, block_rows = 0) {
+  list(n = nrow(x),
+       pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
+         falkon_knm_apply(prep, x, U = U, V = V, w = w, nthreads = nthreads,
+                          block_rows = block_rows, keep_ku = keep_ku)
+       },
+       predict = function(prep, alpha) falkon_kernel_predict(prep, x, alpha, nthreads, block_rows))
 }
 
-# The held-out rows' kernel block k(X_val, C), held in memory, and their
-# weights; NULL without held-out rows.
-falkon_validation_block <- function(prep, xs, split, w, nthreads) {
-  if (length(split$valid) == 0L) return(NULL)
-  xv <- xs[split$valid, , drop = FALSE]
-  list(K = .Call(C_kernel_matrix, prep$code, prep$par, xv, prep$centres, nthreads),
-       w = w[split$valid])
+# The held-out rows: scaled x, targets Y (one-hot for classes), weights and
+# classes (integer codes, or NULL for regression); NULL without any.
+falkon_heldout <- function(xs, resp, w, valid) {
+  if (length(valid) == 0L) return(NULL)
+  list(x = xs[valid, , drop = FALSE], Y = resp$Y[valid, , drop = FALSE], w = w[valid],
+       cls = if (resp$type != "regression") as.integer(resp$y[valid]))
 }
 
-# The held-out error of scores f (nv x k) against targets: the weighted
-# squared error for regression; for classes, the error rate plus a
-# millionth of the squared error to break ties.
-falkon_heldout_error <- function(f, resp, valid, wv) {
-  Y <- resp$Y[valid, , drop = FALSE]
-  mse <- sum(wv * rowSums((f - Y)^2)) / sum(wv)
-  if (resp$type == "regression") return(mse)
-  wrong <- max.col(f, ties.method = "first") != as.integer(resp$y[valid])
-  sum(wv * wrong) / sum(wv) + 1e-6 * mse
+# Weights rescaled to mean 1 (NULL when all are 1, so the C passes skip
+# them).
+falkon_unit_weights <- function(w) {
+  w <- w * (length(w) / sum(w))
+  if (all(w == 1)) NULL else w
 }
 
-# The training rows as the squared-loss fits see them, so that the same fits
-# serve rows in memory and rows in chunks (falkon_rows_chunks(),
-# R/falkon-chunks.R): n_train, n_valid, k (target columns), offset (the
-# targets' weighted mean), and
-#   rhs(prep)         K' W (Y - offset) / n_train over the training rows
-#   apply(prep)       a function of U giving K' W K U (one pass)
-#   validation(prep)  NULL, or the held-out rows' kernel block K, weights w
-#                     and error(f), the held-out error of their scores f
-#   centres(idx)      the training rows at positions idx (uniform centres)
-#   landmarks(m)      m centres by the landmark rule
-falkon_rows_memory <- function(xs, resp, w, split, kernel, landmarks, control, nthreads) {
-  train <- split$train
-  ntr <- length(train)
-  xt <- xs[train, , drop = FALSE]
-  wt <- falkon_train_weights(w, train)
-  Y <- resp$Y[train, , drop = FALSE]
+# k(X_val, C) for the held-out rows.
+falkon_heldout_kernel <- function(prep, val, nthreads) {
+  .Call(C_kernel_matrix, prep$code, prep$par, val$x, prep$centres, nthreads)
+}
+
+# The held-out error of scores f (nv x k): the weighted squared error for
+# regression; for classes, the error rate plus a millionth of the squared
+# error to break ties.
+falkon_heldout_error <- function(f, val) {
+  mse <- sum(val$w * rowSums((f - val$Y)^2)) / sum(val$w)
+  if (is.null(val$cls)) return(mse)
+  wrong <- max.col(f, ties.method = "first") != val$cls
+  sum(val$w * wrong) / sum(val$w) + 1e-6 * mse
+}
+
+# The squared loss on the training rows with targets Y (n x k) and weights
+# w; alpha0: NULL, or a start for every lambda (m x k), as when the centres
+# grow.
+falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads,
+                               alpha0 = NULL) {
+  ntr <- rows$n
+  wt <- falkon_unit_weights(w)
   wy <- if (is.null(wt)) rep(1, ntr) else wt
   offset <- colSums(Y * wy) / sum(wy)
   Yc <- sweep(Y, 2L, offset, check.margin = FALSE)
-  br <- control$block_rows
-  list(n_train = ntr, n_valid = length(split$valid), k = ncol(Y), offset = offset,
-       rhs = function(prep) {
-         falkon_knm_apply(prep, xt, V = Yc, w = wt, nthreads = nthreads, block_rows = br) / ntr
-       },
-       apply = function(prep) {
-         function(U) falkon_knm_apply(prep, xt, U = U, w = wt, nthreads = nthreads,
-                                      block_rows = br)
-       },
-       validation = function(prep) {
-         val <- falkon_validation_block(prep, xs, split, w, nthreads)
-         if (!is.null(val)) val$error <- function(f) falkon_heldout_error(f, resp, split$valid, val$w)
-         val
-       },
-       centres = function(idx) xt[idx, , drop = FALSE],
-       landmarks = function(m) falkon_centres(m, xs, train, kernel, landmarks, NULL, nthreads))
-}
-
-# alpha0: NULL, or a start for every lambda (m x k), as when the centres grow.
-falkon_fit_squared <- function(prep, rows, lambda, iter, control, nthreads, alpha0 = NULL) {
-  ntr <- rows$n_train
-  offset <- rows$offset
-  val <- rows$validation(prep)
   lambdas <- if (!identical(lambda, "auto")) lambda
              else if (is.null(val)) falkon_fallback_lambda else control$lambdas
   if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
   As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
-  rhs <- rows$rhs(prep)
-  apply_knm <- rows$apply(prep)
-  k <- rows$k
+  rhs <- rows$pass(prep, V = Yc, w = wt) / ntr
+  apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
+  k <- ncol(Y)
   L <- length(lambdas)
   path <- NULL
   best <- list(error = Inf)
   callback <- NULL
   if (!is.null(val)) {
+    Kv <- falkon_heldout_kernel(prep, val, nthreads)
     callback <- function(alpha, t) {
-      f <- .Call(C_matprod, val$K, alpha, nthreads)
+      f <- .Call(C_matprod, Kv, alpha, nthreads)
       for (g in seq_len(L)) {
         cols <- (g - 1L) * k + seq_len(k)
         fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
-        e <- val$error(fg)
+        e <- falkon_heldout_error(fg, val)
         path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
         if (e < best$error) {
           best <<- list(error = e, iter = t, lambda = lambdas[g],
@@ -116,35 +105,43 @@ falkon_fit_squared <- function(prep, rows, lambda, iter, control, nthreads, alph
 }
 
 # The number of centres grown until the held-out error stops improving:
-# m = start, 2 start, 4 start, ... up to max_m, each fit warm-started from
+# m = start, 4 start, 16 start, ... up to max_m, each fit warm-started from
 # the last (the centres are nested prefixes of one random order, so the
 # last fit's alpha padded with zeros is the same function).  Stops when a
-# doubling improves the held-out error by less than control$grow_gain
-# (relative), keeping the better of the last two.  Easy problems stop at a
-# few hundred centres; hard ones grow to max_m.
-falkon_fit_growing <- function(max_m, rows, kernel, landmarks, lambda, iter, control,
-                               nthreads) {
-  max_m <- min(max_m, rows$n_train)
+# step improves the held-out error by less than control$grow_gain
+# (relative; for classes also by less than two held-out points), keeping
+# the better of the last two.  With lambda = "auto"
+# the first step tries every candidate and each later one only the last
+# choice and the next smaller candidate (more centres rarely want more
+# penalty), so the passes carry fewer right-hand sides where they cost
+# most.  Easy problems stop at a few hundred centres; hard ones grow to
+# max_m.
+# centres_for(m): the m centres (nested: the first m of one order when
+# 'nested', so that warm starts apply).
+falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, val, lambda,
+                               iter, control, nthreads) {
   start <- min(control$start_centers, max_m)
-  sizes <- unique(c(start * 2^(0:floor(log2(max_m / start))), max_m))
-  sizes <- sizes[sizes <= max_m]
-  nested <- landmarks == "uniform"
-  order <- if (nested) sample.int(rows$n_train, max_m)
-  L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+  sizes <- unique(c(start * 4^(0:floor(log(max_m / start, 4))), max_m))
   prev <- NULL
   path <- NULL
   for (m in sizes) {
-    falkon_check_memory(m, rows$n_valid, L, rows$k, control)
-    centres <- if (nested) rows$centres(order[seq_len(m)]) else rows$landmarks(m)
-    dimnames(centres) <- NULL
-    prep <- falkon_prepare(kernel, centres, nthreads)
+    lam <- lambda
+    if (identical(lambda, "auto") && !is.null(prev)) {
+      below <- control$lambdas[control$lambdas <= prev$lambda * (1 + 1e-9)]
+      lam <- below[seq_len(min(2L, length(below)))]
+    }
+    falkon_check_memory(m, NROW(val$x), if (is.numeric(lam)) length(lam)
+                        else length(control$lambdas), ncol(Y), control)
+    prep <- falkon_prepare(kernel, centres_for(m), nthreads)
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
-    res <- falkon_fit_squared(prep, rows, lambda, iter, control, nthreads, alpha0)
+    res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
-    if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error)) {
+    # classes: also at least two held-out points more right (less is noise)
+    slack <- if (is.null(val$cls)) 0 else 2 / nrow(val$x)
+    if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error - slack)) {
       if (prev$error <= res$error) res <- prev
       break
     }
@@ -156,8 +153,7 @@ falkon_fit_growing <- function(max_m, rows, kernel, landmarks, lambda, iter, con
 
 # The logistic loss's targets and offsets: two classes give one score (the
 # log-odds of the second level), more one score per class.
-falkon_logistic_targets <- function(resp, w) {
-  Y <- resp$Y
+falkon_logistic_targets <- function(Y, w) {
   if (ncol(Y) == 2L) Y <- Y[, 2L, drop = FALSE]
   prior <- colSums(Y * w) / sum(w)
   prior <- pmin(pmax(prior, 1e-6), 1 - 1e-6)
@@ -174,13 +170,11 @@ falkon_schedule <- function(target, extra) {
   c(s, rep(target, 1L + extra))
 }
 
-falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control, nthreads) {
-  train <- split$train
-  ntr <- length(train)
-  wt <- falkon_train_weights(w, train)
+falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads) {
+  ntr <- rows$n
+  wt <- falkon_unit_weights(w)
   wv <- if (is.null(wt)) rep(1, ntr) else wt
-  tg <- falkon_logistic_targets(list(Y = resp$Y[train, , drop = FALSE]), wv)
-  val <- falkon_validation_block(prep, xs, split, w, nthreads)
+  tg <- falkon_logistic_targets(Y, wv)
   target <- if (!identical(lambda, "auto")) min(lambda)
             else if (is.null(val)) falkon_fallback_lambda else min(control$lambdas)
   schedule <- falkon_schedule(target, control$newton_steps)
@@ -191,9 +185,10 @@ falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control,
   best <- list(error = Inf)
   callback <- NULL
   if (!is.null(val)) {
-    Yv <- falkon_logistic_targets(list(Y = resp$Y[split$valid, , drop = FALSE]), val$w)$Y
+    Yv <- falkon_logistic_targets(val$Y, val$w)$Y
+    Kv <- falkon_heldout_kernel(prep, val, nthreads)
     callback <- function(alpha, t) {
-      f <- sweep(.Call(C_matprod, val$K, alpha, nthreads), 2L, tg$offset, "+",
+      f <- sweep(.Call(C_matprod, Kv, alpha, nthreads), 2L, tg$offset, "+",
                  check.margin = FALSE)
       e <- falkon_logloss(f, Yv, val$w)
       path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
@@ -201,8 +196,7 @@ falkon_fit_logistic <- function(prep, xs, resp, w, lambda, iter, split, control,
       t - best$step >= 2L
     }
   }
-  res <- falkon_newton(prep, xs[train, , drop = FALSE], tg$Y, wv, tg$offset, schedule,
-                       cg_iter, nthreads, callback, control$block_rows)
+  res <- falkon_newton(prep, rows, tg$Y, wv, tg$offset, schedule, cg_iter, nthreads, callback)
   alpha <- res$alpha
   steps <- res$steps
   if (!is.null(best$alpha)) {

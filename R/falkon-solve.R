@@ -175,9 +175,9 @@ falkon_logloss <- function(f, Y, w) {
 # case weights (mean 1), 'offset' the fixed intercepts (k values).
 # callback(alpha, f_step, t) sees the iterate after each step and may
 # return TRUE to stop.
-falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
-                          callback = NULL, block_rows = 0) {
-  n <- nrow(x)
+falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
+                          callback = NULL) {
+  n <- rows$n
   k <- ncol(Y)
   T <- prep$T
   alpha <- matrix(0, prep$m, k)
@@ -188,17 +188,14 @@ falkon_newton <- function(prep, x, Y, w, offset, schedule, cg_iter, nthreads,
     lambda <- schedule[t]
     p <- falkon_probabilities(f)
     curv <- w * p * (1 - p)
-    grad <- falkon_knm_apply(prep, x, V = p - Y, w = w, nthreads = nthreads,
-                             block_rows = block_rows) / n +
+    grad <- rows$pass(prep, V = p - Y, w = w) / n +
       lambda * .Call(C_matprod, prep$Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
     s <- max(mean(curv), 1e-8)
     A <- falkon_precond(prep, lambda, s, nthreads)
-    apply_h <- function(U) falkon_knm_apply(prep, x, U = U, w = curv, nthreads = nthreads,
-                                            block_rows = block_rows, keep_ku = TRUE)
+    apply_h <- function(U) rows$pass(prep, U = U, w = curv, keep_ku = TRUE)
     sol <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t], nthreads = nthreads)
     delta <- sol$alpha
-    Kd <- if (is.null(sol$k_alpha)) falkon_kernel_predict(prep, x, delta, nthreads, block_rows)
-          else sol$k_alpha
+    Kd <- if (is.null(sol$k_alpha)) rows$predict(prep, delta) else sol$k_alpha
     obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)
     step <- 1
     repeat {

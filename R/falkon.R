@@ -53,9 +53,11 @@
 #' `control$patience` iterations after its best point): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  With the default `centers` (squared loss) the number of centres
-#' grows: 256, 512, 1024, ... up to [falkon_default_centers()], each fit
-#' warm-started from the last on nested centres, while a doubling lowers
-#' the held-out error by at least 3 % (`control$grow_gain`); easy problems
+#' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
+#' warm-started from the last on nested centres (and, after the first,
+#' trying only the last \eqn{\lambda} and the next smaller one), while a
+#' step lowers the held-out error by at least 3 % (`control$grow_gain`)
+#' and, for classes, by at least two held-out points; easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
 #' as `centres_path`).  The logistic loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
@@ -162,20 +164,30 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
 
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
-    if (grow && loss == "squared" && length(split$valid) > 0L) {
-      rows <- falkon_rows_memory(xs, resp, w, split, resolved, landmarks, control, nthreads)
-      falkon_fit_growing(centers, rows, resolved, landmarks, lambda, iter, control, nthreads)
+    xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
+    rows <- falkon_rows(xt, nthreads, control$block_rows)
+    Y <- resp$Y[split$train, , drop = FALSE]
+    wt <- w[split$train]
+    val <- falkon_heldout(xs, resp, w, split$valid)
+    if (grow && loss == "squared" && !is.null(val)) {
+      nested <- landmarks == "uniform"
+      centers <- min(centers, length(split$train))   # centres are training rows
+      order <- if (nested) sample.int(length(split$train), centers)
+      centres_for <- function(m) {
+        if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))
+        cm <- xs[split$train[order[seq_len(m)]], , drop = FALSE]
+        dimnames(cm) <- NULL
+        cm
+      }
+      falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda, iter,
+                         control, nthreads)
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
       falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
       prep <- falkon_prepare(resolved, centres, nthreads)
-      if (loss == "squared") {
-        rows <- falkon_rows_memory(xs, resp, w, split, resolved, landmarks, control, nthreads)
-        falkon_fit_squared(prep, rows, lambda, iter, control, nthreads)
-      } else {
-        falkon_fit_logistic(prep, xs, resp, w, lambda, iter, split, control, nthreads)
-      }
+      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
     }
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
@@ -215,8 +227,8 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @param block_rows Rows per block of the passes (0: about 16 MB of kernel
 #'   block); results do not depend on it.
 #' @param start_centers,grow_gain With the default `centers`, the number of
-#'   centres starts at `start_centers` and doubles while the held-out error
-#'   falls by at least the fraction `grow_gain` (see [falkon()]).
+#'   centres starts at `start_centers` and grows fourfold while the held-out error
+#'   falls by at least the fraction `grow_gain`, in (0, 1) (see [falkon()]).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -225,44 +237,60 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
                            tol = 1e-10, block_rows = 0, start_centers = 256,
                            grow_gain = 0.03) {
-  lambdas <- vapply(lambdas, check_positive, 0, arg = "control$lambdas")
-  if (length(lambdas) < 1L) stop_arg("control$lambdas", "must hold at least one value")
+  if (!is.numeric(lambdas) || length(lambdas) < 1L) {
+    stop_arg("lambdas", "must be positive numbers")
+  }
+  lambdas <- vapply(lambdas, check_positive, 0, arg = "lambdas")
   list(lambdas = sort(lambdas, decreasing = TRUE),
-       max_iter = check_count(max_iter, "control$max_iter"),
-       patience = check_count(patience, "control$patience"),
-       validation = check_probability(validation, "control$validation"),
-       max_validation = check_count(max_validation, "control$max_validation"),
-       newton_steps = check_count(newton_steps, "control$newton_steps", lower = 0),
-       tol = check_number(tol, "control$tol", lower = 0),
-       block_rows = check_count(block_rows, "control$block_rows", lower = 0),
-       start_centers = check_count(start_centers, "control$start_centers"),
-       grow_gain = check_number(grow_gain, "control$grow_gain", lower = 0, upper = 1))
+       max_iter = check_count(max_iter, "max_iter"),
+       patience = check_count(patience, "patience"),
+       validation = check_probability(validation, "validation"),
+       max_validation = check_count(max_validation, "max_validation"),
+       newton_steps = check_count(newton_steps, "newton_steps", lower = 0),
+       tol = check_number(tol, "tol", lower = 0),
+       block_rows = check_count(block_rows, "block_rows", lower = 0),
+       start_centers = check_count(start_centers, "start_centers"),
+       grow_gain = check_probability(grow_gain, "grow_gain"))
 }
 
 falkon_control_list <- function(control) {
   if (!is.list(control)) stop_arg("control", "must be a list, such as falkon_control(max_iter = 50)")
   known <- names(formals(falkon_control))
   bad <- setdiff(names(control), known)
-  if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L)) {
-    stop_arg("control", "has unknown entries: ", paste(bad, collapse = ", "),
-             "; known are ", paste(known, collapse = ", "))
+  if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L ||
+                               any(!nzchar(names(control))))) {
+    stop_arg("control", "has unknown or unnamed entries (",
+             paste(bad, collapse = ", "), "); known are ", paste(known, collapse = ", "))
   }
-  do.call(falkon_control, control)
+  tryCatch(do.call(falkon_control, control), error = function(e) {
+    stop_arg("control", "has a bad entry: ", conditionMessage(e))
+  })
 }
 
 #' Default number of FALKON centres
 #'
-#' `min(n, max(200, 25 * sqrt(n)), 5000)`: FALKON's theory asks for
-#' \eqn{m} of order \eqn{\sqrt n} (times a log factor) for the optimal
-#' rate, and the cap keeps the \eqn{m \times m} factors at a few hundred
-#' megabytes and the \eqn{O(m^3)} factorisations at seconds.
-#' @param n Number of training rows.
+#' The most centres [falkon()] uses by default:
+#' \eqn{\min(n, 5000, \max(200, \min(25 \sqrt n, \max(1000, 6 \cdot
+#' 10^7 / n))))}.  FALKON's theory asks for \eqn{m} of order \eqn{\sqrt n}
+#' (times a log factor) for the optimal rate; the budget of about
+#' \eqn{6 \cdot 10^7} kernel evaluations per pass over the data (but never
+#' fewer than 1000 centres) keeps each conjugate-gradient iteration at a few
+#' seconds for large \eqn{n}, and the cap of 5000 keeps the \eqn{m \times
+#' m} factors at a few hundred megabytes and their \eqn{O(m^3)}
+#' factorisations at seconds.  With the default `centers`, [falkon()] grows
+#' the number of centres up to this one only while the held-out error falls.
+#' On `bench/falkon-defaults.R`'s sets, 25 \eqn{\sqrt n} centres gained 1.8
+#' points over half as many on Letter (13 333 rows), while on Shuttle
+#' (38 667 rows) 4096 centres cost 23 times kernlab's time for 0.03 points
+#' over 1552 centres, hence the budget.  Give `centers` to go beyond.
+#' @param n Number of training rows, a whole number.
 #' @return A whole number.
 #' @examples
-#' falkon_default_centers(c(100, 1e4, 1e6))
+#' sapply(c(100, 1e4, 4e4, 1e6), falkon_default_centers)
 #' @export
 falkon_default_centers <- function(n) {
-  as.integer(pmin(n, pmax(200, round(25 * sqrt(n))), 5000))
+  n <- check_count(n, "n")
+  as.integer(min(n, 5000, max(200, min(round(25 * sqrt(n)), max(1000, round(6e7 / n))))))
 }
 
 falkon_check_lambda <- function(lambda) {

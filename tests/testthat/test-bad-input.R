@@ -132,6 +132,14 @@ bad$trans <- list(list = list(), number = 1, character = "log2", kernel = K1)
 # positive numbers where NULL means "the default"
 bad$positive_or_null <- bad$positive[names(bad$positive) != "NULL_value"]
 
+# falkon()'s centres: a count up to nrow(x) or a matrix of centres (NULL is
+# the default), and its control list
+bad$falkon_centers <- c(bad$count[names(bad$count) != "NULL_value"],
+                        list(too_many = 7, wrong_width = cbind(X, X),
+                             NA_matrix = replace(X, 2, NA)))
+bad$falkon_control <- list(number = 1, unknown = list(bogus = 1), unnamed = list(1),
+                           bad_value = list(max_iter = 0), bad_lambdas = list(lambdas = -1))
+
 case <- function(fn, args, arg, what) list(fn = fn, args = args, arg = arg, what = what)
 
 # All cases for one function: each argument named in ... replaced by each
@@ -163,8 +171,35 @@ fit_km_rff <- kernel_kmeans(X, 2, K1, method = "rff", D = 8, seed = 1)
 fit_svm <- rff_svm(X, YC, K1, D = 8, seed = 1)
 fit_ridge <- rff_ridge(X, YN, K1, D = 8, seed = 1)
 fit_ridge_class <- rff_ridge(X, YC, K1, D = 8, seed = 1)
+fit_falkon <- falkon(X, YN, K1, centers = 3, lambda = 1e-3, iter = 5, seed = 1)
+fit_falkon_class <- falkon(X, YC, K1, centers = 3, lambda = 1e-3, iter = 5, seed = 1,
+                           loss = "logistic")
 
 specs <- c(
+  spec("falkon", list(x = X, y = YN, kernel = K1, centers = 3, lambda = 1e-3, loss = "squared",
+                      landmarks = "uniform", iter = 5, weights = rep(1, 6), scale = TRUE,
+                      seed = 1, control = list(), nthreads = 1),
+       x = "data", y = "response", kernel = "kernel", centers = "falkon_centers",
+       lambda = "lambda", loss = "choice", landmarks = "choice", iter = "count",
+       weights = "case_weights", scale = "flag", seed = "seed", control = "falkon_control",
+       nthreads = "count"),
+  spec("falkon", list(x = X, y = YC, kernel = K1, centers = 3, loss = "logistic", iter = 5),
+       y = "labels"),
+  spec("falkon", list(x = X, y = YN, kernel = K1), x = "data_required"),
+  spec("predict.falkon", list(object = fit_falkon, newdata = X, type = "response", nthreads = 1),
+       newdata = "newdata_model", type = "choice", nthreads = "count"),
+  spec("predict.falkon", list(object = fit_falkon_class, newdata = X, type = "prob"),
+       newdata = "newdata_model"),
+  spec("predict.falkon", list(object = fit_falkon, newdata = replace(X, 3, NA),
+                              na.action = stats::na.pass),
+       na.action = "na_action"),
+  spec("falkon_control", list(lambdas = 1e-3, max_iter = 5, patience = 2, validation = 0.2,
+                              max_validation = 100, newton_steps = 1, tol = 1e-8,
+                              block_rows = 0, start_centers = 10, grow_gain = 0.1),
+       lambdas = "grid", max_iter = "count", patience = "count", validation = "probability",
+       max_validation = "count", newton_steps = "count0", tol = "nonnegative",
+       block_rows = "count0", start_centers = "count", grow_gain = "probability"),
+  spec("falkon_default_centers", list(n = 100), n = "count"),
   spec("rff_svm", list(x = X, y = YC, kernel = K1, D = 8, cost = 1, loss = "hinge",
                        multiclass = "ovo", probability = FALSE, weights = rep(1, 6),
                        scale = TRUE, class.weights = c(u = 1, v = 2), epsilon = 0.1,

@@ -72,9 +72,21 @@ test_that("given centres, lambda and iterations: a fixed number of passes, the s
   expect_identical(unname(unlist(pc)), unname(predict(fc2, x)))
 })
 
+test_that("the logistic loss on chunks is the in-memory fit, up to rounding", {
+  pieces <- falkon_pieces(c(120, 80, 100))
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
+  fc <- falkon(ch, y = "class", loss = "logistic", centers = 60, seed = 4)
+  fm <- falkon(x, all$class, loss = "logistic", centers = 60, seed = 4)
+  expect_identical(fc$lambda, fm$lambda)
+  expect_identical(fc$newton_steps, fm$newton_steps)
+  expect_lt(rel_diff(predict(fc, x, type = "prob"), predict(fm, x, type = "prob")), 1e-8)
+})
+
 test_that("falkon on chunks refuses what needs the rows in memory", {
   ch <- data_chunks(lapply(falkon_pieces(c(30, 30)), function(p) p[c(1:5, 7)]))
-  expect_error(falkon(ch, y = "class", loss = "logistic"), "'loss'")
+  expect_error(falkon(ch, y = "class", loss = "hinge"), "'loss'")
   expect_error(falkon(ch, y = "class", landmarks = "kmeans"), "'landmarks'")
   expect_error(falkon(ch, y = "class", weights = rep(1, 60)), "'weights'")
   expect_error(falkon(ch), "'y'")

@@ -159,21 +159,26 @@ test_that("fits are reproducible with set.seed() or seed =, and do not depend on
   expect_gt(mean(predict(a, x) == y), 0.9)
 })
 
-test_that("default centres grow by doubling while the held-out error falls", {
+test_that("default centres grow fourfold while the held-out error falls", {
   set.seed(13)
   x <- matrix(runif(6000), 3000)
   y <- sin(6 * x[, 1]) * cos(4 * x[, 2]) + rnorm(3000, sd = 0.05)
-  fit <- falkon(x, y, seed = 1, control = list(start_centers = 64))
+  fit <- falkon(x, y, seed = 1, control = list(start_centers = 16))
   path <- fit$centres_path
-  expect_equal(path$centers[1], 64)
+  expect_equal(path$centers[1], 16)
+  expect_gt(nrow(path), 1)
   expect_true(all(diff(path$centers) > 0))
   expect_true(fit$m %in% path$centers)
   expect_equal(fit$lambda, path$lambda[path$centers == fit$m])
   # each step kept improved by control$grow_gain, except possibly the last
   e <- path$error
   if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
-  expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 64))$alpha, fit$alpha)
+  expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 16))$alpha, fit$alpha)
   expect_lt(sqrt(mean((predict(fit, x) - sin(6 * x[, 1]) * cos(4 * x[, 2]))^2)), 0.05)
+  # fewer training rows than the default number of centres (some are held out)
+  small <- falkon(iris[, 1:4], iris$Species, seed = 1)
+  expect_lte(small$m, small$n_train)
+  expect_gt(mean(fitted(small) == iris$Species), 0.9)
 })
 
 test_that("integer case weights are repeated rows", {
