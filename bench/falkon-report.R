@@ -21,9 +21,9 @@ falkon_report <- function(results_csv, md_file) {
   pct <- function(v) ifelse(is.na(v), "-", formatC(100 * v, format = "f", digits = 2))
   # a peer not run under this BLAS (libsvm uses none): its row under another
   get <- function(set, method, blas, threads = NULL, col = "value") {
-    s <- r[r$set == set & r$method == method & r$blas == blas, , drop = FALSE]
+    s <- r[r$set == set & r$method == method & r$blas == blas & !is.na(r$value), , drop = FALSE]
     if (nrow(s) == 0L && !startsWith(method, "falkon") && !startsWith(method, "rff_")) {
-      s <- r[r$set == set & r$method == method, , drop = FALSE]
+      s <- r[r$set == set & r$method == method & !is.na(r$value), , drop = FALSE]
     }
     if (!is.null(threads)) s <- s[s$threads == threads, , drop = FALSE]
     if (nrow(s) == 0L) return(NA_real_)
@@ -32,7 +32,7 @@ falkon_report <- function(results_csv, md_file) {
   verdict <- function(ok) ifelse(is.na(ok), "n/a", ifelse(ok, "PASS", "MISS"))
   out <- c("# falkon() against exact and approximate kernel machines", "",
            "Written by `Rscript bench/falkon.R` (see its header for the options that run it",
-           "in pieces); rows accumulate in `bench/falkon-results.csv`.",
+           "in pieces); rows accumulate in `bench/falkon-results*.csv`.",
            sprintf("Machine: %s (`lscpu`), %d cores, shared with other jobs while these figures",
                    cpu, cores),
            sprintf("were taken (load average %s when this page was written), so timings are", load),
@@ -47,7 +47,8 @@ falkon_report <- function(results_csv, md_file) {
            "Threads: bochner's `nthreads` (and OpenBLAS's); kernlab, e1071 and SVC are",
            "single-threaded and were run at the largest thread count of the run.  On the",
            "10^5 set e1071 and SVC (libsvm, which calls no BLAS) ran under the reference",
-           "BLAS only; the OpenBLAS rows of the targets reuse their times.",
+           "BLAS only; the OpenBLAS rows of the targets reuse their times.  A peer that",
+           "failed under one BLAS is taken from the other in the target tables.",
            "Splits: 70 % / 30 % with `set.seed(1)` (diamonds: 15 000 training and 10 000 test",
            "rows; synthetic sets: their own seeds, see the script).", "")
 
