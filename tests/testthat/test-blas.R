@@ -46,6 +46,11 @@ out$svm_prob <- predict(rff_svm(x[1:600, ], cls[1:600], D = 100, seed = 5, proba
                         xn, type = "prob")
 out$ridge_prob <- predict(rff_ridge(x, cls, D = 100, seed = 6, probability = TRUE), xn,
                           type = "prob")
+out$falkon <- falkon(x[1:500, ], y[1:500], seed = 7, nthreads = 2,
+                     control = list(start_centers = 64))
+out$falkon_pred <- predict(out$falkon, xn)
+out$falkon_prob <- predict(falkon(x[1:300, ], cls[1:300], centers = 100, loss = "logistic",
+                                  seed = 8), xn, type = "prob")
 saveRDS(out, commandArgs(TRUE)[1])
 '
 
