@@ -50,6 +50,10 @@ falkon_fitted_values <- function(object, xs, nthreads) {
 #' @export
 predict.falkon <- function(object, newdata, type = c("response", "class", "prob", "decision"),
                            na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, type = type, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   type <- check_choice(type, c("response", "class", "prob", "decision"), "type")
   regression <- object$type == "regression"

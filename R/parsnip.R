@@ -84,10 +84,13 @@ bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_feature
 #' dials parameters for the `num_features` engine argument of the parsnip
 #' engine `"bochner"` ([bochner_parsnip_fit()]) and of the recipes steps
 #' [step_rff()] and [step_nystrom()], and for the steps' `sigma` (bochner's
-#' length scale, see [gaussian_kernel()]).  They need the dials package.
+#' length scale, see [gaussian_kernel()]); `falkon_num_centers()` for the
+#' `num_centers` argument of the engine `"bochner_falkon"`
+#' ([falkon_parsnip_fit()]).  They need the dials package.
 #'
 #' @param range The range, on the scale of `trans` (log2 for
-#'   `rff_num_features()`: 64 to 2048 features by default; log10 for
+#'   `rff_num_features()`: 64 to 2048 features by default, and
+#'   `falkon_num_centers()`: 128 to 8192 centres; log10 for
 #'   `rff_sigma()`: 0.1 to 100).
 #' @param trans A transformation from the scales package.
 #' @return A dials quantitative parameter.
@@ -98,12 +101,16 @@ bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_feature
 #' }
 #' @export
 rff_num_features <- function(range = c(6L, 11L), trans = NULL) {
+  count_param(range, trans, c(num_features = "# Random Features"), "rff_num_features()")
+}
+
+# A dials whole-number parameter on the log2 scale by default.
+count_param <- function(range, trans, label, what) {
   check_param_range(range, trans)
-  need_package("dials", "rff_num_features()")
+  need_package("dials", what)
   if (is.null(trans)) trans <- scales_transform("log2")
   dials::new_quant_param(type = "integer", range = range, inclusive = c(TRUE, TRUE),
-                         trans = trans, label = c(num_features = "# Random Features"),
-                         finalize = NULL)
+                         trans = trans, label = label, finalize = NULL)
 }
 
 #' @rdname rff_num_features
@@ -146,49 +153,61 @@ need_package <- function(pkg, what) {
 
 .onLoad <- function(libname, pkgname) {
   # parsnip may be loaded before or after bochner: register now, or when it is
-  if (isNamespaceLoaded("parsnip")) register_parsnip_engine()
-  setHook(packageEvent("parsnip", "onLoad"), function(...) register_parsnip_engine())
+  if (isNamespaceLoaded("parsnip")) register_parsnip_engines()
+  setHook(packageEvent("parsnip", "onLoad"), function(...) register_parsnip_engines())
   invisible(NULL)
 }
 
+# The engines "bochner" (rff_svm / rff_ridge) and "bochner_falkon"
+# (falkon(), R/falkon-tidymodels.R).
+register_parsnip_engines <- function() {
+  register_parsnip_engine()
+  register_falkon_engine()
+}
+
 register_parsnip_engine <- function() {
+  register_svm_rbf_engine("bochner", "bochner_parsnip_fit", "num_features", "rff_num_features")
+}
+
+# An engine of svm_rbf() on a bochner fitting function 'fun' taking x, y,
+# cost, rbf_sigma, mode and a size argument 'size' (tuned by the dials
+# parameter function 'size_param'); predictions by predict(type =).
+register_svm_rbf_engine <- function(eng, fun, size, size_param) {
   engines <- tryCatch(parsnip::get_from_env("svm_rbf"), error = function(e) NULL)
   if (is.null(engines)) return(invisible(FALSE))        # a parsnip without svm_rbf
   fits <- parsnip::get_from_env("svm_rbf_fit")
-  done <- !is.null(fits) && any(fits$engine == "bochner")
+  done <- !is.null(fits) && any(fits$engine == eng)
   if (done) return(invisible(TRUE))
   for (mode in c("classification", "regression")) {
-    parsnip::set_model_engine("svm_rbf", mode = mode, eng = "bochner")
-    parsnip::set_dependency("svm_rbf", eng = "bochner", pkg = "bochner", mode = mode)
-    parsnip::set_fit(model = "svm_rbf", eng = "bochner", mode = mode,
+    parsnip::set_model_engine("svm_rbf", mode = mode, eng = eng)
+    parsnip::set_dependency("svm_rbf", eng = eng, pkg = "bochner", mode = mode)
+    parsnip::set_fit(model = "svm_rbf", eng = eng, mode = mode,
                      value = list(interface = "matrix", protect = c("x", "y"),
-                                  func = c(pkg = "bochner", fun = "bochner_parsnip_fit"),
+                                  func = c(pkg = "bochner", fun = fun),
                                   defaults = list(mode = mode)))
-    parsnip::set_encoding(model = "svm_rbf", eng = "bochner", mode = mode,
+    parsnip::set_encoding(model = "svm_rbf", eng = eng, mode = mode,
                           options = list(predictor_indicators = "one_hot",
                                          compute_intercept = FALSE, remove_intercept = TRUE,
                                          allow_sparse_x = TRUE))
   }
-  parsnip::set_model_arg(model = "svm_rbf", eng = "bochner", parsnip = "cost",
+  parsnip::set_model_arg(model = "svm_rbf", eng = eng, parsnip = "cost",
                          original = "cost", func = list(pkg = "dials", fun = "cost"),
                          has_submodel = FALSE)
-  parsnip::set_model_arg(model = "svm_rbf", eng = "bochner", parsnip = "rbf_sigma",
+  parsnip::set_model_arg(model = "svm_rbf", eng = eng, parsnip = "rbf_sigma",
                          original = "rbf_sigma", func = list(pkg = "dials", fun = "rbf_sigma"),
                          has_submodel = FALSE)
-  parsnip::set_model_arg(model = "svm_rbf", eng = "bochner", parsnip = "num_features",
-                         original = "num_features",
-                         func = list(pkg = "bochner", fun = "rff_num_features"),
-                         has_submodel = FALSE)
+  parsnip::set_model_arg(model = "svm_rbf", eng = eng, parsnip = size, original = size,
+                         func = list(pkg = "bochner", fun = size_param), has_submodel = FALSE)
   pred <- function(type, post = NULL) {
     list(pre = NULL, post = post, func = c(fun = "predict"),
          args = list(object = quote(object$fit), newdata = quote(new_data), type = type))
   }
-  parsnip::set_pred(model = "svm_rbf", eng = "bochner", mode = "classification",
+  parsnip::set_pred(model = "svm_rbf", eng = eng, mode = "classification",
                     type = "class", value = pred("class", function(x, object) unname(x)))
-  parsnip::set_pred(model = "svm_rbf", eng = "bochner", mode = "classification",
+  parsnip::set_pred(model = "svm_rbf", eng = eng, mode = "classification",
                     type = "prob",
                     value = pred("prob", function(x, object) as.data.frame(unname_rows(x))))
-  parsnip::set_pred(model = "svm_rbf", eng = "bochner", mode = "regression",
+  parsnip::set_pred(model = "svm_rbf", eng = eng, mode = "regression",
                     type = "numeric", value = pred("response", function(x, object) unname(x)))
   invisible(TRUE)
 }

@@ -1,9 +1,10 @@
 #' Choose D, sigma and cost or lambda by cross-validation
 #'
-#' Cross-validates [rff_svm()] or [rff_ridge()] over a grid of the number
-#' of features `D`, the bandwidth `sigma`, and `cost` (SVM) or `lambda`
-#' (ridge), in the spirit of `e1071::tune()` and `kernlab::ksvm(cross =)`,
-#' and refits the best combination on all the data.
+#' Cross-validates [rff_svm()], [rff_ridge()] or [falkon()] over a grid of
+#' the number of features `D` (for falkon, the number of centres), the
+#' bandwidth `sigma`, and `cost` (SVM) or `lambda` (ridge, falkon), in the
+#' spirit of `e1071::tune()` and `kernlab::ksvm(cross =)`, and refits the
+#' best combination on all the data.
 #'
 #' The work is shared as far as the grid allows.  The folds are drawn once
 #' (stratified by class for classification) and are the same for every
@@ -12,7 +13,12 @@
 #' * for the SVM, every `cost`, fold and binary problem is solved in one
 #'   parallel call of the solver on those features;
 #' * for ridge, each fold's normal equations are formed once and
-#'   eigendecomposed once, which gives the fit at every `lambda` of the grid.
+#'   eigendecomposed once, which gives the fit at every `lambda` of the grid;
+#' * for falkon (squared loss), for each `D` (centres), `sigma` and fold the
+#'   centres are drawn once from the training rows and one conjugate-gradient
+#'   run solves every `lambda` of the grid in the same passes over the data,
+#'   for `iter` iterations (an argument in `...`; default 20, the same in the
+#'   refit).
 #'
 #' The error is the misclassification rate for classification and the mean
 #' squared error for regression, averaged over the held-out rows of all
@@ -22,17 +28,19 @@
 #'
 #' @param x,y The data and the response, as for [rff_svm()] (classes) or
 #'   [rff_ridge()] (classes or numbers).
-#' @param method `"svm"` or `"ridge"`.
+#' @param method `"svm"`, `"ridge"` or `"falkon"`.
 #' @param kernel A shift-invariant kernel (its `sigma` is replaced by the
 #'   values of `sigma` when given); `NULL` for the method's default
 #'   ([rff_svm()]'s or [rff_ridge()]'s).
-#' @param D Numbers of random features to try.
+#' @param D Numbers of random features to try; for `method = "falkon"`,
+#'   numbers of centres (default [falkon_default_centers()] of the rows).
 #' @param sigma `NULL` (the kernel's own bandwidth, resolved on the
 #'   standardised data), or bandwidths to try, on the scale of the
 #'   standardised inputs when `scale = TRUE`.
 #' @param cost SVM costs to try.
 #' @param lambda Ridge penalties to try (on the scale of the sum of squares,
-#'   see [rff_ridge()]).
+#'   see [rff_ridge()]); for falkon its `lambda` (on the scale of a mean, see
+#'   [falkon()]; default `falkon_control()$lambdas`).
 #' @param folds Number of cross-validation folds, at least 2.
 #' @param scale Standardise the inputs first, as in [rff_svm()].
 #' @param seed `NULL`, or a number for reproducible folds, maps and solver
@@ -55,16 +63,22 @@
 #' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
 #' @md
 #' @export
-rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
+rff_tune <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
                      D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
                      folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(), ...) {
-  method <- check_choice(method, c("svm", "ridge"), "method")
-  if (is.null(kernel)) kernel <- formals(if (method == "svm") rff_svm.default else rff_ridge.default)$kernel
+  method <- check_choice(method, c("svm", "ridge", "falkon"), "method")
+  falkon <- method == "falkon"
+  fitter <- switch(method, svm = rff_svm.default, ridge = rff_ridge.default,
+                   falkon = falkon.default)
+  if (is.null(kernel)) kernel <- formals(fitter)$kernel
   if (is.call(kernel)) kernel <- eval(kernel)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
   check_kernel(kernel)
+  if (falkon && missing(D)) D <- falkon_default_centers(n)
+  if (falkon && missing(lambda)) lambda <- falkon_control()$lambdas
   D <- tune_grid_values(D, "D", whole = TRUE)
+  if (falkon && any(D > n)) stop_arg("D", "(the numbers of centres) must be at most nrow(x) = ", n)
   if (!is.null(sigma)) {
     if (!isTRUE(kernel$shift_invariant) || is.null(kernel$sigma)) {
       stop_arg("sigma", "needs a shift-invariant kernel with a bandwidth, such as gaussian_kernel()")
@@ -76,6 +90,12 @@ rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   nthreads <- check_threads(nthreads)
   extra <- list(...)
+  if (falkon) {
+    if (!is.null(extra$loss) && !identical(extra$loss, "squared")) {
+      stop_arg("method", "= \"falkon\" tunes the squared loss only")
+    }
+    extra$iter <- if (is.null(extra$iter)) 20L else check_count(extra$iter, "iter")
+  }
   y <- if (method == "svm") rff_class_response(y, n) else ridge_response(y, n)$y
   classification <- is.factor(y)
 
@@ -88,10 +108,14 @@ rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
     table <- NULL
     for (d in D) {
       for (kern in kernels) {
-        map <- do.call(random_features.default,
-                       c(list(xs, kern, D = d), extra[names(extra) %in% c("type", "sampling", "method")]))
-        err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, extra, nthreads)
-               else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
+        if (falkon) {
+          err <- tune_falkon_errors(xs, y, fold, kern, d, penalty, extra, nthreads)
+        } else {
+          map <- do.call(random_features.default,
+                         c(list(xs, kern, D = d), extra[names(extra) %in% c("type", "sampling", "method")]))
+          err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, extra, nthreads)
+                 else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
+        }
         table <- rbind(table, data.frame(D = d, sigma = kern$sigma, penalty = penalty,
                                          error = err$error, sd = err$sd))
       }
@@ -99,12 +123,13 @@ rff_tune <- function(x, y, method = c("svm", "ridge"), kernel = NULL,
     names(table)[3L] <- if (method == "svm") "cost" else "lambda"
     order_key <- if (method == "svm") table$cost else -table$lambda
     best <- table[order(table$error, table$D, order_key)[1L], ]
-    args <- c(list(x = x, y = y, D = best$D, scale = scale, nthreads = nthreads),
+    args <- c(list(x = x, y = y, scale = scale, nthreads = nthreads),
+              if (falkon) list(centers = best$D) else list(D = best$D),
               if (is.null(sigma)) list(kernel = kernel)
               else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
               if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
               extra)
-    fit <- do.call(if (method == "svm") rff_svm.default else rff_ridge.default, args)
+    fit <- do.call(fitter, args)
     list(table = table, best = best, fit = fit)
   })
   rownames(result$best) <- NULL
@@ -120,6 +145,41 @@ tune_grid_values <- function(v, arg, whole = FALSE) {
   }
   if (whole && any(v != round(v) | v > .Machine$integer.max)) stop_arg(arg, "must be whole numbers")
   sort(unique(as.double(v)))
+}
+
+# Held-out error of every lambda of falkon (squared loss): per fold, the
+# centres are drawn from the training rows and one CG run (falkon_cg, the
+# fit's own solver) solves every lambda in the same passes over the rows.
+tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads) {
+  resp <- ridge_response(y, nrow(xs))
+  landmarks <- if (is.null(extra$landmarks)) "uniform" else extra$landmarks
+  control <- falkon_control_list(if (is.null(extra$control)) list() else extra$control)
+  k <- ncol(resp$Y)
+  err <- matrix(0, max(fold), length(lambdas))
+  size <- tabulate(fold)
+  for (f in seq_len(max(fold))) {
+    tr <- which(fold != f)
+    te <- which(fold == f)
+    xt <- xs[tr, , drop = FALSE]
+    centres <- falkon_centres(min(m, length(tr)), xt, seq_along(tr), kernel, landmarks, NULL,
+                              nthreads)
+    prep <- falkon_prepare(kernel, centres, nthreads)
+    Y <- resp$Y[tr, , drop = FALSE]
+    offset <- colMeans(Y)
+    rhs <- falkon_knm_apply(prep, xt, V = sweep(Y, 2L, offset), nthreads = nthreads) / length(tr)
+    As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
+    apply_knm <- function(U) falkon_knm_apply(prep, xt, U = U, nthreads = nthreads)
+    res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, length(tr), extra$iter,
+                     tol = control$tol, nthreads = nthreads)
+    scores <- falkon_kernel_predict(prep, xs[te, , drop = FALSE], res$alpha, nthreads)
+    for (g in seq_along(lambdas)) {
+      pred <- sweep(scores[, (g - 1L) * k + seq_len(k), drop = FALSE], 2L, offset, "+")
+      err[f, g] <- if (resp$type == "classification") {
+        sum(max.col(pred, ties.method = "first") != as.integer(resp$y[te]))
+      } else sum((pred - resp$Y[te, ])^2)
+    }
+  }
+  list(error = colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
 }
 
 # Held-out misclassification of every cost: all costs x folds x binary
@@ -203,10 +263,12 @@ print.rff_tune <- function(x, ...) {
   b <- x$best
   what <- if (x$method == "svm") sprintf("cost = %s", format(b$cost))
           else sprintf("lambda = %s", format(b$lambda))
-  cat(sprintf("Tuning of rff_%s by %d-fold cross-validation over %d combinations\n",
-              x$method, x$folds, nrow(x$table)))
-  cat(sprintf("  best: D = %d, sigma = %s, %s: %s %.4g (sd %.2g across folds)\n",
-              as.integer(b$D), format(signif(b$sigma, 4)), what, x$measure, b$error, b$sd))
+  falkon <- x$method == "falkon"
+  cat(sprintf("Tuning of %s by %d-fold cross-validation over %d combinations\n",
+              if (falkon) "falkon" else paste0("rff_", x$method), x$folds, nrow(x$table)))
+  cat(sprintf("  best: %s = %d, sigma = %s, %s: %s %.4g (sd %.2g across folds)\n",
+              if (falkon) "centers" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
+              x$measure, b$error, b$sd))
   cat("  refitted on all the data: $fit\n")
   invisible(x)
 }

@@ -62,3 +62,46 @@ test_that("caret::train gives class probabilities", {
   expect_identical(names(p), levels(iris$Species))
   expect_equal(rowSums(p), rep(1, 3), tolerance = 1e-12, ignore_attr = TRUE)
 })
+
+# falkon_caret (R/falkon-tidymodels.R): fits are falkon()'s with caret's
+# sigma turned into the length scale 1 / sqrt(2 sigma).
+test_that("falkon_caret's parts do what caret expects", {
+  m <- falkon_caret
+  expect_setequal(names(m), names(rff_svm_caret))
+  x <- as.matrix(iris[, 1:4])
+  g <- m$grid(x, iris$Species, len = 3)
+  expect_identical(g$lambda, 10^(-3:-5))
+  expect_equal(g$sigma[1], 1 / (2 * median(dist(scale(x)))^2), tolerance = 1e-12)
+  expect_identical(g$centers[1], falkon_default_centers(150))
+  param <- data.frame(sigma = 0.125, lambda = 1e-4, centers = 40)
+  fit <- m$fit(x, iris$Species, NULL, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
+  ref <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40, lambda = 1e-4,
+                seed = 1, iter = 5)
+  expect_identical(fit$alpha, ref$alpha)
+  expect_identical(m$predict(fit, iris[1:3, 1:4]), as.character(predict(ref, x[1:3, ])))
+  pfit <- m$fit(x, iris$Species, NULL, param, levels(iris$Species), TRUE, TRUE, seed = 1, iter = 5)
+  expect_identical(pfit$loss, "logistic")
+  expect_equal(rowSums(as.matrix(m$prob(pfit, iris[1:3, 1:4]))), rep(1, 3), tolerance = 1e-12)
+  # case weights reach falkon()
+  w <- rep(1:2, 75)
+  wfit <- m$fit(x, iris$Species, w, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
+  expect_identical(wfit$alpha, falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40,
+                                      lambda = 1e-4, weights = w, seed = 1, iter = 5)$alpha)
+})
+
+test_that("caret::train tunes falkon", {
+  utc()
+  skip_if_not_installed("caret")
+  set.seed(1)
+  fit <- caret::train(iris[, 1:4], iris$Species, method = falkon_caret,
+                      tuneGrid = expand.grid(sigma = 0.1, lambda = c(1e-3, 1e-6), centers = 40),
+                      trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
+  expect_identical(nrow(fit$results), 2L)
+  expect_true(all(fit$results$Accuracy > 0.8))
+  expect_identical(levels(predict(fit, iris[c(1, 51, 101), 1:4])), levels(iris$Species))
+  set.seed(1)
+  reg <- caret::train(mpg ~ ., data = mtcars, method = falkon_caret, tuneLength = 2,
+                      trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
+  expect_identical(nrow(reg$results), 2L)
+  expect_true(all(is.finite(reg$results$RMSE)))
+})

@@ -163,3 +163,75 @@ test_that("the dials parameters have the documented ranges", {
   expect_equal(unlist(dials::range_get(rff_sigma(), original = TRUE)),
                c(lower = 0.1, upper = 100))
 })
+
+# The engine "bochner_falkon" (R/falkon-tidymodels.R): falkon() with cost
+# turned into lambda = 1 / (C n) (logistic) or 1 / (2 C n) (squared).
+test_that("falkon_parsnip_fit maps parsnip's arguments to falkon()'s", {
+  x <- as.matrix(iris[, 1:4])
+  a <- falkon_parsnip_fit(x, iris$Species, cost = 2, rbf_sigma = 0.125, num_centers = 40,
+                          seed = 1, iter = 5)
+  b <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40,
+              lambda = 1 / (2 * 150), loss = "logistic", seed = 1, iter = 5)
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(a$loss, "logistic")
+  reg <- falkon_parsnip_fit(x[, -1], x[, 1], cost = 5, num_centers = 30, mode = "regression",
+                            seed = 1, iter = 5)
+  ref <- falkon(x[, -1], x[, 1], centers = 30, lambda = 1 / (2 * 5 * 150), seed = 1, iter = 5)
+  expect_identical(reg$alpha, ref$alpha)
+  expect_identical(reg$lambda, 1 / 1500)
+  # more centres than rows asked for: all rows
+  small <- falkon_parsnip_fit(x[1:20, -1], x[1:20, 1], num_centers = 64, mode = "regression",
+                              seed = 1, iter = 3)
+  expect_identical(small$m, 20L)
+  expect_error(falkon_parsnip_fit(x, iris$Species, rbf_sigma = -1), "'rbf_sigma'")
+  expect_error(falkon_parsnip_fit(x, iris$Species, num_centers = 0), "'num_centers'")
+  expect_error(falkon_parsnip_fit(x, iris$Species, cost = 0), "'cost'")
+})
+
+test_that("the falkon engine fits, predicts classes and probabilities through parsnip", {
+  utc()
+  skip_if_not_installed("parsnip")
+  expect_true(any(parsnip::show_engines("svm_rbf")$engine == "bochner_falkon"))
+  spec <- parsnip::set_engine(parsnip::svm_rbf(mode = "classification", cost = 10,
+                                               rbf_sigma = 0.125),
+                              "bochner_falkon", num_centers = 40, seed = 1, iter = 5)
+  fit <- parsnip::fit(spec, Species ~ ., data = iris)
+  ref <- falkon(as.matrix(iris[, 1:4]), iris$Species, gaussian_kernel(sigma = 2),
+                centers = 40, lambda = 1 / (10 * 150), loss = "logistic", seed = 1, iter = 5)
+  rows <- c(1, 51, 101, 120)
+  expect_identical(predict(fit, iris[rows, ])$.pred_class,
+                   unname(predict(ref, as.matrix(iris[rows, 1:4]))))
+  p <- predict(fit, iris[rows, ], type = "prob")
+  expect_named(p, paste0(".pred_", levels(iris$Species)))
+  expect_equal(unname(as.matrix(p)),
+               unname(predict(ref, as.matrix(iris[rows, 1:4]), type = "prob")), tolerance = 1e-14)
+  reg <- parsnip::fit(parsnip::set_engine(parsnip::svm_rbf(mode = "regression"),
+                                          "bochner_falkon", num_centers = 20, seed = 1),
+                      mpg ~ ., data = mtcars)
+  refr <- falkon(as.matrix(mtcars[, -1]), mtcars$mpg, centers = 20, seed = 1)
+  expect_equal(predict(reg, mtcars)$.pred, unname(predict(refr, as.matrix(mtcars[, -1]))),
+               tolerance = 1e-12)
+})
+
+test_that("a workflow tunes the falkon engine's cost and centres", {
+  utc()
+  for (p in c("parsnip", "workflows", "tune", "rsample", "yardstick", "dials")) {
+    skip_if_not_installed(p)
+  }
+  set.seed(1)
+  folds <- rsample::vfold_cv(iris, v = 3)
+  mod <- parsnip::set_engine(
+    parsnip::svm_rbf(mode = "classification", cost = tune::tune(), rbf_sigma = 0.1),
+    "bochner_falkon", num_centers = tune::tune(), seed = 1, iter = 5)
+  wf <- workflows::add_formula(workflows::add_model(workflows::workflow(), mod), Species ~ .)
+  grid <- expand.grid(cost = c(1, 100), num_centers = c(16L, 64L))
+  res <- tune::tune_grid(wf, resamples = folds, grid = grid,
+                         metrics = yardstick::metric_set(yardstick::accuracy,
+                                                         yardstick::mn_log_loss))
+  m <- tune::collect_metrics(res)
+  expect_identical(nrow(m), 8L)
+  expect_true(all(m$n == 3L))
+  expect_true(all(m$mean[m$.metric == "accuracy"] > 0.8))
+  expect_true(all(m$mean[m$.metric == "mn_log_loss"] < log(3)))
+  expect_s3_class(falkon_num_centers(), "quant_param")
+})

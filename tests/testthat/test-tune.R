@@ -67,3 +67,40 @@ test_that("rff_tune refuses bad grids with the argument's name", {
   expect_error(rff_tune(x, iris$Species, kernel = polynomial_kernel(2), sigma = 1), "'sigma'")
   expect_error(rff_tune(x, iris$Species, method = "knn"), "'method'")
 })
+
+test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits", {
+  set.seed(21)
+  x <- matrix(runif(300, -2, 2), 150, 2)
+  y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(150, sd = 0.3)
+  lambdas <- c(1e-6, 1e-3, 1e-1)
+  tuned <- rff_tune(x, y, method = "falkon", D = 30, sigma = 1, lambda = lambdas, folds = 3,
+                    scale = FALSE, seed = 7, iter = 15)
+  # the same folds and centres, drawn in the same order
+  set.seed(7)
+  fold <- sample(rep_len(1:3, 150))
+  centres <- lapply(1:3, function(f) {
+    tr <- which(fold != f)
+    x[tr[sample.int(length(tr), 30)], , drop = FALSE]
+  })
+  ref <- sapply(lambdas, function(l) {
+    mean(unlist(lapply(1:3, function(f) {
+      fit <- falkon(x[fold != f, ], y[fold != f], gaussian_kernel(1), centers = centres[[f]],
+                    lambda = l, iter = 15, scale = FALSE)
+      (predict(fit, x[fold == f, ]) - y[fold == f])^2
+    })))
+  })
+  expect_equal(tuned$table$error, ref, tolerance = 1e-8)
+  expect_identical(tuned$best$lambda, lambdas[which.min(ref)])
+  expect_s3_class(tuned$fit, "falkon")
+  expect_identical(tuned$fit$lambda, tuned$best$lambda)
+  expect_identical(tuned$fit$m, 30L)
+  expect_output(print(tuned), "centers = 30")
+  # classes: the error is the misclassification rate, over a grid of sigma
+  cl <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, method = "falkon", D = 40,
+                 sigma = c(0.5, 2), lambda = c(1e-6, 1e-2), folds = 3, seed = 1, iter = 10)
+  expect_identical(nrow(cl$table), 4L)
+  expect_true(all(cl$table$error < 0.2))
+  expect_identical(cl$fit$kernel$sigma, cl$best$sigma)
+  expect_error(rff_tune(x, y, method = "falkon", D = 151), "'D'")
+  expect_error(rff_tune(x, y, method = "falkon", D = 10, loss = "logistic"), "'method'")
+})

@@ -1,0 +1,259 @@
+# falkon() on data_chunks(): the in-memory algorithm with its passes over
+# the rows spread over the chunks.  R only reads chunks, schedules them
+# through future.apply (chunks_apply(), R/chunks.R) and adds their m x k
+# results in chunk order; each chunk's K_nm' (K_nm U + V) is the same C
+# routine as in memory (falkon_knm_apply(), src/falkon.c), and the solver
+# is the in-memory one (falkon_cg(), R/falkon-solve.R).
+
+#' FALKON on data in chunks
+#'
+#' `falkon()` on a [data_chunks()] source fits the same model as on the
+#' rows held in memory, reading each chunk where it is processed.
+#'
+#' **The passes.**  A survey pass gives the rows, the standardisation and
+#' the classes; the held-out slice, the centres (uniform rows of the
+#' training part) and, for a bandwidth rule, the evenly spaced rows the
+#' rule looks at are then drawn by row number exactly as the in-memory fit
+#' draws them (from R's generator, so `set.seed()` or `seed` reproduces the
+#' fit) and fetched in a pass.  The right-hand side takes one pass, and
+#' every conjugate-gradient iteration one more: each chunk computes
+#' \eqn{K_c^T K_c U} for its training rows with the C routine of the
+#' in-memory fit, on its worker, and the results are added in chunk order.
+#' So the fit is the same, bit for bit, under every plan (sequential,
+#' multisession, cluster, future.batchtools), and equals the fit of
+#' [falkon()] on the rows bound together up to rounding (the sums over rows
+#' are grouped by chunk; about 1e-13 relative in practice).
+#'
+#' **What it needs.**  The data's own columns, the response column `y` in
+#' every chunk.  A worker holds one chunk and a block of rows times the
+#' number of centres; this session holds the centres, the held-out rows
+#' (at most `control$max_validation`), their kernel block and the
+#' \eqn{m \times m} factors.
+#'
+#' **Defaults.**  The in-memory defaults, computed by the in-memory code:
+#' the bandwidth rule on the same rows, the held-out slice choosing
+#' `lambda` and the iterations, and the default number of centres grown
+#' from `control$start_centers` while the held-out error improves (each
+#' size fetches its new centres in one pass).
+#'
+#' Both losses: the logistic loss's Newton steps take their passes (and
+#' the scores \eqn{K\alpha} of the training rows, bound in chunk order) the
+#' same way.  This session holds the training rows' targets (one column per
+#' class) as the in-memory fit does.
+#'
+#' **Limits.**  Uniform centres only: the k-means and leverage landmarks,
+#' and case weights, need the rows in memory.
+#'
+#' @param x A [data_chunks()] source.
+#' @param y The name of the response column, present in every chunk.
+#' @param kernel,centers,lambda,iter,scale,seed,control As for [falkon()].
+#' @param loss As for [falkon()].
+#' @param landmarks Only `"uniform"` on chunks.
+#' @param weights Must be `NULL` on chunks.
+#' @param nthreads Threads per worker, see [data_chunks()].
+#' @param ... Nothing (unknown arguments are an error).
+#' @return A `"falkon"` fit, as from [falkon()], with `chunks` (the rows of
+#'   each chunk and the response's name); the training RMSE or accuracy
+#'   comes from one more pass.
+#' @examples
+#' set.seed(1)
+#' pieces <- lapply(1:3, function(i) {
+#'   a <- runif(300, -3, 3)
+#'   data.frame(a = a, b = runif(300), y = sin(a) + rnorm(300, sd = 0.1))
+#' })
+#' fit <- falkon(data_chunks(pieces), y = "y", centers = 50, seed = 1)
+#' fit
+#' mem <- falkon(do.call(rbind, pieces)[c("a", "b")], do.call(rbind, pieces)$y,
+#'               centers = 50, seed = 1)
+#' max(abs(fit$alpha - mem$alpha)) / max(abs(mem$alpha))
+#' @export
+falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
+                               lambda = "auto", loss = c("squared", "logistic"),
+                               landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
+                               weights = NULL, scale = TRUE, seed = NULL, control = list(),
+                               nthreads = chunks_threads(), ...) {
+  check_no_dots(...)
+  y <- check_chunk_y(y)
+  loss <- check_choice(loss, c("squared", "logistic"), "loss")
+  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  if (landmarks != "uniform") {
+    stop_arg("landmarks", "= \"", landmarks, "\" needs the rows in memory; on data_chunks() ",
+             "the centres are uniform rows")
+  }
+  if (!is.null(weights)) stop_arg("weights", "are not available on data_chunks()")
+  check_kernel(kernel)
+  lambda <- falkon_check_lambda(lambda)
+  iter <- if (identical(iter, "auto")) "auto" else check_count(iter, "iter")
+  scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
+  control <- falkon_control_list(control)
+  nthreads <- check_threads(nthreads)
+  what <- "falkon"
+
+  sv <- falkon_keep_rng(chunks_survey(x, y, what))
+  info <- survey_response(sv, y)
+  n <- sv$n
+  grow <- is.null(centers)
+  centers <- falkon_check_centers(centers, matrix(0, 0L, sv$d), n)
+  scaling <- if (scale) survey_scaling(sv) else NULL
+  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = n)
+  ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
+              first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,
+              nthreads = nthreads, block_rows = control$block_rows, what = what)
+
+  # the bandwidth rule looks at evenly spaced rows (no random draw), as in memory
+  if (is.character(kernel$sigma)) {
+    bw <- if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
+    kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
+  }
+  out <- with_seed(seed, {
+    # the draws of the in-memory fit, in its order, by row number; the
+    # passes leave the random stream alone
+    split <- falkon_split(n, lambda, iter, control)
+    ctx$drop <- falkon_chunk_rows(ctx, split$valid)
+    ntr <- length(split$train)
+    got <- falkon_chunk_fetch(ctx, split$valid, train_y = TRUE)
+    Y <- chunk_targets(got$ytrain, info$levels, y)
+    wt <- rep(1, ntr)
+    val <- NULL
+    if (length(split$valid)) {
+      val <- list(x = got$x, Y = chunk_targets(got$y, info$levels, y), w = rep(1, length(got$y)),
+                  cls = if (!is.null(info$levels)) match(as.character(got$y), info$levels))
+    }
+    rows <- falkon_rows_chunks(ctx)
+    centres_at <- function(idx) {   # training rows at positions idx
+      g <- split$train[idx]
+      o <- sort(unique(g))
+      cm <- falkon_chunk_fetch(ctx, o)$x[match(g, o), , drop = FALSE]
+      dimnames(cm) <- NULL
+      cm
+    }
+    if (grow && loss == "squared" && !is.null(val)) {
+      centers <- min(centers, ntr)
+      order <- sample.int(ntr, centers)
+      falkon_fit_growing(centers, function(m) centres_at(order[seq_len(m)]), TRUE, kernel, rows,
+                         Y, wt, val, lambda, iter, control, nthreads)
+    } else {
+      centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling)
+                 else centres_at(sample.int(ntr, min(centers, ntr)))
+      dimnames(centres) <- NULL
+      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(Y), control)
+      prep <- falkon_prepare(kernel, centres, nthreads)
+      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
+    }
+  })
+  fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
+                    NULL)
+  fit$chunks <- list(rows = sv$rows, response = y)
+  stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
+                                       list(object = fit, y = y, nthreads = nthreads), what,
+                                       combine = function(acc, r, i) if (is.null(acc)) r else acc + r))
+  if (info$type == "regression") fit$rmse <- sqrt(stat[1L] / stat[2L])
+  else fit$accuracy <- stat[1L] / stat[2L]
+  fit$call <- generic_call(match.call())
+  fit
+}
+
+# The training rows of a chunked fit as the fits of R/falkon-fit.R see them
+# (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
+# alpha), each one pass over the chunks.  V and w (rows in training order)
+# are cut by chunk and sent to the chunk's worker only; the chunks' m x k
+# results are added in chunk order, their K U and K alpha bound in order.
+falkon_rows_chunks <- function(ctx) {
+  counts <- ctx$rows - lengths(ctx$drop)
+  start <- cumsum(c(0, counts))
+  slice <- function(v, c) {
+    if (is.null(v)) return(NULL)
+    idx <- start[c] + seq_len(counts[c])
+    if (is.matrix(v)) v[idx, , drop = FALSE] else v[idx]
+  }
+  run <- function(prep, U, V, w, keep_ku, predict = NULL) {
+    per <- lapply(seq_along(ctx$rows), function(c) {
+      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c))
+    })
+    parts <- falkon_keep_rng(chunks_apply(
+      ctx$chunks, falkon_pass_task,
+      list(names = ctx$names, scaling = ctx$scaling, lite = prep[c("centres", "code", "par")],
+           U = U, keep_ku = keep_ku, alpha = predict, nthreads = ctx$nthreads,
+           block_rows = ctx$block_rows, y = ctx$y),
+      ctx$what, per_chunk = per))
+    if (!is.null(predict)) return(do.call(rbind, parts))
+    out <- Reduce(`+`, lapply(parts, function(p) { attr(p, "ku") <- NULL; p }))
+    if (keep_ku) attr(out, "ku") <- do.call(rbind, lapply(parts, attr, "ku"))
+    out
+  }
+  list(n = sum(counts),
+       pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
+         run(prep, U, V, w, keep_ku)
+       },
+       predict = function(prep, alpha) run(prep, NULL, NULL, NULL, FALSE, predict = alpha))
+}
+
+# Global row numbers 'idx' as local row numbers per chunk (a list, one
+# entry per chunk).
+falkon_chunk_rows <- function(ctx, idx) {
+  chunk <- findInterval(idx - 1, ctx$first)
+  lapply(seq_along(ctx$rows), function(c) idx[chunk == c] - ctx$first[c])
+}
+
+# One pass fetching the rows 'index' (sorted global numbers), scaled, with
+# their responses, and the column sums of the training rows' targets (the
+# rows not held out).
+falkon_chunk_fetch <- function(ctx, index, train_y = FALSE) {
+  want <- falkon_chunk_rows(ctx, index)
+  per <- lapply(seq_along(ctx$rows), function(c) list(want = want[[c]], drop = ctx$drop[[c]]))
+  if (is.null(ctx$drop)) per <- lapply(want, function(w) list(want = w, drop = integer()))
+  parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_fetch_task,
+                                        list(y = ctx$y, names = ctx$names, train_y = train_y),
+                                        ctx$what, per_chunk = per))
+  list(index = index,
+       x = rff_apply_scaling(do.call(rbind, lapply(parts, `[[`, "x")), ctx$scaling),
+       y = unlist(lapply(parts, `[[`, "y"), use.names = FALSE),
+       ytrain = unlist(lapply(parts, `[[`, "ytrain"), use.names = FALSE))
+}
+
+falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
+  xy <- chunk_xy(raw, y, names)
+  r <- if (is.numeric(xy$y)) xy$y else as.character(xy$y)
+  list(x = xy$x[want, , drop = FALSE], y = r[want],
+       ytrain = if (train_y) { if (length(drop)) r[-drop] else r })
+}
+
+# A chunk's part of a pass, on its worker: K_c' diag(w) (K_c U + V) over its
+# training rows (the in-memory routine), or K_c alpha with 'alpha'.
+falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
+                             block_rows, y, drop, V, w) {
+  xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
+  if (length(drop)) xs <- xs[-drop, , drop = FALSE]
+  if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
+  if (nrow(xs) == 0L) {
+    out <- matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
+    if (keep_ku) attr(out, "ku") <- matrix(0, 0L, ncol(out))
+    return(out)
+  }
+  falkon_knm_apply(lite, xs, U = U, V = V, w = w, nthreads = nthreads, block_rows = block_rows,
+                   keep_ku = keep_ku)
+}
+
+# A pass leaves R's random stream as it was (a scheduler such as
+# future.batchtools draws from it in this session), so that the fit's draws
+# are those of the in-memory fit under every plan.
+falkon_keep_rng <- function(expr) {
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = genv)
+          else if (exists(".Random.seed", envir = genv, inherits = FALSE)) {
+            rm(".Random.seed", envir = genv)
+          })
+  expr
+}
+
+# The training error of a chunk: c(squared error, rows) or c(right, rows).
+falkon_chunk_score_task <- function(raw, i, object, y, nthreads) {
+  xy <- chunk_xy(raw, y, object$input$names)
+  pred <- stats::predict(object, xy$x, nthreads = nthreads)
+  if (object$type == "regression") c(sum((pred - xy$y)^2), length(pred))
+  else c(sum(as.character(pred) == as.character(xy$y)), length(pred))
+}
