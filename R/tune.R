@@ -172,10 +172,10 @@ tune_refit_call <- function(call, tuned) {
   b <- tuned$best
   args <- as.list(call)[-1L]
   grid <- c("method", "D", "sigma", "cost", "lambda", "folds")
-  if (!is.null(args$sigma)) grid <- c(grid, "kernel")
+  if (!is.null(call$sigma)) grid <- c(grid, "kernel")
   args <- args[setdiff(names(args), grid)]
-  kernel <- tuned$fit$kernel
-  if (!is.null(call$sigma)) args$kernel <- utils::modifyList(kernel, list(sigma = b$sigma))
+  # a tuned sigma: the refit's kernel, which has it
+  if (!is.null(call$sigma)) args$kernel <- tuned$fit$kernel
   best <- if (tuned$method == "svm") list(cost = b$cost) else list(lambda = b$lambda)
   as.call(c(list(as.name(paste0("rff_", tuned$method))), args, list(D = b$D), best))
 }
