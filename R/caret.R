@@ -16,10 +16,18 @@
 #' * `D`: the number of random features.
 #'
 #' The default grid (`tuneLength = len`) has `C` = 0.25, 0.5, 1, ... (`len`
-#' values, as `"svmRadial"`), `sigma` from the median heuristic on the
-#' standardised data (\eqn{1/(2 m^2)} for the median distance \eqn{m}) and
-#' `D` = 1024; `search = "random"` draws `C` and `sigma` log-uniformly
-#' around those.  With `trControl = caret::trainControl(classProbs = TRUE)`
+#' values, as `"svmRadial"`), `D` = 1024 and one `sigma`: the bandwidth of
+#' the default kernel of the machine being tuned, resolved on the
+#' standardised data as that machine resolves it, so that caret starts
+#' where a plain call would.  For classes that is [rff_svm()]'s
+#' `gaussian_kernel("sigest")` (kernlab's `sigest` rule, which `"svmRadial"`
+#' uses too), for a numeric response [rff_ridge()]'s
+#' `gaussian_kernel("median")` (the median heuristic); a length scale
+#' \eqn{s} is kernlab's \eqn{\mathrm{sigma} = 1/(2 s^2)}{sigma = 1 / (2 s^2)}.
+#' For the SVM sigest's narrower kernel is the better start at moderate
+#' costs (`bench/bandwidth.md`: 84.8 % mean test accuracy over nine
+#' `mlbench` sets at cost 1, against 82.1 % for the median).  `search = "random"` draws `C` and `sigma`
+#' log-uniformly around those.  With `trControl = caret::trainControl(classProbs = TRUE)`
 #' the SVM is fitted with probabilities when [rff_svm()] offers them
 #' (`probability = TRUE`), for `predict(fit, type = "prob")` and ROC
 #' summaries.  Further arguments of `train()` (e.g. `seed`, `scale`,
@@ -30,13 +38,23 @@
 #'   `library`, `type`, `parameters`, `grid`, `fit`, `predict`, `prob`,
 #'   `sort`, `levels`, `tags`).
 #' @examples
+#' # the parts caret::train() calls, without loading caret: the default grid
+#' # (sigma from rff_svm()'s sigest rule), a fit at one row, its predictions
+#' x <- as.matrix(iris[, 1:4])
+#' grid <- rff_svm_caret$grid(x, iris$Species, len = 3)
+#' grid
+#' fit <- rff_svm_caret$fit(x, iris$Species, NULL, transform(grid[3, ], D = 128),
+#'                          levels(iris$Species), last = TRUE, classProbs = FALSE, seed = 1)
+#' table(rff_svm_caret$predict(fit, x), iris$Species)
+#' \donttest{
+#' # through caret (loading caret alone takes about two seconds)
 #' if (requireNamespace("caret", quietly = TRUE)) {
 #'   set.seed(1)
-#'   fit <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
-#'                       tuneGrid = expand.grid(C = c(0.5, 2), sigma = 0.2, D = 64),
-#'                       trControl = caret::trainControl(method = "cv", number = 2))
-#'   fit$bestTune
-#'   table(predict(fit, iris[, 1:4]), iris$Species)
+#'   tuned <- caret::train(iris[, 1:4], iris$Species, method = rff_svm_caret,
+#'                         tuneGrid = expand.grid(C = c(0.5, 2), sigma = 0.2, D = 64),
+#'                         trControl = caret::trainControl(method = "cv", number = 2))
+#'   tuned$bestTune
+#' }
 #' }
 #' @export
 rff_svm_caret <- list(
@@ -49,9 +67,7 @@ rff_svm_caret <- list(
                           label = c("Sigma (kernlab's inverse width)", "Cost",
                                     "Random Features")),
   grid = function(x, y, len = NULL, search = "grid") {
-    x <- if (is.data.frame(x)) as.matrix(x) else x
-    m <- caret_median_distance(x)
-    sigma <- 1 / (2 * m^2)
+    sigma <- caret_default_sigma(x, y)
     if (search == "grid") {
       expand.grid(sigma = sigma, C = 2^((seq_len(len)) - 3), D = 1024)
     } else {
@@ -95,14 +111,14 @@ caret_newdata <- function(newdata) {
   if (is.data.frame(newdata) || is_sparse_matrix(newdata)) newdata else as.matrix(newdata)
 }
 
-# The median distance between standardised rows (the machines standardise
-# by default), for the default sigma of the grid.
-caret_median_distance <- function(x) {
-  if (is_sparse_matrix(x)) {
-    x <- sparse_apply_scaling(x, sparse_scaling(x))
-  } else {
-    x <- as_data_matrix(x, "x")
-    x <- rff_apply_scaling(x, rff_scaling(x))
-  }
-  median_heuristic(x, "gaussian")
+# kernlab's inverse width of the default kernel of the machine that fit()
+# calls (rff_svm()'s for classes, rff_ridge()'s for numbers), resolved on
+# the standardised rows as that machine resolves it: the grid starts where
+# a plain call of the machine would.
+caret_default_sigma <- function(x, y, machine = if (is.factor(y)) rff_svm.default
+                                                else rff_ridge.default) {
+  kernel <- eval(formals(machine)$kernel)
+  x <- as_data_matrix(x, "x", sparse = TRUE)
+  kernel <- resolve_kernel(kernel, rff_apply_scaling(x, rff_scaling(x)))
+  1 / (2 * kernel$sigma^2)
 }

@@ -104,8 +104,9 @@ register_falkon_engine <- function() {
 #'   [falkon()]).
 #' * `centers`: the number of centres \eqn{m}.
 #'
-#' The default grid (`tuneLength = len`) takes `sigma` from the median
-#' heuristic on the standardised rows (as [rff_svm_caret]), `lambda` = 1e-3,
+#' The default grid (`tuneLength = len`) takes `sigma` from [falkon()]'s
+#' own default bandwidth on the standardised rows (as [rff_svm_caret] does
+#' from its machine's), `lambda` = 1e-3,
 #' 1e-4, ... (`len` values) and `centers` from [falkon_default_centers()];
 #' `search = "random"` draws `sigma` and `lambda` log-uniformly.
 #' Classification uses the squared loss (one-hot targets), or the logistic
@@ -135,7 +136,7 @@ falkon_caret <- list(
                                     "Nystrom Centres")),
   grid = function(x, y, len = NULL, search = "grid") {
     x <- if (is.data.frame(x)) as.matrix(x) else x
-    sigma <- 1 / (2 * caret_median_distance(x)^2)
+    sigma <- caret_default_sigma(x, y, falkon.default)
     m <- falkon_default_centers(NROW(x))
     if (search == "grid") {
       expand.grid(sigma = sigma, lambda = 10^(-2 - seq_len(len)), centers = m)

@@ -3,8 +3,9 @@
 #' The fits of bochner follow R's modelling conventions, those of [lm()]
 #' and `kernlab::ksvm()`, so that habits carry over.
 #'
-#' **Formula methods.**  [rff_svm()], [rff_ridge()], [kernel_kmeans()],
-#' [random_features()] and [nystrom_features()] take a formula as their first
+#' **Formula methods.**  [rff_svm()], [rff_ridge()], [rff_tune()],
+#' [kernel_kmeans()], [random_features()] and [nystrom_features()] take a
+#' formula as their first
 #' argument (`rff_svm(Species ~ ., data = iris)`, or by name, `formula =`).
 #' Factors among the predictors are one-hot coded (every level gets a
 #' column).  `subset` and `weights` are evaluated in `data` (then in the

@@ -91,15 +91,20 @@
 #' reference BLAS, OpenBLAS, MKL), and predictions are identical however the
 #' rows are split.
 #'
-#' Inputs are standardised with `scale = TRUE` and a bandwidth rule is
-#' resolved on the scaled data, as in [rff_svm()].  The default kernel keeps
-#' the median heuristic: with `lambda` chosen on the path the fit adapts to
-#' the bandwidth, and on the sets of `bench/bandwidth.R` the median was the
-#' best rule for regression (test RMSE 0.43 of the response's sd, against
-#' 0.47 for `"sigest"`) and within 0.2 points of the best for
-#' classification.
+#' **Bandwidth.**  Inputs are standardised with `scale = TRUE` and a
+#' bandwidth rule is resolved on the scaled data, as in [rff_svm()].  The
+#' default kernel is the Gaussian with the median heuristic,
+#' `gaussian_kernel("median")`, not [rff_svm()]'s `"sigest"`: with `lambda`
+#' chosen on the path the fit adapts to the bandwidth, and on the sets of
+#' `bench/bandwidth.R` the median was the best rule for regression (test
+#' RMSE 0.43 of the response's sd, against 0.46 for `"sigest"`) and within
+#' 0.2 points of the best for classification.  `print()` names the rule
+#' that gave the bandwidth.
 #'
 #' @inheritParams rff_svm
+#' @param kernel A kernel object with a random feature map (see
+#'   [random_features()]); the default is [gaussian_kernel()] with the
+#'   median heuristic for the bandwidth (`sigma = "median"`, see Details).
 #' @param y The response, one per row of `x`: a numeric vector for
 #'   regression; a factor, or a character or logical vector, for
 #'   classification (at least two classes).  No missing values.

@@ -93,7 +93,9 @@
 #' @param probability Fit the calibration for `predict(type = "prob")`, see
 #'   Details.
 #' @param cross `0`, or a number of folds \eqn{k \ge 2} for a
-#'   cross-validated accuracy, see Details.
+#'   cross-validated accuracy (`cross_accuracy`, the fraction of held-out
+#'   rows classified correctly, as [rff_tune()] reports it; kernlab's
+#'   `cross()` is the error, one minus it), see Details.
 #' @param weights `NULL`, or non-negative case weights, one per row of `x`:
 #'   a row's loss counts `weights` times (an integer weight is the same
 #'   problem as repeating the row; zero drops it).

@@ -13,18 +13,25 @@
 #' * for the SVM, every `cost`, fold and binary problem is solved in one
 #'   parallel call of the solver on those features;
 #' * for ridge, each fold's normal equations are formed once and
-#'   eigendecomposed once, which gives the fit at every `lambda` of the grid;
+#'   reduced once, which gives the fit at every `lambda` of the grid;
 #' * for falkon (squared loss), for each `D` (centres), `sigma` and fold the
 #'   centres are drawn once from the training rows and one conjugate-gradient
 #'   run solves every `lambda` of the grid in the same passes over the data,
 #'   for `iter` iterations (an argument in `...`; default 20, the same in the
 #'   refit).
 #'
-#' The error is the misclassification rate for classification and the mean
-#' squared error for regression, averaged over the held-out rows of all
-#' folds; `sd` is its standard deviation across folds.  Ties go to the
-#' simplest model: the smallest `D`, then the largest `lambda` or smallest
-#' `cost`, then the first `sigma`.
+#' **What is reported.**  The package reports one quantity per kind of
+#' response, under its own name, in fits and in tuning alike: for classes
+#' the *accuracy* (the fraction of held-out rows classified correctly,
+#' column `accuracy`, as [rff_svm()]'s `cross_accuracy` and the fits'
+#' training `accuracy`; kernlab's `cross()` and e1071's `tune()` report the
+#' error, one minus it); for a numeric response the root mean squared
+#' error (column `rmse`, as [rff_ridge()]'s training `rmse`).  Both are
+#' pooled over the held-out rows of all folds; `sd` is the standard
+#' deviation of the per-fold values.  The best row has the largest
+#' accuracy or the smallest RMSE; ties go to the simplest model: the
+#' smallest `D`, then the largest `lambda` or smallest `cost`, then the
+#' first `sigma`.
 #'
 #' @param x,y The data and the response, as for [rff_svm()] (classes) or
 #'   [rff_ridge()] (classes or numbers).
@@ -50,9 +57,14 @@
 #'   `multiclass` or `class.weights` for the SVM), used in the
 #'   cross-validation and the refit.
 #' @return An object of class `"rff_tune"`: `table` (a data frame with one
-#'   row per combination: `D`, `sigma`, `cost` or `lambda`, `error`, `sd`),
-#'   `best` (the chosen row), `fit` (the model refitted on all the data with
-#'   the best values), `method` and `folds`.
+#'   row per combination: `D`, `sigma`, `cost` or `lambda`, then `accuracy`
+#'   (classes) or `rmse` (numbers), and `sd`), `best` (the chosen row),
+#'   `fit` (the model refitted on all the data with the best values; with
+#'   the formula method a fit with the formula, so that `predict()` takes a
+#'   data frame), `method`, `folds` and `measure` (the name of the reported
+#'   column).  The formula method, `rff_tune(Species ~ ., data = iris)`,
+#'   takes `subset` and `na.action` as [rff_svm()]'s does (see
+#'   [formula_interface]); case weights are not supported.
 #' @seealso [rff_svm()] (`cross =`), [rff_ridge()] (`lambda = "auto"`
 #'   chooses `lambda` alone from the exact leave-one-out or GCV path).
 #' @examples
@@ -61,11 +73,22 @@
 #' tuned
 #' head(tuned$table)
 #' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
+#' # the formula method: the refitted model predicts from a data frame
+#' tuned2 <- rff_tune(mpg ~ wt + hp, data = mtcars, method = "ridge", D = 64,
+#'                    sigma = c(1, 2), lambda = c(0.1, 1), folds = 4, seed = 1)
+#' tuned2
+#' predict(tuned2$fit, mtcars[1:3, ])
 #' @md
 #' @export
-rff_tune <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
-                     D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
-                     folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(), ...) {
+rff_tune <- function(x, ...) UseMethod("rff_tune")
+
+#' @rdname rff_tune
+#' @export
+rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
+                             D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
+                             folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(),
+                             ...) {
+  if ("weights" %in% names(list(...))) tune_no_weights()
   method <- check_choice(method, c("svm", "ridge", "falkon"), "method")
   falkon <- method == "falkon"
   fitter <- switch(method, svm = rff_svm.default, ridge = rff_ridge.default,
@@ -117,26 +140,72 @@ rff_tune <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
                  else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
         }
         table <- rbind(table, data.frame(D = d, sigma = kern$sigma, penalty = penalty,
-                                         error = err$error, sd = err$sd))
+                                         score = err$score, sd = err$sd))
       }
     }
     names(table)[3L] <- if (method == "svm") "cost" else "lambda"
     order_key <- if (method == "svm") table$cost else -table$lambda
-    best <- table[order(table$error, table$D, order_key)[1L], ]
-    args <- c(list(x = x, y = y, scale = scale, nthreads = nthreads),
-              if (falkon) list(centers = best$D) else list(D = best$D),
-              if (is.null(sigma)) list(kernel = kernel)
-              else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
-              if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
-              extra)
-    fit <- do.call(fitter, args)
-    list(table = table, best = best, fit = fit)
+    best <- table[order(if (classification) -table$score else table$score,
+                        table$D, order_key)[1L], ]
+    names(table)[4L] <- names(best)[4L] <- if (classification) "accuracy" else "rmse"
+    list(table = table, best = best)
   })
+  best <- result$best
+  # the refit under the fit's own 'seed', so that calling the machine with
+  # the best values and this seed (the formula method's fit$call, update())
+  # gives the same fit
+  args <- c(list(x = x, y = y, scale = scale, seed = seed, nthreads = nthreads),
+            if (falkon) list(centers = best$D) else list(D = best$D),
+            if (is.null(sigma)) list(kernel = kernel)
+            else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
+            if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
+            extra)
+  result$fit <- do.call(fitter, args)
   rownames(result$best) <- NULL
   structure(c(result, list(method = method, folds = folds,
-                           measure = if (classification) "misclassification rate"
-                                     else "mean squared error")),
+                           measure = if (classification) "accuracy" else "rmse")),
             class = "rff_tune")
+}
+
+#' @rdname formula_interface
+#' @export
+rff_tune.formula <- function(formula, data = NULL, ..., subset, na.action = stats::na.omit) {
+  call <- match.call()
+  if (!is.null(call$weights)) tune_no_weights()
+  tuned <- fit_formula(call, parent.frame(), rff_tune.default, na.action, ...,
+                       response = "y ~ a + b")
+  # the formula's records belong to the refitted model, for predict(),
+  # formula() and model.frame(); its call refits the best values on the data
+  fit <- tuned$fit
+  fit$input$terms <- tuned$input$terms
+  fit$input$xlevels <- tuned$input$xlevels
+  fit$terms <- tuned$terms
+  fit$na.action <- tuned$na.action
+  fit$call <- tune_refit_call(tuned$call, tuned)
+  tuned$fit <- fit
+  tuned[c("input", "terms", "na.action")] <- NULL
+  tuned
+}
+
+tune_no_weights <- function() {
+  stop_arg("weights", "is not supported by rff_tune(): its cross-validation is unweighted")
+}
+
+# rff_svm(formula, data, ...) or rff_ridge(...) at the best values: the
+# tuning call without the grid's arguments, with the chosen ones.
+tune_refit_call <- function(call, tuned) {
+  b <- tuned$best
+  args <- as.list(call)[-1L]
+  grid <- c("method", "D", "sigma", "cost", "lambda", "folds")
+  if (!is.null(call$sigma)) grid <- c(grid, "kernel")
+  args <- args[setdiff(names(args), grid)]
+  # a tuned sigma: the refit's kernel, which has it
+  if (!is.null(call$sigma)) args$kernel <- tuned$fit$kernel
+  best <- if (tuned$method == "svm") list(cost = b$cost) else list(lambda = b$lambda)
+  if (tuned$method == "falkon") {
+    return(as.call(c(list(as.name("falkon")), args, list(centers = b$D), best)))
+  }
+  as.call(c(list(as.name(paste0("rff_", tuned$method))), args, list(D = b$D), best))
 }
 
 tune_grid_values <- function(v, arg, whole = FALSE) {
@@ -147,7 +216,7 @@ tune_grid_values <- function(v, arg, whole = FALSE) {
   sort(unique(as.double(v)))
 }
 
-# Held-out error of every lambda of falkon (squared loss): per fold, the
+# Held-out accuracy (classes) or RMSE (numbers) of every lambda of falkon (squared loss): per fold, the
 # centres are drawn from the training rows and one CG run (falkon_cg, the
 # fit's own solver) solves every lambda in the same passes over the rows.
 tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads) {
@@ -179,10 +248,14 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
       } else sum((pred - resp$Y[te, ])^2)
     }
   }
-  list(error = colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
+  if (resp$type == "classification") {
+    list(score = 1 - colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
+  } else {
+    list(score = sqrt(colSums(err) / length(y)), sd = apply(sqrt(err / size), 2L, stats::sd))
+  }
 }
 
-# Held-out misclassification of every cost: all costs x folds x binary
+# Held-out accuracy of every cost: all costs x folds x binary
 # problems in one call of the solver, on features computed once.
 tune_svm_errors <- function(map, xs, y, fold, costs, extra, nthreads) {
   multiclass <- if (is.null(extra$multiclass)) "ovo" else extra$multiclass
@@ -225,10 +298,10 @@ tune_svm_errors <- function(map, xs, y, fold, costs, extra, nthreads) {
       wrong[f, ci] <- sum(svm_classes(fake, dec) != y[idx])
     }
   }
-  list(error = colSums(wrong) / length(y), sd = apply(wrong / size, 2L, stats::sd))
+  list(score = 1 - colSums(wrong) / length(y), sd = apply(wrong / size, 2L, stats::sd))
 }
 
-# Held-out error of every lambda: per fold, the training rows' normal
+# Held-out accuracy (classes) or RMSE (numbers) of every lambda: per fold, the training rows' normal
 # equations (the package's streamed product) and their eigendecomposition
 # give the fit at all lambdas; the held-out rows are scored at each.
 tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
@@ -255,7 +328,11 @@ tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
                     else sum((pred - Y[te, ])^2)
     }
   }
-  list(error = colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
+  if (classification) {
+    list(score = 1 - colSums(err) / length(y), sd = apply(err / size, 2L, stats::sd))
+  } else {
+    list(score = sqrt(colSums(err) / length(y)), sd = apply(sqrt(err / size), 2L, stats::sd))
+  }
 }
 
 #' @export
@@ -263,12 +340,17 @@ print.rff_tune <- function(x, ...) {
   b <- x$best
   what <- if (x$method == "svm") sprintf("cost = %s", format(b$cost))
           else sprintf("lambda = %s", format(b$lambda))
+  label <- if (x$measure == "accuracy") "accuracy" else "RMSE"
   falkon <- x$method == "falkon"
   cat(sprintf("Tuning of %s by %d-fold cross-validation over %d combinations\n",
               if (falkon) "falkon" else paste0("rff_", x$method), x$folds, nrow(x$table)))
-  cat(sprintf("  best: %s = %d, sigma = %s, %s: %s %.4g (sd %.2g across folds)\n",
+  cat(sprintf("  best: %s = %d, sigma = %s, %s: cross-validated %s %.4g (sd %.2g across folds)\n",
               if (falkon) "centers" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
-              x$measure, b$error, b$sd))
-  cat("  refitted on all the data: $fit\n")
+              label, b[[x$measure]], b$sd))
+  cat("Refitted on all the data with these values ($fit):\n")
+  desc <- if (inherits(x$fit, "rff_svm")) rff_svm_description(x$fit)
+          else if (inherits(x$fit, "falkon")) utils::capture.output(print(x$fit))
+          else rff_ridge_description(x$fit)
+  cat(paste0("  ", desc), sep = "\n")
   invisible(x)
 }

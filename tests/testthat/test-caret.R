@@ -15,9 +15,21 @@ test_that("the list's parts do what caret expects", {
   x <- as.matrix(iris[, 1:4])
   g <- m$grid(x, iris$Species, len = 3)
   expect_identical(g$C, c(0.25, 0.5, 1))
-  # sigma = 1 / (2 m^2) for the median distance m of the standardised rows
-  s <- scale(x)
-  expect_equal(g$sigma[1], 1 / (2 * median(dist(s))^2), tolerance = 1e-12)
+  # the default grid starts at the machine's own default bandwidth: rff_svm()'s
+  # sigest rule for classes, as kernlab's inverse width 1 / (2 s^2)
+  s_svm <- rff_svm(x, iris$Species, D = 16, seed = 1)$kernel$sigma
+  expect_true(all(g$sigma == 1 / (2 * s_svm^2)))
+  expect_false(isTRUE(all.equal(g$sigma[1], 1 / (2 * median(dist(scale(x)))^2))))
+  # and rff_ridge()'s median heuristic for a numeric response:
+  # 1 / (2 m^2) for the median distance m of the standardised rows
+  gr <- m$grid(x[, -1], x[, 1], len = 2)
+  s_ridge <- rff_ridge(x[, -1], x[, 1], D = 16, seed = 1)$kernel$sigma
+  expect_equal(gr$sigma[1], 1 / (2 * s_ridge^2), tolerance = 1e-12)
+  expect_equal(gr$sigma[1], 1 / (2 * median(dist(scale(x[, -1])))^2), tolerance = 1e-12)
+  # random search draws around the same sigma
+  set.seed(3)
+  gs <- m$grid(x, iris$Species, len = 20, search = "random")
+  expect_true(all(gs$sigma > g$sigma[1] / 10 & gs$sigma < g$sigma[1] * 10))
   fit <- m$fit(x, iris$Species, NULL, data.frame(sigma = 0.125, C = 2, D = 64),
                levels(iris$Species), TRUE, FALSE, seed = 1)
   ref <- rff_svm(x, iris$Species, gaussian_kernel(sigma = 2), D = 64, cost = 2, seed = 1)
@@ -71,7 +83,9 @@ test_that("falkon_caret's parts do what caret expects", {
   x <- as.matrix(iris[, 1:4])
   g <- m$grid(x, iris$Species, len = 3)
   expect_identical(g$lambda, 10^(-3:-5))
-  expect_equal(g$sigma[1], 1 / (2 * median(dist(scale(x)))^2), tolerance = 1e-12)
+  # falkon()'s own default bandwidth, in kernlab's parametrisation
+  f0 <- falkon(x, iris$Species, centers = 20, lambda = 1e-3, iter = 2, seed = 1)
+  expect_equal(g$sigma[1], 1 / (2 * f0$kernel$sigma^2), tolerance = 1e-12)
   expect_identical(g$centers[1], falkon_default_centers(150))
   param <- data.frame(sigma = 0.125, lambda = 1e-4, centers = 40)
   fit <- m$fit(x, iris$Species, NULL, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
@@ -104,4 +118,17 @@ test_that("caret::train tunes falkon", {
                       trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
   expect_identical(nrow(reg$results), 2L)
   expect_true(all(is.finite(reg$results$RMSE)))
+test_that("the example runs its checked part without loading caret", {
+  # loading caret alone takes seconds: the example's unconditional part uses
+  # the model list directly, and caret::train() sits in a donttest section
+  rd <- tools::Rd_db("bochner")[["rff_svm_caret.Rd"]]
+  skip_if(is.null(rd), "no installed help database")
+  out <- tempfile(fileext = ".R")
+  on.exit(unlink(out))
+  tools::Rd2ex(rd, out, commentDonttest = TRUE)
+  code <- readLines(out)
+  run <- code[!grepl("^\\s*#", code)]   # code outside donttest, less comments
+  expect_true(any(grepl("rff_svm_caret$grid", run, fixed = TRUE)))
+  expect_false(any(grepl("caret::", run, fixed = TRUE)))
+  expect_true(any(grepl("caret::train", code, fixed = TRUE)))
 })

@@ -193,3 +193,19 @@ test_that("ridge leave-one-out scores match refitting without the row", {
   p <- predict(fit, x, type = "prob")
   expect_equal(unname(rowSums(p)), rep(1, 150))
 })
+
+test_that("the default bandwidth is the median heuristic in the code, the help and print()", {
+  # bench/bandwidth.md: the median is the better rule for ridge (it is
+  # sigest for rff_svm()); the argument's help must say the same
+  expect_identical(formals(bochner:::rff_ridge.default)$kernel, quote(gaussian_kernel("median")))
+  fit <- rff_ridge(Sepal.Length ~ ., data = iris, D = 16, seed = 1)
+  expect_true(isTRUE(fit$kernel$sigma_from_median))
+  expect_output(print(fit), "(median heuristic)", fixed = TRUE)
+  rd <- tools::Rd_db("bochner")[["rff_ridge.Rd"]]
+  skip_if(is.null(rd), "no installed help database")
+  txt <- paste(capture.output(tools::Rd2txt(rd, options = list(underline_titles = FALSE))),
+               collapse = "\n")
+  kernel_arg <- regmatches(txt, regexpr("kernel: [^:]*", txt))
+  expect_match(kernel_arg, "median heuristic")
+  expect_no_match(kernel_arg, "sigest")
+})

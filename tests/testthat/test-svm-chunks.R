@@ -125,3 +125,24 @@ test_that("the chunked SVM keeps no features in this session after the fit", {
                                   rounds = 3))
   expect_length(ls(bochner:::chunk_cache), 0L)
 })
+
+test_that("chunked fits have the in-memory bandwidth rules and print the rule used", {
+  # rff_svm: sigest, rff_ridge: the median heuristic, on both paths
+  expect_identical(formals(bochner:::rff_ridge.data_chunks)$kernel,
+                   formals(bochner:::rff_ridge.default)$kernel)
+  pieces <- three_class_pieces(c(40, 40))
+  all <- do.call(rbind, pieces)
+  chunks <- data_chunks(pieces)
+  svm_ch <- suppressWarnings(rff_svm(chunks, y = "class", D = 16, seed = 1, rounds = 3))
+  svm_mem <- rff_svm(class ~ a + b, data = all, D = 16, seed = 1)
+  ridge_ch <- rff_ridge(a ~ b, data = chunks, D = 16, seed = 1)
+  ridge_mem <- rff_ridge(a ~ b, data = all, D = 16, seed = 1)
+  for (f in list(svm_ch, svm_mem)) {
+    expect_true(isTRUE(f$kernel$sigma_from_sigest))
+    expect_output(print(f), "(sigest rule)", fixed = TRUE)
+  }
+  for (f in list(ridge_ch, ridge_mem)) {
+    expect_true(isTRUE(f$kernel$sigma_from_median))
+    expect_output(print(f), "(median heuristic)", fixed = TRUE)
+  }
+})

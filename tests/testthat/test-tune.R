@@ -17,11 +17,14 @@ test_that("ridge tuning: every lambda's error equals refitting fold by fold", {
       (predict(fit, x[fold == f, ]) - y[fold == f])^2
     })))
   })
-  expect_equal(tuned$table$error, ref, tolerance = 1e-8)
+  # reported as the RMSE over the held-out rows, as rff_ridge()'s training rmse
+  expect_identical(names(tuned$table), c("D", "sigma", "lambda", "rmse", "sd"))
+  expect_identical(tuned$measure, "rmse")
+  expect_equal(tuned$table$rmse, sqrt(ref), tolerance = 1e-8)
   expect_identical(tuned$best$lambda, lambdas[which.min(ref)])
   expect_s3_class(tuned$fit, "rff_ridge")
   expect_identical(tuned$fit$lambda, tuned$best$lambda)
-  expect_output(print(tuned), "mean squared error")
+  expect_output(print(tuned), "cross-validated RMSE")
 })
 
 test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
@@ -44,9 +47,13 @@ test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
       row <- tuned$table$sigma == s & tuned$table$cost == cc
       # a converged solver: the same optimum up to the tolerance, so at most
       # a point on the boundary may differ
-      expect_lte(abs(tuned$table$error[row] * 150 - wrong), 1)
+      expect_lte(abs((1 - tuned$table$accuracy[row]) * 150 - wrong), 1)
     }
   }
+  # an accuracy, as rff_svm(cross =) reports it; the best row has the largest
+  expect_identical(names(tuned$table), c("D", "sigma", "cost", "accuracy", "sd"))
+  expect_identical(tuned$best$accuracy, max(tuned$table$accuracy))
+  expect_output(print(tuned), "cross-validated accuracy")
   expect_s3_class(tuned$fit, "rff_svm")
   expect_identical(tuned$fit$cost, tuned$best$cost)
   expect_identical(tuned$fit$map$kernel$sigma, tuned$best$sigma)
@@ -89,18 +96,53 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
       (predict(fit, x[fold == f, ]) - y[fold == f])^2
     })))
   })
-  expect_equal(tuned$table$error, ref, tolerance = 1e-8)
+  expect_equal(tuned$table$rmse, sqrt(ref), tolerance = 1e-8)
   expect_identical(tuned$best$lambda, lambdas[which.min(ref)])
   expect_s3_class(tuned$fit, "falkon")
   expect_identical(tuned$fit$lambda, tuned$best$lambda)
   expect_identical(tuned$fit$m, 30L)
   expect_output(print(tuned), "centers = 30")
-  # classes: the error is the misclassification rate, over a grid of sigma
+  # classes: the accuracy, over a grid of sigma
   cl <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, method = "falkon", D = 40,
                  sigma = c(0.5, 2), lambda = c(1e-6, 1e-2), folds = 3, seed = 1, iter = 10)
   expect_identical(nrow(cl$table), 4L)
-  expect_true(all(cl$table$error < 0.2))
+  expect_true(all(cl$table$accuracy > 0.8))
   expect_identical(cl$fit$kernel$sigma, cl$best$sigma)
   expect_error(rff_tune(x, y, method = "falkon", D = 151), "'D'")
   expect_error(rff_tune(x, y, method = "falkon", D = 10, loss = "logistic"), "'method'")
+test_that("rff_tune has a formula method whose refit predicts from data frames", {
+  d <- iris
+  d$Sepal.Width[3] <- NA
+  tuned <- rff_tune(Species ~ ., data = d, D = 32, sigma = c(1, 2), cost = c(0.5, 5),
+                    folds = 3, seed = 1)
+  # the same as the matrix method on the complete rows
+  keep <- stats::complete.cases(d)
+  ref <- rff_tune(as.matrix(d[keep, 1:4]), d$Species[keep], D = 32, sigma = c(1, 2),
+                  cost = c(0.5, 5), folds = 3, seed = 1)
+  expect_identical(tuned$table, ref$table)
+  expect_identical(tuned$fit$weights, ref$fit$weights)
+  expect_identical(nobs(tuned$fit), 149L)
+  expect_identical(predict(tuned$fit, d[c(1, 51, 101), ]),
+                   predict(ref$fit, as.matrix(d[c(1, 51, 101), 1:4])))
+  expect_identical(all.vars(formula(tuned$fit)), c("Species", names(d)[1:4]))
+  # its call is the machine at the best values: update() refits the same model
+  expect_identical(as.character(tuned$fit$call[[1L]]), "rff_svm")
+  expect_identical(update(tuned$fit)$weights, tuned$fit$weights)
+  # subset, and ridge for a numeric response
+  reg <- rff_tune(mpg ~ wt + hp, data = mtcars, subset = cyl > 4, method = "ridge", D = 16,
+                  sigma = 1, lambda = c(0.1, 1), folds = 3, seed = 1)
+  expect_identical(nobs(reg$fit), sum(mtcars$cyl > 4))
+  expect_length(predict(reg$fit, mtcars[1:2, ]), 2L)
+  expect_error(rff_tune(~ wt + hp, data = mtcars, method = "ridge"), "two-sided")
+  expect_error(rff_tune(Species ~ ., data = iris, weights = Sepal.Length), "'weights'")
+  expect_error(rff_tune(as.matrix(iris[, 1:4]), iris$Species, weights = iris[, 1]), "'weights'")
+})
+
+test_that("print() says what was refitted, without a dangling component name", {
+  tuned <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, D = 16, sigma = 1, cost = 1,
+                    folds = 2, seed = 1)
+  out <- capture.output(print(tuned))
+  expect_false(any(grepl(": \\$fit$", out)))
+  expect_true(any(grepl("Refitted on all the data", out, fixed = TRUE)))
+  expect_true(any(grepl("Support vector machine on 16 random features", out, fixed = TRUE)))
 })
