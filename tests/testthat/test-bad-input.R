@@ -351,6 +351,26 @@ specs <- c(specs,
   spec("predict.kernel_cca", list(object = fit_kcca, newdata = X, newdata_y = YN, nthreads = 1),
        newdata = "newdata_model", nthreads = "count"))
 
+# Gaussian processes (R/gp.R, R/spectral-mixture.R) and falkon's tidymodels
+# entry points (R/falkon-tidymodels.R)
+bad$count_or_null <- bad$count[names(bad$count) != "NULL_value"]
+fit_gp <- rff_gp(X, YN, K1, D = 8, optimize = FALSE, signal = 1, noise = 0.1, seed = 1)
+specs <- c(specs,
+  spec("rff_gp", list(x = X, y = YN, kernel = K1, D = 8, ard = FALSE, optimize = FALSE,
+                      method = "rff", signal = 1, noise = 0.1, scale = TRUE, seed = 1,
+                      nthreads = 1),
+       x = "data", kernel = "kernel", D = "count", ard = "flag", optimize = "flag",
+       method = "choice", signal = "positive_or_null", noise = "positive_or_null",
+       scale = "flag", seed = "seed", nthreads = "count"),
+  spec("rff_gp", list(x = X, y = YN, kernel = K1), x = "data_required"),
+  spec("predict.rff_gp", list(object = fit_gp, newdata = X), newdata = "newdata_model"),
+  spec("spectral_mixture_kernel", list(q = 2), q = "count"),
+  spec("falkon_parsnip_fit", list(x = X, y = YN, cost = 1, rbf_sigma = 0.5, num_centers = 3,
+                                  mode = "regression"),
+       x = "data", cost = "positive_or_null", rbf_sigma = "positive_or_null",
+       num_centers = "count_or_null", mode = "choice"),
+  spec("falkon_num_centers", list(range = c(6, 11)), range = "range", trans = "trans"))
+
 extra_cases <- list(
   # sizes too large to allocate: refused before allocating, saying how much
   case("predict.random_features",
