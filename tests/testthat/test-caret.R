@@ -118,6 +118,8 @@ test_that("caret::train tunes falkon", {
                       trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
   expect_identical(nrow(reg$results), 2L)
   expect_true(all(is.finite(reg$results$RMSE)))
+})
+
 test_that("the example runs its checked part without loading caret", {
   # loading caret alone takes seconds: the example's unconditional part uses
   # the model list directly, and caret::train() sits in a donttest section

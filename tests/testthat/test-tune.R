@@ -110,6 +110,8 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
   expect_identical(cl$fit$kernel$sigma, cl$best$sigma)
   expect_error(rff_tune(x, y, method = "falkon", D = 151), "'D'")
   expect_error(rff_tune(x, y, method = "falkon", D = 10, loss = "logistic"), "'method'")
+})
+
 test_that("rff_tune has a formula method whose refit predicts from data frames", {
   d <- iris
   d$Sepal.Width[3] <- NA
