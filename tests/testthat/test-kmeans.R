@@ -764,3 +764,33 @@ test_that("kernel k-means++ without a Gram matrix (Nystrom landmarks) is the fit
   expect_error(.Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(gaussian_kernel(1)),
                      1, rep(1, 120), 121L, 1L), "'m'")
 })
+
+test_that("Hartigan-Wong passes visit only live clusters and end at a single-move optimum", {
+  # five overlapping blobs: Lloyd stops with points that single moves improve
+  set.seed(8)
+  n <- 1500
+  mu <- matrix(c(0, 0, 1.5, 0, 0, 1.5, 1.5, 1.5, 0.75, 0.75), 5, 2, byrow = TRUE)
+  g <- sample(5, n, replace = TRUE)
+  Z <- mu[g, ] + matrix(rnorm(2 * n, sd = 0.6), n, 2)
+  set.seed(9)
+  res <- .Call(bochner:::C_kmeans_lloyd, Z, 5L, NULL, NULL, TRUE, 0L, 1L, 100L, 1L)
+  # the passes with moves (in the trace), then the last one without
+  passes <- length(res$trace) - res$iter
+  expect_gt(res$moves, 0L)
+  expect_gte(passes, 3L)
+  # the live sets: after the first pass (every point), only points whose
+  # cluster or some other cluster changed within the last n steps are
+  # examined; without them every pass examines every point (6253 of 7500
+  # here when this test was written)
+  expect_gt(res$hw_checks, n)
+  expect_lt(res$hw_checks, 0.9 * n * passes)
+  # the result: no single move of a point lowers the objective (plain R)
+  a <- res$cluster
+  sz <- tabulate(a, 5)
+  C <- rowsum(Z, a) / sz
+  d <- outer(rowSums(Z^2), rowSums(C^2), "+") - 2 * Z %*% t(C)
+  own <- d[cbind(seq_len(n), a)] * sz[a] / (sz[a] - 1)
+  add <- sweep(d, 2, sz / (sz + 1), "*")
+  add[cbind(seq_len(n), a)] <- Inf
+  expect_true(all(apply(add, 1, min) >= own * (1 - 1e-8) | sz[a] < 2))
+})
