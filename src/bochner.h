@@ -235,7 +235,7 @@ typedef struct {
     int max_iter, iter, converged, done;
 } bochner_svm_newton_problem;
 double bochner_svm_dot(const double *a, const double *b, int D);
-void bochner_svm_newton_init(bochner_svm_newton_problem *p, double *w);
+void bochner_svm_newton_init(bochner_svm_newton_problem *p);
 void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *scratch);
 void bochner_svm_newton_alpha(const bochner_svm_newton_problem *p, const double *w,
                               double *alpha);

@@ -103,6 +103,7 @@ typedef struct {
                                      * in-memory squared hinge) in place of
                                      * the coordinate descent */
     double *nt_scratch;
+    int nt_on, nt_base; /* Newton has taken over (after nt_base passes) */
 } svm_problem;
 
 /* The dual's diagonal shift and upper bound for a sample of cost c. */
@@ -157,6 +158,7 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     p->loss0 = 0.0;
     p->nt = NULL;
     p->nt_scratch = NULL;
+    p->nt_on = p->nt_base = 0;
     if (!warm) for (int j = 0; j <= D; j++) w[j] = 0.0;
     if (dw) for (int j = 0; j <= D; j++) dw[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
@@ -183,11 +185,11 @@ static void svm_passes(svm_problem *p, int passes)
     const R_xlen_t n = p->n;
     double *w = p->w, *alpha = p->alpha, B = p->B;
     R_xlen_t *index = p->index;
-    if (p->nt) {
+    if (p->nt_on) {
         /* a Newton step in place of each pass (it costs several) */
         for (int e = 0; e < passes && !p->done; e++) {
             bochner_svm_newton_step(p->nt, w, p->nt_scratch);
-            p->iter = p->nt->iter;
+            p->iter = p->nt_base + p->nt->iter;
             p->converged = p->nt->converged;
             p->done = p->nt->done;
         }
@@ -271,9 +273,20 @@ static void svm_passes(svm_problem *p, int passes)
             p->pgmax_old = pgmax_new <= 0.0 ? R_PosInf : pgmax_new;
             p->pgmin_old = pgmin_new >= 0.0 ? R_NegInf : pgmin_new;
         }
-        if (p->iter >= p->max_iter) p->done = 1;
+        if (p->iter >= p->max_iter) {
+            if (p->nt) {
+                /* the dual has not converged in its passes: Newton on the
+                 * primal takes over from its weights */
+                p->nt_on = 1;
+                p->nt_base = p->iter;
+                break;
+            }
+            p->done = 1;
+        }
     }
 }
+
+#define SVM_DUAL_PASSES 100
 
 /* The binary problems of one fit, run on threads a few passes at a time. */
 typedef struct {
@@ -433,13 +446,15 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
         bochner_stop_on_status(status, "rff_svm");
         work += 2.0 * (double) nc * (double) D;
         if (lo == 2) {
-            /* the squared hinge: Newton on the primal, whose steps do not
-             * multiply with the cost as the dual's passes do */
+            /* the squared hinge: at most SVM_DUAL_PASSES passes of the dual
+             * (fast at moderate costs), then Newton on the primal, whose
+             * steps do not multiply with the cost as the dual's passes do */
+            if (mi > SVM_DUAL_PASSES) prob[c].max_iter = SVM_DUAL_PASSES;
             bochner_svm_newton_problem *nt = (bochner_svm_newton_problem *)
                 R_alloc(1, sizeof(bochner_svm_newton_problem));
             *nt = (bochner_svm_newton_problem) {REAL(zt), row0 + o, nc, D, sg + o, cs + o,
                                                 B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
-            bochner_svm_newton_init(nt, prob[c].w);
+            bochner_svm_newton_init(nt);
             prob[c].nt = nt;
             prob[c].nt_scratch = (double *) R_alloc((size_t) (6 * (D + 1)) + 2 * (size_t) nc,
                                                     sizeof(double));
@@ -448,7 +463,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
     }
     svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
-        if (prob[c].nt) bochner_svm_newton_alpha(prob[c].nt, prob[c].w, prob[c].alpha);
+        if (prob[c].nt_on) bochner_svm_newton_alpha(prob[c].nt, prob[c].w, prob[c].alpha);
         INTEGER(IT)[c] = prob[c].iter;
         LOGICAL(CV)[c] = prob[c].converged;
     }

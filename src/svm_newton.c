@@ -95,9 +95,8 @@ static void nt_line(const bochner_svm_newton_problem *p, const double *o, const 
     *d2 = b;
 }
 
-void bochner_svm_newton_init(bochner_svm_newton_problem *p, double *w)
+void bochner_svm_newton_init(bochner_svm_newton_problem *p)
 {
-    for (int j = 0; j <= p->D; j++) w[j] = 0.0;
     p->gnorm0 = -1.0;
     p->f = R_PosInf;
     p->iter = 0;
@@ -105,7 +104,7 @@ void bochner_svm_newton_init(bochner_svm_newton_problem *p, double *w)
     p->done = 0;
 }
 
-/* One Newton step from w (updated in place).  scratch: 6 (D + 1) + 2 n
+/* One Newton step from w (updated in place; any start).  scratch: 6 (D + 1) + 2 n
  * doubles.  Sets done (and converged) when the gradient norm is at most
  * tol times its value at w = 0, or when a step no longer decreases the
  * objective (the limit of the arithmetic). */
@@ -114,9 +113,14 @@ void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *s
     const int D = p->D, D1 = D + 1;
     double *g = scratch, *s = g + D1, *r = s + D1, *d = r + D1, *hd = d + D1, *M = hd + D1;
     double *margin = M + D1, *q = margin + p->n;
+    if (p->gnorm0 < 0.0) {
+        /* the reference: the gradient's norm at w = 0 */
+        for (int j = 0; j <= D; j++) s[j] = 0.0;
+        nt_eval(p, s, margin, g);
+        p->gnorm0 = sqrt(bochner_svm_dot(g, g, D1));
+    }
     double f = nt_eval(p, w, margin, g);
     double gn = sqrt(bochner_svm_dot(g, g, D1));
-    if (p->gnorm0 < 0.0) p->gnorm0 = gn;
     if (gn <= p->tol * p->gnorm0 || f >= p->f) {
         p->converged = 1;
         p->done = 1;
