@@ -138,7 +138,7 @@ void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *s
     }
     /* CG on H s = -g to a relative residual eta (tighter as g falls:
      * superlinear convergence of the inexact Newton method) */
-    double eta = 0.1 * fmin(1.0, sqrt(gn / p->gnorm0));
+    double eta = fmin(0.5, sqrt(gn / p->gnorm0));
     for (int j = 0; j <= D; j++) {
         s[j] = 0.0;
         r[j] = -g[j];
