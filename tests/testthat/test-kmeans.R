@@ -794,3 +794,24 @@ test_that("Hartigan-Wong passes visit only live clusters and end at a single-mov
   add[cbind(seq_len(n), a)] <- Inf
   expect_true(all(apply(add, 1, min) >= own * (1 - 1e-8) | sz[a] < 2))
 })
+
+test_that("Lloyd from a given start takes stats::kmeans's iterations to its partition", {
+  # the iteration count depends on the start only: a regression in the
+  # iterations (centre updates, ties, reseeding) shows here as a count
+  set.seed(11)
+  n <- 3000
+  mu <- as.matrix(expand.grid(0:2, 0:2)) * 1.2
+  Z <- mu[sample(9, n, replace = TRUE), ] + matrix(rnorm(2 * n, sd = 0.5), n, 2)
+  for (s in 1:2) {
+    set.seed(s)
+    C0 <- Z[sample(n, 9), ]
+    a0 <- max.col(-(outer(rowSums(Z^2), rowSums(C0^2), "+") - 2 * Z %*% t(C0)), "first")
+    ours <- .Call(bochner:::C_kmeans_lloyd, Z, 9L, NULL, a0, FALSE, 0L, 1L, 500L, 1L)
+    st <- kmeans(Z, rowsum(Z, a0) / tabulate(a0, 9), iter.max = 500, algorithm = "Lloyd")
+    expect_true(ours$converged)
+    expect_equal(ours$iter, st$iter)
+    expect_equal(tail(ours$trace, 1), st$tot.withinss, tolerance = 1e-10)
+    tab <- table(ours$cluster, st$cluster)
+    expect_true(all(rowSums(tab > 0) == 1))
+  }
+})
