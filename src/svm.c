@@ -27,7 +27,9 @@
  * will stay there; the solver stops when the spread of projected gradients
  * over the active set, max PG - min PG, is at most eps over the full set.
  * Each problem is serial and in a fixed order, so the result does not
- * depend on the thread count. */
+ * depend on the thread count.  For the squared hinge in memory, a problem
+ * the dual has not solved in SVM_DUAL_PASSES passes (large costs) goes on
+ * with Newton's method on the primal (svm_newton.c) from its weights. */
 #include "bochner.h"
 #include <math.h>
 #include <limits.h>
