@@ -49,7 +49,14 @@
 #' seeded from R's, so `set.seed()` reproduces the fit), with shrinking of
 #' variables stuck at a bound.  It stops when the projected gradients over
 #' all samples spread by at most `epsilon` (LIBLINEAR's criterion; its
-#' default is 0.1), or after `max_iter` passes with a warning.
+#' default is 0.1), or after `max_iter` passes with a warning.  For the
+#' squared hinge, when 100 passes (or `max_iter`, if fewer) have not met
+#' the tolerance, as at large costs, Newton's method on the primal takes
+#' over from the dual's weights (conjugate gradients on the Hessian, an
+#' exact line search): its number of steps does not grow with `cost` as the
+#' dual's passes do.  It stops when the gradient's norm falls below
+#' `epsilon * 1e-6` times its value at zero, or after `max_iter` more
+#' (Newton) steps with a warning.
 #'
 #' **Scaling and bandwidth.**  With `scale = TRUE` each column is centred
 #' and divided by its standard deviation (constant columns are only centred)
@@ -104,7 +111,8 @@
 #' @param class.weights `NULL`, or positive weights named by class that
 #'   multiply `cost` for the samples of that class (classes not named get 1).
 #' @param epsilon Stopping tolerance on the projected gradient, see Details.
-#' @param max_iter Maximum number of passes over the data per binary problem.
+#' @param max_iter Maximum number of passes over the data per binary problem
+#'   (for the squared hinge, also of Newton steps after them; see Details).
 #' @param shrinking Use shrinking (it changes the path, not the solution).
 #' @param map A feature map fitted beforehand, by [random_features()] (any
 #'   kernel, `type` or `sampling`) or [nystrom_features()], to use instead of

@@ -222,6 +222,23 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
                                          SEXP nthreads);
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
+/* The squared-hinge SVM's primal Newton solver (svm_newton.c): one binary
+ * problem, samples rows[0..n-1] (0-based columns of the D x N zt). */
+typedef struct {
+    const double *zt;
+    const int *rows;
+    R_xlen_t n;
+    int D;
+    const int *sign;
+    const double *cost;
+    double B, tol, gnorm0, f;
+    int max_iter, iter, converged, done;
+} bochner_svm_newton_problem;
+double bochner_svm_dot(const double *a, const double *b, int D);
+void bochner_svm_newton_init(bochner_svm_newton_problem *p);
+void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *scratch);
+void bochner_svm_newton_alpha(const bochner_svm_newton_problem *p, const double *w,
+                              double *alpha);
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
                           SEXP nthreads);

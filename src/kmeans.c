@@ -255,7 +255,7 @@ static void trace_put(km_trace *tr, R_xlen_t t, double value)
 /* One run from the assignment in a (0-based, empty clusters allowed). */
 static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
                    double *bdist, int itermax, km_trace *trace, int *iter,
-                   int *converged, int *reseeded, int *ntrace, int *moves)
+                   int *converged, int *reseeded, int *ntrace, int *moves, double *checks)
 {
     R_xlen_t n = p->n;
     int k = p->k, t = 0;
@@ -293,6 +293,8 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
      * improves is also one Lloyd leaves alone, so nothing follows them. */
     int passes = 0;
     *moves = 0;
+    p->hw_pass = 0;
+    p->hw_checks = 0.0;
     if (p->hartigan) {
         double obj;
         while (passes < itermax) {
@@ -307,6 +309,7 @@ static void km_run(km_problem *p, int *a, int *b, int *size, double *dist,
         if (passes > 0) trace->v[t + passes] = p->refresh(p, a, NULL, size);
     }
     *ntrace = t + passes + 1;
+    *checks = p->hw_checks;
 }
 
 /* nstart runs (from init if given, else k-means++), keeping the lowest
@@ -329,11 +332,12 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
     int best_run = -1;
     for (int r = 0; r < nstart; r++) {
         int iter, conv, reseeded, ntrace, moves;
+        double checks;
         if (init) memcpy(a, init, sizeof(int) * (size_t) n);
         else if (p->seeding) seed_parallel(p, a, dist, bdist);
         else seed_plus_plus(p, a, dist, bdist);
         km_run(p, a, b, size, dist, bdist, itermax, &trace, &iter, &conv, &reseeded,
-               &ntrace, &moves);
+               &ntrace, &moves, &checks);
         double obj = trace.v[ntrace - 1];
         res->start_obj[r] = obj;
         if (best_run < 0 || obj < best) {
@@ -345,6 +349,7 @@ int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *r
             memcpy(res->trace, trace.v, sizeof(double) * (size_t) ntrace);
             res->ntrace = ntrace;
             res->moves = moves;
+            res->checks = checks;
             res->iter = iter;
             res->converged = conv;
             res->reseeded = reseeded;
@@ -410,7 +415,7 @@ SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, cons
 {
     const char *names[] = {"cluster", "size", "withinss", "distance", "trace", "iter",
                            "converged", "reseeded", "start_objectives", "totss",
-                           extra_name, "moves", ""};
+                           extra_name, "moves", "hw_checks", ""};
     SEXP res = PROTECT(mkNamed(VECSXP, names));
     SEXP cl = PROTECT(allocVector(INTSXP, n));
     SEXP sz = PROTECT(allocVector(INTSXP, k));
@@ -441,6 +446,7 @@ SEXP km_result_list(R_xlen_t n, int k, const double *w, const int *cluster, cons
     SET_VECTOR_ELT(res, 9, ScalarReal(totss));
     SET_VECTOR_ELT(res, 10, extra);
     SET_VECTOR_ELT(res, 11, ScalarInteger(r->moves));
+    SET_VECTOR_ELT(res, 12, ScalarReal(r->checks));
     UNPROTECT(7);
     return res;
 }

@@ -38,6 +38,8 @@ struct km_problem {
      * and size, returns the number of moves, the objective into *obj. */
     int (*hartigan_pass)(km_problem *p, int *a, int *size, double *obj);
     int hartigan;      /* run Hartigan-Wong passes after Lloyd */
+    int hw_pass;       /* Hartigan-Wong passes of this run so far (km_run resets) */
+    double hw_checks;  /* points whose moves a pass evaluated, this run */
     /* k-means||: for every point i, its distances to the m points s[] in
      * order; where one is below mind[i], mind[i] takes it and near[i] its
      * index plus base (ties keep the earlier point). */
@@ -60,6 +62,7 @@ typedef struct {
     int iter, converged, reseeded;
     int ntrace;        /* values in trace: Lloyd's iter + 1, then one per Hartigan pass */
     int moves;         /* Hartigan-Wong moves of the returned run */
+    double checks;     /* points whose moves its passes evaluated (live sets) */
     double *start_obj; /* nstart */
 } km_result;
 

@@ -249,6 +249,7 @@ static int gram_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
     for (R_xlen_t i = 0; i < n; i++) {
         int from = a[i], to = -1;
         if (g->size[from] < 2) continue;
+        p->hw_checks++;   /* every point (no live sets here) */
         double wi = km_w(p->w, i), wf = g->W[from];
         double remove = wf / (wf - wi) * km_clamp0(gram_distance(g, i, from));
         double best = remove * (1.0 - KM_MOVE_GAIN);
@@ -436,7 +437,7 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights,
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
     double *dist = (double *) R_alloc((size_t) n, sizeof(double));
     double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
-    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, start_obj};
+    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, 0.0, start_obj};
     SEXP sq = PROTECT(allocVector(REALSXP, kk));
     double totss = 0.0;
     GetRNGstate();

@@ -37,6 +37,9 @@ typedef struct {
     double *hw;        /* Hartigan-Wong: a chunk's distances, hw_rows x k */
     R_xlen_t hw_first, hw_rows;
     unsigned char *dirty; /* k: centroids moved since the chunk's distances */
+    unsigned char *cand;  /* k: the clusters one point may move to */
+    R_xlen_t *last_change; /* k: the Hartigan-Wong step (pass * n + i) of each
+                            * cluster's last change: the live sets */
     /* k-means||: the points of nearest(), as columns (D x m), their norms */
     const double *Vt, *vn;
     R_xlen_t vm, vbase;
@@ -344,22 +347,45 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
     R_xlen_t n = p->n, nblocks = km_row_blocks(n);
     int k = p->k, D = l->D, moves = 0;
     double *d = l->zsum;   /* k scratch: one point's distances */
+    R_xlen_t *last = l->last_change;
+    /* live sets (as stats::kmeans's optra): point i was last examined n
+     * steps ago; a move to c could only have become a gain if its own
+     * cluster or c changed since.  Every cluster is live in the first pass
+     * (Lloyd just moved the centres). */
+    if (++p->hw_pass == 1) for (int c = 0; c < k; c++) last[c] = n;
+    R_xlen_t base = (R_xlen_t) p->hw_pass * n;
     for (R_xlen_t first = 0; first < nblocks; first += KM_HW_CHUNK) {
         R_xlen_t nb = nblocks - first < KM_HW_CHUNK ? nblocks - first : KM_HW_CHUNK;
         R_xlen_t r0 = first * KM_ROW_BLOCK, r1 = r0 + nb * KM_ROW_BLOCK;
         if (r1 > n) r1 = n;
-        l->hw_first = first;
-        l->hw_rows = r1 - r0;
-        bochner_parallel_blocks(nb, bochner_threads_for(p->nthreads, (double) l->hw_rows * D * k),
-                                KM_BLOCKS_PER_CHECK, chunk_dist_block, l);
+        /* no cluster live at the chunk's start: its points need distances
+         * only after a move inside it, and those are computed directly */
+        int product = 0;
+        for (int c = 0; c < k; c++) product |= last[c] > base + r0 - n;
+        if (product) {
+            l->hw_first = first;
+            l->hw_rows = r1 - r0;
+            bochner_parallel_blocks(nb, bochner_threads_for(p->nthreads,
+                                                            (double) l->hw_rows * D * k),
+                                    KM_BLOCKS_PER_CHECK, chunk_dist_block, l);
+        }
         int ndirty = 0;
         for (int c = 0; c < k; c++) l->dirty[c] = 0;
         for (R_xlen_t i = r0; i < r1; i++) {
             int from = a[i], to = -1;
             if (l->size[from] < 2) continue;
+            R_xlen_t step = base + i;
+            int own_live = last[from] > step - n, ncand = 0;
+            for (int c = 0; c < k; c++) {
+                l->cand[c] = c != from && (own_live || last[c] > step - n);
+                ncand += l->cand[c];
+            }
+            if (!ncand) continue;
+            p->hw_checks++;
             double zn = l->zn[i], slack = 0.0;
             for (int c = 0; c < k; c++) {
-                if (ndirty && l->dirty[c]) {
+                if (c != from && !l->cand[c]) continue;
+                if (!product || (ndirty && l->dirty[c])) {
                     d[c] = direct_dist(l, i, c);
                 } else {
                     d[c] = km_clamp0(l->hw[(i - r0) + (R_xlen_t) c * l->hw_rows]);
@@ -370,20 +396,22 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
             double wi = km_w(p->w, i), nf = l->W[from];
             int candidate = 0;
             for (int c = 0; c < k && !candidate; c++) {
-                if (c == from) continue;
+                if (!l->cand[c]) continue;
                 double nc = l->W[c];
                 if (nc / (nc + wi) * d[c] < nf / (nf - wi) * d[from] + 2.0 * slack) candidate = 1;
             }
             if (!candidate) continue;
-            for (int c = 0; c < k; c++) d[c] = direct_dist(l, i, c);
+            for (int c = 0; c < k; c++)
+                if (c == from || l->cand[c]) d[c] = direct_dist(l, i, c);
             double best = nf / (nf - wi) * d[from] * (1.0 - KM_MOVE_GAIN);
             for (int c = 0; c < k; c++) {
-                if (c == from) continue;
+                if (!l->cand[c]) continue;
                 double nc = l->W[c];
                 double add = nc / (nc + wi) * d[c];
                 if (add < best) { best = add; to = c; }
             }
             if (to < 0) continue;
+            last[from] = last[to] = step;
             l->size[from]--;
             l->size[to]++;
             l->W[from] -= wi;
@@ -474,6 +502,8 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double
         l.hw = (double *) R_alloc((size_t) KM_HW_CHUNK * KM_ROW_BLOCK * (size_t) k,
                                   sizeof(double));
         l.dirty = (unsigned char *) R_alloc((size_t) k, 1);
+        l.cand = (unsigned char *) R_alloc((size_t) k, 1);
+        l.last_change = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
     }
 
     /* total sum of squares about the (weighted) mean of the rows */
@@ -547,7 +577,7 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP har
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
     double *dist = (double *) R_alloc((size_t) n, sizeof(double));
     double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
-    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, start_obj};
+    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, 0.0, start_obj};
     SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
     double totss = 0.0;
     GetRNGstate();

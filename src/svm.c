@@ -27,27 +27,17 @@
  * will stay there; the solver stops when the spread of projected gradients
  * over the active set, max PG - min PG, is at most eps over the full set.
  * Each problem is serial and in a fixed order, so the result does not
- * depend on the thread count. */
+ * depend on the thread count.  For the squared hinge in memory, a problem
+ * the dual has not solved in SVM_DUAL_PASSES passes (large costs) goes on
+ * with Newton's method on the primal (svm_newton.c) from its weights. */
 #include "bochner.h"
 #include <math.h>
 #include <limits.h>
 #include <R_ext/Random.h>
 #include <stdint.h>
 
-/* sum_j a[j] b[j] in four interleaved partial sums (a fixed order). */
-static double svm_dot(const double *a, const double *b, int D)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int j = 0;
-    for (; j + 4 <= D; j += 4) {
-        s0 += a[j] * b[j];
-        s1 += a[j + 1] * b[j + 1];
-        s2 += a[j + 2] * b[j + 2];
-        s3 += a[j + 3] * b[j + 3];
-    }
-    for (; j < D; j++) s0 += a[j] * b[j];
-    return (s0 + s1) + (s2 + s3);
-}
+/* sum_j a[j] b[j] in a fixed order (svm_newton.c). */
+#define svm_dot bochner_svm_dot
 
 static void svm_axpy(double *y, double a, const double *x, int D)
 {
@@ -111,6 +101,11 @@ typedef struct {
                        * the first pass sums into loss0 (it visits every sample:
                        * nothing is shrunk yet), while x_i is in cache */
     double loss0;
+    bochner_svm_newton_problem *nt; /* NULL, or the primal Newton solver (the
+                                     * in-memory squared hinge) in place of
+                                     * the coordinate descent */
+    double *nt_scratch;
+    int nt_on, nt_base; /* Newton has taken over (after nt_base passes) */
 } svm_problem;
 
 /* The dual's diagonal shift and upper bound for a sample of cost c. */
@@ -163,6 +158,9 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     p->dw = dw;
     p->w0 = NULL;
     p->loss0 = 0.0;
+    p->nt = NULL;
+    p->nt_scratch = NULL;
+    p->nt_on = p->nt_base = 0;
     if (!warm) for (int j = 0; j <= D; j++) w[j] = 0.0;
     if (dw) for (int j = 0; j <= D; j++) dw[j] = 0.0;
     for (R_xlen_t i = 0; i < n; i++) {
@@ -189,6 +187,16 @@ static void svm_passes(svm_problem *p, int passes)
     const R_xlen_t n = p->n;
     double *w = p->w, *alpha = p->alpha, B = p->B;
     R_xlen_t *index = p->index;
+    if (p->nt_on) {
+        /* a Newton step in place of each pass (it costs several) */
+        for (int e = 0; e < passes && !p->done; e++) {
+            bochner_svm_newton_step(p->nt, w, p->nt_scratch);
+            p->iter = p->nt_base + p->nt->iter;
+            p->converged = p->nt->converged;
+            p->done = p->nt->done;
+        }
+        return;
+    }
     for (int e = 0; e < passes && !p->done; e++) {
         double pgmax_new = R_NegInf, pgmin_new = R_PosInf;
         R_xlen_t active = p->active;
@@ -267,9 +275,20 @@ static void svm_passes(svm_problem *p, int passes)
             p->pgmax_old = pgmax_new <= 0.0 ? R_PosInf : pgmax_new;
             p->pgmin_old = pgmin_new >= 0.0 ? R_NegInf : pgmin_new;
         }
-        if (p->iter >= p->max_iter) p->done = 1;
+        if (p->iter >= p->max_iter) {
+            if (p->nt) {
+                /* the dual has not converged in its passes: Newton on the
+                 * primal takes over from its weights */
+                p->nt_on = 1;
+                p->nt_base = p->iter;
+                break;
+            }
+            p->done = 1;
+        }
     }
 }
+
+#define SVM_DUAL_PASSES 100
 
 /* The binary problems of one fit, run on threads a few passes at a time. */
 typedef struct {
@@ -428,9 +447,25 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
                               index + o, qd + o, seed[c], 0, 1.0, NULL);
         bochner_stop_on_status(status, "rff_svm");
         work += 2.0 * (double) nc * (double) D;
+        if (lo == 2) {
+            /* the squared hinge: at most SVM_DUAL_PASSES passes of the dual
+             * (fast at moderate costs), then Newton on the primal, whose
+             * steps do not multiply with the cost as the dual's passes do */
+            if (mi > SVM_DUAL_PASSES) prob[c].max_iter = SVM_DUAL_PASSES;
+            bochner_svm_newton_problem *nt = (bochner_svm_newton_problem *)
+                R_alloc(1, sizeof(bochner_svm_newton_problem));
+            *nt = (bochner_svm_newton_problem) {REAL(zt), row0 + o, nc, D, sg + o, cs + o,
+                                                B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
+            bochner_svm_newton_init(nt);
+            prob[c].nt = nt;
+            prob[c].nt_scratch = (double *) R_alloc((size_t) (6 * (D + 1)) + 2 * (size_t) nc,
+                                                    sizeof(double));
+            work += 8.0 * (double) nc * (double) D;
+        }
     }
     svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
+        if (prob[c].nt_on) bochner_svm_newton_alpha(prob[c].nt, prob[c].w, prob[c].alpha);
         INTEGER(IT)[c] = prob[c].iter;
         LOGICAL(CV)[c] = prob[c].converged;
     }

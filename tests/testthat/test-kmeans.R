@@ -764,3 +764,54 @@ test_that("kernel k-means++ without a Gram matrix (Nystrom landmarks) is the fit
   expect_error(.Call(bochner:::C_kmeans_pp_kernel, x, bochner:::kernel_code(gaussian_kernel(1)),
                      1, rep(1, 120), 121L, 1L), "'m'")
 })
+
+test_that("Hartigan-Wong passes visit only live clusters and end at a single-move optimum", {
+  # five overlapping blobs: Lloyd stops with points that single moves improve
+  set.seed(8)
+  n <- 1500
+  mu <- matrix(c(0, 0, 1.5, 0, 0, 1.5, 1.5, 1.5, 0.75, 0.75), 5, 2, byrow = TRUE)
+  g <- sample(5, n, replace = TRUE)
+  Z <- mu[g, ] + matrix(rnorm(2 * n, sd = 0.6), n, 2)
+  set.seed(9)
+  res <- .Call(bochner:::C_kmeans_lloyd, Z, 5L, NULL, NULL, TRUE, 0L, 1L, 100L, 1L)
+  # the passes with moves (in the trace), then the last one without
+  passes <- length(res$trace) - res$iter
+  expect_gt(res$moves, 0L)
+  expect_gte(passes, 3L)
+  # the live sets: after the first pass (every point), only points whose
+  # cluster or some other cluster changed within the last n steps are
+  # examined; without them every pass examines every point (6253 of 7500
+  # here when this test was written)
+  expect_gt(res$hw_checks, n)
+  expect_lt(res$hw_checks, 0.9 * n * passes)
+  # the result: no single move of a point lowers the objective (plain R)
+  a <- res$cluster
+  sz <- tabulate(a, 5)
+  C <- rowsum(Z, a) / sz
+  d <- outer(rowSums(Z^2), rowSums(C^2), "+") - 2 * Z %*% t(C)
+  own <- d[cbind(seq_len(n), a)] * sz[a] / (sz[a] - 1)
+  add <- sweep(d, 2, sz / (sz + 1), "*")
+  add[cbind(seq_len(n), a)] <- Inf
+  expect_true(all(apply(add, 1, min) >= own * (1 - 1e-8) | sz[a] < 2))
+})
+
+test_that("Lloyd from a given start takes stats::kmeans's iterations to its partition", {
+  # the iteration count depends on the start only: a regression in the
+  # iterations (centre updates, ties, reseeding) shows here as a count
+  set.seed(11)
+  n <- 3000
+  mu <- as.matrix(expand.grid(0:2, 0:2)) * 1.2
+  Z <- mu[sample(9, n, replace = TRUE), ] + matrix(rnorm(2 * n, sd = 0.5), n, 2)
+  for (s in 1:2) {
+    set.seed(s)
+    C0 <- Z[sample(n, 9), ]
+    a0 <- max.col(-(outer(rowSums(Z^2), rowSums(C0^2), "+") - 2 * Z %*% t(C0)), "first")
+    ours <- .Call(bochner:::C_kmeans_lloyd, Z, 9L, NULL, a0, FALSE, 0L, 1L, 500L, 1L)
+    st <- kmeans(Z, rowsum(Z, a0) / tabulate(a0, 9), iter.max = 500, algorithm = "Lloyd")
+    expect_true(ours$converged)
+    expect_equal(ours$iter, st$iter)
+    expect_equal(tail(ours$trace, 1), st$tot.withinss, tolerance = 1e-10)
+    tab <- table(ours$cluster, st$cluster)
+    expect_true(all(rowSums(tab > 0) == 1))
+  }
+})

@@ -480,3 +480,60 @@ test_that("the machines take the map's construction arguments of random_features
   expect_error(rff_ridge(x, iris$Species, map = orf$map, sampling = "qmc", scale = FALSE),
                "'sampling'")
 })
+
+test_that("the squared hinge converges at a large cost (primal Newton; issue 24 item 9)", {
+  # overlapping classes, so that many margins are active at cost = 1000:
+  # the dual coordinate descent stopped at its pass limit at 2.7 times the
+  # optimum here
+  set.seed(24)
+  n <- 300
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- factor(ifelse(x[, 1]^2 + x[, 2] + rnorm(n, sd = 0.6) > 0.5, "a", "b"))
+  K <- gaussian_kernel(sigma = 1)
+  fits <- lapply(c(1L, 2L), function(th) {
+    expect_no_warning(f <- rff_svm(x, y, K, D = 60, cost = 1000, loss = "squared_hinge",
+                                   scale = FALSE, seed = 3, nthreads = th))
+    f
+  })
+  fit <- fits[[1]]
+  expect_true(all(fit$converged))
+  expect_gt(fit$iter, 100L)   # the dual's 100 passes, then Newton's steps
+  # identical for any thread count
+  expect_identical(fits[[1]]$weights, fits[[2]]$weights)
+  expect_identical(fits[[1]]$intercept, fits[[2]]$intercept)
+  # the optimum by a plain-R Newton method on the smooth primal
+  Z <- cbind(predict(fit$map, x), 1)
+  s <- ifelse(y == fit$levels[1], 1, -1)
+  f <- function(v) 0.5 * sum(v^2) + 1000 * sum(pmax(0, 1 - s * drop(Z %*% v))^2)
+  v <- rep(0, ncol(Z))
+  for (it in 1:100) {
+    m <- 1 - s * drop(Z %*% v)
+    a <- m > 0
+    g <- v - 2000 * colSums((m * s * Z)[a, , drop = FALSE])
+    H <- diag(ncol(Z)) + 2000 * crossprod(Z[a, , drop = FALSE])
+    step <- -solve(H, g)
+    t <- 1
+    while (f(v + t * step) > f(v) + 1e-4 * t * sum(g * step) && t > 1e-10) t <- t / 2
+    v <- v + t * step
+    if (sqrt(sum(g^2)) < 1e-9) break
+  }
+  w <- c(fit$weights[, 1], fit$intercept[1])
+  expect_lt(abs(f(w) - f(v)), 1e-3 * f(v))
+  expect_lt(f(w), 1.001 * f(v))
+})
+
+test_that("the squared hinge's Newton solver handles more features than samples", {
+  set.seed(5)
+  Z <- matrix(rnorm(12 * 40), 12, 40)
+  cls <- rep(1:2, 6)
+  # 30 passes of the dual do not meet eps here; Newton takes over
+  res <- svm_c(Z, cls, 2, 1e4, 1e4, loss = 2L, eps = 1e-9, max_iter = 30L)
+  expect_true(res$converged)
+  expect_gt(res$iter, 30L)
+  X <- cbind(Z, 1)
+  s <- ifelse(cls == 1L, 1, -1)
+  f <- function(v) svm_primal(v, X, s, rep(1e4, 12), 2L)
+  g <- function(v) v - 2e4 * colSums(pmax(0, 1 - s * drop(X %*% v)) * s * X)
+  opt <- optim(rep(0, 41), f, g, method = "BFGS", control = list(reltol = 1e-15, maxit = 1e4))
+  expect_equal(f(drop(res$w)), opt$value, tolerance = 1e-6)
+})
