@@ -50,7 +50,7 @@ falkon_fitted_values <- function(object, xs, nthreads) {
 #' @export
 predict.falkon <- function(object, newdata, type = c("response", "class", "prob", "decision"),
                            na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "predict()")
   type <- check_choice(type, c("response", "class", "prob", "decision"), "type")
   regression <- object$type == "regression"
   if (regression && type %in% c("class", "prob")) {

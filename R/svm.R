@@ -177,7 +177,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                             weights = NULL, scale = TRUE, class.weights = NULL, epsilon = 0.1,
                             max_iter = 1000, shrinking = TRUE, seed = NULL, map = NULL,
                             nthreads = bochner_threads(), ...) {
-  map_args <- rff_map_args(..., map = map)
+  map_args <- rff_map_args(..., map = map, who = "rff_svm()")
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   y <- rff_class_response(y, nrow(x))
@@ -305,7 +305,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob
     return(predict_chunks(object, newdata, type = type, ...,
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
-  check_no_dots(...)
+  check_no_dots(..., .who = "predict()")
   type <- check_choice(type, c("class", "decision", "prob"), "type")
   if (type == "prob" && is.null(object$calibration)) {
     stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
