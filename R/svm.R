@@ -117,6 +117,10 @@
 #'   feature map passed to [random_features()]: `type`, `sampling` (e.g.
 #'   `"orthogonal"`) or `method` (e.g. `"tensorsketch"` for a polynomial
 #'   kernel).  Passed from the formula method to the default method.
+#'   Anything else is refused, kernlab's and e1071's names (`C`, `kpar`,
+#'   `sigma`, `gamma`, `prob.model`) with a message naming what to write
+#'   here instead (for the SVM `cost`, `kernel = gaussian_kernel(sigma = )`
+#'   and `probability`).
 #' @return An object of class `"rff_svm"`: a list with `weights` (a
 #'   `n_features` \eqn{\times m} matrix, one column of feature weights per
 #'   class for one-vs-rest and two classes, per pair for one-vs-one) and
