@@ -43,12 +43,11 @@ test_that("a real worker whose library lacks bochner gets the explanation", {
   skip_on_cran()
   skip_if_not_installed("future")
   skip_if_not_installed("future.apply")
-  skip_if_not_installed("parallelly")
   lib <- dirname(system.file(package = "bochner"))
   others <- setdiff(normalizePath(.libPaths()), normalizePath(lib))
   skip_if(any(file.exists(file.path(others, "bochner"))), "bochner is in another library too")
   # a worker that drops this session's bochner library from its .libPaths()
-  cl <- parallelly::makeClusterPSOCK(1L, rscript_startup = bquote(
+  cl <- future::makeClusterPSOCK(1L, rscript_startup = bquote(
     .libPaths(setdiff(normalizePath(.libPaths()), .(normalizePath(lib))))), verbose = FALSE)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   old <- future::plan(future::cluster, workers = cl)
