@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install install-quick document check site site-check bench bench-transform clean sanitize sanitize-openblas valgrind
+.PHONY: demo test install install-quick document check site site-check bench bench-transform clean sanitize sanitize-openblas valgrind test-deps
 
 # The plot goes to bochner-demo.png here (git-ignored, removed by make
 # clean), or to BOCHNER_DEMO_PNG when that is set.
@@ -90,3 +90,8 @@ valgrind:
 
 clean:
 	rm -rf src/*.o src/*.so bochner_*.tar.gz bochner.Rcheck bochner-demo.png docs
+
+# The dependency step of .ci/run, offline on made-up packages (.ci/test-deps):
+# what it reports as not installed must be what a fresh R process cannot load.
+test-deps:
+	bash .ci/test-deps

@@ -76,18 +76,16 @@ check_flag <- function(x, arg) {
 
 check_kernel <- function(kernel, arg = "kernel") {
   if (!inherits(kernel, "bochner_kernel")) {
-    stop_arg(arg, "must be a kernel object such as gaussian_kernel(sigma = 1)")
+    stop_arg(arg, "must be a kernel object such as gaussian_kernel(sigma = 1)",
+             kernel_name_hint(kernel))
   }
   kernel
 }
 
-check_no_dots <- function(...) {
-  if (...length() > 0L) {
-    nm <- names(list(...))
-    nm <- if (is.null(nm)) rep("", ...length()) else nm
-    shown <- ifelse(nzchar(nm), sprintf("'%s'", nm), "an unnamed argument")
-    stop("unused argument(s): ", paste(shown, collapse = ", "), call. = FALSE)
-  }
+# '.who' names the function (e.g. "rff_svm()") for advice on arguments
+# written out of kernlab's or e1071's habits (R/habits.R).
+check_no_dots <- function(..., .who = NULL) {
+  if (...length() > 0L) stop_unused_args(list(...), .who)
 }
 
 # Refuse an allocation of n x m doubles that cannot succeed, before trying:

@@ -250,11 +250,6 @@ chunk_worker <- function(handle, task, args, source, reader, progress, what) {
   res
 }
 
-chunk_error_message <- function(err, what) {
-  sprintf("%s: chunk %d%s failed: %s", what, err$i,
-          if (is.null(err$label)) "" else sprintf(" (%s)", err$label), err$message)
-}
-
 # Apply task(raw, i, <args>) to the chunks 'which' through future.apply (in
 # this session without it), in waves of at most 'wave' chunks, folding each
 # result into the accumulator with combine(acc, result, i) in chunk order;
@@ -316,22 +311,7 @@ chunks_lapply <- function(X, FUN, ...) {
     # free; several per future (one batch job for several chunks) by option
     lapply_fn(X, FUN, ..., future.seed = NULL, future.packages = "bochner",
               future.chunk.size = size, future.label = "bochner-chunks-%d"),
-    error = function(e) {
-      msg <- conditionMessage(e)
-      hit <- regmatches(msg, regexec("bochner-chunks-([0-9]+)", msg))[[1L]]
-      which <- if (length(hit) == 2L) {
-        j <- as.integer(hit[2L])
-        idx <- vapply(X, `[[`, integer(1), "i")[((j - 1L) * size + 1L):min(length(X), j * size)]
-        lab <- X[[(j - 1L) * size + 1L]]$label
-        if (length(idx) == 1L) {
-          sprintf("chunk %d%s", idx, if (is.null(lab)) "" else sprintf(" (%s)", lab))
-        } else sprintf("chunks %d to %d", idx[1L], idx[length(idx)])
-      } else {
-        sprintf("chunks %d to %d", X[[1L]]$i, X[[length(X)]]$i)
-      }
-      stop(sprintf("%s: %s failed (its worker failed or could not load bochner): %s",
-                   list(...)$what, which, msg), call. = FALSE)
-    })
+    error = function(e) chunks_future_error(e, X, size, list(...)$what))
 }
 
 # Chunks per wave: enough to keep every worker busy several times over, and

@@ -54,7 +54,7 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
     return(predict_chunks(object, newdata, type = type, ...,
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
-  check_no_dots(...)
+  check_no_dots(..., .who = "predict()")
   type <- check_choice(type, c("response", "class", "prob", "decision"), "type")
   regression <- object$type == "regression"
   if (regression && type %in% c("class", "prob")) {

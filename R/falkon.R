@@ -132,7 +132,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
                            landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
                            weights = NULL, scale = TRUE, seed = NULL, control = list(),
                            nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "falkon()")
   x <- as_data_matrix(x, "x", sparse = TRUE)
   n <- nrow(x)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")

@@ -138,10 +138,15 @@ design_for_newdata <- function(terms, xlevels, newdata, arg = "newdata") {
   if (!is.data.frame(newdata) && !is.list(newdata)) {
     stop_arg(arg, "must be a data frame with the variables of the formula")
   }
+  unseen <- unseen_levels()
   newdata <- missing_as_fitted(newdata, attr(terms, "dataClasses"), xlevels)
   mf <- tryCatch(
-    stats::model.frame(terms, newdata, na.action = stats::na.pass, xlev = xlevels),
+    stats::model.frame(terms, newdata, na.action = stats::na.pass),
     error = function(e) stop_arg(arg, "does not fit the model's formula: ", conditionMessage(e)))
+  # the factors set to the fitted levels here rather than by model.frame(xlev =),
+  # so that a level the fit never saw can be coded as all-zero dummies on request
+  lev <- newdata_levels(mf, xlevels, unseen, arg)
+  mf <- lev$mf
   # a variable whose type changed since the fit (numeric then character)
   # would be coded into other columns: refused as predict.lm() does, naming it
   # (a column of nothing but NA is logical in R whatever it stands for: it
@@ -152,7 +157,52 @@ design_for_newdata <- function(terms, xlevels, newdata, arg = "newdata") {
       stop_arg(arg, "does not match the data the model was fitted on: ", conditionMessage(e))
     })
   }
-  one_hot_matrix(terms, mf, xlevels)
+  one_hot_matrix(terms, mf, xlevels, lev$unseen)
+}
+
+# What predict() does with a factor level of new data that the fit never
+# saw: options(bochner.unseen_levels =) "error" (the default, as lm) or
+# "zero" (all-zero dummy columns, as kernlab::ksvm() and e1071 effectively do).
+unseen_levels <- function() {
+  value <- getOption("bochner.unseen_levels")
+  if (is.null(value)) return("error")
+  check_choice(value, c("error", "zero"), "options(bochner.unseen_levels)")
+}
+
+# The frame's factors (and character columns) given the fitted levels, as
+# model.frame(xlev =) does; a value outside them is refused (unseen =
+# "error") or becomes an extra level, 'sentinel', whose dummy row is all
+# zeros (unseen = "zero").  Returns the frame and, per variable that got the
+# extra level, its name.
+newdata_levels <- function(mf, xlevels, unseen, arg) {
+  zeroed <- list()
+  for (nm in names(xlevels)) {
+    xl <- xlevels[[nm]]
+    xi <- mf[[nm]]
+    if (is.null(xl) || is.null(xi)) next
+    ordered <- is.ordered(xi)
+    if (is.character(xi)) xi <- factor(xi)
+    if (!is.factor(xi)) next   # a changed type, refused by .checkMFClasses()
+    v <- as.character(xi)
+    new <- !is.na(v) & !(v %in% xl)
+    levels <- xl
+    if (any(new)) {
+      if (unseen == "error") {
+        shown <- unique(v[new])
+        stop_arg(arg, "has level(s) of factor ", nm, " that the fit never saw: ",
+                 paste(utils::head(shown, 5L), collapse = ", "),
+                 if (length(shown) > 5L) ", ...",
+                 " (first in row ", rownames(mf)[which(new)[1L]], "); options(bochner.unseen_levels = ",
+                 "\"zero\") codes them as all-zero dummy columns, as kernlab and e1071 do")
+      }
+      sentinel <- make.unique(c(xl, ".unseen"))[length(xl) + 1L]
+      v[new] <- sentinel
+      levels <- c(xl, sentinel)
+      zeroed[[nm]] <- sentinel
+    }
+    mf[[nm]] <- factor(v, levels = levels, ordered = ordered)
+  }
+  list(mf = mf, unseen = zeroed)
 }
 
 # A column of nothing but NA is logical in R, whatever it stands for: a
@@ -171,10 +221,17 @@ missing_as_fitted <- function(newdata, classes, xlevels) {
   newdata
 }
 
-one_hot_matrix <- function(terms, mf, xlevels) {
-  contrasts <- lapply(xlevels, function(lev) {
+# 'unseen' (from newdata_levels()) names the variables with an extra level
+# that the fit never saw: its row of the coding is all zeros.
+one_hot_matrix <- function(terms, mf, xlevels, unseen = list()) {
+  contrasts <- lapply(stats::setNames(nm = names(xlevels)), function(v) {
+    lev <- xlevels[[v]]
     m <- diag(length(lev))
     dimnames(m) <- list(lev, lev)
+    if (!is.null(unseen[[v]])) {
+      m <- rbind(m, 0)
+      rownames(m)[nrow(m)] <- unseen[[v]]
+    }
     m
   })
   x <- stats::model.matrix(terms, mf, contrasts.arg = contrasts)

@@ -12,7 +12,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
                                       method = c("rff", "nystrom"), D = 500, nstart = 10,
                                       iter.max = 100, seed = NULL, map = NULL,
                                       nthreads = chunks_threads(), rounds = 5, ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "kernel_kmeans()")
   if (missing(centers)) stop_arg("centers", "is required: the number of clusters")
   if (length(centers) != 1L) {
     stop_arg("centers", "must be the number of clusters for data in chunks (an initial ",

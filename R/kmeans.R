@@ -231,7 +231,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   seeding = c("auto", "kmeans++", "kmeans||"),
                                   batch = NULL, weights = NULL,
                                   nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "kernel_kmeans()")
   nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   weights <- kkm_weights(weights, nrow(x))

@@ -134,17 +134,14 @@ rff_map_scale <- function(map, x, scale, scale_given) {
 
 # The construction arguments of random_features() that the machines pass
 # on (through their '...'): anything else is an unused argument.
-rff_map_args <- function(..., map = NULL) {
+rff_map_args <- function(..., map = NULL, who = NULL) {
   args <- list(...)
   if (length(args) == 0L) return(list())
   nm <- names(args)
   nm <- if (is.null(nm)) rep("", length(args)) else nm
   known <- c("type", "sampling", "method")
   unknown <- !(nm %in% known)
-  if (any(unknown)) {
-    shown <- ifelse(nzchar(nm[unknown]), sprintf("'%s'", nm[unknown]), "an unnamed argument")
-    stop("unused argument(s): ", paste(shown, collapse = ", "), call. = FALSE)
-  }
+  if (any(unknown)) stop_unused_args(args[unknown], who)
   if (!is.null(map)) {
     stop_arg(nm[1L], "is an argument of the map's construction; with 'map' the map is given")
   }

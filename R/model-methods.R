@@ -30,6 +30,17 @@
 #' [predict.lm()]) and `na.exclude`, are left out under `na.omit`, and are
 #' an error under `na.fail`.
 #'
+#' **Factor levels the fit never saw.**  A level of a factor in `newdata`
+#' that was absent from the training rows is, by default, an error naming
+#' the factor and the level, as in [predict.lm()].  With
+#' `options(bochner.unseen_levels = "zero")` such a value is coded as a row
+#' of zeros in that factor's dummy columns (and in its interactions), the
+#' point lying at no level's corner, which is what `kernlab::ksvm()` and
+#' `e1071::svm()` effectively do; so a random split of data with rare
+#' levels (`mlbench`'s BreastCancer) predicts.  The option applies to the
+#' `predict()` method of every formula fit of the package, also when
+#' called by caret or parsnip.
+#'
 #' @param formula A model formula: two-sided for the machines (`y ~ a + b`,
 #'   `y ~ .`), one-sided for k-means and feature maps (`~ a + b`).
 #' @param data A data frame (or list or environment) holding the formula's

@@ -8,7 +8,7 @@
 rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                                   lambda = "auto", scale = TRUE, seed = NULL, map = NULL,
                                   nthreads = chunks_threads(), ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "rff_ridge()")
   scale_given <- !missing(scale)
   y <- check_chunk_y(y)
   check_kernel(kernel)

@@ -159,7 +159,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
                               lambda = "auto", criterion = c("auto", "gcv", "loo"),
                               probability = FALSE, weights = NULL, scale = TRUE,
                               seed = NULL, map = NULL, nthreads = bochner_threads(), ...) {
-  map_args <- rff_map_args(..., map = map)
+  map_args <- rff_map_args(..., map = map, who = "rff_ridge()")
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   n <- nrow(x)
@@ -369,7 +369,7 @@ predict.rff_ridge <- function(object, newdata,
     return(predict_chunks(object, newdata, type = type, ...,
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
-  check_no_dots(...)
+  check_no_dots(..., .who = "predict()")
   type <- check_choice(type, c("response", "class", "decision", "prob"), "type")
   regression <- object$type == "regression"
   if (regression && type %in% c("class", "prob")) {

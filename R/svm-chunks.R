@@ -15,7 +15,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
                                 scale = TRUE, class.weights = NULL, epsilon = 0.1,
                                 seed = NULL, map = NULL, nthreads = chunks_threads(),
                                 rounds = 100, passes = 3, tol = 0.03, ...) {
-  check_no_dots(...)
+  check_no_dots(..., .who = "rff_svm()")
   scale_given <- !missing(scale)
   y <- check_chunk_y(y)
   a <- svm_check_settings(kernel, D, cost, loss, multiclass, probability, cross, scale,

@@ -127,6 +127,10 @@
 #'   feature map passed to [random_features()]: `type`, `sampling` (e.g.
 #'   `"orthogonal"`) or `method` (e.g. `"tensorsketch"` for a polynomial
 #'   kernel).  Passed from the formula method to the default method.
+#'   Anything else is refused, kernlab's and e1071's names (`C`, `kpar`,
+#'   `sigma`, `gamma`, `prob.model`) with a message naming what to write
+#'   here instead (for the SVM `cost`, `kernel = gaussian_kernel(sigma = )`
+#'   and `probability`).
 #' @return An object of class `"rff_svm"`: a list with `weights` (a
 #'   `n_features` \eqn{\times m} matrix, one column of feature weights per
 #'   class for one-vs-rest and two classes, per pair for one-vs-one) and
@@ -187,7 +191,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                             weights = NULL, scale = TRUE, class.weights = NULL, epsilon = 0.1,
                             max_iter = 1000, shrinking = TRUE, seed = NULL, map = NULL,
                             nthreads = bochner_threads(), ...) {
-  map_args <- rff_map_args(..., map = map)
+  map_args <- rff_map_args(..., map = map, who = "rff_svm()")
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   y <- rff_class_response(y, nrow(x))
@@ -315,7 +319,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob
     return(predict_chunks(object, newdata, type = type, ...,
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
-  check_no_dots(...)
+  check_no_dots(..., .who = "predict()")
   type <- check_choice(type, c("class", "decision", "prob"), "type")
   if (type == "prob" && is.null(object$calibration)) {
     stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
