@@ -8,14 +8,12 @@ dest <- if (length(args)) args[1] else "docs"
 if (!requireNamespace("pkgdown", quietly = TRUE)) {
   cat("site-build: pkgdown is not installed\n"); quit(status = 2)
 }
-# _pkgdown.yml asks for math as MathML (template: math-rendering), which
-# older versions ignore, loading MathJax from a CDN instead: formulas would
-# show as raw TeX without network.
-if (packageVersion("pkgdown") < "2.1.0") {
-  cat("site-build: pkgdown", format(packageVersion("pkgdown")), "is too old: 2.1.0 or later",
-      "renders the formulas as MathML (install.packages(\"pkgdown\"); .ci/run does)\n")
-  quit(status = 2)
-}
+# Math: every page's formulas (articles and reference pages alike) are
+# turned into MathML after the build (.ci/site-math.R), so the site reads
+# the same without network.  pkgdown 2.1 and later could write the articles'
+# MathML themselves, but they download their JavaScript assets (headroom,
+# clipboard, ...) from a CDN at build time, which fails offline; Debian's
+# 2.0.7 builds offline.
 cat("site-build: bochner", format(packageVersion("bochner")), "from",
     find.package("bochner"), "with pkgdown", format(packageVersion("pkgdown")), "\n")
 # No network look-ups (pkgdown asks CRAN and Bioconductor whether the package
@@ -41,7 +39,7 @@ ok <- tryCatch({
 # downlit writes every example plot of a reference page with alt='' (it has
 # no way to take one); name what drew it, so that screen readers say more
 # than nothing and the site check's alt-text rule holds for every figure.
-# Rd's formulas become MathML as the articles' are (.ci/site-math.R).
+# Every page's formulas become MathML (.ci/site-math.R).
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1L])),
                  "site-math.R"))
 if (ok) {
@@ -54,6 +52,12 @@ if (ok) {
                       html[hit], perl = TRUE)
     maths <- rd_math_to_mathml(html)
     if (any(hit) || !identical(maths, html)) writeLines(maths, page)
+  }
+  for (page in list.files(dest, pattern = "[.]html$", full.names = TRUE, recursive = TRUE)) {
+    if (basename(dirname(page)) == "reference") next
+    html <- readLines(page, warn = FALSE)
+    maths <- rd_math_to_mathml(html)
+    if (!identical(maths, html)) writeLines(maths, page)
   }
 }
 secs <- round(proc.time()[["elapsed"]] - t0)

@@ -1,17 +1,16 @@
-# Rd math on the pkgdown site as MathML, sourced by .ci/site-build.R.
-# pkgdown's math-rendering: mathml has pandoc write the articles' formulas as
-# MathML, but the reference pages keep Rd's \eqn{} and \deqn{} as TeX between
-# \( \) and $$ $$ (pkgdown issue #2704), for a MathJax or KaTeX script that
-# this site does not load (both would come from a CDN).  So each such
-# formula outside <pre> code is converted here by the same pandoc, all of a
-# page's formulas in one call, and the page reads the same without network.
+# The pkgdown site's math as MathML, sourced by .ci/site-build.R.  pkgdown
+# leaves formulas as TeX between \( \), \[ \] and $$ $$ (articles, and Rd's \eqn{}
+# and \deqn{} on reference pages) for a MathJax or KaTeX script that this
+# site does not load (both would come from a CDN).  So each such formula
+# outside <pre> code is converted here by pandoc, all of a page's formulas
+# in one call, and the page reads the same without network.
 rd_math_to_mathml <- function(page_html, pandoc = Sys.which("pandoc")) {
   text <- paste(page_html, collapse = "\n")
   # the parts outside <pre>...</pre>: odd pieces are prose, even ones code
   pieces <- regmatches(text, gregexpr("(?s)<pre\\b.*?</pre>", text, perl = TRUE),
                        invert = NA)[[1L]]
   prose <- seq(1L, length(pieces), by = 2L)
-  pattern <- "(?s)\\\\\\((.+?)\\\\\\)|\\$\\$(.+?)\\$\\$"
+  pattern <- "(?s)\\\\\\((.+?)\\\\\\)|\\\\\\[(.+?)\\\\\\]|\\$\\$(.+?)\\$\\$"
   found <- lapply(pieces[prose], function(p) regmatches(p, gregexpr(pattern, p, perl = TRUE))[[1L]])
   all <- unlist(found)
   if (!length(all)) return(page_html)
@@ -20,8 +19,8 @@ rd_math_to_mathml <- function(page_html, pandoc = Sys.which("pandoc")) {
                    c("&amp;", "&"))) x <- gsub(e[1L], e[2L], x, fixed = TRUE)
     x
   }
-  display <- startsWith(all, "$$")
-  tex <- trimws(unescape(substr(all, 3L, nchar(all) - 2L)))   # \( \) and $$ $$: 2 characters
+  display <- startsWith(all, "$$") | startsWith(all, "\\[")
+  tex <- trimws(unescape(substr(all, 3L, nchar(all) - 2L)))   # \( \), \[ \], $$ $$: 2 characters
   md <- paste0(ifelse(display, "$$", "$"), tex, ifelse(display, "$$", "$"),
                collapse = "\n\nRDMATHSEPARATOR\n\n")
   out <- system2(pandoc, c("-f", "markdown", "-t", "html", "--mathml"), input = md,
