@@ -47,9 +47,12 @@ stat_map <- function(x, kernel, method, D, nthreads, ...) {
   nystrom_features(x, kernel, m = min(D, nrow(x)), nthreads = nthreads, ...)
 }
 
-# Rows per block of streamed features: about 4 MB of features (and of the
-# 'extra' columns per row a consumer keeps beside them), at least 256 rows.
-stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^19 %/% max(1L, ncol))))
+# Rows per block of streamed features: about 32 MB for the block's 'ncol'
+# columns (its features and what the consumer keeps beside them, such as
+# the permutation labels), at least 256 rows: large enough that the
+# threads share each block's products evenly and R's per-block work is
+# small beside them.
+stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^22 %/% max(1L, ncol))))
 
 # Centred cross product of the features of x, streamed in row blocks (the
 # n x D feature matrix is never held): list(zz = Zc'Zc, zbar, n).  With a
@@ -57,14 +60,14 @@ stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^19 %/% max(1L, n
 stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL) {
   nf <- map$n_features + if (is.null(map2)) 0L else map2$n_features
   check_allocation(nf, nf, "the feature cross product", arg = "D")
-  blocks <- row_blocks(nrow(x), stat_block_rows(nrow(x), nf))
+  blocks <- row_blocks(nrow(x), stat_block_rows(nrow(x), 2L * nf))
   block <- function(i) {
     idx <- blocks[[i]]
     z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
     if (!is.null(map2)) z <- cbind(z, transform_features(map2, y[idx, , drop = FALSE], nthreads))
-    list(z, matrix(0, nrow(z), 0L))
+    z
   }
-  .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)[c("zz", "zbar", "n")]
+  .Call(C_stat_moments, block, length(blocks), environment(), nthreads)
 }
 
 # Upper-tail probability of the gamma law with the given mean and variance

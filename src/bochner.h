@@ -271,6 +271,7 @@ SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
 SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
                                   SEXP nthreads);
 SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
+SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
 
 void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
                             double *dest, ptrdiff_t ldd);

@@ -1,16 +1,22 @@
 /* Permutation nulls of the kernel two-sample (MMD) and independence (HSIC)
- * tests.
+ * tests, and the feature moments of the kernel statistics.
  *
  *   mmd_labels                B random splits of N pooled rows into m and
- *                             N - m (selection sampling into a bit set,
- *                             drawn serially from R's generator)
+ *                             N - m, as bit sets (draw_subset(): fair coins
+ *                             16 to a uniform draw, adjusted to the group
+ *                             size; drawn serially from R's generator)
  *   mmd_perm_gram_call        for the exact statistic: with L the N x (B+1)
  *                             0/1 matrix of group-X labels (column 0 the
  *                             observed split), a = diag(L'KL), b = L'K1,
  *                             d = L'diag(K), via KL on the package's product
  *   mmd_perm_stream_call      the same on features K = ZZ', Z streamed in
  *                             row blocks that R computes (Z is never held):
- *                             S = Z'L (D x (B+1)), q = L'rowSums(Z^2)
+ *                             S = Z'L (D x (B+1)), q = L'rowSums(Z^2), every
+ *                             split in one threaded product per block
+ *   stat_moments_call         Zc'Zc and the column means of streamed
+ *                             features (the gamma nulls, HSIC, kernel PCA
+ *                             and CCA), on tiles small enough to share a
+ *                             D x D result between the threads
  *   hsic_perm_gram_call       sum_ij Kc_ij Lc_pi(i)pi(j) for B permutations
  *                             drawn serially, one permutation per block of
  *                             the parallel loop
@@ -18,7 +24,7 @@
  * The unbiased MMD^2 of every split follows in R from (a, b, d) and the
  * totals 1'K1 and tr K (R/mmd.R).  All randomness is drawn before any
  * parallel work, and every sum runs in a fixed order, so results do not
- * depend on the number of threads or on the row blocks. */
+ * depend on the number of threads. */
 #include "bochner.h"
 #include <stdint.h>
 #include <string.h>
@@ -35,51 +41,98 @@ static inline void bit_set(uint64_t *w, R_xlen_t i)
     w[i / WORD_BITS] |= (uint64_t) 1 << (i % WORD_BITS);
 }
 
+/* Word w of a bit set with the bits at or beyond N cleared. */
+static inline uint64_t tail_mask(R_xlen_t N, R_xlen_t word)
+{
+    R_xlen_t left = N - word * WORD_BITS;
+    return left >= WORD_BITS ? ~(uint64_t) 0 : (((uint64_t) 1 << left) - 1);
+}
+
+static int popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int) ((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* One uniformly random s-subset of 0..N-1 into w (nwords words, cleared
+ * first), from R's generator.  Near s = N/2: N fair coins, 16 from each
+ * uniform draw (as R's own R_unif_index takes 16 bits a draw), then rows
+ * chosen uniformly at random removed from (or added to) the set until it
+ * has s rows: the coins give a set that is uniform given its size, and
+ * removing or adding uniformly chosen rows keeps it so (N/16 + O(sqrt N)
+ * draws, against N for selection sampling).  Far from N/2 (s < 0.4 N):
+ * Floyd's algorithm, s index draws. */
+static void draw_subset(R_xlen_t N, R_xlen_t s, uint64_t *w, R_xlen_t nwords)
+{
+    memset(w, 0, sizeof(uint64_t) * (size_t) nwords);
+    if ((double) s < 0.4 * (double) N) {
+        for (R_xlen_t j = N - s; j < N; j++) {
+            R_xlen_t t = (R_xlen_t) R_unif_index((double) (j + 1));
+            if (bit_get(w, t)) bit_set(w, j); else bit_set(w, t);
+        }
+        return;
+    }
+    R_xlen_t k = 0;
+    for (R_xlen_t q = 0; q < nwords; q++) {
+        uint64_t word = 0;
+        for (int part = 0; part < 4; part++)
+            word |= (uint64_t) (unif_rand() * 65536.0) << (16 * part);
+        word &= tail_mask(N, q);
+        w[q] = word;
+        k += popcount64(word);
+    }
+    while (k != s) {
+        R_xlen_t t = (R_xlen_t) R_unif_index((double) N);
+        int in = bit_get(w, t);
+        if (k > s && in) {
+            w[t / WORD_BITS] &= ~((uint64_t) 1 << (t % WORD_BITS));
+            k--;
+        } else if (k < s && !in) {
+            bit_set(w, t);
+            k++;
+        }
+    }
+}
+
 /* For each of B permutations, the rows that fall in the first group of m:
- * a uniformly random m-subset of 0..N-1 by selection sampling (Knuth's
- * Algorithm S: row i joins with probability (m - chosen) / (N - i)), one
- * uniform draw per row, written a 64-bit word at a time.  bits holds B *
- * nwords words.  Serial: R's generator. */
+ * a uniformly random m-subset of 0..N-1 (draw_subset() on the smaller
+ * group, complemented when that is the second).  bits holds B * nwords
+ * words.  Serial: R's generator. */
 static void mmd_labels(R_xlen_t N, R_xlen_t m, int B, uint64_t *bits, R_xlen_t nwords)
 {
-    memset(bits, 0, sizeof(uint64_t) * (size_t) nwords * (size_t) B);
+    int flip = m > N - m;
+    R_xlen_t s = flip ? N - m : m;
     GetRNGstate();
     for (int b = 0; b < B; b++) {
         uint64_t *w = bits + (ptrdiff_t) b * nwords;
-        R_xlen_t need = m;
-        for (R_xlen_t i0 = 0; i0 < N && need > 0; i0 += WORD_BITS) {
-            R_xlen_t i1 = N - i0 < WORD_BITS ? N : i0 + WORD_BITS;
-            uint64_t word = 0;
-            for (R_xlen_t i = i0; i < i1 && need > 0; i++) {
-                if (need == N - i) {                /* every remaining row is chosen */
-                    for (R_xlen_t r = i; r < i1; r++) word |= (uint64_t) 1 << (r - i0);
-                    for (R_xlen_t r = i1; r < N; r++) bit_set(w, r);
-                    need = 0;
-                    break;
-                }
-                if (unif_rand() * (double) (N - i) < (double) need) {
-                    word |= (uint64_t) 1 << (i - i0);
-                    need--;
-                }
-            }
-            w[i0 / WORD_BITS] |= word;
-        }
+        draw_subset(N, s, w, nwords);
+        if (flip)
+            for (R_xlen_t q = 0; q < nwords; q++) w[q] = ~w[q] & tail_mask(N, q);
         if ((b & 15) == 15) R_CheckUserInterrupt();
     }
     PutRNGstate();
 }
 
-/* L[i, c] for rows r0 .. r0 + nr - 1: column 0 the observed split (the
- * first m rows), column 1 + b permutation b. */
+/* Column c of L for rows r0 .. r0 + nr - 1: column 0 the observed split
+ * (the first m rows), column 1 + b permutation b. */
+static void mmd_expand_column(const uint64_t *bits, R_xlen_t nwords, R_xlen_t m, R_xlen_t r0,
+                              int nr, int c, double *col)
+{
+    if (c == 0) {
+        for (int i = 0; i < nr; i++) col[i] = r0 + i < m ? 1.0 : 0.0;
+        return;
+    }
+    const uint64_t *w = bits + (ptrdiff_t) (c - 1) * nwords;
+    for (int i = 0; i < nr; i++) col[i] = (double) bit_get(w, r0 + i);
+}
+
 static void mmd_expand(const uint64_t *bits, R_xlen_t nwords, int B, R_xlen_t m, R_xlen_t r0,
                        int nr, double *L)
 {
-    for (int i = 0; i < nr; i++) L[i] = r0 + i < m ? 1.0 : 0.0;
-    for (int b = 0; b < B; b++) {
-        const uint64_t *w = bits + (ptrdiff_t) b * nwords;
-        double *col = L + (ptrdiff_t) (b + 1) * nr;
-        for (int i = 0; i < nr; i++) col[i] = (double) bit_get(w, r0 + i);
-    }
+    for (int c = 0; c <= B; c++)
+        mmd_expand_column(bits, nwords, m, r0, nr, c, L + (ptrdiff_t) c * nr);
 }
 
 static uint64_t *mmd_draw(R_xlen_t N, R_xlen_t m, int B, R_xlen_t *nwords)
@@ -97,6 +150,102 @@ static SEXP named_list(const char **names, SEXP *values, int n)
     for (int i = 0; i < n; i++) SET_VECTOR_ELT(out, i, values[i]);
     UNPROTECT(1);
     return out;
+}
+
+/* c (m x n) += t(a) %*% b, a (k x m, lda), on square tiles of STAT_TILE
+ * spread over the threads; with 'upper' only the tiles that meet the upper
+ * triangle (a symmetric result; bochner_mirror_upper() completes it).  The
+ * outputs of these statistics are small (D x D, D x (B + 1)) and the inner
+ * dimension long, so products.c's 240-square tiles would leave one thread
+ * with most of the work; each entry is still one chain over k in order
+ * (gemm.c), so the result does not depend on the threads. */
+#define STAT_TILE 48
+typedef struct {
+    const double *a, *b;
+    ptrdiff_t lda, ldb, ldc;
+    int m, n, k, tm;
+    double *c;
+    const int *tiles;
+} tn_job;
+
+static void tn_tile(const tn_job *p, int id)
+{
+    int bi = id % p->tm, bj = id / p->tm;
+    int i0 = bi * STAT_TILE, j0 = bj * STAT_TILE;
+    int mr = p->m - i0 < STAT_TILE ? p->m - i0 : STAT_TILE;
+    int nc = p->n - j0 < STAT_TILE ? p->n - j0 : STAT_TILE;
+    bochner_gemm_tn(p->a + (ptrdiff_t) i0 * p->lda, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb,
+                    mr, nc, p->k, p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, 1);
+}
+
+/* the tiles of an m x n result (upper: those with i0 <= j0), into ids; returns their count */
+static int tn_tiles(int m, int n, int upper, int **ids)
+{
+    int tm = (m + STAT_TILE - 1) / STAT_TILE, tn = (n + STAT_TILE - 1) / STAT_TILE, q = 0;
+    *ids = (int *) R_alloc((size_t) tm * (size_t) tn, sizeof(int));
+    for (int bj = 0; bj < tn; bj++)
+        for (int bi = 0; bi < tm; bi++)
+            if (!upper || bi <= bj) (*ids)[q++] = bi + bj * tm;
+    return q;
+}
+
+/* The work of one row block of the MMD feature stream (z, nr x D): phase 1
+ * expands the label columns L (nr x (B+1)), the squared row norms r and
+ * the column sums s; phase 2 the tiles of S += Z'L and q += L'r.  Every
+ * task writes its own outputs, each a chain in row order. */
+#define STAT_ROWS 1024         /* rows per row-norm task */
+#define STAT_COLS 8            /* columns per label / column-sum / q task */
+typedef struct {
+    int phase, nr, D, nc;
+    const double *z;
+    const uint64_t *bits;
+    R_xlen_t nwords, m, r0;
+    double *L, *r, *s, *q;
+    tn_job tn;
+    int ntiles, nL, nR, nS;
+} mmd_block_job;
+
+static void mmd_block_task(void *ctx, R_xlen_t task, int thread)
+{
+    (void) thread;
+    const mmd_block_job *p = (const mmd_block_job *) ctx;
+    int t = (int) task, nr = p->nr;
+    if (p->phase == 2) {
+        if (t < p->ntiles) {
+            tn_tile(&p->tn, p->tn.tiles[t]);
+            return;
+        }
+        int c0 = (t - p->ntiles) * STAT_COLS, c1 = c0 + STAT_COLS < p->nc ? c0 + STAT_COLS : p->nc;
+        for (int c = c0; c < c1; c++) {
+            const double *l = p->L + (ptrdiff_t) c * nr;
+            double a = p->q[c];
+            for (int i = 0; i < nr; i++) a += l[i] * p->r[i];
+            p->q[c] = a;
+        }
+        return;
+    }
+    if (t < p->nL) {
+        int c0 = t * STAT_COLS, c1 = c0 + STAT_COLS < p->nc ? c0 + STAT_COLS : p->nc;
+        for (int c = c0; c < c1; c++)
+            mmd_expand_column(p->bits, p->nwords, p->m, p->r0, nr, c, p->L + (ptrdiff_t) c * nr);
+    } else if ((t -= p->nL) < p->nR) {
+        int i0 = t * STAT_ROWS, i1 = i0 + STAT_ROWS < nr ? i0 + STAT_ROWS : nr;
+        double *r = p->r;
+        for (int i = i0; i < i1; i++) r[i] = 0.0;
+        for (int j = 0; j < p->D; j++) {
+            const double *zj = p->z + (ptrdiff_t) j * nr;
+            for (int i = i0; i < i1; i++) r[i] += zj[i] * zj[i];
+        }
+    } else {
+        t -= p->nR;
+        int j0 = t * STAT_COLS, j1 = j0 + STAT_COLS < p->D ? j0 + STAT_COLS : p->D;
+        for (int j = j0; j < j1; j++) {
+            const double *zj = p->z + (ptrdiff_t) j * nr;
+            double a = p->s[j];
+            for (int i = 0; i < nr; i++) a += zj[i];
+            p->s[j] = a;
+        }
+    }
 }
 
 /* Exact statistic: K the N x N Gram matrix of the pooled sample (X first). */
@@ -135,10 +284,31 @@ SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads)
     return out;
 }
 
+/* The next feature block from R: block(ib + 1), a double matrix of at
+ * least one row and, after the first block, D columns (D = 0: any). */
+static SEXP stream_block(SEXP block, SEXP rho, int ib, int D)
+{
+    SEXP call = PROTECT(lang2(block, PROTECT(ScalarInteger(ib + 1))));
+    SEXP z = eval(call, rho);
+    UNPROTECT(2);
+    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
+        error("block(%d) must return a double matrix with rows and columns", ib + 1);
+    if (D > 0 && ncols(z) != D) error("block(%d) has %d columns; the first had %d", ib + 1, ncols(z), D);
+    return z;
+}
+
+static double *zeros(size_t n)
+{
+    double *p = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+    memset(p, 0, sizeof(double) * (n > 0 ? n : 1));
+    return p;
+}
+
 /* Features: block(i), i = 1..nblocks, returns the nr x D features of the
- * next rows of the pooled sample (X's N1 rows first, then Y's); N rows in
+ * next rows of the pooled sample (X's m rows first, then Y's); N rows in
  * all.  Returns list(S = Z'L, q = L'r, s = Z'1, Q = 1'r) with r the
- * squared row norms of Z. */
+ * squared row norms of Z and L the N x (B + 1) labels (column 1 the
+ * observed split): all B + 1 splits in one product per block. */
 SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
                                   SEXP nthreads)
 {
@@ -159,56 +329,55 @@ SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SE
     int D = 0;
     R_xlen_t r0 = 0;
     size_t cap = 0;
-    double *L = NULL, *zt = NULL, *r = NULL, *S = NULL, *q = NULL, *s = NULL, Q = 0.0;
+    double *S = NULL, *q = NULL, *s = NULL, Q = 0.0;
+    mmd_block_job job;
+    memset(&job, 0, sizeof job);
     for (int ib = 0; ib < nbl; ib++) {
-        SEXP arg = PROTECT(ScalarInteger(ib + 1));
-        SEXP call = PROTECT(lang2(block, arg));
-        SEXP z = PROTECT(eval(call, rho));
-        if (!bochner_is_real_matrix(z) || nrows(z) < 1) error("block(%d) must return a double matrix", ib + 1);
+        SEXP z = PROTECT(stream_block(block, rho, ib, D));
         int nr = nrows(z);
         if (ib == 0) {
             D = ncols(z);
-            if (D < 1) error("the feature blocks must have at least one column");
-            S = (double *) R_alloc((size_t) D * (size_t) nc, sizeof(double));
-            s = (double *) R_alloc((size_t) D, sizeof(double));
-            q = (double *) R_alloc((size_t) nc, sizeof(double));
-            memset(S, 0, sizeof(double) * (size_t) D * (size_t) nc);
-            memset(s, 0, sizeof(double) * (size_t) D);
-            memset(q, 0, sizeof(double) * (size_t) nc);
-        } else if (ncols(z) != D) {
-            error("block(%d) has %d columns; the first had %d", ib + 1, ncols(z), D);
+            S = zeros((size_t) D * (size_t) nc);
+            s = zeros((size_t) D);
+            q = zeros((size_t) nc);
+            job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, nc, 0, (D + STAT_TILE - 1) / STAT_TILE, S, NULL};
+            int *ids;
+            job.ntiles = tn_tiles(D, nc, 0, &ids);
+            job.tn.tiles = ids;
         }
         if (r0 + nr > NN) error("the blocks have more than N rows");
         if ((size_t) nr > cap) {
             cap = (size_t) nr;
-            L = (double *) R_alloc(cap * (size_t) nc, sizeof(double));
-            zt = (double *) R_alloc(cap * (size_t) D, sizeof(double));
-            r = (double *) R_alloc(cap, sizeof(double));
+            job.L = (double *) R_alloc(cap * (size_t) nc, sizeof(double));
+            job.r = (double *) R_alloc(cap, sizeof(double));
         }
-        const double *zp = REAL(z);
-        bochner_transpose(zp, nr, nr, D, zt, D);
-        for (int i = 0; i < nr; i++) {
-            const double *zi = zt + (ptrdiff_t) i * D;
-            double a = 0.0;
-            for (int j = 0; j < D; j++) a += zi[j] * zi[j];
-            r[i] = a;
-            Q += a;
-        }
-        for (int j = 0; j < D; j++) {
-            const double *zj = zp + (ptrdiff_t) j * nr;
-            double a = s[j];
-            for (int i = 0; i < nr; i++) a += zj[i];
-            s[j] = a;
-        }
-        UNPROTECT(3);
-        mmd_expand(bits, nwords, nb, mm, r0, nr, L);
-        for (int c = 0; c < nc; c++) {
-            const double *l = L + (ptrdiff_t) c * nr;
-            double a = q[c];
-            for (int i = 0; i < nr; i++) a += l[i] * r[i];
-            q[c] = a;
-        }
-        bochner_product(zt, D, L, nr, D, nc, nr, S, D, 1, 0, nth);
+        job.nr = nr;
+        job.D = D;
+        job.nc = nc;
+        job.z = REAL(z);
+        job.bits = bits;
+        job.nwords = nwords;
+        job.m = mm;
+        job.r0 = r0;
+        job.s = s;
+        job.q = q;
+        job.nL = (nc + STAT_COLS - 1) / STAT_COLS;
+        job.nR = (nr + STAT_ROWS - 1) / STAT_ROWS;
+        job.nS = (D + STAT_COLS - 1) / STAT_COLS;
+        job.tn.a = REAL(z);
+        job.tn.lda = nr;
+        job.tn.b = job.L;
+        job.tn.ldb = nr;
+        job.tn.k = nr;
+        double work = (double) nr * (double) (D + nc);
+        job.phase = 1;
+        bochner_parallel_blocks(job.nL + job.nR + job.nS, bochner_threads_for(nth, work), 64,
+                                mmd_block_task, &job);
+        for (int i = 0; i < nr; i++) Q += job.r[i];
+        job.phase = 2;
+        bochner_parallel_blocks(job.ntiles + job.nL, bochner_threads_for(nth, work * D), 64,
+                                mmd_block_task, &job);
+        UNPROTECT(1);
         r0 += nr;
     }
     if (r0 != NN) error("the blocks have %.0f rows, not N = %.0f", (double) r0, (double) NN);
@@ -222,6 +391,111 @@ SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SE
     SEXP vals[] = {So, qo, so, Qo};
     SEXP out = named_list(names, vals, 4);
     UNPROTECT(4);
+    return out;
+}
+
+/* One row block of the moments stream: zc = z - shift and its column sums
+ * (phase 1, column strips), then the tiles of zz += zc'zc (phase 2). */
+typedef struct {
+    int phase, nr, D;
+    const double *z, *shift;
+    double *zc, *sum;
+    tn_job tn;
+    int ntiles;
+} moments_job;
+
+static void moments_task(void *ctx, R_xlen_t task, int thread)
+{
+    (void) thread;
+    const moments_job *p = (const moments_job *) ctx;
+    if (p->phase == 2) {
+        tn_tile(&p->tn, p->tn.tiles[task]);
+        return;
+    }
+    int nr = p->nr, j0 = (int) task * STAT_COLS, j1 = j0 + STAT_COLS < p->D ? j0 + STAT_COLS : p->D;
+    for (int j = j0; j < j1; j++) {
+        const double *zj = p->z + (ptrdiff_t) j * nr;
+        double *cj = p->zc + (ptrdiff_t) j * nr, a = p->sum[j], sh = p->shift[j];
+        for (int i = 0; i < nr; i++) {
+            cj[i] = zj[i] - sh;
+            a += cj[i];
+        }
+        p->sum[j] = a;
+    }
+}
+
+/* Centred cross product of a tall Z that R supplies block by block
+ * (block(i), i = 1..nblocks, an nr x D double matrix): list(zz = Zc'Zc,
+ * zbar, n).  As products.c's crossprod_stream, accumulated about the
+ * first block's column means t and corrected at the end,
+ * Zc'Zc = (Z - t)'(Z - t) - n (zbar - t)(zbar - t)', so that centring
+ * cancels no digits; the tiles are small (tn_job), for the D x D output. */
+SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
+{
+    if (!isFunction(block)) error("'block' must be a function");
+    if (!isEnvironment(rho)) error("'rho' must be an environment");
+    int nbl = bochner_count_arg(nblocks, "nblocks", 1);
+    int nth = bochner_nthreads(asInteger(nthreads));
+    int D = 0;
+    double n = 0.0, *shift = NULL, *sum = NULL;
+    size_t cap = 0;
+    SEXP zz = R_NilValue, hold = PROTECT(allocVector(VECSXP, 1));   /* zz, once allocated */
+    moments_job job;
+    memset(&job, 0, sizeof job);
+    for (int ib = 0; ib < nbl; ib++) {
+        SEXP z = PROTECT(stream_block(block, rho, ib, D));
+        int nr = nrows(z);
+        if (ib == 0) {
+            D = ncols(z);
+            zz = allocMatrix(REALSXP, D, D);
+            SET_VECTOR_ELT(hold, 0, zz);
+            memset(REAL(zz), 0, sizeof(double) * (size_t) D * (size_t) D);
+            shift = (double *) R_alloc((size_t) D, sizeof(double));
+            sum = zeros((size_t) D);
+            for (int j = 0; j < D; j++) {
+                const double *zj = REAL(z) + (ptrdiff_t) j * nr;
+                double a = 0.0;
+                for (int i = 0; i < nr; i++) a += zj[i];
+                shift[j] = a / nr;
+            }
+            job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, D, 0, (D + STAT_TILE - 1) / STAT_TILE,
+                               REAL(zz), NULL};
+            int *ids;
+            job.ntiles = tn_tiles(D, D, 1, &ids);
+            job.tn.tiles = ids;
+        }
+        if ((size_t) nr > cap) {
+            cap = (size_t) nr;
+            job.zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
+        }
+        job.nr = nr;
+        job.D = D;
+        job.z = REAL(z);
+        job.shift = shift;
+        job.sum = sum;
+        job.tn.a = job.tn.b = job.zc;
+        job.tn.lda = job.tn.ldb = nr;
+        job.tn.k = nr;
+        double work = (double) nr * (double) D;
+        job.phase = 1;
+        bochner_parallel_blocks((D + STAT_COLS - 1) / STAT_COLS, bochner_threads_for(nth, work), 64,
+                                moments_task, &job);
+        job.phase = 2;
+        bochner_parallel_blocks(job.ntiles, bochner_threads_for(nth, work * D / 2.0), 64,
+                                moments_task, &job);
+        n += nr;
+        UNPROTECT(1);
+    }
+    double *g = REAL(zz);
+    for (int j = 0; j < D; j++)
+        for (int i = 0; i <= j; i++) g[i + (ptrdiff_t) j * D] -= sum[i] * (sum[j] / n);
+    bochner_mirror_upper(g, D, nth);
+    SEXP zbar = PROTECT(allocVector(REALSXP, D));
+    for (int j = 0; j < D; j++) REAL(zbar)[j] = shift[j] + sum[j] / n;
+    const char *names[] = {"zz", "zbar", "n", ""};
+    SEXP vals[] = {zz, zbar, PROTECT(ScalarReal(n))};
+    SEXP out = named_list(names, vals, 3);
+    UNPROTECT(3);
     return out;
 }
 
