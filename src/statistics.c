@@ -297,6 +297,14 @@ static SEXP stream_block(SEXP block, SEXP rho, int ib, int D)
     return z;
 }
 
+/* The checks of a stream's arguments; the number of blocks. */
+static int stream_blocks(SEXP block, SEXP nblocks, SEXP rho)
+{
+    if (!isFunction(block)) error("'block' must be a function");
+    if (!isEnvironment(rho)) error("'rho' must be an environment");
+    return bochner_count_arg(nblocks, "nblocks", 1);
+}
+
 static double *zeros(size_t n)
 {
     double *p = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
@@ -312,9 +320,7 @@ static double *zeros(size_t n)
 SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
                                   SEXP nthreads)
 {
-    if (!isFunction(block)) error("'block' must be a function");
-    if (!isEnvironment(rho)) error("'rho' must be an environment");
-    int nbl = bochner_count_arg(nblocks, "nblocks", 1);
+    int nbl = stream_blocks(block, nblocks, rho);
     if (TYPEOF(N) != REALSXP || XLENGTH(N) != 1 || !(REAL(N)[0] >= 2.0))
         error("'N' must be a number of at least 2");
     R_xlen_t NN = (R_xlen_t) REAL(N)[0];
@@ -432,9 +438,7 @@ static void moments_task(void *ctx, R_xlen_t task, int thread)
  * cancels no digits; the tiles are small (tn_job), for the D x D output. */
 SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
 {
-    if (!isFunction(block)) error("'block' must be a function");
-    if (!isEnvironment(rho)) error("'rho' must be an environment");
-    int nbl = bochner_count_arg(nblocks, "nblocks", 1);
+    int nbl = stream_blocks(block, nblocks, rho);
     int nth = bochner_nthreads(asInteger(nthreads));
     int D = 0;
     double n = 0.0, *shift = NULL, *sum = NULL;
