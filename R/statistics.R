@@ -47,12 +47,12 @@ stat_map <- function(x, kernel, method, D, nthreads, ...) {
   nystrom_features(x, kernel, m = min(D, nrow(x)), nthreads = nthreads, ...)
 }
 
-# Rows per block of streamed features: about 32 MB for the block's 'ncol'
+# Rows per block of streamed features: about 16 MB for the block's 'ncol'
 # columns (its features and what the consumer keeps beside them, such as
 # the permutation labels), at least 256 rows: large enough that the
 # threads share each block's products evenly and R's per-block work is
 # small beside them.
-stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^22 %/% max(1L, ncol))))
+stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^21 %/% max(1L, ncol))))
 
 # Centred cross product of the features of x, streamed in row blocks (the
 # n x D feature matrix is never held): list(zz = Zc'Zc, zbar, n).  With a
