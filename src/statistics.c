@@ -125,7 +125,15 @@ static void mmd_expand_column(const uint64_t *bits, R_xlen_t nwords, R_xlen_t m,
         return;
     }
     const uint64_t *w = bits + (ptrdiff_t) (c - 1) * nwords;
-    for (int i = 0; i < nr; i++) col[i] = (double) bit_get(w, r0 + i);
+    /* a word at a time: the shifts stay in registers */
+    for (int i = 0; i < nr;) {
+        R_xlen_t g = r0 + i;
+        int skip = (int) (g % WORD_BITS), take = WORD_BITS - skip;
+        if (take > nr - i) take = nr - i;
+        uint64_t word = w[g / WORD_BITS] >> skip;
+        for (int t = 0; t < take; t++) col[i + t] = (double) ((word >> t) & 1u);
+        i += take;
+    }
 }
 
 static void mmd_expand(const uint64_t *bits, R_xlen_t nwords, int B, R_xlen_t m, R_xlen_t r0,
@@ -201,6 +209,7 @@ typedef struct {
     const uint64_t *bits;
     R_xlen_t nwords, m, r0;
     double *L, *r, *s, *q;
+    const double *ones;        /* nr ones: column sums as products */
     tn_job tn;
     int ntiles, nL, nR, nS;
 } mmd_block_job;
@@ -215,13 +224,10 @@ static void mmd_block_task(void *ctx, R_xlen_t task, int thread)
             tn_tile(&p->tn, p->tn.tiles[t]);
             return;
         }
+        /* q += L'r on the product kernel: its chains interleave, and
+         * they are the same whatever the row blocks */
         int c0 = (t - p->ntiles) * STAT_COLS, c1 = c0 + STAT_COLS < p->nc ? c0 + STAT_COLS : p->nc;
-        for (int c = c0; c < c1; c++) {
-            const double *l = p->L + (ptrdiff_t) c * nr;
-            double a = p->q[c];
-            for (int i = 0; i < nr; i++) a += l[i] * p->r[i];
-            p->q[c] = a;
-        }
+        bochner_gemm_tn(p->r, nr, p->L + (ptrdiff_t) c0 * nr, nr, 1, c1 - c0, nr, p->q + c0, 1, 1);
         return;
     }
     if (t < p->nL) {
@@ -239,12 +245,8 @@ static void mmd_block_task(void *ctx, R_xlen_t task, int thread)
     } else {
         t -= p->nR;
         int j0 = t * STAT_COLS, j1 = j0 + STAT_COLS < p->D ? j0 + STAT_COLS : p->D;
-        for (int j = j0; j < j1; j++) {
-            const double *zj = p->z + (ptrdiff_t) j * nr;
-            double a = p->s[j];
-            for (int i = 0; i < nr; i++) a += zj[i];
-            p->s[j] = a;
-        }
+        bochner_gemm_tn(p->z + (ptrdiff_t) j0 * nr, nr, p->ones, nr, j1 - j0, 1, nr, p->s + j0, p->D,
+                        1);
     }
 }
 
@@ -295,6 +297,13 @@ static SEXP stream_block(SEXP block, SEXP rho, int ib, int D)
         error("block(%d) must return a double matrix with rows and columns", ib + 1);
     if (D > 0 && ncols(z) != D) error("block(%d) has %d columns; the first had %d", ib + 1, ncols(z), D);
     return z;
+}
+
+static double *ones(size_t n)
+{
+    double *p = (double *) R_alloc(n, sizeof(double));
+    for (size_t i = 0; i < n; i++) p[i] = 1.0;
+    return p;
 }
 
 /* The checks of a stream's arguments; the number of blocks. */
@@ -356,6 +365,7 @@ SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SE
             cap = (size_t) nr;
             job.L = (double *) R_alloc(cap * (size_t) nc, sizeof(double));
             job.r = (double *) R_alloc(cap, sizeof(double));
+            job.ones = ones(cap);
         }
         job.nr = nr;
         job.D = D;
@@ -401,10 +411,11 @@ SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SE
 }
 
 /* One row block of the moments stream: zc = z - shift and its column sums
- * (phase 1, column strips), then the tiles of zz += zc'zc (phase 2). */
+ * (phase 1, column strips; the sums as products, zc'1, whose chains
+ * interleave), then the tiles of zz += zc'zc (phase 2). */
 typedef struct {
     int phase, nr, D;
-    const double *z, *shift;
+    const double *z, *shift, *ones;
     double *zc, *sum;
     tn_job tn;
     int ntiles;
@@ -421,13 +432,10 @@ static void moments_task(void *ctx, R_xlen_t task, int thread)
     int nr = p->nr, j0 = (int) task * STAT_COLS, j1 = j0 + STAT_COLS < p->D ? j0 + STAT_COLS : p->D;
     for (int j = j0; j < j1; j++) {
         const double *zj = p->z + (ptrdiff_t) j * nr;
-        double *cj = p->zc + (ptrdiff_t) j * nr, a = p->sum[j], sh = p->shift[j];
-        for (int i = 0; i < nr; i++) {
-            cj[i] = zj[i] - sh;
-            a += cj[i];
-        }
-        p->sum[j] = a;
+        double *cj = p->zc + (ptrdiff_t) j * nr, sh = p->shift[j];
+        for (int i = 0; i < nr; i++) cj[i] = zj[i] - sh;
     }
+    bochner_gemm_tn(p->zc + (ptrdiff_t) j0 * nr, nr, p->ones, nr, j1 - j0, 1, nr, p->sum + j0, p->D, 1);
 }
 
 /* Centred cross product of a tall Z that R supplies block by block
@@ -471,6 +479,7 @@ SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads
         if ((size_t) nr > cap) {
             cap = (size_t) nr;
             job.zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
+            job.ones = ones(cap);
         }
         job.nr = nr;
         job.D = D;
