@@ -295,4 +295,8 @@ SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
 SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads);
 
+/* exact_moments.c: column means and sums of squares independent of the row grouping */
+SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
+SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
+
 #endif
