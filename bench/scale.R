@@ -71,7 +71,7 @@ if (identical(mode, "chunks")) {
     if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
     tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
                                           seed = 1, iter.max = km_iter, rounds = 2,
-                                          nthreads = 1))[["elapsed"]]
+                                          algorithm = "Lloyd", nthreads = 1))[["elapsed"]]
     s2 <- worker_stats(w)
     cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
     passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
@@ -185,7 +185,8 @@ if (identical(mode, "kmeans")) {
   # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
   # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
   # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
-  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks).
+  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks, then
+  # Hartigan-Wong passes chunk after chunk), and with algorithm = "Lloyd".
   nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
   K <- 4L
   kdir <- tempfile("km-chunks")
@@ -201,17 +202,22 @@ if (identical(mode, "kmeans")) {
     t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
                                             method = method, D = 256, seed = 1,
                                             nthreads = 2))[["elapsed"]]
+    t_chl <- system.time(chl <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                              method = method, D = 256, seed = 1,
+                                              algorithm = "Lloyd", nthreads = 2))[["elapsed"]]
     t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
                                               nthreads = 2))[["elapsed"]]
     # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
     lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
                            algorithm = "Lloyd")
-    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes), objective %.6g; ",
+    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
+                       "passes, %d moves), objective %.6g (Lloyd only: %.1f s, %.6g); ",
                        "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
-                       "chunks / memory - 1 = %+.5f (against Lloyd only %+.5f)\n"),
-                method, nkm, t_ch, ch$iter, ch$tot.withinss, t_mem, mem$tot.withinss,
+                       "chunks / memory - 1 = %+.5f (Lloyd only, both: %+.5f)\n"),
+                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$hartigan_moves,
+                ch$tot.withinss, t_chl, chl$tot.withinss, t_mem, mem$tot.withinss,
                 lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
-                ch$tot.withinss / lloyd$tot.withinss - 1))
+                chl$tot.withinss / lloyd$tot.withinss - 1))
   }
   unlink(kdir, recursive = TRUE)
 }

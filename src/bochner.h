@@ -211,6 +211,8 @@ SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP nthreads);
 SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
                                SEXP nthreads);
+SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
+                                        SEXP last, SEXP base, SEXP window, SEXP nthreads);
 SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
                                    SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
