@@ -65,16 +65,16 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
     run
   })
   map <- run$map
-  fit <- structure(c(list(cluster = NULL), run[c("size", "withinss", "tot.withinss", "totss")],
-                     list(betweenss = max(0, run$totss - run$tot.withinss)),
-                     run[c("iter", "converged", "trace")],
-                     list(start_objectives = run$start_objectives, distance = NULL,
-                          reseeded = run$reseeded, k = k, kernel = map$kernel, method = method,
-                          nstart = nstart, map = map, D = map_size(map), centers = run$centers,
-                          input = input, bandwidth = bandwidth, algorithm = algorithm,
-                          hartigan_moves = run$moves,
-                          seeding = "kmeans||", chunks = list(rows = sv$rows))),
-                   class = c("kernel_kmeans_chunked", "kernel_kmeans"))
+  # the in-memory constructor, without the rows' clusters and distances
+  # (predict() gives them chunk by chunk)
+  res <- c(run[c("size", "withinss", "totss", "iter", "converged", "trace", "reseeded",
+                 "start_objectives")],
+           list(cluster = NULL, distance = NULL, moves = if (is.null(run$moves)) 0L else run$moves))
+  fit <- kkm_result(res, NULL, k, map$kernel, method, nstart)
+  fit[c("map", "D", "centers", "input", "bandwidth", "algorithm", "seeding", "chunks")] <-
+    list(map, map_size(map), run$centers, input, bandwidth, algorithm, "kmeans||",
+         list(rows = sv$rows))
+  class(fit) <- c("kernel_kmeans_chunked", "kernel_kmeans")
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)

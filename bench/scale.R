@@ -10,10 +10,12 @@
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
 #   Rscript bench/scale.R svm      # chunked rff_svm against the in-memory fit
 #   Rscript bench/scale.R kmeans   # chunked kernel_kmeans against the in-memory fit
+#   Rscript bench/scale.R falkon   # falkon() on the 100 files, 2 workers (not in 'all')
 #   Rscript bench/scale.R clean    # removes the files
 #
 # Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
-# SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3).
+# SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3),
+# SCALE_FALKON_CENTERS (500), SCALE_FALKON_ITER (10), SCALE_WORKERS (2).
 suppressPackageStartupMessages(library(bochner))
 mode <- commandArgs(TRUE)[1L]
 if (is.na(mode)) mode <- "all"   # make bench: every step, each in its own process
@@ -214,12 +216,46 @@ if (identical(mode, "kmeans")) {
                        "passes, %d moves), objective %.6g (Lloyd only: %.1f s, %.6g); ",
                        "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
                        "chunks / memory - 1 = %+.5f (Lloyd only, both: %+.5f)\n"),
-                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$hartigan_moves,
+                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$moves,
                 ch$tot.withinss, t_chl, chl$tot.withinss, t_mem, mem$tot.withinss,
                 lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
                 chl$tot.withinss / lloyd$tot.withinss - 1))
   }
   unlink(kdir, recursive = TRUE)
+}
+
+if (identical(mode, "falkon")) {
+  # falkon() on the files of 'gen' (10^7 rows) on SCALE_WORKERS local
+  # workers, one thread each: the centres, lambda and the iterations given,
+  # so that the fit makes a known number of passes (survey, bandwidth rows
+  # and centres, right-hand side, one per CG iteration, the training error)
+  # and no held-out path; time, CPU of the workers, their peak memory.
+  library(future)
+  w <- as.integer(Sys.getenv("SCALE_WORKERS", "2"))
+  m <- as.integer(Sys.getenv("SCALE_FALKON_CENTERS", "500"))
+  it <- as.integer(Sys.getenv("SCALE_FALKON_ITER", "10"))
+  plan(cluster, workers = rep("localhost", w))
+  stats <- function() {
+    do.call(rbind, future.apply::future_lapply(seq_len(w), function(i) {
+      st <- readLines("/proc/self/status")
+      c(pid = Sys.getpid(), cpu = sum(proc.time()[1:2]),
+        hwm_mb = as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024)
+    }, future.scheduling = Inf))
+  }
+  s0 <- stats()
+  l0 <- load1()
+  t <- system.time(fit <- falkon(data_chunks(files), y = "y", kernel = gaussian_kernel(4),
+                                 centers = m, lambda = 1e-6, iter = it, seed = 1,
+                                 nthreads = 1))[["elapsed"]]
+  s1 <- stats()
+  cpu <- sum(s1[order(s1[, "pid"]), "cpu"] - s0[order(s0[, "pid"]), "cpu"])
+  cat(sprintf(paste0("falkon, %d rows in %d files, %d centres, %d CG iterations, %d workers: ",
+                     "%.1f s elapsed (load %.1f -> %.1f), %.1f s CPU of the workers, ",
+                     "peak memory per worker %.0f MB (largest), main session %.0f MB; ",
+                     "training rmse %.5f\n"),
+              fit$n, length(files), m, it, w, t, l0, load1(), cpu, max(s1[, "hwm_mb"]),
+              peak_mb(), fit$rmse))
+  plan(sequential)
 }
 
 if (identical(mode, "clean")) unlink(dir, recursive = TRUE)

@@ -246,7 +246,8 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP nthreads);
 SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
                             SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
-                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads);
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP norms,
+                            SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);

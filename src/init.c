@@ -29,7 +29,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("tensorsketch_transform", bochner_tensorsketch_transform_call, 7),
     CALLDEF("min_transform", bochner_min_transform_call, 5),
     CALLDEF("svm_dcd", bochner_svm_dcd_call, 11),
-    CALLDEF("svm_local", bochner_svm_local_call, 14),
+    CALLDEF("svm_local", bochner_svm_local_call, 15),
     CALLDEF("matprod", bochner_matprod_call, 3),
     CALLDEF("crossprod", bochner_crossprod_call, 2),
     CALLDEF("crossprod_stream", bochner_crossprod_stream_call, 4),
