@@ -262,13 +262,13 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
   chunk_cache_release(token, i)
   nf <- fit$n_features
   np <- ncol(fit$weights) - (fit$k == 2L)
-  decide <- function(W, cols) {
-    d <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), dat$zt[, cols, drop = FALSE],
-                 nthreads))
-    d + rep(W[nf + 1L, ], each = length(cols))
-  }
   n <- ncol(dat$zt)
-  dec <- decide(rbind(fit$weights, fit$intercept)[, seq_len(np), drop = FALSE], seq_len(n))
+  # the decision values of the fit and of every fold's problems, by one
+  # product over the chunk's features (n x columns of W)
+  W <- rbind(fit$weights, fit$intercept)[, seq_len(np), drop = FALSE]
+  if (spec$nfolds > 0L) W <- cbind(W, w[, np + seq_len(np * spec$nfolds), drop = FALSE])
+  all <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), dat$zt, nthreads) + W[nf + 1L, ])
+  dec <- all[, seq_len(np), drop = FALSE]
   if (fit$k == 2L) dec <- cbind(dec, -dec)
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
               heldout = NULL, cl = NULL)
@@ -277,7 +277,7 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
     held <- matrix(NA_real_, n, np)
     for (f in seq_len(spec$nfolds)) {
       idx <- which(folds == f)
-      if (length(idx)) held[idx, ] <- decide(w[, np * f + seq_len(np), drop = FALSE], idx)
+      if (length(idx)) held[idx, ] <- all[idx, np * f + seq_len(np), drop = FALSE]
     }
     out$heldout <- held
     out$cl <- dat$cl

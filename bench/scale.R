@@ -153,12 +153,16 @@ if (identical(mode, "svm")) {
   test <- make(1000, 10000)
   xt <- as.matrix(test[, 1:d])
   chunks <- data_chunks(svm_files)
-  t_mem <- t_ch <- numeric(reps)
+  t_mem <- t_ch <- c_mem <- c_ch <- numeric(reps)
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
   for (r in seq_len(reps)) {
-    t_mem[r] <- system.time(mem <- rff_svm(x, all$class, probability = TRUE, seed = 1,
-                                           nthreads = 2))[["elapsed"]]
-    t_ch[r] <- system.time(ch <- rff_svm(chunks, y = "class", probability = TRUE, seed = 1,
-                                         nthreads = 2))[["elapsed"]]
+    tm <- system.time(mem <- rff_svm(x, all$class, probability = TRUE, seed = 1, nthreads = 2))
+    tc <- system.time(ch <- rff_svm(chunks, y = "class", probability = TRUE, seed = 1,
+                                    nthreads = 2))
+    t_mem[r] <- tm[["elapsed"]]
+    t_ch[r] <- tc[["elapsed"]]
+    c_mem[r] <- cpu(tm)
+    c_ch[r] <- cpu(tc)
   }
   acc <- function(f) mean(predict(f, xt) == test$class)
   logloss <- function(f) {
@@ -171,6 +175,8 @@ if (identical(mode, "svm")) {
               nsvm, K, load1(), median(t_mem), reps, median(t_ch), median(t_ch) / median(t_mem)))
   cat(sprintf("all runs: in memory %s; chunks %s\n", paste(round(t_mem, 2), collapse = ", "),
               paste(round(t_ch, 2), collapse = ", ")))
+  cat(sprintf("CPU (user + system, all threads): in memory %.2f s, chunks %.2f s (medians); ratio %.2f\n",
+              median(c_mem), median(c_ch), median(c_ch) / median(c_mem)))
   cat(sprintf("sigma: in memory %.4g, chunks %.4g; CoCoA+ rounds %s (passes in memory %s)\n",
               mem$kernel$sigma, ch$kernel$sigma, paste(ch$iter, collapse = ", "),
               paste(mem$iter, collapse = ", ")))

@@ -224,8 +224,9 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
                                          SEXP nthreads);
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
-/* The squared-hinge SVM's primal Newton solver (svm_newton.c): one binary
- * problem, samples rows[0..n-1] (0-based columns of the D x N zt). */
+/* One binary SVM problem's samples: rows[0..n-1] (0-based columns of the
+ * D x N features zt), their signs (+1 or -1) and costs; the dual solver
+ * (svm.c) and the primal Newton solver share it. */
 typedef struct {
     const double *zt;
     const int *rows;
@@ -233,6 +234,11 @@ typedef struct {
     int D;
     const int *sign;
     const double *cost;
+} bochner_svm_samples;
+/* The squared-hinge SVM's primal Newton solver (svm_newton.c) on one
+ * binary problem. */
+typedef struct {
+    bochner_svm_samples s;
     double B, tol, gnorm0, f;
     int max_iter, iter, converged, done;
 } bochner_svm_newton_problem;

@@ -80,12 +80,7 @@ static uint64_t svm_seed_from_r(void)
  * interrupts between calls.  Local sample s is column rows[s] of zt, with
  * label sign[s] and cost C_s (class weight times case weight times cost). */
 typedef struct {
-    const double *zt;
-    const int *rows;
-    R_xlen_t n;
-    int D;
-    const int *sign;
-    const double *cost;
+    bochner_svm_samples s;
     int loss;
     double B, eps;
     int max_iter, shrink;
@@ -138,12 +133,12 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(B >= 0.0) || !(eps > 0.0) ||
         max_iter < 1 || !(sigma >= 1.0) || !R_FINITE(sigma))
         return BOCHNER_BAD_ARGUMENT;
-    p->zt = zt;
-    p->rows = rows;
-    p->n = n;
-    p->D = D;
-    p->sign = sign;
-    p->cost = cost;
+    p->s.zt = zt;
+    p->s.rows = rows;
+    p->s.n = n;
+    p->s.D = D;
+    p->s.sign = sign;
+    p->s.cost = cost;
     p->loss = loss;
     p->B = B;
     p->eps = eps;
@@ -181,9 +176,9 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
  * when the tolerance is met or max_iter passes have been made.  Pure C. */
 static void svm_passes(svm_problem *p, int passes)
 {
-    const double *zt = p->zt;
-    const int D = p->D;
-    const R_xlen_t n = p->n;
+    const double *zt = p->s.zt;
+    const int D = p->s.D;
+    const R_xlen_t n = p->s.n;
     double *w = p->w, *alpha = p->alpha, B = p->B;
     R_xlen_t *index = p->index;
     if (p->nt_on) {
@@ -207,11 +202,11 @@ static void svm_passes(svm_problem *p, int passes)
         }
         for (R_xlen_t s = 0; s < active; s++) {
             R_xlen_t i = index[s];
-            const double *xi = zt + (R_xlen_t) p->rows[i] * D;
-            double yi = p->sign[i] > 0 ? 1.0 : -1.0;
+            const double *xi = zt + (R_xlen_t) p->s.rows[i] * D;
+            double yi = p->s.sign[i] > 0 ? 1.0 : -1.0;
             double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 +
-                       alpha[i] * svm_diag(p, p->cost[i]);
-            double C = svm_ub(p, p->cost[i]), PG = 0.0;
+                       alpha[i] * svm_diag(p, p->s.cost[i]);
+            double C = svm_ub(p, p->s.cost[i]), PG = 0.0;
             if (alpha[i] == 0.0) {
                 if (p->shrink && G > p->pgmax_old) {
                     active--;
@@ -448,8 +443,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
             if (mi > SVM_DUAL_PASSES) prob[c].max_iter = SVM_DUAL_PASSES;
             bochner_svm_newton_problem *nt = (bochner_svm_newton_problem *)
                 R_alloc(1, sizeof(bochner_svm_newton_problem));
-            *nt = (bochner_svm_newton_problem) {REAL(zt), row0 + o, nc, D, sg + o, cs + o,
-                                                B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
+            *nt = (bochner_svm_newton_problem) {prob[c].s, B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
             bochner_svm_newton_init(nt);
             prob[c].nt = nt;
             prob[c].nt_scratch = (double *) R_alloc((size_t) (6 * (D + 1)) + 2 * (size_t) nc,
