@@ -72,8 +72,12 @@
 #' fit's dual coordinate descent (in C, with its shrinking and its local
 #' stopping rule `epsilon`) on its own dual variables, started from the
 #' current weights, with the curvature scaled by the number of chunks
-#' \eqn{K}; the \eqn{K} weight updates are added.  The dual objective never
-#' decreases and the iterates converge to the solution of the in-memory
+#' \eqn{K}; the \eqn{K} weight updates are added.  The first round instead
+#' solves each chunk's problem alone (curvature unscaled) and averages the
+#' \eqn{K} solutions (dual variables divided by \eqn{K}: a feasible start
+#' whose dual objective is at least the mean of the chunks' own).  A problem
+#' that has converged is left out of the later rounds.  The dual objective
+#' never decreases and the iterates converge to the solution of the in-memory
 #' problem; the fit stops when the duality gap, an upper bound on the
 #' distance of the primal objective to its minimum, is below `tol` times the
 #' primal objective.  The gap per round and binary problem is kept in

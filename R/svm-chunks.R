@@ -113,7 +113,7 @@ cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold
     # the first round: every chunk solves its own problem alone (sigma' =
     # 1) and the K solutions are averaged (dual variables / K, feasible, with
     # their weights), a far better start than a first round at sigma' = K
-    first <- r == 1L && K > 1L && isTRUE(getOption("bochner.cocoa_average", TRUE))
+    first <- r == 1L && K > 1L
     args$sigma <- if (first) 1 else K
     acc <- chunks_apply(x, cocoa_chunk_task, c(args, list(w = w)), what, per_chunk = per,
                         combine = function(acc, p, i) {
