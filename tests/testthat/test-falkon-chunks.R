@@ -45,6 +45,11 @@ test_that("falkon on chunks is the in-memory fit to 1e-10: coefficients and pred
   }
   expect_equal(fc$accuracy, fm$accuracy)
   expect_output(print(fc), "FALKON classification, 3 classes")
+  # chained passes: the in-memory fit to the bit
+  fh <- falkon(cls, y = "class", centers = 100, seed = 3, passes = "chained")
+  expect_identical(fh$alpha, fm$alpha)
+  expect_identical(predict(fh, x, type = "decision"), predict(fm, x, type = "decision"))
+  expect_error(falkon(cls, y = "class", passes = "serial"), "'passes'")
   # the default number of centres, grown along the held-out error: the same
   # sizes are tried and kept (the warm starts make later sizes more
   # sensitive to rounding, so only the classes are compared)
@@ -91,6 +96,9 @@ test_that("the logistic loss on chunks is the in-memory fit, up to rounding", {
   expect_identical(fc$newton_steps, fm$newton_steps)
   expect_lt(rel_diff(fc$alpha, fm$alpha), 1e-10)
   expect_lt(rel_diff(predict(fc, x, type = "prob"), predict(fm, x, type = "prob")), 1e-10)
+  # chained passes: the Newton steps of the in-memory fit, to the bit
+  fh <- falkon(ch, y = "class", loss = "logistic", centers = 60, seed = 4, passes = "chained")
+  expect_identical(fh$alpha, fm$alpha)
 })
 
 test_that("falkon on chunks refuses what needs the rows in memory", {
@@ -141,6 +149,10 @@ test_that("falkon on chunks is identical under every future plan, and the in-mem
   expect_lt(rel_diff(ref$pred, predict(fm, x)), 1e-10)
   future::plan(future::multisession, workers = 2)
   expect_identical(falkon_plan_fit(files), ref)
+  # chained passes: the in-memory fit to the bit, under this plan too
+  fh <- falkon(data_chunks(files), y = "y", kernel = gaussian_kernel(2), centers = 30,
+               lambda = 1e-3, iter = 4, seed = 2, passes = "chained")
+  expect_identical(fh$alpha, fm$alpha)
   future::plan(future::cluster, workers = c("localhost", "localhost"))
   expect_identical(falkon_plan_fit(files), ref)
   future::plan(future::sequential)
