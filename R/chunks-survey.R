@@ -6,8 +6,7 @@ survey_task <- function(raw, i, y, quota) {
   xy <- chunk_xy(raw, y)
   x <- xy$x
   n <- as.double(nrow(x))   # products of counts overflow integers
-  center <- colMeans(x)
-  m2 <- colSums(sweep(x, 2L, center, check.margin = FALSE)^2)
+  sums <- column_sums_exact(x)
   rows <- unique(round(seq(1, n, length.out = min(n, quota))))
   yinfo <- NULL
   if (!is.null(y)) {
@@ -23,27 +22,42 @@ survey_task <- function(raw, i, y, quota) {
                     values = if (whole && length(u) <= 1000L) sort(u) else NULL)
              } else stop("the response '", y, "' is neither numeric nor classes", call. = FALSE)
   }
-  list(n = n, d = ncol(x), names = colnames(x), center = center, m2 = m2,
+  list(n = n, d = ncol(x), names = colnames(x), sums = sums,
        sample = x[rows, , drop = FALSE], y = yinfo)
 }
+
+# The exact column sums of the rows of x added to states a and b
+# (src/exact_moments.c), and the means and centred sums of squares of n
+# rows from such a state: they depend on the rows only, not on how the
+# rows are split into chunks, so the standardisation of a chunked fit is
+# the in-memory one (rff_scaling()) to the last bit.
+column_sums_exact <- function(x = NULL, a = NULL, b = NULL, nthreads = 1L) {
+  if (!is.null(x) && storage.mode(x) != "double") storage.mode(x) <- "double"
+  .Call(C_column_sums_exact, x, a, b, nthreads)
+}
+
+column_moments_exact <- function(state, n) .Call(C_column_moments_exact, state, as.double(n))
 
 # The pairwise update of Chan, Golub and LeVeque (1983), exact in exact
 # arithmetic and stable: for the union of parts of na and nb rows with
 # column means ma and mb, the union's rows and means, delta = mb - ma and
 # f = na nb / n, with which the centred sums of squares and cross-products
-# of the union are the parts' plus f delta delta'.  The one accumulator of
-# the survey, the ridge moments and the Lloyd passes.
+# of the union are the parts' plus f delta delta'.  The accumulator of the
+# ridge moments and the Lloyd passes (the survey's column moments are exact
+# sums instead, see column_sums_exact()).
 moments_merge <- function(na, ma, nb, mb) {
   n <- na + nb
   delta <- mb - ma
   list(n = n, delta = delta, f = na * nb / n, mean = ma + delta * (nb / n))
 }
 
-# The survey's (n, mean, sum of squares about the mean) per column.
+# The survey's rows and exact column sums, with the means and sums of
+# squares about them (center, m2) of the rows so far.
 survey_combine <- function(acc, s, i) {
   if (is.null(acc)) {
-    return(list(n = s$n, d = s$d, names = s$names, center = s$center, m2 = s$m2,
-                sample = s$sample, y = list(s$y), rows = s$n))
+    m <- column_moments_exact(s$sums, s$n)
+    return(list(n = s$n, d = s$d, names = s$names, sums = s$sums, center = m[[1L]],
+                m2 = m[[2L]], sample = s$sample, y = list(s$y), rows = s$n))
   }
   if (s$d != acc$d) stop(sprintf("chunk %d has %d input column(s), chunk 1 has %d", i, s$d, acc$d),
                          call. = FALSE)
@@ -51,10 +65,11 @@ survey_combine <- function(acc, s, i) {
     stop(sprintf("chunk %d has input columns %s, chunk 1 has %s", i,
                  paste(s$names, collapse = ", "), paste(acc$names, collapse = ", ")), call. = FALSE)
   }
-  m <- moments_merge(acc$n, acc$center, s$n, s$center)
-  acc$m2 <- acc$m2 + s$m2 + m$delta^2 * m$f
-  acc$center <- m$mean
-  acc$n <- m$n
+  acc$n <- acc$n + s$n
+  acc$sums <- column_sums_exact(a = acc$sums, b = s$sums)
+  m <- column_moments_exact(acc$sums, acc$n)
+  acc$center <- m[[1L]]
+  acc$m2 <- m[[2L]]
   acc$sample <- rbind(acc$sample, s$sample)
   acc$y <- c(acc$y, list(s$y))
   acc$rows <- c(acc$rows, s$n)

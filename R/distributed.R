@@ -56,19 +56,28 @@
 #' the seed.  Given the same starting assignment Lloyd's iterations visit
 #' the same clusterings as [kernel_kmeans()] in memory (the distances are
 #' computed by the same code), with centres equal to rounding.  Empty
-#' clusters take the row farthest from its centre, as in memory.  There is
-#' no final Hartigan-Wong pass over the chunks: each of its moves changes
-#' two centres that the next row's test depends on, so an exact pass visits
-#' the rows one after another, chunk after chunk, with no parallelism (one
-#' pass of Lloyd's costs the same and runs on every worker at once).
+#' clusters take the row farthest from its centre, as in memory.  With
+#' `algorithm = "Hartigan-Wong"` (the default, as in memory) Hartigan-Wong
+#' passes follow until one makes no move: each of its moves changes two
+#' centres that the next row's test depends on, so a pass visits the chunks
+#' one after another (one worker at a time), each chunk running the
+#' in-memory pass in C on its rows in order with the partition's sums,
+#' counts and live sets carried from chunk to chunk: the same pass as over
+#' all rows in memory, serial.  This session keeps the cluster of every row
+#' between passes (4 bytes a row).  `algorithm = "Lloyd"` stops after
+#' Lloyd's iterations, which run on every worker at once.
 #'
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
 #' in each round every chunk runs at most `passes` passes of the in-memory
 #' fit's dual coordinate descent (in C, with its shrinking and its local
 #' stopping rule `epsilon`) on its own dual variables, started from the
 #' current weights, with the curvature scaled by the number of chunks
-#' \eqn{K}; the \eqn{K} weight updates are added.  The dual objective never
-#' decreases and the iterates converge to the solution of the in-memory
+#' \eqn{K}; the \eqn{K} weight updates are added.  The first round instead
+#' solves each chunk's problem alone (curvature unscaled) and averages the
+#' \eqn{K} solutions (dual variables divided by \eqn{K}: a feasible start
+#' whose dual objective is at least the mean of the chunks' own).  A problem
+#' that has converged is left out of the later rounds.  The dual objective
+#' never decreases and the iterates converge to the solution of the in-memory
 #' problem; the fit stops when the duality gap, an upper bound on the
 #' distance of the primal objective to its minimum, is below `tol` times the
 #' primal objective.  The gap per round and binary problem is kept in
@@ -98,7 +107,10 @@
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
 #' @param nstart,iter.max For `kernel_kmeans()`, the starts on the weighted
-#'   k-means|| candidates, and the most Lloyd iterations.
+#'   k-means|| candidates, and the most Lloyd iterations (and Hartigan-Wong
+#'   passes).
+#' @param algorithm For `kernel_kmeans()`, `"Hartigan-Wong"` (Lloyd's
+#'   iterations, then Hartigan-Wong passes over the chunks) or `"Lloyd"`.
 #' @param rounds For `kernel_kmeans()`, the sampling passes of the k-means||
 #'   seeding; for `rff_svm()`, the most outer rounds.
 #' @param passes For `rff_svm()`, the most local passes per chunk, round and

@@ -20,9 +20,17 @@
 #' \eqn{K_c^T K_c U} for its training rows with the C routine of the
 #' in-memory fit, on its worker, and the results are added in chunk order.
 #' So the fit is the same, bit for bit, under every plan (sequential,
-#' multisession, cluster, future.batchtools), and equals the fit of
-#' [falkon()] on the rows bound together up to rounding (the sums over rows
-#' are grouped by chunk; about 1e-13 relative in practice).
+#' multisession, cluster, future.batchtools).  The standardisation is the
+#' in-memory one to the bit (exact column sums).  With `passes =
+#' "parallel"` (the default) the chunks of a pass run at once and their
+#' sums are added in chunk order, so the fit equals the fit of [falkon()] on
+#' the rows bound together up to rounding: each pass differs by about 1e-15
+#' relative, which the conjugate-gradient path amplifies by the
+#' conditioning of the centres' kernel matrix (1e-12 to 1e-9 relative on
+#' the coefficients in the tests).  With `passes = "chained"` each pass
+#' runs the chunks one after another, each continuing the sums of the chunk
+#' before it as the in-memory pass continues over its rows: the fit is then
+#' the in-memory fit bit for bit, at the price of one chunk at a time.
 #'
 #' **What it needs.**  The data's own columns, the response column `y` in
 #' every chunk.  A worker holds one chunk and a block of rows times the
@@ -50,6 +58,8 @@
 #' @param loss As for [falkon()].
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
+#' @param passes `"parallel"` (the chunks of a pass at once) or `"chained"`
+#'   (one after another, the in-memory fit to the bit); see Details.
 #' @param nthreads Threads per worker, see [data_chunks()].
 #' @param ... Nothing (unknown arguments are an error).
 #' @return A `"falkon"` fit, as from [falkon()], with `chunks` (the rows of
@@ -71,7 +81,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
                                lambda = "auto", loss = c("squared", "logistic"),
                                landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
                                weights = NULL, scale = TRUE, seed = NULL, control = list(),
-                               nthreads = chunks_threads(), ...) {
+                               nthreads = chunks_threads(), passes = c("parallel", "chained"),
+                               ...) {
   check_no_dots(...)
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
@@ -87,6 +98,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   control <- falkon_control_list(control)
   nthreads <- check_threads(nthreads)
+  passes <- check_choice(passes, c("parallel", "chained"), "passes")
   what <- "falkon"
 
   sv <- falkon_keep_rng(chunks_survey(x, y, what))
@@ -98,7 +110,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = n)
   ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
               first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,
-              nthreads = nthreads, block_rows = control$block_rows, what = what)
+              nthreads = nthreads, block_rows = control$block_rows, what = what,
+              chained = passes == "chained")
 
   # the bandwidth rule looks at evenly spaced rows (no random draw), as in memory
   if (is.character(kernel$sigma)) {
@@ -172,12 +185,27 @@ falkon_rows_chunks <- function(ctx) {
     per <- lapply(seq_along(ctx$rows), function(c) {
       list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c))
     })
-    parts <- falkon_keep_rng(chunks_apply(
-      ctx$chunks, falkon_pass_task,
-      list(names = ctx$names, scaling = ctx$scaling, lite = prep[c("centres", "code", "par")],
-           U = U, keep_ku = keep_ku, alpha = predict, nthreads = ctx$nthreads,
-           block_rows = ctx$block_rows, y = ctx$y),
-      ctx$what, per_chunk = per))
+    args <- list(names = ctx$names, scaling = ctx$scaling,
+                 lite = prep[c("centres", "code", "par")], U = U, keep_ku = keep_ku,
+                 alpha = predict, nthreads = ctx$nthreads, block_rows = ctx$block_rows,
+                 y = ctx$y, init = NULL)
+    if (ctx$chained && is.null(predict)) {
+      # chunk after chunk, each continuing the sums of the one before: the
+      # in-memory pass's one chain over the rows
+      out <- NULL
+      ku <- vector("list", length(ctx$rows))
+      for (c in seq_along(ctx$rows)) {
+        args["init"] <- list(out)
+        out <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                            per_chunk = per, which = c))[[1L]]
+        ku[[c]] <- attr(out, "ku")
+        attr(out, "ku") <- NULL
+      }
+      if (keep_ku) attr(out, "ku") <- do.call(rbind, ku)
+      return(out)
+    }
+    parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                          per_chunk = per))
     if (!is.null(predict)) return(do.call(rbind, parts))
     out <- Reduce(`+`, lapply(parts, function(p) { attr(p, "ku") <- NULL; p }))
     if (keep_ku) attr(out, "ku") <- do.call(rbind, lapply(parts, attr, "ku"))
@@ -221,19 +249,21 @@ falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
 }
 
 # A chunk's part of a pass, on its worker: K_c' diag(w) (K_c U + V) over its
-# training rows (the in-memory routine), or K_c alpha with 'alpha'.
+# training rows (the in-memory routine), added to 'init' (a chained pass:
+# the sums of the chunks before), or K_c alpha with 'alpha'.
 falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
-                             block_rows, y, drop, V, w) {
+                             block_rows, y, init, drop, V, w) {
   xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
   if (length(drop)) xs <- xs[-drop, , drop = FALSE]
   if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
   if (nrow(xs) == 0L) {
-    out <- matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
+    out <- if (!is.null(init)) init
+           else matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
     if (keep_ku) attr(out, "ku") <- matrix(0, 0L, ncol(out))
     return(out)
   }
-  falkon_knm_apply(lite, xs, U = U, V = V, w = w, nthreads = nthreads, block_rows = block_rows,
-                   keep_ku = keep_ku)
+  falkon_knm_apply(lite, xs, U = U, V = V, w = w, init = init, nthreads = nthreads,
+                   block_rows = block_rows, keep_ku = keep_ku)
 }
 
 # A pass leaves R's random stream as it was (a scheduler such as

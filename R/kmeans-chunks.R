@@ -4,14 +4,18 @@
 # seeding over the chunks, the in-memory engine (src/kmeans.c: weighted
 # k-means++, Lloyd, Hartigan-Wong, nstart starts) on the weighted
 # candidates, then Lloyd's iterations over the chunks, each a pass in which
-# every chunk runs the C block step (C_kmeans_block) on its features.
+# every chunk runs the C block step (C_kmeans_block) on its features; then,
+# as in memory, Hartigan-Wong passes: the in-memory pass (C_kmeans_hartigan_block)
+# run on one block of rows after another, chunk after chunk, the partition's
+# state carried along (serial, but the same pass as over all rows).
 
 #' @rdname chunked_fits
 #' @export
 kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
                                       method = c("rff", "nystrom"), D = 500, nstart = 10,
                                       iter.max = 100, seed = NULL, map = NULL,
-                                      nthreads = chunks_threads(), rounds = 5, ...) {
+                                      nthreads = chunks_threads(), rounds = 5,
+                                      algorithm = c("Hartigan-Wong", "Lloyd"), ...) {
   check_no_dots(..., .who = "kernel_kmeans()")
   if (missing(centers)) stop_arg("centers", "is required: the number of clusters")
   if (length(centers) != 1L) {
@@ -25,6 +29,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
   nstart <- check_count(nstart, "nstart")
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
   rounds <- check_count(rounds, "rounds")
+  algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
   nthreads <- check_threads(nthreads)
   what <- "kernel_kmeans"
   sv <- chunks_survey(x, NULL, what, sample_rows = if (method == "nystrom") max(1000L, 2L * D) else 1000L)
@@ -52,20 +57,24 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
     seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
                          nthreads = nthreads, what = what)
     run <- chunked_lloyd(x, map, seeded$centers, iter.max, sv$names, nthreads, what)
+    if (algorithm == "Hartigan-Wong") {
+      run <- chunked_hartigan(x, map, run, sv, iter.max, nthreads, what)
+    }
     run$start_objectives <- seeded$start_objectives
     run$map <- map
     run
   })
   map <- run$map
-  fit <- structure(c(list(cluster = NULL), run[c("size", "withinss", "tot.withinss", "totss")],
-                     list(betweenss = max(0, run$totss - run$tot.withinss)),
-                     run[c("iter", "converged", "trace")],
-                     list(start_objectives = run$start_objectives, distance = NULL,
-                          reseeded = run$reseeded, k = k, kernel = map$kernel, method = method,
-                          nstart = nstart, map = map, D = map_size(map), centers = run$centers,
-                          input = input, bandwidth = bandwidth, algorithm = "Lloyd",
-                          seeding = "kmeans||", chunks = list(rows = sv$rows))),
-                   class = c("kernel_kmeans_chunked", "kernel_kmeans"))
+  # the in-memory constructor, without the rows' clusters and distances
+  # (predict() gives them chunk by chunk)
+  res <- c(run[c("size", "withinss", "totss", "iter", "converged", "trace", "reseeded",
+                 "start_objectives")],
+           list(cluster = NULL, distance = NULL, moves = if (is.null(run$moves)) 0L else run$moves))
+  fit <- kkm_result(res, NULL, k, map$kernel, method, nstart)
+  fit[c("map", "D", "centers", "input", "bandwidth", "algorithm", "seeding", "chunks")] <-
+    list(map, map_size(map), run$centers, input, bandwidth, algorithm, "kmeans||",
+         list(rows = sv$rows))
+  class(fit) <- c("kernel_kmeans_chunked", "kernel_kmeans")
   if (!fit$converged) {
     warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
                     iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
@@ -252,7 +261,92 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
   dimnames(Cnew) <- list(seq_len(nrow(Cnew)), NULL)
   list(size = as.integer(acc$counts), withinss = withinss, tot.withinss = sum(withinss),
        totss = totss, iter = t, converged = converged, trace = trace, reseeded = reseeded,
-       centers = Cnew)
+       centers = Cnew, sums = acc$sums, counts = acc$counts, s2 = acc$s2,
+       nearest = converged)
+}
+
+# Hartigan-Wong passes over the chunks from Lloyd's partition, as in memory
+# (src/kmeans.c, km_run): each pass visits the chunks in order, one at a
+# time, and each chunk's feature blocks in order, through the in-memory pass
+# (C_kmeans_hartigan_block) with the partition's sums, counts and live sets
+# carried from block to block; passes stop when one makes no move (at most
+# iter.max), and the sums are then recomputed from the rows.  The clusters of
+# the rows are kept here between passes (one integer per row).  Lloyd's
+# partition is every row at its nearest centre: what a converged Lloyd left
+# (else one more pass makes it).
+chunked_hartigan <- function(x, map, run, sv, iter.max, nthreads, what) {
+  if (!run$nearest) {
+    acc <- chunks_apply(x, lloyd_chunk_task, list(names = sv$names, map = map,
+                                                  centers = run$centers, nthreads = nthreads),
+                        what, combine = lloyd_combine)
+    if (any(acc$counts == 0)) return(c(run, list(moves = 0L)))
+    run[c("sums", "counts", "s2")] <- acc[c("sums", "counts", "s2")]
+  }
+  state <- list(sums = run$sums, counts = as.double(run$counts),
+                last = rep(as.double(sv$n), nrow(run$sums)))
+  first <- cumsum(c(0, sv$rows))
+  clusters <- vector("list", length(x))
+  moves <- 0L
+  passes <- 0L
+  while (passes < iter.max) {
+    pass_moves <- 0L
+    fresh <- list(sums = 0, s2 = 0)
+    for (c in seq_len(length(x))) {
+      got <- chunks_apply(x, hartigan_chunk_task,
+                          list(names = sv$names, map = map, state = state,
+                               centers = if (is.null(clusters[[c]])) run$centers,
+                               cluster = clusters[[c]], base = (passes + 1) * sv$n + first[c],
+                               window = sv$n, nthreads = nthreads), what, which = c)[[1L]]
+      clusters[[c]] <- got$cluster
+      state <- got$state
+      pass_moves <- pass_moves + got$moves
+      fresh$sums <- fresh$sums + got$sums
+      fresh$s2 <- fresh$s2 + got$s2
+    }
+    if (pass_moves == 0L) break
+    passes <- passes + 1L
+    moves <- moves + pass_moves
+    # the objective after the pass, from the sums of its rows (no drift
+    # from the updates)
+    C <- fresh$sums / state$counts
+    run$trace <- c(run$trace, sum(pmax(0, fresh$s2 - state$counts * rowSums(C^2))))
+    state$sums <- fresh$sums
+  }
+  if (passes > 0L) {
+    C <- fresh$sums / state$counts
+    withinss <- pmax(0, fresh$s2 - state$counts * rowSums(C^2))
+    run$trace[length(run$trace)] <- sum(withinss)
+    dimnames(C) <- list(seq_len(nrow(C)), NULL)
+    run[c("size", "withinss", "tot.withinss", "centers")] <-
+      list(as.integer(state$counts), withinss, sum(withinss), C)
+  }
+  run$moves <- moves
+  run
+}
+
+# A chunk's part of a Hartigan-Wong pass: its feature blocks in order, each
+# through the in-memory pass with the state carried; the clusters of its
+# rows (the nearest 'centers' on the first visit), the state after it, its
+# moves and its per-cluster sums of z and ||z||^2 under its final clusters.
+hartigan_chunk_task <- function(raw, i, names, map, state, centers, cluster, base, window,
+                                nthreads) {
+  x <- chunk_xy(raw, NULL, names)$x
+  blocks <- row_blocks(nrow(x), rff_block_rows(nrow(x), map$n_features))
+  out <- list(cluster = integer(nrow(x)), moves = 0L, sums = 0, s2 = 0)
+  for (idx in blocks) {
+    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+    cl <- if (is.null(cluster)) .Call(C_kmeans_block, Z, centers, NULL, NULL, 0L, nthreads)$cluster
+          else cluster[idx]
+    h <- .Call(C_kmeans_hartigan_block, Z, cl, state$sums, state$counts, state$last,
+               base + idx[1L] - 1, window, nthreads)
+    state <- list(sums = h$sums, counts = h$counts, last = h$last)
+    out$cluster[idx] <- h$cluster
+    out$moves <- out$moves + h$moves
+    out$sums <- out$sums + h$block_sums
+    out$s2 <- out$s2 + h$block_s2
+  }
+  out$state <- state
+  out
 }
 
 lloyd_fix_empty <- function(acc) {

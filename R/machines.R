@@ -98,9 +98,10 @@ rff_class_weights <- function(class.weights, lev) {
 # Column centres and scales (standard deviations; 1 for constant columns).
 rff_scaling <- function(x) {
   if (is_sparse_matrix(x)) return(sparse_scaling(x))   # scales only: see ?sparse_input
-  center <- colMeans(x)
-  s <- if (nrow(x) > 1L) sqrt(colSums(sweep(x, 2L, center)^2) / (nrow(x) - 1L))
-       else rep(1, ncol(x))
+  # exact sums (R/chunks-survey.R): the chunked fits' standardisation is this one
+  m <- column_moments_exact(column_sums_exact(x, nthreads = bochner_threads()), nrow(x))
+  center <- m[[1L]]
+  s <- if (nrow(x) > 1L) sqrt(m[[2L]] / (nrow(x) - 1L)) else rep(1, ncol(x))
   s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
   list(center = unname(center), scale = unname(s))
 }

@@ -39,22 +39,15 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   }
   sol <- ridge_solve(sys, lambda, nthreads)
   beta <- sol$beta
-  intercept <- sol$intercept
-  fit <- structure(list(weights = beta, intercept = intercept, type = st$resp$type,
-                        levels = st$resp$levels, kernel = map$kernel, D = D,
-                        n_features = nf, lambda = lambda, path = path,
-                        criterion = if (!is.null(path)) "gcv", n = ne$n, map = map,
-                        scaling = st$scaling, input = st$input, fitted = NULL,
-                        chunks = list(rows = st$rows, response = y)),
-                   class = "rff_ridge")
+  fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path, if (!is.null(path)) "gcv", ne$n,
+                       st$scaling, st$input)
+  fit$chunks <- list(rows = st$rows, response = y)
   if (st$resp$type == "regression") {
     # RSS = ||Yc - Zc beta||^2 from the moments, without another pass
     rss <- max(0, ne$yy - 2 * sum(beta * ne$zy) + sum(beta * (ne$zz %*% beta)))
     fit$rmse <- sqrt(rss / ne$n)
     fit$r.squared <- if (ne$yy > 0) 1 - rss / ne$yy else NA_real_
   } else {
-    colnames(fit$weights) <- st$resp$levels
-    names(fit$intercept) <- st$resp$levels
     fit$accuracy <- chunked_accuracy(fit, x, y, nthreads, what)
   }
   fit

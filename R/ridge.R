@@ -196,13 +196,9 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   }
   sol <- ridge_solve(sys, lambda, nthreads)
   fitted <- feature_decision(map, xs, sol$beta, sol$intercept, nthreads)
-  fit <- structure(list(weights = sol$beta, intercept = sol$intercept, type = resp$type,
-                        levels = resp$levels, kernel = map$kernel, D = D,
-                        n_features = nf, lambda = lambda, path = path,
-                        criterion = if (!is.null(path)) names(path)[3L],
-                        n = n, case_weights = weights, map = map,
-                        scaling = scaling, input = input),
-                   class = "rff_ridge")
+  fit <- new_rff_ridge(sol, resp, map, D, lambda, path,
+                       if (!is.null(path)) names(path)[3L], n, scaling, input,
+                       case_weights = weights)
   if (resp$type == "regression") {
     fit$fitted <- stats::setNames(drop(fitted), rownames(x))
     res <- resp$y - fit$fitted
@@ -211,8 +207,6 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
     fit$rmse <- sqrt(sum(w * res^2) / sum(w))
     fit$r.squared <- if (sys$yy > 0) 1 - sum(w * res^2) / sys$yy else NA_real_
   } else {
-    colnames(fit$weights) <- resp$levels
-    names(fit$intercept) <- resp$levels
     fit$fitted <- rff_decision_classes(fitted, resp$levels)
     names(fit$fitted) <- rownames(x)
     fit$accuracy <- mean(fit$fitted == resp$y)
@@ -431,4 +425,21 @@ print.summary.rff_ridge <- function(x, ...) {
   cat("Intercept:", paste(signif(x$intercept, 4), collapse = ", "), "\n")
   print_training_summary(x)
   invisible(x)
+}
+
+# The one constructor of "rff_ridge" fits, in memory and on chunks: the
+# solution 'sol' (beta, intercept), the response's type and classes, and
+# the fit's settings; '...' adds what only one path has.
+new_rff_ridge <- function(sol, resp, map, D, lambda, path, criterion, n, scaling, input, ...) {
+  fit <- structure(c(list(weights = sol$beta, intercept = sol$intercept, type = resp$type,
+                          levels = resp$levels, kernel = map$kernel, D = D,
+                          n_features = map$n_features, lambda = lambda, path = path,
+                          criterion = criterion, n = n),
+                     list(...), list(map = map, scaling = scaling, input = input)),
+                   class = "rff_ridge")
+  if (resp$type != "regression") {
+    colnames(fit$weights) <- resp$levels
+    names(fit$intercept) <- resp$levels
+  }
+  fit
 }

@@ -109,6 +109,12 @@ cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold
     per <- lapply(seq_len(K), function(i) {
       list(alpha = alpha[[i]], seed = seeds[i], fold_seed = fold_seeds[i])
     })
+    args$active <- !done
+    # the first round: every chunk solves its own problem alone (sigma' =
+    # 1) and the K solutions are averaged (dual variables / K, feasible, with
+    # their weights), a far better start than a first round at sigma' = K
+    first <- r == 1L && K > 1L
+    args$sigma <- if (first) 1 else K
     acc <- chunks_apply(x, cocoa_chunk_task, c(args, list(w = w)), what, per_chunk = per,
                         combine = function(acc, p, i) {
                           alpha[[i]] <<- p$alpha
@@ -117,20 +123,26 @@ cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold
                           for (f in c("dw", "loss", "asum", "a2", "n_sv")) acc[[f]] <- acc[[f]] + p[[f]]
                           acc
                         })
+    if (first) {
+      acc$dw <- acc$dw / K
+      alpha <- lapply(alpha, function(a) lapply(a, `/`, K))
+    }
     pairs <- acc$pairs
     ww <- colSums(w^2)
     primal <- 0.5 * ww + acc$loss
     dual <- acc$asum - 0.5 * ww - acc$a2
     gap <- primal - dual
-    trace <- rbind(trace, data.frame(round = r, problem = seq_len(nprob), primal = primal,
-                                     dual = dual, gap = gap))
+    trace <- rbind(trace, data.frame(round = r, problem = which(!done),
+                                     primal = primal[!done], dual = dual[!done],
+                                     gap = gap[!done]))
     newly <- !done & gap <= tol * abs(primal)
     iter[newly] <- r - 1L
     n_sv[newly] <- acc$n_sv0[newly]
     done <- done | newly
     if (all(done)) break
     # problems that converged keep their weights: their chunks' updates are
-    # discarded, and so are the matching changes of the dual variables
+    # discarded, and so are the matching changes of the dual variables (the
+    # next rounds leave them out)
     if (any(done)) {
       acc$dw[, done] <- 0
       for (i in seq_len(K)) alpha[[i]] <- cocoa_keep_alpha(alpha[[i]], per[[i]]$alpha, done)
@@ -158,8 +170,9 @@ svm_chunk_data <- function(raw, i, y, names, map, scaling, levels, spec, fold_se
   chunk_cached(token, i, function() {
     xy <- chunk_xy(raw, y, names)
     cl <- chunk_classes(xy$y, levels, y)
-    list(zt = rff_features_t(map, rff_apply_scaling(xy$x, scaling), nthreads), cl = cl,
-         pr = svm_chunk_problems(cl, spec, fold_seed))
+    zt <- rff_features_t(map, rff_apply_scaling(xy$x, scaling), nthreads)
+    # the squared norms of the rows' features, for every round's solver
+    list(zt = zt, norms = colSums(zt^2), cl = cl, pr = svm_chunk_problems(cl, spec, fold_seed))
   })
 }
 
@@ -195,22 +208,49 @@ svm_chunk_folds <- function(cl, k, nfolds) {
   fold
 }
 
+# A chunk's round: the local solver on the problems still 'active' (the
+# others keep their dual variables and report nothing).
 cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, spec, loss, sigma,
-                             passes, epsilon, token, nthreads, w, alpha, seed, fold_seed) {
+                             passes, epsilon, token, nthreads, w, active, alpha, seed,
+                             fold_seed) {
   dat <- svm_chunk_data(raw, i, y, names, map, scaling, levels, spec, fold_seed, token,
                         nthreads)
   pr <- dat$pr
   offs <- pr$offsets
+  nprob <- length(offs) - 1L
+  span <- function(p) seq.int(offs[p] + 1L, length.out = offs[p + 1L] - offs[p])
+  split_alpha <- function(a) lapply(seq_len(nprob), function(p) a[span(p)])
   a0 <- if (is.null(alpha)) numeric(length(pr$rows)) else unlist(alpha, use.names = FALSE)
-  res <- with_seed(seed, .Call(C_svm_local, dat$zt, pr$rows, offs, pr$sign, pr$cost, loss, 1,
-                               w, a0, sigma, passes, epsilon, TRUE, nthreads))
-  split_alpha <- function(a) lapply(seq_len(length(offs) - 1L), function(p) {
-    a[seq.int(offs[p] + 1L, length.out = offs[p + 1L] - offs[p])]
-  })
-  list(alpha = split_alpha(res$alpha), dw = res$dw, loss = res$loss, asum = res$asum,
-       a2 = res$a2, pairs = pr$pairs,
-       n_sv = vapply(split_alpha(res$alpha), function(a) sum(a > 0), 0L),
+  on <- which(active)
+  sub <- unlist(lapply(on, span))
+  res <- with_seed(seed, .Call(C_svm_local, dat$zt, pr$rows[sub],
+                               c(0L, cumsum(diff(offs)[on])), pr$sign[sub], pr$cost[sub],
+                               loss, 1, w[, on, drop = FALSE], a0[sub], sigma, passes, epsilon,
+                               TRUE, dat$norms, nthreads))
+  a1 <- a0
+  a1[sub] <- res$alpha
+  full <- function(v) { out <- numeric(nprob); out[on] <- v; out }
+  dw <- matrix(0, nrow(w), nprob)
+  dw[, on] <- res$dw
+  list(alpha = split_alpha(a1), dw = dw,
+       loss = full(cocoa_start_loss(dat$zt, pr, on, w, loss, nthreads)), asum = full(res$asum),
+       a2 = full(res$a2), pairs = pr$pairs,
+       n_sv = vapply(split_alpha(a1), function(a) sum(a > 0), 0L),
        n_sv0 = vapply(split_alpha(a0), function(a) sum(a > 0), 0L))
+}
+
+# The chunk's share of the primal loss at the round's starting weights w,
+# sum_i C_i xi_i(w) for each problem in 'on' (hinge: xi = max(0, m); squared
+# hinge: max(0, m)^2; m = 1 - y_i (w'z_i + w_bias)), from one product of
+# the weights of all these problems with the chunk's features.
+cocoa_start_loss <- function(zt, pr, on, w, loss, nthreads) {
+  nf <- nrow(zt)
+  M <- .Call(C_matprod, t(w[seq_len(nf), on, drop = FALSE]), zt, nthreads)
+  vapply(seq_along(on), function(j) {
+    idx <- seq.int(pr$offsets[on[j]] + 1L, length.out = pr$offsets[on[j] + 1L] - pr$offsets[on[j]])
+    m <- pmax(0, 1 - pr$sign[idx] * (M[j, pr$rows[idx]] + w[nf + 1L, on[j]]))
+    sum(pr$cost[idx] * if (loss == 1L) m else m^2)
+  }, 0)
 }
 
 # The last pass on a chunk: its correct training classes, and for the
@@ -222,13 +262,13 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
   chunk_cache_release(token, i)
   nf <- fit$n_features
   np <- ncol(fit$weights) - (fit$k == 2L)
-  decide <- function(W, cols) {
-    d <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), dat$zt[, cols, drop = FALSE],
-                 nthreads))
-    d + rep(W[nf + 1L, ], each = length(cols))
-  }
   n <- ncol(dat$zt)
-  dec <- decide(rbind(fit$weights, fit$intercept)[, seq_len(np), drop = FALSE], seq_len(n))
+  # the decision values of the fit and of every fold's problems, by one
+  # product over the chunk's features (n x columns of W)
+  W <- rbind(fit$weights, fit$intercept)[, seq_len(np), drop = FALSE]
+  if (spec$nfolds > 0L) W <- cbind(W, w[, np + seq_len(np * spec$nfolds), drop = FALSE])
+  all <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), dat$zt, nthreads) + W[nf + 1L, ])
+  dec <- all[, seq_len(np), drop = FALSE]
   if (fit$k == 2L) dec <- cbind(dec, -dec)
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
               heldout = NULL, cl = NULL)
@@ -237,7 +277,7 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
     held <- matrix(NA_real_, n, np)
     for (f in seq_len(spec$nfolds)) {
       idx <- which(folds == f)
-      if (length(idx)) held[idx, ] <- decide(w[, np * f + seq_len(np), drop = FALSE], idx)
+      if (length(idx)) held[idx, ] <- all[idx, np * f + seq_len(np), drop = FALSE]
     }
     out$heldout <- held
     out$cl <- dat$cl

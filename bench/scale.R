@@ -10,10 +10,12 @@
 #   Rscript bench/scale.R memory   # the in-memory ridge fit (reads all files)
 #   Rscript bench/scale.R svm      # chunked rff_svm against the in-memory fit
 #   Rscript bench/scale.R kmeans   # chunked kernel_kmeans against the in-memory fit
+#   Rscript bench/scale.R falkon   # falkon() on the 100 files, 2 workers (not in 'all')
 #   Rscript bench/scale.R clean    # removes the files
 #
 # Environment: SCALE_DIR (default /tmp/bochner-scale), SCALE_FILES (100),
-# SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3).
+# SCALE_ROWS (rows per file, 1e5), SCALE_KM_ITER (Lloyd iterations timed, 3),
+# SCALE_FALKON_CENTERS (500), SCALE_FALKON_ITER (10), SCALE_WORKERS (2).
 suppressPackageStartupMessages(library(bochner))
 mode <- commandArgs(TRUE)[1L]
 if (is.na(mode)) mode <- "all"   # make bench: every step, each in its own process
@@ -71,7 +73,7 @@ if (identical(mode, "chunks")) {
     if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
     tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
                                           seed = 1, iter.max = km_iter, rounds = 2,
-                                          nthreads = 1))[["elapsed"]]
+                                          algorithm = "Lloyd", nthreads = 1))[["elapsed"]]
     s2 <- worker_stats(w)
     cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
     passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
@@ -151,12 +153,16 @@ if (identical(mode, "svm")) {
   test <- make(1000, 10000)
   xt <- as.matrix(test[, 1:d])
   chunks <- data_chunks(svm_files)
-  t_mem <- t_ch <- numeric(reps)
+  t_mem <- t_ch <- c_mem <- c_ch <- numeric(reps)
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
   for (r in seq_len(reps)) {
-    t_mem[r] <- system.time(mem <- rff_svm(x, all$class, probability = TRUE, seed = 1,
-                                           nthreads = 2))[["elapsed"]]
-    t_ch[r] <- system.time(ch <- rff_svm(chunks, y = "class", probability = TRUE, seed = 1,
-                                         nthreads = 2))[["elapsed"]]
+    tm <- system.time(mem <- rff_svm(x, all$class, probability = TRUE, seed = 1, nthreads = 2))
+    tc <- system.time(ch <- rff_svm(chunks, y = "class", probability = TRUE, seed = 1,
+                                    nthreads = 2))
+    t_mem[r] <- tm[["elapsed"]]
+    t_ch[r] <- tc[["elapsed"]]
+    c_mem[r] <- cpu(tm)
+    c_ch[r] <- cpu(tc)
   }
   acc <- function(f) mean(predict(f, xt) == test$class)
   logloss <- function(f) {
@@ -169,6 +175,8 @@ if (identical(mode, "svm")) {
               nsvm, K, load1(), median(t_mem), reps, median(t_ch), median(t_ch) / median(t_mem)))
   cat(sprintf("all runs: in memory %s; chunks %s\n", paste(round(t_mem, 2), collapse = ", "),
               paste(round(t_ch, 2), collapse = ", ")))
+  cat(sprintf("CPU (user + system, all threads): in memory %.2f s, chunks %.2f s (medians); ratio %.2f\n",
+              median(c_mem), median(c_ch), median(c_ch) / median(c_mem)))
   cat(sprintf("sigma: in memory %.4g, chunks %.4g; CoCoA+ rounds %s (passes in memory %s)\n",
               mem$kernel$sigma, ch$kernel$sigma, paste(ch$iter, collapse = ", "),
               paste(mem$iter, collapse = ", ")))
@@ -185,7 +193,8 @@ if (identical(mode, "kmeans")) {
   # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
   # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
   # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
-  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks).
+  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks, then
+  # Hartigan-Wong passes chunk after chunk), and with algorithm = "Lloyd".
   nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
   K <- 4L
   kdir <- tempfile("km-chunks")
@@ -201,19 +210,58 @@ if (identical(mode, "kmeans")) {
     t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
                                             method = method, D = 256, seed = 1,
                                             nthreads = 2))[["elapsed"]]
+    t_chl <- system.time(chl <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                              method = method, D = 256, seed = 1,
+                                              algorithm = "Lloyd", nthreads = 2))[["elapsed"]]
     t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
                                               nthreads = 2))[["elapsed"]]
     # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
     lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
                            algorithm = "Lloyd")
-    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes), objective %.6g; ",
+    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
+                       "passes, %d moves), objective %.6g (Lloyd only: %.1f s, %.6g); ",
                        "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
-                       "chunks / memory - 1 = %+.5f (against Lloyd only %+.5f)\n"),
-                method, nkm, t_ch, ch$iter, ch$tot.withinss, t_mem, mem$tot.withinss,
+                       "chunks / memory - 1 = %+.5f (Lloyd only, both: %+.5f)\n"),
+                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$moves,
+                ch$tot.withinss, t_chl, chl$tot.withinss, t_mem, mem$tot.withinss,
                 lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
-                ch$tot.withinss / lloyd$tot.withinss - 1))
+                chl$tot.withinss / lloyd$tot.withinss - 1))
   }
   unlink(kdir, recursive = TRUE)
+}
+
+if (identical(mode, "falkon")) {
+  # falkon() on the files of 'gen' (10^7 rows) on SCALE_WORKERS local
+  # workers, one thread each: the centres, lambda and the iterations given,
+  # so that the fit makes a known number of passes (survey, bandwidth rows
+  # and centres, right-hand side, one per CG iteration, the training error)
+  # and no held-out path; time, CPU of the workers, their peak memory.
+  library(future)
+  w <- as.integer(Sys.getenv("SCALE_WORKERS", "2"))
+  m <- as.integer(Sys.getenv("SCALE_FALKON_CENTERS", "500"))
+  it <- as.integer(Sys.getenv("SCALE_FALKON_ITER", "10"))
+  plan(cluster, workers = rep("localhost", w))
+  stats <- function() {
+    do.call(rbind, future.apply::future_lapply(seq_len(w), function(i) {
+      st <- readLines("/proc/self/status")
+      c(pid = Sys.getpid(), cpu = sum(proc.time()[1:2]),
+        hwm_mb = as.numeric(gsub("[^0-9]", "", grep("^VmHWM:", st, value = TRUE))) / 1024)
+    }, future.scheduling = Inf))
+  }
+  s0 <- stats()
+  l0 <- load1()
+  t <- system.time(fit <- falkon(data_chunks(files), y = "y", kernel = gaussian_kernel(4),
+                                 centers = m, lambda = 1e-6, iter = it, seed = 1,
+                                 nthreads = 1))[["elapsed"]]
+  s1 <- stats()
+  cpu <- sum(s1[order(s1[, "pid"]), "cpu"] - s0[order(s0[, "pid"]), "cpu"])
+  cat(sprintf(paste0("falkon, %d rows in %d files, %d centres, %d CG iterations, %d workers: ",
+                     "%.1f s elapsed (load %.1f -> %.1f), %.1f s CPU of the workers, ",
+                     "peak memory per worker %.0f MB (largest), main session %.0f MB; ",
+                     "training rmse %.5f\n"),
+              fit$n, length(files), m, it, w, t, l0, load1(), cpu, max(s1[, "hwm_mb"]),
+              peak_mb(), fit$rmse))
+  plan(sequential)
 }
 
 if (identical(mode, "clean")) unlink(dir, recursive = TRUE)

@@ -211,6 +211,8 @@ SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
                                         SEXP nthreads);
 SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
                                SEXP nthreads);
+SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
+                                        SEXP last, SEXP base, SEXP window, SEXP nthreads);
 SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
                                    SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
@@ -222,8 +224,9 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
                                          SEXP nthreads);
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
-/* The squared-hinge SVM's primal Newton solver (svm_newton.c): one binary
- * problem, samples rows[0..n-1] (0-based columns of the D x N zt). */
+/* One binary SVM problem's samples: rows[0..n-1] (0-based columns of the
+ * D x N features zt), their signs (+1 or -1) and costs; the dual solver
+ * (svm.c) and the primal Newton solver share it. */
 typedef struct {
     const double *zt;
     const int *rows;
@@ -231,6 +234,11 @@ typedef struct {
     int D;
     const int *sign;
     const double *cost;
+} bochner_svm_samples;
+/* The squared-hinge SVM's primal Newton solver (svm_newton.c) on one
+ * binary problem. */
+typedef struct {
+    bochner_svm_samples s;
     double B, tol, gnorm0, f;
     int max_iter, iter, converged, done;
 } bochner_svm_newton_problem;
@@ -244,7 +252,8 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP nthreads);
 SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
                             SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
-                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads);
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP norms,
+                            SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
@@ -295,5 +304,9 @@ SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP
 SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
 SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads);
+
+/* exact_moments.c: column means and sums of squares independent of the row grouping */
+SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
+SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
 #endif

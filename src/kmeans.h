@@ -105,6 +105,10 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double
 /* One Lloyd step on a block of rows (kmeans_lloyd.c): nearest centres and
  * distances, per-cluster weighted sums, weights and sums of ||z||^2, column
  * sums, total ||z||^2, the nf farthest rows (0-based). */
+int bochner_kmeans_hartigan_block(const double *Z, R_xlen_t m, int D, int k, int *cl,
+                                  double *sums, double *counts, double *last, double base,
+                                  double window, int nth, int *moves, double *bsums,
+                                  double *bs2);
 int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, int k,
                          const double *w, const double *own, int nf, int nth, int *cl,
                          double *di, double *su, double *co, double *s2, double *zs,

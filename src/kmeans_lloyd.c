@@ -40,6 +40,9 @@ typedef struct {
     unsigned char *cand;  /* k: the clusters one point may move to */
     R_xlen_t *last_change; /* k: the Hartigan-Wong step (pass * n + i) of each
                             * cluster's last change: the live sets */
+    R_xlen_t hw_window;    /* 0: the pass is over all n rows; else the rows of
+                            * the whole data, of which these are a block */
+    R_xlen_t hw_base;      /* with hw_window: the step of the block's row 0 */
     /* k-means||: the points of nearest(), as columns (D x m), their norms */
     const double *Vt, *vn;
     R_xlen_t vm, vbase;
@@ -344,7 +347,7 @@ static double direct_dist(const lloyd_problem *l, R_xlen_t i, int c)
 static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
 {
     lloyd_problem *l = (lloyd_problem *) p;
-    R_xlen_t n = p->n, nblocks = km_row_blocks(n);
+    R_xlen_t n = p->n, nblocks = km_row_blocks(n), window = n;
     int k = p->k, D = l->D, moves = 0;
     double *d = l->zsum;   /* k scratch: one point's distances */
     R_xlen_t *last = l->last_change;
@@ -352,8 +355,15 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
      * steps ago; a move to c could only have become a gain if its own
      * cluster or c changed since.  Every cluster is live in the first pass
      * (Lloyd just moved the centres). */
-    if (++p->hw_pass == 1) for (int c = 0; c < k; c++) last[c] = n;
-    R_xlen_t base = (R_xlen_t) p->hw_pass * n;
+    R_xlen_t base;
+    if (l->hw_window) {        /* a block of a pass over the chunks: the steps
+                                * count the rows of all chunks */
+        base = l->hw_base;
+        window = l->hw_window;
+    } else {
+        if (++p->hw_pass == 1) for (int c = 0; c < k; c++) last[c] = n;
+        base = (R_xlen_t) p->hw_pass * n;
+    }
     for (R_xlen_t first = 0; first < nblocks; first += KM_HW_CHUNK) {
         R_xlen_t nb = nblocks - first < KM_HW_CHUNK ? nblocks - first : KM_HW_CHUNK;
         R_xlen_t r0 = first * KM_ROW_BLOCK, r1 = r0 + nb * KM_ROW_BLOCK;
@@ -361,7 +371,7 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
         /* no cluster live at the chunk's start: its points need distances
          * only after a move inside it, and those are computed directly */
         int product = 0;
-        for (int c = 0; c < k; c++) product |= last[c] > base + r0 - n;
+        for (int c = 0; c < k; c++) product |= last[c] > base + r0 - window;
         if (product) {
             l->hw_first = first;
             l->hw_rows = r1 - r0;
@@ -375,9 +385,9 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
             int from = a[i], to = -1;
             if (l->size[from] < 2) continue;
             R_xlen_t step = base + i;
-            int own_live = last[from] > step - n, ncand = 0;
+            int own_live = last[from] > step - window, ncand = 0;
             for (int c = 0; c < k; c++) {
-                l->cand[c] = c != from && (own_live || last[c] > step - n);
+                l->cand[c] = c != from && (own_live || last[c] > step - window);
                 ncand += l->cand[c];
             }
             if (!ncand) continue;
@@ -440,7 +450,8 @@ static int lloyd_hartigan_pass(km_problem *p, int *a, int *size, double *obj)
         }
         R_CheckUserInterrupt();
     }
-    /* the objective: sum_i w_i ||z_i||^2 - sum_c W_c ||mu_c||^2 */
+    /* the objective: sum_i w_i ||z_i||^2 - sum_c W_c ||mu_c||^2 (of the
+     * block's rows only, in a pass over chunks) */
     double o = 0.0;
     for (R_xlen_t i = 0; i < n; i++) o += km_w(p->w, i) * l->zn[i];
     for (int c = 0; c < k; c++) o -= l->W[c] * l->cn[c];
@@ -725,5 +736,105 @@ SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEX
     }
     setAttrib(res, R_NamesSymbol, nms);
     UNPROTECT(11);
+    return res;
+}
+
+/* A Hartigan-Wong pass over one block of rows of a partition of N rows
+ * held in chunks: the rows of Z (m x D) with clusters cl (0-based), the
+ * partition's per-cluster feature sums (k x D) and counts (k), the live
+ * sets last (k: the step of each cluster's last change, steps numbering
+ * pass * N + row over all N rows) and base, the step of the block's first
+ * row.  The block's rows are visited in order by the in-memory pass
+ * (lloyd_hartigan_pass) with the current centres, which it updates after
+ * every move, so blocks passed one after another, the state carried from
+ * one to the next, make the in-memory pass over all rows.  On return the
+ * state is updated, *moves counted, and bsums (k x D) and bs2 (k) hold the
+ * block's per-cluster sums of z and of ||z||^2 under its final clusters. */
+int bochner_kmeans_hartigan_block(const double *Z, R_xlen_t m, int D, int k, int *cl,
+                                  double *sums, double *counts, double *last, double base,
+                                  double window, int nth, int *moves, double *bsums,
+                                  double *bs2)
+{
+    if (m < 1 || D < 1 || k < 1 || !(window >= (double) m)) return BOCHNER_BAD_ARGUMENT;
+    for (R_xlen_t i = 0; i < m; i++)
+        if (cl[i] < 0 || cl[i] >= k) return BOCHNER_BAD_ARGUMENT;
+    lloyd_problem l;
+    double *C = (double *) R_alloc((size_t) k * (size_t) D, sizeof(double));
+    lloyd_setup(&l, Z, m, D, k, nth, C);
+    int *size = (int *) R_alloc((size_t) k, sizeof(int));
+    for (int c = 0; c < k; c++) {
+        double s = 0.0;
+        for (int j = 0; j < D; j++) {
+            R_xlen_t f = c + (R_xlen_t) j * k;
+            C[f] = counts[c] > 0.0 ? sums[f] / counts[c] : 0.0;
+            l.Ct[j + (R_xlen_t) c * D] = C[f];
+            s += C[f] * C[f];
+        }
+        l.cn[c] = s;
+        size[c] = l.size[c] = (int) counts[c];
+    }
+    l.Csum = sums;
+    l.W = counts;
+    l.zsum = (double *) R_alloc((size_t) k, sizeof(double));
+    l.hw = (double *) R_alloc((size_t) KM_HW_CHUNK * KM_ROW_BLOCK * (size_t) k, sizeof(double));
+    l.dirty = (unsigned char *) R_alloc((size_t) k, 1);
+    l.cand = (unsigned char *) R_alloc((size_t) k, 1);
+    l.last_change = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+    for (int c = 0; c < k; c++) l.last_change[c] = (R_xlen_t) last[c];
+    l.hw_window = (R_xlen_t) window;
+    l.hw_base = (R_xlen_t) base;
+    double obj;
+    *moves = lloyd_hartigan_pass(&l.base, cl, size, &obj);
+    for (int c = 0; c < k; c++) last[c] = (double) l.last_change[c];
+    memset(bsums, 0, sizeof(double) * (size_t) k * (size_t) D);
+    for (int c = 0; c < k; c++) bs2[c] = 0.0;
+    for (int j = 0; j < D; j++) {
+        const double *zj = Z + (R_xlen_t) j * m;
+        double *sj = bsums + (R_xlen_t) j * k;
+        for (R_xlen_t i = 0; i < m; i++) sj[cl[i]] += zj[i];
+    }
+    for (R_xlen_t i = 0; i < m; i++) bs2[cl[i]] += l.zn[i];
+    return BOCHNER_OK;
+}
+
+SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
+                                        SEXP last, SEXP base, SEXP window, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
+    if (!bochner_is_real_matrix(sums)) error("'sums' must be a double matrix");
+    R_xlen_t m = nrows(z);
+    int D = ncols(z), k = nrows(sums);
+    if (ncols(sums) != D) error("'z' and 'sums' must have the same number of columns");
+    if (TYPEOF(cluster) != INTSXP || XLENGTH(cluster) != m)
+        error("'cluster' must be an integer vector, one per row of 'z'");
+    if (TYPEOF(counts) != REALSXP || XLENGTH(counts) != k)
+        error("'counts' must be a double vector, one per cluster");
+    if (TYPEOF(last) != REALSXP || XLENGTH(last) != k)
+        error("'last' must be a double vector, one per cluster");
+    SEXP CL = PROTECT(allocVector(INTSXP, m));
+    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i] = INTEGER(cluster)[i] - 1;
+    SEXP SU = PROTECT(duplicate(sums));
+    SEXP CO = PROTECT(duplicate(counts));
+    SEXP LA = PROTECT(duplicate(last));
+    SEXP BS = PROTECT(allocMatrix(REALSXP, k, D));
+    SEXP B2 = PROTECT(allocVector(REALSXP, k));
+    int moves = 0;
+    int status = bochner_kmeans_hartigan_block(REAL(z), m, D, k, INTEGER(CL), REAL(SU),
+                                               REAL(CO), REAL(LA), asReal(base), asReal(window),
+                                               bochner_nthreads(asInteger(nthreads)), &moves,
+                                               REAL(BS), REAL(B2));
+    bochner_stop_on_status(status, "kernel_kmeans");
+    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i]++;
+    const char *names[] = {"cluster", "sums", "counts", "last", "moves", "block_sums",
+                           "block_s2"};
+    SEXP vals[] = {CL, SU, CO, LA, ScalarInteger(moves), BS, B2};
+    SEXP res = PROTECT(allocVector(VECSXP, 7));
+    SEXP nms = PROTECT(allocVector(STRSXP, 7));
+    for (int i = 0; i < 7; i++) {
+        SET_VECTOR_ELT(res, i, vals[i]);
+        SET_STRING_ELT(nms, i, mkChar(names[i]));
+    }
+    setAttrib(res, R_NamesSymbol, nms);
+    UNPROTECT(8);
     return res;
 }

@@ -80,12 +80,7 @@ static uint64_t svm_seed_from_r(void)
  * interrupts between calls.  Local sample s is column rows[s] of zt, with
  * label sign[s] and cost C_s (class weight times case weight times cost). */
 typedef struct {
-    const double *zt;
-    const int *rows;
-    R_xlen_t n;
-    int D;
-    const int *sign;
-    const double *cost;
+    bochner_svm_samples s;
     int loss;
     double B, eps;
     int max_iter, shrink;
@@ -96,11 +91,9 @@ typedef struct {
     int iter, converged, done;
     uint64_t rng;
     double sigma;   /* CoCoA+'s sigma': 1 for the in-memory problem */
-    double *dw;     /* NULL, or the change of the weights, sum of d_i y_i x_i */
-    const double *w0; /* NULL, or the starting weights, whose cost weighted loss
-                       * the first pass sums into loss0 (it visits every sample:
-                       * nothing is shrunk yet), while x_i is in cache */
-    double loss0;
+    double *dw;     /* NULL, or the change of the weights, sum of d_i y_i x_i,
+                     * set from (w - w0) / sigma after the passes */
+    const double *w0; /* NULL, or the starting weights (CoCoA+'s local problem) */
     bochner_svm_newton_problem *nt; /* NULL, or the primal Newton solver (the
                                      * in-memory squared hinge) in place of
                                      * the coordinate descent */
@@ -123,28 +116,29 @@ static inline double svm_ub(const svm_problem *p, double c)
  * problem (0-based columns of zt); sign: +1 or -1 and cost: C_s > 0 per
  * sample; loss: 1 hinge, 2 squared hinge; B: the bias feature (0 for none);
  * w: D + 1 weights out (the last multiplies B); alpha: n dual variables
- * out; index, qd: n scratch.
+ * out; index, qd: n scratch; norms: NULL, or ||z_j||^2 for every column j
+ * of zt (the caller keeps them between calls).
  * Warm start (CoCoA+'s local subproblem, Ma et al. 2015): with 'warm' the
  * entries of w and alpha are the starting values, not zeroed; w is then the
  * local view w0 + sigma * dw of the weights, every step moves it by sigma
- * times the step and dw (D + 1, zeroed here) by the step, and the
- * curvature of coordinate i is sigma ||x_i||^2 + Dg_ii.  sigma = 1 with
+ * times the step (dw, D + 1, zeroed here, is (w - w0) / sigma once the
+ * caller's passes are done), and the curvature of coordinate i is sigma ||x_i||^2 + Dg_ii.  sigma = 1 with
  * alpha = 0, w = 0 is the in-memory problem, step for step. */
 static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t n, int D,
                     const int *sign, const double *cost, int loss, double B,
                     double eps, int max_iter, int shrink, double *w, double *alpha,
                     R_xlen_t *index, double *qd, uint64_t seed, int warm, double sigma,
-                    double *dw)
+                    double *dw, const double *norms)
 {
     if (n < 1 || D < 1 || (loss != 1 && loss != 2) || !(B >= 0.0) || !(eps > 0.0) ||
         max_iter < 1 || !(sigma >= 1.0) || !R_FINITE(sigma))
         return BOCHNER_BAD_ARGUMENT;
-    p->zt = zt;
-    p->rows = rows;
-    p->n = n;
-    p->D = D;
-    p->sign = sign;
-    p->cost = cost;
+    p->s.zt = zt;
+    p->s.rows = rows;
+    p->s.n = n;
+    p->s.D = D;
+    p->s.sign = sign;
+    p->s.cost = cost;
     p->loss = loss;
     p->B = B;
     p->eps = eps;
@@ -157,7 +151,6 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
     p->sigma = sigma;
     p->dw = dw;
     p->w0 = NULL;
-    p->loss0 = 0.0;
     p->nt = NULL;
     p->nt_scratch = NULL;
     p->nt_on = p->nt_base = 0;
@@ -167,7 +160,8 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
         const double *xi = zt + (R_xlen_t) rows[i] * D;
         if (!warm) alpha[i] = 0.0;
         else if (!(alpha[i] >= 0.0) || alpha[i] > svm_ub(p, cost[i])) return BOCHNER_BAD_ARGUMENT;
-        qd[i] = svm_diag(p, cost[i]) + sigma * (svm_dot(xi, xi, D) + B * B);
+        double xx = norms ? norms[rows[i]] : svm_dot(xi, xi, D);
+        qd[i] = svm_diag(p, cost[i]) + sigma * (xx + B * B);
         index[i] = i;
     }
     p->active = n;
@@ -182,9 +176,9 @@ static int svm_init(svm_problem *p, const double *zt, const int *rows, R_xlen_t 
  * when the tolerance is met or max_iter passes have been made.  Pure C. */
 static void svm_passes(svm_problem *p, int passes)
 {
-    const double *zt = p->zt;
-    const int D = p->D;
-    const R_xlen_t n = p->n;
+    const double *zt = p->s.zt;
+    const int D = p->s.D;
+    const R_xlen_t n = p->s.n;
     double *w = p->w, *alpha = p->alpha, B = p->B;
     R_xlen_t *index = p->index;
     if (p->nt_on) {
@@ -208,15 +202,11 @@ static void svm_passes(svm_problem *p, int passes)
         }
         for (R_xlen_t s = 0; s < active; s++) {
             R_xlen_t i = index[s];
-            const double *xi = zt + (R_xlen_t) p->rows[i] * D;
-            double yi = p->sign[i] > 0 ? 1.0 : -1.0;
-            if (p->w0 && p->iter == 0) {
-                double m = 1.0 - yi * (svm_dot(p->w0, xi, D) + p->w0[D] * B);
-                if (m > 0.0) p->loss0 += p->cost[i] * (p->loss == 1 ? m : m * m);
-            }
+            const double *xi = zt + (R_xlen_t) p->s.rows[i] * D;
+            double yi = p->s.sign[i] > 0 ? 1.0 : -1.0;
             double G = yi * (svm_dot(w, xi, D) + w[D] * B) - 1.0 +
-                       alpha[i] * svm_diag(p, p->cost[i]);
-            double C = svm_ub(p, p->cost[i]), PG = 0.0;
+                       alpha[i] * svm_diag(p, p->s.cost[i]);
+            double C = svm_ub(p, p->s.cost[i]), PG = 0.0;
             if (alpha[i] == 0.0) {
                 if (p->shrink && G > p->pgmax_old) {
                     active--;
@@ -246,11 +236,10 @@ static void svm_passes(svm_problem *p, int passes)
                 if (a > C) a = C;
                 alpha[i] = a;
                 double d = (a - old) * yi;
-                if (p->dw) {
-                    svm_axpy(p->dw, d, xi, D);
-                    p->dw[D] += d * B;
-                    d *= p->sigma;
-                }
+                /* the local view moves by sigma times the step; the change
+                 * of the weights, (w - w0) / sigma, is taken at the end (one
+                 * vector operation per step fewer) */
+                if (p->dw) d *= p->sigma;
                 svm_axpy(w, d, xi, D);
                 w[D] += d * B;
             }
@@ -444,7 +433,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
         R_xlen_t o = off[c], nc = off[c + 1] - off[c];
         int status = svm_init(prob + c, REAL(zt), row0 + o, nc, D, sg + o, cs + o, lo, B,
                               ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1), REAL(A) + o,
-                              index + o, qd + o, seed[c], 0, 1.0, NULL);
+                              index + o, qd + o, seed[c], 0, 1.0, NULL, NULL);
         bochner_stop_on_status(status, "rff_svm");
         work += 2.0 * (double) nc * (double) D;
         if (lo == 2) {
@@ -454,8 +443,7 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
             if (mi > SVM_DUAL_PASSES) prob[c].max_iter = SVM_DUAL_PASSES;
             bochner_svm_newton_problem *nt = (bochner_svm_newton_problem *)
                 R_alloc(1, sizeof(bochner_svm_newton_problem));
-            *nt = (bochner_svm_newton_problem) {REAL(zt), row0 + o, nc, D, sg + o, cs + o,
-                                                B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
+            *nt = (bochner_svm_newton_problem) {prob[c].s, B, 1e-6 * ep, 0.0, 0.0, mi, 0, 0, 0};
             bochner_svm_newton_init(nt);
             prob[c].nt = nt;
             prob[c].nt_scratch = (double *) R_alloc((size_t) (6 * (D + 1)) + 2 * (size_t) nc,
@@ -482,14 +470,15 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
  * dual variables alpha (concatenated like rows), with the curvature scaled
  * by sigma (sigma' = the number of chunks makes adding the chunks' updates
  * safe).  At most 'passes' passes per problem (fewer when the local
- * projected gradients spread by at most eps).  Also the chunk's share of
- * the primal and dual objectives at the starting (w, alpha): the cost
- * weighted loss sum C_i xi_i(w) (summed in the first pass), sum alpha_i
- * and, for the squared hinge, sum alpha_i^2 / (4 C_i).  Returns list(alpha, dw = (D + 1) x nprob
- * change of the weights, loss, asum, a2, iter). */
+ * projected gradients spread by at most eps).  norms: NULL, or the squared
+ * norms of the columns of zt (kept by the caller between rounds).  Also the
+ * chunk's share of the dual objective at the starting alpha: sum alpha_i
+ * and, for the squared hinge, sum alpha_i^2 / (4 C_i) (the primal loss at
+ * w is the caller's, by one product for all problems).  Returns
+ * list(alpha, dw = (D + 1) x nprob change of the weights, asum, a2, iter). */
 SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
                             SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
-                            SEXP passes, SEXP eps, SEXP shrink, SEXP nthreads)
+                            SEXP passes, SEXP eps, SEXP shrink, SEXP norms, SEXP nthreads)
 {
     svm_spec sp = svm_check(zt, rows, offsets, sign, cost, loss, bias, eps, shrink, 1);
     int D = sp.D, nprob = sp.nprob;
@@ -501,11 +490,13 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
     double sg = svm_real(sigma, "sigma");
     if (sg < 1.0) error("'sigma' must be at least 1");
     int np = bochner_count_arg(passes, "passes", 1);
+    if (!isNull(norms) && (TYPEOF(norms) != REALSXP || XLENGTH(norms) != sp.N))
+        error("'norms' must be NULL or a double vector, one per column of 'zt'");
+    const double *nrm = isNull(norms) ? NULL : REAL(norms);
 
     SEXP V = PROTECT(duplicate(w));           /* the local view w + sigma dw */
     SEXP A = PROTECT(duplicate(alpha));
     SEXP DW = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
-    SEXP LS = PROTECT(allocVector(REALSXP, nprob));
     SEXP AS = PROTECT(allocVector(REALSXP, nprob));
     SEXP A2 = PROTECT(allocVector(REALSXP, nprob));
     SEXP IT = PROTECT(allocVector(INTSXP, nprob));
@@ -525,7 +516,6 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
             as += ac[i];
             if (sp.loss == 2) a2 += ac[i] * ac[i] / (4.0 * sp.cost[o + i]);
         }
-        REAL(LS)[c] = 0.0;
         REAL(AS)[c] = as;
         REAL(A2)[c] = a2;
         if (nc == 0) {
@@ -536,7 +526,7 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
         }
         int status = svm_init(prob + c, Z, row0 + o, nc, D, sp.sign + o, sp.cost + o, sp.loss,
                               sp.B, sp.eps, np, sp.shrink, wc, ac, index + o, qd + o, seed[c],
-                              1, sg, dwc);
+                              1, sg, dwc, nrm);
         if (status != BOCHNER_OK) error("'alpha' must lie between 0 and the bound of its sample");
         prob[c].w0 = REAL(w) + (R_xlen_t) c * (D + 1);
         work += 2.0 * (double) nc * (double) D;
@@ -544,11 +534,14 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
     svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
         INTEGER(IT)[c] = prob[c].iter;
-        if (sp.off[c + 1] > sp.off[c]) REAL(LS)[c] = prob[c].loss0;
+        if (sp.off[c + 1] == sp.off[c]) continue;
+        const double *wc = REAL(V) + (R_xlen_t) c * (D + 1), *w0 = prob[c].w0;
+        double *dwc = REAL(DW) + (R_xlen_t) c * (D + 1);
+        for (int j = 0; j <= D; j++) dwc[j] = (wc[j] - w0[j]) / sg;
     }
-    const char *names[] = {"alpha", "dw", "loss", "asum", "a2", "iter"};
-    SEXP vals[] = {A, DW, LS, AS, A2, IT};
-    SEXP res = svm_named_list(6, names, vals);
-    UNPROTECT(7);
+    const char *names[] = {"alpha", "dw", "asum", "a2", "iter"};
+    SEXP vals[] = {A, DW, AS, A2, IT};
+    SEXP res = svm_named_list(5, names, vals);
+    UNPROTECT(6);
     return res;
 }

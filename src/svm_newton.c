@@ -49,12 +49,12 @@ static inline void nt_xaxpy(double *v, double a, const double *xi, int D, double
 static void nt_hess(const bochner_svm_newton_problem *p, const double *margin,
                     const double *v, double *hv)
 {
-    const int D = p->D;
+    const int D = p->s.D;
     for (int j = 0; j <= D; j++) hv[j] = v[j];
-    for (R_xlen_t i = 0; i < p->n; i++) {
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
         if (margin[i] >= 1.0) continue;
-        const double *xi = p->zt + (R_xlen_t) p->rows[i] * D;
-        nt_xaxpy(hv, 2.0 * p->cost[i] * nt_xdot(v, xi, D, p->B), xi, D, p->B);
+        const double *xi = p->s.zt + (R_xlen_t) p->s.rows[i] * D;
+        nt_xaxpy(hv, 2.0 * p->s.cost[i] * nt_xdot(v, xi, D, p->B), xi, D, p->B);
     }
 }
 
@@ -62,17 +62,17 @@ static void nt_hess(const bochner_svm_newton_problem *p, const double *margin,
 static double nt_eval(const bochner_svm_newton_problem *p, const double *w, double *margin,
                       double *g)
 {
-    const int D = p->D;
+    const int D = p->s.D;
     double f = 0.5 * bochner_svm_dot(w, w, D + 1);
     for (int j = 0; j <= D; j++) g[j] = w[j];
-    for (R_xlen_t i = 0; i < p->n; i++) {
-        const double *xi = p->zt + (R_xlen_t) p->rows[i] * D;
-        double yi = p->sign[i] > 0 ? 1.0 : -1.0;
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
+        const double *xi = p->s.zt + (R_xlen_t) p->s.rows[i] * D;
+        double yi = p->s.sign[i] > 0 ? 1.0 : -1.0;
         margin[i] = yi * nt_xdot(w, xi, D, p->B);
         double m = 1.0 - margin[i];
         if (m > 0.0) {
-            f += p->cost[i] * m * m;
-            nt_xaxpy(g, -2.0 * p->cost[i] * yi * m, xi, D, p->B);
+            f += p->s.cost[i] * m * m;
+            nt_xaxpy(g, -2.0 * p->s.cost[i] * yi * m, xi, D, p->B);
         }
     }
     return f;
@@ -84,11 +84,11 @@ static void nt_line(const bochner_svm_newton_problem *p, const double *o, const 
                     double ws, double ss, double t, double *d1, double *d2)
 {
     double a = ws + t * ss, b = ss;
-    for (R_xlen_t i = 0; i < p->n; i++) {
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
         double m = 1.0 - o[i] - t * q[i];
         if (m > 0.0) {
-            a -= 2.0 * p->cost[i] * q[i] * m;
-            b += 2.0 * p->cost[i] * q[i] * q[i];
+            a -= 2.0 * p->s.cost[i] * q[i] * m;
+            b += 2.0 * p->s.cost[i] * q[i] * q[i];
         }
     }
     *d1 = a;
@@ -110,9 +110,9 @@ void bochner_svm_newton_init(bochner_svm_newton_problem *p)
  * objective (the limit of the arithmetic). */
 void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *scratch)
 {
-    const int D = p->D, D1 = D + 1;
+    const int D = p->s.D, D1 = D + 1;
     double *g = scratch, *s = g + D1, *r = s + D1, *d = r + D1, *hd = d + D1, *M = hd + D1;
-    double *margin = M + D1, *q = margin + p->n;
+    double *margin = M + D1, *q = margin + p->s.n;
     if (p->gnorm0 < 0.0) {
         /* the reference: the gradient's norm at w = 0 */
         for (int j = 0; j <= D; j++) s[j] = 0.0;
@@ -129,10 +129,10 @@ void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *s
     p->f = f;
     /* the Jacobi preconditioner diag(H) */
     for (int j = 0; j <= D; j++) M[j] = 1.0;
-    for (R_xlen_t i = 0; i < p->n; i++) {
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
         if (margin[i] >= 1.0) continue;
-        const double *xi = p->zt + (R_xlen_t) p->rows[i] * D;
-        double c2 = 2.0 * p->cost[i];
+        const double *xi = p->s.zt + (R_xlen_t) p->s.rows[i] * D;
+        double c2 = 2.0 * p->s.cost[i];
         for (int j = 0; j < D; j++) M[j] += c2 * xi[j] * xi[j];
         M[D] += c2 * p->B * p->B;
     }
@@ -166,9 +166,9 @@ void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *s
     /* exact line search on the piecewise quadratic phi(t) = f(w + t s):
      * phi'(0) = g.s < 0; Newton's iteration in t, kept inside the bracket
      * [lo, hi] of the sign change of phi' (bisection when it leaves it) */
-    for (R_xlen_t i = 0; i < p->n; i++) {
-        const double *xi = p->zt + (R_xlen_t) p->rows[i] * D;
-        q[i] = (p->sign[i] > 0 ? 1.0 : -1.0) * nt_xdot(s, xi, D, p->B);
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
+        const double *xi = p->s.zt + (R_xlen_t) p->s.rows[i] * D;
+        q[i] = (p->s.sign[i] > 0 ? 1.0 : -1.0) * nt_xdot(s, xi, D, p->B);
     }
     double ws = bochner_svm_dot(w, s, D1), ss = bochner_svm_dot(s, s, D1), d0 = bochner_svm_dot(g, s, D1);
     if (!(d0 < 0.0)) {
@@ -197,9 +197,9 @@ void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *s
 void bochner_svm_newton_alpha(const bochner_svm_newton_problem *p, const double *w,
                               double *alpha)
 {
-    for (R_xlen_t i = 0; i < p->n; i++) {
-        const double *xi = p->zt + (R_xlen_t) p->rows[i] * p->D;
-        double m = 1.0 - (p->sign[i] > 0 ? 1.0 : -1.0) * nt_xdot(w, xi, p->D, p->B);
-        alpha[i] = m > 0.0 ? 2.0 * p->cost[i] * m : 0.0;
+    for (R_xlen_t i = 0; i < p->s.n; i++) {
+        const double *xi = p->s.zt + (R_xlen_t) p->s.rows[i] * p->s.D;
+        double m = 1.0 - (p->s.sign[i] > 0 ? 1.0 : -1.0) * nt_xdot(w, xi, p->s.D, p->B);
+        alpha[i] = m > 0.0 ? 2.0 * p->s.cost[i] * m : 0.0;
     }
 }

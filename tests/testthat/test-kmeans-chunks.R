@@ -78,3 +78,38 @@ test_that("chunked kernel k-means reaches the in-memory fit's objective", {
     expect_equal(ch$withinss, ws, tolerance = 1e-8)
   }
 })
+
+test_that("the Hartigan-Wong passes over the chunks are the in-memory passes", {
+  set.seed(5)
+  x <- matrix(rnorm(600 * 4), 600, 4)
+  pieces <- list(x[1:250, ], x[251:400, ], x[401:600, ])
+  K <- gaussian_kernel(2)
+  hw <- kernel_kmeans(data_chunks(pieces), 6, K, D = 32, seed = 3)
+  ll <- kernel_kmeans(data_chunks(pieces), 6, K, D = 32, seed = 3, algorithm = "Lloyd")
+  expect_identical(hw$algorithm, "Hartigan-Wong")
+  expect_identical(ll$algorithm, "Lloyd")
+  expect_identical(ll$moves, 0L)
+  expect_gt(hw$moves, 0L)
+  expect_lt(hw$tot.withinss, ll$tot.withinss)
+  # from Lloyd's partition (the rows at their nearest centres), the passes
+  # of the in-memory engine over all rows make the same moves to the same
+  # objective
+  Z <- predict(hw$map, x)
+  cl0 <- .Call(bochner:::C_kmeans_block, Z, unname(ll$centers), NULL, NULL, 0L, 1L)$cluster
+  mem <- .Call(bochner:::C_kmeans_lloyd, Z, 6L, NULL, cl0, TRUE, 0L, 1L, 100L, 1L)
+  expect_identical(hw$moves, mem$moves)
+  expect_identical(hw$size, mem$size)
+  expect_equal(hw$withinss, mem$withinss, tolerance = 1e-10)
+  expect_equal(unname(hw$centers), unname(mem$centers), tolerance = 1e-10)
+  expect_equal(hw$trace[length(hw$trace)], hw$tot.withinss)
+  expect_error(kernel_kmeans(data_chunks(pieces), 6, K, algorithm = "MacQueen"), "'algorithm'")
+})
+
+test_that("the block Hartigan-Wong pass checks its state", {
+  Z <- matrix(rnorm(20), 10, 2)
+  S <- matrix(0, 2, 2)
+  expect_error(.Call(bochner:::C_kmeans_hartigan_block, Z, rep(1L, 9), S, c(5, 5), c(10, 10),
+                     10, 10, 1L), "'cluster'")
+  expect_error(.Call(bochner:::C_kmeans_hartigan_block, Z, rep(3L, 10), S, c(5, 5), c(10, 10),
+                     10, 10, 1L), "bad parameters")
+})

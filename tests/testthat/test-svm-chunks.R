@@ -17,7 +17,7 @@ test_that("the local solver from zero with sigma' = 1 is the in-memory solver", 
                TRUE, 1L)
     set.seed(2)
     b <- .Call(bochner:::C_svm_local, p$Z, p$rows, offs, p$sign, p$cost, loss, 1,
-               matrix(0, 6, 1), numeric(40), 1, 1000L, 0.01, TRUE, 1L)
+               matrix(0, 6, 1), numeric(40), 1, 1000L, 0.01, TRUE, NULL, 1L)
     expect_identical(b$alpha, a$alpha)
     expect_identical(b$dw, a$w)
     expect_identical(b$iter, a$iter)
@@ -34,11 +34,19 @@ test_that("the local solver's warm start, sigma' and objective parts match plain
     w <- matrix(rnorm(6) * 0.1, 6, 2)
     a0 <- runif(30, 0, 0.7)
     sigma <- 3
+    set.seed(4)
     res <- .Call(bochner:::C_svm_local, p$Z, p$rows, offs, p$sign, p$cost, loss, 1, w, a0,
-                 sigma, 4L, 1e-6, FALSE, 1L)
+                 sigma, 4L, 1e-6, FALSE, NULL, 1L)
+    # the norms given are the norms computed
+    set.seed(4)
+    res_n <- .Call(bochner:::C_svm_local, p$Z, p$rows, offs, p$sign, p$cost, loss, 1, w, a0,
+                   sigma, 4L, 1e-6, FALSE, colSums(p$Z^2), 1L)
+    expect_equal(res_n$alpha, res$alpha, tolerance = 1e-13)
     g <- if (loss == 1L) 0 else 1 / (2 * p$cost)
     m <- pmax(0, 1 - p$sign * drop(crossprod(Za, w[, 1])))
-    expect_equal(res$loss, c(sum(p$cost * if (loss == 1L) m else m^2), 0), tolerance = 1e-12)
+    pr <- list(offsets = offs, rows = p$rows, sign = p$sign, cost = p$cost)
+    expect_equal(bochner:::cocoa_start_loss(p$Z, pr, 1:2, w, loss, 1L),
+                 c(sum(p$cost * if (loss == 1L) m else m^2), 0), tolerance = 1e-12)
     expect_equal(res$asum, c(sum(a0), 0), tolerance = 1e-12)
     expect_equal(res$a2, c(if (loss == 1L) 0 else sum(a0^2 / (4 * p$cost)), 0),
                  tolerance = 1e-12)
@@ -58,15 +66,17 @@ test_that("the local solver's warm start, sigma' and objective parts match plain
   }
   # one sample: one pass is the closed-form step with curvature sigma ||x||^2 + g
   res <- .Call(bochner:::C_svm_local, p$Z[, 1, drop = FALSE], 1L, c(0L, 1L), 1L, 0.7, 1L, 1,
-               matrix(0.05, 6, 1), 0.1, 2, 1L, 1e-6, FALSE, 1L)
+               matrix(0.05, 6, 1), 0.1, 2, 1L, 1e-6, FALSE, NULL, 1L)
   x <- c(p$Z[, 1], 1)
   G <- sum(0.05 * x) - 1
   expect_equal(res$alpha, min(max(0.1 - G / (2 * sum(x^2)), 0), 0.7), tolerance = 1e-14)
   # bad starting values are refused
   expect_error(.Call(bochner:::C_svm_local, p$Z, p$rows, c(0L, 30L), p$sign, p$cost, 1L, 1,
-                     matrix(0, 6, 1), rep(2, 30), 1, 1L, 0.1, TRUE, 1L), "alpha")
+                     matrix(0, 6, 1), rep(2, 30), 1, 1L, 0.1, TRUE, NULL, 1L), "alpha")
   expect_error(.Call(bochner:::C_svm_local, p$Z, p$rows, c(0L, 30L), p$sign, p$cost, 1L, 1,
-                     matrix(0, 6, 1), numeric(30), 0.5, 1L, 0.1, TRUE, 1L), "sigma")
+                     matrix(0, 6, 1), numeric(30), 0.5, 1L, 0.1, TRUE, NULL, 1L), "sigma")
+  expect_error(.Call(bochner:::C_svm_local, p$Z, p$rows, c(0L, 30L), p$sign, p$cost, 1L, 1,
+                     matrix(0, 6, 1), numeric(30), 1, 1L, 0.1, TRUE, 1:3, 1L), "norms")
 })
 
 three_class_pieces <- function(sizes = c(150, 140, 160)) {
