@@ -2,16 +2,23 @@
  *
  *   falkon_knm_apply   out = init + K_nm' diag(w) (K_nm U + V), one pass over
  *                      the rows of x in row blocks, many right-hand sides
- *                      (the columns of U and V) at once
+ *                      (the columns of U and V) at once; K_nm evaluated
+ *                      block by block, or read from a cached K_nm
  *   falkon_predict     K_nm alpha, in row blocks
  *   falkon_cholesky    chol(K + shift I), upper
+ *   falkon_tt          T diag(d) T' / m for an upper triangular T
  *   falkon_precond     chol(T diag(d) T' / m + lambda I), upper
  *   falkon_trisolve    R^-1 B or R'^-1 B for an upper triangular R
  *
- * K_nm = k(X, C) is never held: each block of rows gets its kernel block
- * Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside), then
+ * Without a cache K_nm = k(X, C) is never held: each block of rows gets its
+ * kernel block Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside),
+ * then
  *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
- *   out += Kb' T_b                    (threaded product with accumulate = 1)
+ *   out += Kb' T_b                    (threaded cross product, accumulate = 1)
+ * With a cache (K_nm computed once by kernel_matrix() when it fits the
+ * memory budget, R/falkon-fit.R) Kb is the cached block, read in place: the
+ * same products on the same numbers, so the cached and the evaluated passes
+ * agree bit for bit.
  * The blocks run in row order on the calling thread (bochner_kernel_matrix
  * allocates with R_alloc, so it must not run inside a parallel region), and
  * the threads work inside each block's kernel evaluation and products.
@@ -107,24 +114,40 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
  * right-hand side, as multinomial Newton steps need).  out must hold init (or
  * anything, with accumulate = 0). */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
-                             R_xlen_t n, int d, const double *c, int m, const double *U,
-                             const double *V, const double *w, int wcols, int k,
-                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
-                             int nthreads)
+                             R_xlen_t n, int d, const double *c, int m, const double *kc,
+                             const double *U, const double *V, const double *w, int wcols,
+                             int k, double *out, double *ku, int accumulate,
+                             R_xlen_t block_rows, int nthreads)
 {
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
-    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
-    double *kb = p.kb;
-    double *kt = (double *) R_alloc((size_t) p.nb * (size_t) m, sizeof(double));
+    if (kc) {   /* the cached K_nm (n x m): no kernel scratch */
+        R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows)
+                                     : default_block_rows(n, m);
+        kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb, NULL, NULL};
+        p = b;
+    } else {
+        kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    }
     double *tb = (double *) R_alloc((size_t) p.nb * (size_t) k, sizeof(double));
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
-        int rows, status = kernel_block(&p, i0, &rows);
-        if (status != BOCHNER_OK) return status;
+        int rows;
+        const double *kb;
+        ptrdiff_t ldk;
+        if (kc) {
+            rows = (int) (n - i0 < p.nb ? n - i0 : p.nb);
+            kb = kc + i0;
+            ldk = (ptrdiff_t) n;
+        } else {
+            int status = kernel_block(&p, i0, &rows);
+            if (status != BOCHNER_OK) return status;
+            kb = p.kb;
+            ldk = rows;
+        }
         if (U) {
-            bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
             if (ku)
                 for (int j = 0; j < k; j++)
                     memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
@@ -143,8 +166,7 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
                 const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
                 for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        parallel_transpose(kb, rows, m, kt, nthreads);
-        bochner_product(kt, m, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
+        bochner_crossproduct(kb, ldk, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
@@ -248,11 +270,11 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
 }
 
 /* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
- * nthreads): the m x k matrix, or with keep_ku = TRUE (and U given) the list
- * of it and K_nm U. */
+ * nthreads, K): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m). */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads)
+                                   SEXP nthreads, SEXP K)
 {
     check_kernel_args(x, centres, par);
     R_xlen_t n = nrows(x);
@@ -271,13 +293,14 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
         pw = REAL(w);
     }
     optional_matrix(init, m, k, "init");
+    const double *kc = optional_matrix(K, n, m, "K");
     R_xlen_t nb = block_rows_arg(block_rows);
     int keep = asLogical(keep_ku) == TRUE && u != NULL;
     SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
     SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
     if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
     int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                                          REAL(centres), m, u, v, pw, wcols, k, REAL(out),
+                                          REAL(centres), m, kc, u, v, pw, wcols, k, REAL(out),
                                           keep ? REAL(ku) : NULL, !isNull(init), nb,
                                           bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_knm_apply");
@@ -334,6 +357,50 @@ SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads)
     return bad ? R_NilValue : R;
 }
 
+/* g (m x m, symmetric) = T diag(dw) T' / m for an upper triangular T (dw
+ * NULL: ones).  Entry (i, j) sums over l >= max(i, j) only, so each column
+ * block j0 .. j0 + w - 1 of the upper triangle is the product of rows
+ * 0 .. j0 + w - 1 and columns l >= j0 of T diag(dw) / m with rows l >= j0
+ * of T': a third of the flops of the full product, and since the terms
+ * left out are exact zeros each entry is the chain the full product would
+ * give.  The lower triangle is then mirrored. */
+#define TT_COLS 240
+static void upper_tt(const double *t, const double *dw, int m, double *g, int nthreads)
+{
+    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
+    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
+    for (int j = 0; j < m; j++) {
+        double s = (dw ? dw[j] : 1.0) / (double) m;
+        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
+    }
+    parallel_transpose(t, m, m, b, nthreads);
+    for (int j0 = 0; j0 < m; j0 += TT_COLS) {
+        int w = m - j0 < TT_COLS ? m - j0 : TT_COLS;
+        bochner_product(a + (ptrdiff_t) j0 * m, m, b + j0 + (ptrdiff_t) j0 * m, m, j0 + w, w,
+                        m - j0, g + (ptrdiff_t) j0 * m, m, 0, 0, nthreads);
+    }
+    bochner_mirror_upper(g, m, nthreads);
+}
+
+static const double *weights_arg(SEXP dw, int m)
+{
+    if (isNull(dw)) return NULL;
+    if (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m)
+        error("'dw' must be NULL or one weight per centre");
+    return REAL(dw);
+}
+
+/* .Call(C_falkon_tt, T, dw, nthreads): T diag(dw) T' / m (dw NULL: ones). */
+SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads)
+{
+    int m = square_arg(T, "T");
+    const double *pw = weights_arg(dw, m);
+    SEXP G = PROTECT(allocMatrix(REALSXP, m, m));
+    upper_tt(REAL(T), pw, m, REAL(G), bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return G;
+}
+
 /* .Call(C_falkon_precond, T, dw, lambda, nthreads): the upper A with
  * A'A = T diag(dw) T' / m + lambda I (dw NULL: ones); NULL when a pivot
  * fails. */
@@ -342,22 +409,11 @@ SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
     int m = square_arg(T, "T");
     double lam = asReal(lambda);
     if (!R_FINITE(lam)) error("'lambda' must be a finite number");
-    if (!isNull(dw) && (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m))
-        error("'dw' must be NULL or one weight per centre");
+    const double *pw = weights_arg(dw, m);
     int nth = bochner_nthreads(asInteger(nthreads));
-    const double *t = REAL(T);
-    /* a = T diag(dw) / m and b = T': then A'A = a b + lambda I */
-    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
-    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
-    for (int j = 0; j < m; j++) {
-        double s = (isNull(dw) ? 1.0 : REAL(dw)[j]) / (double) m;
-        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
-    }
-    parallel_transpose(t, m, m, b, nth);
     SEXP A = PROTECT(allocMatrix(REALSXP, m, m));
     double *r = REAL(A);
-    memset(r, 0, sizeof(double) * (size_t) m * m);
-    bochner_product(a, m, b, m, m, m, m, r, m, 0, 1, nth);
+    upper_tt(REAL(T), pw, m, r, nth);
     for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += lam;
     int bad = bochner_cholesky(r, m, nth);
     UNPROTECT(1);
