@@ -107,6 +107,40 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
                             transpose_block, &p);
 }
 
+/* out (m x k) += t(kb) %*% tb for kb (rows x m, ldk) and tb (rows x k): the
+ * update of a pass, as products.c's cross product (tiles of at most 240
+ * rows of out, all k columns, each one serial product), but with at least
+ * four tiles: for m = 256 its two tiles of 240 and 16 rows left one thread
+ * idle.  Every entry is the same chain over the rows whatever tile
+ * computes it (gemm.c). */
+typedef struct {
+    const double *kb, *tb;
+    ptrdiff_t ldk;
+    int rows, m, k, tile;
+    double *out;
+} cross_job;
+
+static void cross_tile(void *ctx, R_xlen_t t, int thread)
+{
+    (void) thread;
+    const cross_job *p = (const cross_job *) ctx;
+    int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
+    bochner_gemm_tn(p->kb + (ptrdiff_t) i0 * p->ldk, p->ldk, p->tb, p->rows, mr, p->k, p->rows,
+                    p->out + i0, p->m, 1);
+}
+
+static void cross_update(const double *kb, ptrdiff_t ldk, const double *tb, int rows, int m,
+                         int k, double *out, int nthreads)
+{
+    int tile = (m + 3) / 4;
+    tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
+    if (tile > 240) tile = 240;
+    cross_job p = {kb, tb, ldk, rows, m, k, tile, out};
+    bochner_parallel_blocks((m + tile - 1) / tile,
+                            bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
+                            cross_tile, &p);
+}
+
 /* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
  * unless ku is NULL (given U); U (m x k) or NULL,
  * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
@@ -123,9 +157,16 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
-    if (kc) {   /* the cached K_nm (n x m): no kernel scratch */
-        R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows)
-                                     : default_block_rows(n, m);
+    if (kc) {
+        /* the cached K_nm (n x m): no kernel scratch, so by default one
+         * block (the scratch T_b at most 32 MB): two parallel regions per
+         * pass */
+        R_xlen_t nb = block_rows;
+        if (nb <= 0) {
+            nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
+            if (nb < 4096) nb = 4096;
+        }
+        if (nb > n) nb = n;
         kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb, NULL, NULL};
         p = b;
     } else {
@@ -166,7 +207,7 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
                 const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
                 for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        bochner_crossproduct(kb, ldk, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
+        cross_update(kb, ldk, tb, rows, m, k, out, nthreads);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
@@ -224,6 +265,9 @@ static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, in
 void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
                              int trans, int nthreads)
 {
+    /* a solve under ~5 ms of arithmetic runs on one thread: its m / SOLVE_NB
+     * products are too small to pay for a parallel region each */
+    if ((double) m * (double) m * (double) k < 2e7) nthreads = 1;
     double *tmp = (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double));
     int nblk = (m + SOLVE_NB - 1) / SOLVE_NB;
     for (int q = 0; q < nblk; q++) {
