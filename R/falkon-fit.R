@@ -131,9 +131,11 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 # two held-out points), keeping the better of the last two; for classes
 # the first step also stops when its error is below 2 grow_min.  With
 # lambda = "auto" the first step tries every candidate and each later one
-# only the candidate next below the last choice (more centres want less
-# penalty: on Letter this kept the accuracy of trying two at 80 % of the
-# time), so the passes carry k right-hand sides where they cost most.
+# the last choice and the next smaller candidate (more centres rarely want
+# more penalty), or with more than 8 classes only the next smaller, so
+# that the passes carry k right-hand sides where k is large and they cost
+# most (on Letter's 26 classes this kept the accuracy of trying both at
+# 80 % of the time; on spam the last choice was the better one).
 # Easy problems stop at a few hundred centres; hard ones grow to max_m.
 # centres_for(m): the m centres (nested: the first m of one order when
 # 'nested', so that warm starts apply).
@@ -147,7 +149,10 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     lam <- lambda
     if (identical(lambda, "auto") && !is.null(prev)) {
       below <- control$lambdas[control$lambdas <= prev$lambda * (1 + 1e-9)]
-      lam <- below[min(2L, length(below))]
+      # the last choice and the next smaller while that makes at most 16
+      # right-hand sides; with more classes the next smaller only
+      lam <- if (2L * ncol(Y) <= 16L) below[seq_len(min(2L, length(below)))]
+             else below[min(2L, length(below))]
     }
     falkon_check_memory(m, NROW(val$x), if (is.numeric(lam)) length(lam)
                         else length(control$lambdas), ncol(Y), control)

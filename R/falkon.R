@@ -57,7 +57,8 @@
 #' rows.  With the default `centers` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
 #' warm-started from the last on nested centres (and, after the first,
-#' trying only the candidate \eqn{\lambda} next below the last choice),
+#' trying only the last \eqn{\lambda} and the next smaller one, or with
+#' more than 8 classes only the next smaller one),
 #' while a step lowers the held-out error by at least 3 %
 #' (`control$grow_gain`) and, for classes, by at least a quarter point
 #' (`control$grow_min`) and two held-out points; for classes the growth

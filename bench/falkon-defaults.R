@@ -30,12 +30,8 @@ sets <- list(
   Vehicle = function() { data(Vehicle, envir = environment())
     list(x = as.matrix(Vehicle[, -19]), y = Vehicle$Class) },
   diamonds = function() {
-    e <- new.env(); utils::data(diamonds, package = "ggplot2", envir = e)
-    dm <- as.data.frame(e$diamonds)
-    for (v in c("cut", "color", "clarity")) dm[[v]] <- factor(as.character(dm[[v]]))
-    x <- stats::model.matrix(~ carat + cut + color + clarity + depth + table + x + y + z,
-                             dm)[, -1]
-    list(x = x, y = log(dm$price), n_train = 15000, n_test = 10000)
+    source("bench/falkon-diamonds.R", local = TRUE)
+    c(falkon_diamonds_xy(), n_train = 15000, n_test = 10000)
   }
 )
 
