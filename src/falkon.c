@@ -235,9 +235,14 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
  * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
  * B <- R'^-1 B (blocks from the first; rt = R', lower, so that the
  * off-diagonal blocks are plain products).  The updates from the solved
- * blocks are products on the package's kernel (threaded, products.c); the
- * small diagonal blocks are substitutions.  Every entry's arithmetic is
- * fixed by m alone, so results do not depend on the thread count. */
+ * blocks are products on the package's kernel (gemm.c); the small diagonal
+ * blocks are substitutions.  Each thread solves its own share of the
+ * right-hand sides, whole: one parallel region per solve (threading each
+ * block's product instead meant m / SOLVE_NB regions, which did not scale
+ * and which a loaded machine turns into waits), and R's blocks are packed
+ * once per thread.  A product's entry is one chain whatever columns come
+ * with it, so every entry's arithmetic is fixed by m alone and results do
+ * not depend on the thread count. */
 #define SOLVE_NB 96
 
 static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, int k, int trans)
@@ -262,29 +267,47 @@ static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, in
     }
 }
 
-void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
-                             int trans, int nthreads)
+typedef struct {
+    const double *r, *rt;
+    int m, k, trans, groups;
+    double *b, *tmp;           /* tmp: SOLVE_NB x k in all, split like the columns */
+} trisolve_job;
+
+static void trisolve_group(void *ctx, R_xlen_t g, int thread)
 {
-    /* a solve under ~5 ms of arithmetic runs on one thread: its m / SOLVE_NB
-     * products are too small to pay for a parallel region each */
-    if ((double) m * (double) m * (double) k < 2e7) nthreads = 1;
-    double *tmp = (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double));
+    (void) thread;
+    const trisolve_job *p = (const trisolve_job *) ctx;
+    int m = p->m;
+    int j0 = (int) ((R_xlen_t) p->k * g / p->groups);
+    int k = (int) ((R_xlen_t) p->k * (g + 1) / p->groups) - j0;
+    double *b = p->b + (ptrdiff_t) j0 * m;
+    double *tmp = p->tmp + (ptrdiff_t) j0 * SOLVE_NB;
     int nblk = (m + SOLVE_NB - 1) / SOLVE_NB;
     for (int q = 0; q < nblk; q++) {
-        int blk = trans ? q : nblk - 1 - q;
+        int blk = p->trans ? q : nblk - 1 - q;
         int i0 = blk * SOLVE_NB, nb = m - i0 < SOLVE_NB ? m - i0 : SOLVE_NB, i1 = i0 + nb;
         /* tmp = (rows i0..i1 of R, columns after them) X_after, or (rows
          * i0..i1 of R', columns before them) X_before */
-        int inner = trans ? i0 : m - i1;
+        int inner = p->trans ? i0 : m - i1;
         if (inner > 0) {
-            const double *a = trans ? rt + i0 : r + i0 + (ptrdiff_t) i1 * m;
-            const double *xb = trans ? b : b + i1;
-            bochner_product(a, m, xb, m, nb, k, inner, tmp, nb, 0, 0, nthreads);
+            const double *a = p->trans ? p->rt + i0 : p->r + i0 + (ptrdiff_t) i1 * m;
+            const double *xb = p->trans ? b : b + i1;
+            bochner_gemm(a, m, xb, m, nb, k, inner, tmp, nb, 0);
             for (int j = 0; j < k; j++)
                 for (int i = 0; i < nb; i++) b[i0 + i + (ptrdiff_t) j * m] -= tmp[i + (ptrdiff_t) j * nb];
         }
-        diagonal_solve(r, m, i0, nb, b, k, trans);
+        diagonal_solve(p->r, m, i0, nb, b, k, p->trans);
     }
+}
+
+void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
+                             int trans, int nthreads)
+{
+    int nth = bochner_threads_for(nthreads, (double) m * (double) m * (double) k / 2.0);
+    if (nth > k) nth = k;
+    trisolve_job p = {r, rt, m, k, trans, nth, b,
+                      (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double))};
+    bochner_parallel_blocks(nth, nth, 1, trisolve_group, &p);
 }
 
 /* ------------------------------------------------------------------------ */
