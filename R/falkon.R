@@ -171,6 +171,10 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
   resolved <- resolve_kernel(kernel, xs)
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
 
+  # a small fit runs on one thread: its parallel regions cost more than
+  # they save (as the passes' own rule in src/falkon.c)
+  m_most <- if (is.matrix(centers)) nrow(centers) else centers
+  if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
     xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs

@@ -107,6 +107,17 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
                             transpose_block, &p);
 }
 
+/* A pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
+ * on the calling thread: it opens several parallel regions, and each costs
+ * a wake-up that such small work cannot repay (on a loaded machine, a wait
+ * for the other thread's time slice: Vehicle's fit took 9 times its
+ * one-thread CPU time on two threads). */
+#define FALKON_MIN_THREADED_WORK 16777216.0
+static int falkon_threads(int nthreads, double work)
+{
+    return work < FALKON_MIN_THREADED_WORK ? 1 : nthreads;
+}
+
 /* out (m x k) += t(kb) %*% tb for kb (rows x m, ldk) and tb (rows x k): the
  * update of a pass, as products.c's cross product (tiles of at most 240
  * rows of out, all k columns, each one serial product), but with at least
@@ -156,6 +167,7 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
     if (n == 0) return BOCHNER_OK;
+    nthreads = falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
     kernel_blocks p;
     if (kc) {
         /* the cached K_nm (n x m): no kernel scratch, so by default one
@@ -303,7 +315,7 @@ static void trisolve_group(void *ctx, R_xlen_t g, int thread)
 void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
                              int trans, int nthreads)
 {
-    int nth = bochner_threads_for(nthreads, (double) m * (double) m * (double) k / 2.0);
+    int nth = falkon_threads(nthreads, (double) m * (double) m * (double) k / 2.0);
     if (nth > k) nth = k;
     trisolve_job p = {r, rt, m, k, trans, nth, b,
                       (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double))};

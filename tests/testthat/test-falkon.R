@@ -194,6 +194,13 @@ test_that("fits are reproducible with set.seed() or seed =, and do not depend on
   c2 <- falkon(x, y, centers = 50, seed = 3)
   expect_identical(c1$alpha, c2$alpha)
   expect_gt(mean(predict(a, x) == y), 0.9)
+  # large enough for the fit and its passes to use two threads
+  x <- matrix(rnorm(6000), 3000)
+  y <- factor(x[, 1] * x[, 2] > 0)
+  a <- falkon(x, y, centers = 1000, seed = 4, nthreads = 1)
+  b <- falkon(x, y, centers = 1000, seed = 4, nthreads = 2)
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(a$iter, b$iter)
 })
 
 test_that("default centres grow fourfold while the held-out error falls", {
