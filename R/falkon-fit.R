@@ -26,7 +26,8 @@ falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
     if (!is.null(cache$K) && identical(cache$centres, prep$centres)) return(cache$K)
     cache$K <- NULL   # release the old one before the new is computed
     if (8 * as.double(n) * prep$m > min(cache_bytes, memory_limit() / 4)) return(NULL)
-    cache$K <- .Call(C_kernel_matrix, prep$code, prep$par, x, prep$centres, nthreads)
+    cache$K <- .Call(C_falkon_kernel_cache, x, prep$centres, prep$code, prep$par,
+                     as.double(block_rows), nthreads)
     cache$centres <- prep$centres
     cache$K
   }
