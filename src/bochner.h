@@ -294,9 +294,6 @@ SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP
 SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
 SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
 SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
-int bochner_falkon_kernel_cache(int code, const double *par, int npar, const double *x,
-                                R_xlen_t n, int d, const double *c, int m, double *k,
-                                R_xlen_t block_rows, int nthreads);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads);

@@ -226,43 +226,26 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
     return BOCHNER_OK;
 }
 
-/* out (n x k) = K_nm alpha, alpha (m x k). */
+/* out (n x k) = K_nm alpha, alpha (m x k); with alpha NULL, out (n x m) =
+ * K_nm itself (the passes' cache: each row's entries do not depend on its
+ * block, so it equals kernel_matrix(x, C) and the blocks a pass evaluates). */
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads)
 {
-    if (m < 1 || k < 1) return BOCHNER_BAD_ARGUMENT;
+    if (m < 1 || k < 1 || (!alpha && k != m)) return BOCHNER_BAD_ARGUMENT;
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
     kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
         int rows, status = kernel_block(&p, i0, &rows);
         if (status != BOCHNER_OK) return status;
-        bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
-        R_CheckUserInterrupt();
-    }
-    return BOCHNER_OK;
-}
-
-/* k (n x m) = K_nm, the cache of the passes: block by block as a pass
- * evaluates it (each row's entries do not depend on the block), then copied
- * in place.  One call of bochner_kernel_matrix() on all n rows wrote the
- * n x m output tile by tile across its columns and took 4 times as long as
- * these blocks (n = 10^5, m = 1000). */
-int bochner_falkon_kernel_cache(int code, const double *par, int npar, const double *x,
-                                R_xlen_t n, int d, const double *c, int m, double *k,
-                                R_xlen_t block_rows, int nthreads)
-{
-    if (m < 1) return BOCHNER_BAD_ARGUMENT;
-    if (n == 0) return BOCHNER_OK;
-    kernel_blocks p;
-    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
-    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
-        int rows, status = kernel_block(&p, i0, &rows);
-        if (status != BOCHNER_OK) return status;
-        for (int j = 0; j < m; j++)
-            memcpy(k + i0 + (R_xlen_t) j * n, p.kb + (ptrdiff_t) j * rows,
-                   sizeof(double) * (size_t) rows);
+        if (alpha)
+            bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        else
+            for (int j = 0; j < m; j++)
+                memcpy(out + i0 + (R_xlen_t) j * n, p.kb + (ptrdiff_t) j * rows,
+                       sizeof(double) * (size_t) rows);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
@@ -430,10 +413,10 @@ SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
      * size cost 1.7 s of system time here (n = 10^5, m = 1000), small pages 0.4 s */
     if (n > INT_MAX) error("too many rows for the cache of 'x'");
     SEXP out = PROTECT(allocMatrix(REALSXP, (int) n, m));
-    int status = bochner_falkon_kernel_cache(asInteger(code), REAL(par), LENGTH(par), REAL(x),
-                                             n, ncols(x), REAL(centres), m, REAL(out),
-                                             block_rows_arg(block_rows),
-                                             bochner_nthreads(asInteger(nthreads)));
+    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                        ncols(x), REAL(centres), m, NULL, m, REAL(out),
+                                        block_rows_arg(block_rows),
+                                        bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_kernel_cache");
     UNPROTECT(1);
     return out;

@@ -89,6 +89,11 @@ test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
     expect_identical(knm(x, C, ker, V = V, block = block, nth = nth, K = K), knm(x, C, ker, V = V))
   }
   expect_error(knm(x, C, ker, U, K = K[, -1]), "'K'")
+  # the cache as the fit builds it: kernel_matrix(), bit for bit, any blocks
+  code <- bochner:::kernel_code(ker)
+  par <- bochner:::kernel_parameters(ker)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 1L), K)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 37, 2L), K)
   # a fit holding K_nm equals one evaluating it every pass
   y <- factor(x[, 1] + x[, 2]^2 > 1)
   a <- falkon(x, y, centers = 60, seed = 2)
