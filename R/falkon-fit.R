@@ -188,12 +188,15 @@ falkon_logistic_targets <- function(Y, w) {
   list(Y = Y, offset = if (ncol(Y) == 1L) stats::qlogis(prior) else log(prior))
 }
 
-# lambda's schedule: 1e-1, 1e-3, ... (a factor of 100 a step) down to the
-# target, then 'extra' more steps at the target.
+# lambda's schedule: 1e-1, 1e-2, ... (a factor of 10 a step) down to the
+# target, then 'extra' more steps at the target.  Against a factor of 100
+# a step, the finer path gave better probabilities (test log-loss, 100 vs
+# 10: Satellite 0.264 vs 0.222, spam 0.234 vs 0.207, Vehicle 0.438 vs
+# 0.395; DNA the other way, 0.134 vs 0.144) for about 20 % more time.
 falkon_schedule <- function(target, extra) {
   top <- -1
   bottom <- log10(target)
-  s <- if (bottom < top) 10^seq(top, bottom, by = -2) else numeric()
+  s <- if (bottom < top) 10^seq(top, bottom, by = -1) else numeric()
   s <- s[s > target * (1 + 1e-9)]
   c(s, rep(target, 1L + extra))
 }

@@ -40,9 +40,10 @@
 #' weights \eqn{w p (1-p)} (for several classes, one diagonal per class:
 #' the Hessian's cross-class terms are left out, and a halving line search
 #' keeps every step a descent) and \eqn{A} built for their mean, along a
-#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-3, ..., a factor of 100
+#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-2, ..., a factor of 10
 #' a step, down to `lambda`, then `control$newton_steps` more steps there),
-#' as LogisticFalkon (Meanti et al. 2020) does.  With `iter = "auto"` a
+#' as LogisticFalkon (Meanti et al. 2020) does; with a held-out slice the
+#' step of least held-out log-loss is kept.  With `iter = "auto"` a
 #' step takes 5 CG iterations, 10 at the final \eqn{\lambda}; the passes
 #' of the CG also give \eqn{K_{nm}\delta} for the line search, so a step
 #' costs one pass more than its CG iterations.
