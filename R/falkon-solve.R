@@ -35,7 +35,7 @@ falkon_prepare <- function(kernel, centres, nthreads) {
   }
   if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
   Tt <- t(T)
-  G <- .Call(C_matprod, T, Tt, nthreads) / m
+  G <- .Call(C_falkon_tt, T, NULL, nthreads)
   list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, Tt = Tt, G = G)
 }
 
@@ -52,10 +52,11 @@ falkon_precond <- function(prep, lambda, s = 1, nthreads) {
 
 # K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
 # with keep_ku = TRUE (and U given), K_nm U (n x k) as attribute "ku".
+# K: NULL, or the cached k(x, centres) (n x m), read instead of evaluated.
 falkon_knm_apply <- function(prep, x, U = NULL, V = NULL, w = NULL, init = NULL,
-                             nthreads, block_rows = 0, keep_ku = FALSE) {
+                             nthreads, block_rows = 0, keep_ku = FALSE, K = NULL) {
   out <- .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
-               as.double(block_rows), keep_ku, nthreads)
+               as.double(block_rows), keep_ku, nthreads, K)
   if (is.list(out)) out <- structure(out[[1L]], ku = out[[2L]])
   out
 }

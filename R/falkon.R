@@ -3,8 +3,8 @@
 #' Fits a kernel machine with the exact kernel on \eqn{m} centres drawn
 #' from the data, by the FALKON algorithm (Rudi, Carratino & Rosasco 2017):
 #' conjugate gradient on a preconditioned Nyström system, at
-#' \eqn{O(n m t + m^3)} cost for \eqn{t} iterations, never forming the
-#' \eqn{n \times m} kernel matrix.
+#' \eqn{O(n m t + m^3)} cost for \eqn{t} iterations, holding the
+#' \eqn{n \times m} kernel matrix only when it fits a memory budget.
 #'
 #' **The problem.**  With centres \eqn{C} (rows \eqn{c_j}), \eqn{K_{nm} =
 #' k(X, C)} and \eqn{K_{mm} = k(C, C)}, the model is
@@ -33,14 +33,17 @@
 #' operator \eqn{A^{-T}(T^{-T} K_{nm}^T W K_{nm} T^{-1} A^{-1} u / n +
 #' \lambda A^{-1} u)}, and \eqn{\alpha = T^{-1} A^{-1} \beta}.  Every
 #' iteration is one pass over the rows in blocks: the kernel block
-#' \eqn{k(X_b, C)} is computed, multiplied, and dropped.  The logistic loss
+#' \eqn{k(X_b, C)} is computed, multiplied, and dropped, or, when all of
+#' \eqn{K_{nm}} fits `control$cache_bytes`, computed once per set of
+#' centres and read by every pass (the same numbers, fewer operations).  The logistic loss
 #' takes Newton steps, each solved by the same preconditioned CG with the
 #' weights \eqn{w p (1-p)} (for several classes, one diagonal per class:
 #' the Hessian's cross-class terms are left out, and a halving line search
 #' keeps every step a descent) and \eqn{A} built for their mean, along a
-#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-3, ..., a factor of 100
+#' decreasing schedule of \eqn{\lambda} (1e-1, 1e-2, ..., a factor of 10
 #' a step, down to `lambda`, then `control$newton_steps` more steps there),
-#' as LogisticFalkon (Meanti et al. 2020) does.  With `iter = "auto"` a
+#' as LogisticFalkon (Meanti et al. 2020) does; with a held-out slice the
+#' step of least held-out log-loss is kept.  With `iter = "auto"` a
 #' step takes 5 CG iterations, 10 at the final \eqn{\lambda}; the passes
 #' of the CG also give \eqn{K_{nm}\delta} for the line search, so a step
 #' costs one pass more than its CG iterations.
@@ -55,11 +58,17 @@
 #' rows.  With the default `centers` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
 #' warm-started from the last on nested centres (and, after the first,
-#' trying only the last \eqn{\lambda} and the next smaller one), while a
-#' step lowers the held-out error by at least 3 % (`control$grow_gain`)
-#' and, for classes, by at least two held-out points; easy problems
+#' trying only the last \eqn{\lambda} and the next smaller one, or with
+#' more than 8 classes only the next smaller one),
+#' while a step lowers the held-out error by at least 3 %
+#' (`control$grow_gain`) and, for classes, by at least a quarter point
+#' (`control$grow_min`) and two held-out points; for classes the growth
+#' also stops after the first step when its held-out error is below
+#' 2 `grow_min` (the next step would gain less than that).  Easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
-#' as `centres_path`).  The logistic loss uses [falkon_default_centers()]
+#' as `centres_path`).  The passes hold \eqn{K_{nm}} in memory between
+#' iterations when it fits `control$cache_bytes` (1 GB).  The logistic
+#' loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
 #' bandwidth rule on the standardised inputs, as in [rff_svm()].  See
 #' `bench/falkon-defaults.md` for the measurements behind these choices.
@@ -69,7 +78,8 @@
 #' and solve runs on the package's own kernels, so the fit is the same, bit
 #' for bit, for any number of threads, any BLAS and any block size of the
 #' passes.  Memory is \eqn{O(m^2)} (a few \eqn{m \times m} factors) plus a
-#' block of rows times \eqn{m}; a fit whose estimate exceeds
+#' block of rows times \eqn{m} (or the cached \eqn{K_{nm}}, at most
+#' `control$cache_bytes`); a fit whose estimate exceeds
 #' `getOption("bochner.max_bytes")` (default: the memory available) is
 #' refused before allocating.
 #'
@@ -162,10 +172,14 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
   resolved <- resolve_kernel(kernel, xs)
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
 
+  # a small fit runs on one thread: its parallel regions cost more than
+  # they save (as the passes' own rule in src/falkon.c)
+  m_most <- if (is.matrix(centers)) nrow(centers) else centers
+  if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
     xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
-    rows <- falkon_rows(xt, nthreads, control$block_rows)
+    rows <- falkon_rows(xt, nthreads, control$block_rows, control$cache_bytes)
     Y <- resp$Y[split$train, , drop = FALSE]
     wt <- w[split$train]
     val <- falkon_heldout(xs, resp, w, split$valid)
@@ -226,17 +240,23 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @param tol Relative residual at which CG stops early.
 #' @param block_rows Rows per block of the passes (0: about 16 MB of kernel
 #'   block); results do not depend on it.
-#' @param start_centers,grow_gain With the default `centers`, the number of
-#'   centres starts at `start_centers` and grows fourfold while the held-out error
-#'   falls by at least the fraction `grow_gain`, in (0, 1) (see [falkon()]).
+#' @param cache_bytes The most memory (bytes) for holding the kernel block
+#'   \eqn{K_{nm}} of the training rows between passes (at most a quarter of
+#'   `getOption("bochner.max_bytes")` or the memory available); beyond it each
+#'   pass evaluates the kernel again.  Results do not depend on it.
+#' @param start_centers,grow_gain,grow_min With the default `centers`, the
+#'   number of centres starts at `start_centers` and grows fourfold while the
+#'   held-out error falls by at least the fraction `grow_gain`, in (0, 1),
+#'   and for classes by at least `grow_min` (an error rate, in (0, 1))
+#'   (see [falkon()]).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
 #' @export
 falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
-                           tol = 1e-10, block_rows = 0, start_centers = 256,
-                           grow_gain = 0.03) {
+                           tol = 1e-10, block_rows = 0, cache_bytes = 1e9,
+                           start_centers = 256, grow_gain = 0.03, grow_min = 0.0025) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -249,8 +269,10 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        newton_steps = check_count(newton_steps, "newton_steps", lower = 0),
        tol = check_number(tol, "tol", lower = 0),
        block_rows = check_count(block_rows, "block_rows", lower = 0),
+       cache_bytes = check_number(cache_bytes, "cache_bytes", lower = 0),
        start_centers = check_count(start_centers, "start_centers"),
-       grow_gain = check_probability(grow_gain, "grow_gain"))
+       grow_gain = check_probability(grow_gain, "grow_gain"),
+       grow_min = check_probability(grow_min, "grow_min"))
 }
 
 falkon_control_list <- function(control) {

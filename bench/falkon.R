@@ -176,13 +176,9 @@ sets <- list(
     split_set(x, y, n_train = 1e5)
   },
   diamonds = function() {
-    e <- new.env(); utils::data(diamonds, package = "ggplot2", envir = e)
-    dm <- as.data.frame(e$diamonds)
-    for (v in c("cut", "color", "clarity")) dm[[v]] <- factor(as.character(dm[[v]]))
-    # one-hot factors (treatment coding), the same matrix for every method
-    x <- stats::model.matrix(~ carat + cut + color + clarity + depth + table + x + y + z,
-                             dm)[, -1]
-    split_set(x, log(dm$price), n_train = 15000, n_test = 10000)
+    source("bench/falkon-diamonds.R", local = TRUE)
+    d <- falkon_diamonds_xy()
+    split_set(d$x, d$y, n_train = 15000, n_test = 10000)
   },
   synth_1e6 = function() {
     # regression with Gaussian noise of sd 0.5: the best possible RMSE is 0.5

@@ -287,10 +287,10 @@ void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b,
 
 /* falkon.c: FALKON's passes over the rows, preconditioner and solves */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
-                             R_xlen_t n, int d, const double *c, int m, const double *U,
-                             const double *V, const double *w, int wcols, int k,
-                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
-                             int nthreads);
+                             R_xlen_t n, int d, const double *c, int m, const double *kc,
+                             const double *U, const double *V, const double *w, int wcols,
+                             int k, double *out, double *ku, int accumulate,
+                             R_xlen_t block_rows, int nthreads);
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
@@ -298,11 +298,14 @@ void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b
                              int trans, int nthreads);
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads);
+                                   SEXP nthreads, SEXP K);
 SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
                                  SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
 SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
+SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
+SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
+                                      SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads);
 
 /* exact_moments.c: column means and sums of squares independent of the row grouping */

@@ -2,16 +2,24 @@
  *
  *   falkon_knm_apply   out = init + K_nm' diag(w) (K_nm U + V), one pass over
  *                      the rows of x in row blocks, many right-hand sides
- *                      (the columns of U and V) at once
+ *                      (the columns of U and V) at once; K_nm evaluated
+ *                      block by block, or read from a cached K_nm
  *   falkon_predict     K_nm alpha, in row blocks
+ *   falkon_kernel_cache  K_nm itself, in row blocks (the passes' cache)
  *   falkon_cholesky    chol(K + shift I), upper
+ *   falkon_tt          T diag(d) T' / m for an upper triangular T
  *   falkon_precond     chol(T diag(d) T' / m + lambda I), upper
  *   falkon_trisolve    R^-1 B or R'^-1 B for an upper triangular R
  *
- * K_nm = k(X, C) is never held: each block of rows gets its kernel block
- * Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside), then
+ * Without a cache K_nm = k(X, C) is never held: each block of rows gets its
+ * kernel block Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside),
+ * then
  *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
- *   out += Kb' T_b                    (threaded product with accumulate = 1)
+ *   out += Kb' T_b                    (threaded cross product, accumulate = 1)
+ * With a cache (K_nm computed once by kernel_matrix() when it fits the
+ * memory budget, R/falkon-fit.R) Kb is the cached block, read in place: the
+ * same products on the same numbers, so the cached and the evaluated passes
+ * agree bit for bit.
  * The blocks run in row order on the calling thread (bochner_kernel_matrix
  * allocates with R_alloc, so it must not run inside a parallel region), and
  * the threads work inside each block's kernel evaluation and products.
@@ -100,6 +108,51 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
                             transpose_block, &p);
 }
 
+/* A pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
+ * on the calling thread: it opens several parallel regions, and each costs
+ * a wake-up that such small work cannot repay (on a loaded machine, a wait
+ * for the other thread's time slice: Vehicle's fit took 9 times its
+ * one-thread CPU time on two threads). */
+#define FALKON_MIN_THREADED_WORK 16777216.0
+static int falkon_threads(int nthreads, double work)
+{
+    return work < FALKON_MIN_THREADED_WORK ? 1 : nthreads;
+}
+
+/* out (m x k) += t(kb) %*% tb for kb (rows x m, ldk) and tb (rows x k): the
+ * update of a pass, as products.c's cross product (tiles of at most 240
+ * rows of out, all k columns, each one serial product), but with at least
+ * four tiles: for m = 256 its two tiles of 240 and 16 rows left one thread
+ * idle.  Every entry is the same chain over the rows whatever tile
+ * computes it (gemm.c). */
+typedef struct {
+    const double *kb, *tb;
+    ptrdiff_t ldk;
+    int rows, m, k, tile;
+    double *out;
+} cross_job;
+
+static void cross_tile(void *ctx, R_xlen_t t, int thread)
+{
+    (void) thread;
+    const cross_job *p = (const cross_job *) ctx;
+    int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
+    bochner_gemm_tn(p->kb + (ptrdiff_t) i0 * p->ldk, p->ldk, p->tb, p->rows, mr, p->k, p->rows,
+                    p->out + i0, p->m, 1);
+}
+
+static void cross_update(const double *kb, ptrdiff_t ldk, const double *tb, int rows, int m,
+                         int k, double *out, int nthreads)
+{
+    int tile = (m + 3) / 4;
+    tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
+    if (tile > 240) tile = 240;
+    cross_job p = {kb, tb, ldk, rows, m, k, tile, out};
+    bochner_parallel_blocks((m + tile - 1) / tile,
+                            bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
+                            cross_tile, &p);
+}
+
 /* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
  * unless ku is NULL (given U); U (m x k) or NULL,
  * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
@@ -107,24 +160,48 @@ static void parallel_transpose(const double *x, int nrow, int ncol, double *t, i
  * right-hand side, as multinomial Newton steps need).  out must hold init (or
  * anything, with accumulate = 0). */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
-                             R_xlen_t n, int d, const double *c, int m, const double *U,
-                             const double *V, const double *w, int wcols, int k,
-                             double *out, double *ku, int accumulate, R_xlen_t block_rows,
-                             int nthreads)
+                             R_xlen_t n, int d, const double *c, int m, const double *kc,
+                             const double *U, const double *V, const double *w, int wcols,
+                             int k, double *out, double *ku, int accumulate,
+                             R_xlen_t block_rows, int nthreads)
 {
     if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
     if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
     if (n == 0) return BOCHNER_OK;
+    nthreads = falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
     kernel_blocks p;
-    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
-    double *kb = p.kb;
-    double *kt = (double *) R_alloc((size_t) p.nb * (size_t) m, sizeof(double));
+    if (kc) {
+        /* the cached K_nm (n x m): no kernel scratch, so by default one
+         * block (the scratch T_b at most 32 MB): two parallel regions per
+         * pass */
+        R_xlen_t nb = block_rows;
+        if (nb <= 0) {
+            nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
+            if (nb < 4096) nb = 4096;
+        }
+        if (nb > n) nb = n;
+        kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb, NULL, NULL};
+        p = b;
+    } else {
+        kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    }
     double *tb = (double *) R_alloc((size_t) p.nb * (size_t) k, sizeof(double));
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
-        int rows, status = kernel_block(&p, i0, &rows);
-        if (status != BOCHNER_OK) return status;
+        int rows;
+        const double *kb;
+        ptrdiff_t ldk;
+        if (kc) {
+            rows = (int) (n - i0 < p.nb ? n - i0 : p.nb);
+            kb = kc + i0;
+            ldk = (ptrdiff_t) n;
+        } else {
+            int status = kernel_block(&p, i0, &rows);
+            if (status != BOCHNER_OK) return status;
+            kb = p.kb;
+            ldk = rows;
+        }
         if (U) {
-            bochner_product(kb, rows, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
             if (ku)
                 for (int j = 0; j < k; j++)
                     memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
@@ -143,26 +220,32 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
                 const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
                 for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        parallel_transpose(kb, rows, m, kt, nthreads);
-        bochner_product(kt, m, tb, rows, m, k, rows, out, m, 1, 0, nthreads);
+        cross_update(kb, ldk, tb, rows, m, k, out, nthreads);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
 }
 
-/* out (n x k) = K_nm alpha, alpha (m x k). */
+/* out (n x k) = K_nm alpha, alpha (m x k); with alpha NULL, out (n x m) =
+ * K_nm itself (the passes' cache: each row's entries do not depend on its
+ * block, so it equals kernel_matrix(x, C) and the blocks a pass evaluates). */
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads)
 {
-    if (m < 1 || k < 1) return BOCHNER_BAD_ARGUMENT;
+    if (m < 1 || k < 1 || (!alpha && k != m)) return BOCHNER_BAD_ARGUMENT;
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
     kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
         int rows, status = kernel_block(&p, i0, &rows);
         if (status != BOCHNER_OK) return status;
-        bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        if (alpha)
+            bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
+        else
+            for (int j = 0; j < m; j++)
+                memcpy(out + i0 + (R_xlen_t) j * n, p.kb + (ptrdiff_t) j * rows,
+                       sizeof(double) * (size_t) rows);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
@@ -172,9 +255,14 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
  * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
  * B <- R'^-1 B (blocks from the first; rt = R', lower, so that the
  * off-diagonal blocks are plain products).  The updates from the solved
- * blocks are products on the package's kernel (threaded, products.c); the
- * small diagonal blocks are substitutions.  Every entry's arithmetic is
- * fixed by m alone, so results do not depend on the thread count. */
+ * blocks are products on the package's kernel (gemm.c); the small diagonal
+ * blocks are substitutions.  Each thread solves its own share of the
+ * right-hand sides, whole: one parallel region per solve (threading each
+ * block's product instead meant m / SOLVE_NB regions, which did not scale
+ * and which a loaded machine turns into waits), and R's blocks are packed
+ * once per thread.  A product's entry is one chain whatever columns come
+ * with it, so every entry's arithmetic is fixed by m alone and results do
+ * not depend on the thread count. */
 #define SOLVE_NB 96
 
 static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, int k, int trans)
@@ -199,26 +287,47 @@ static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, in
     }
 }
 
-void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
-                             int trans, int nthreads)
+typedef struct {
+    const double *r, *rt;
+    int m, k, trans, groups;
+    double *b, *tmp;           /* tmp: SOLVE_NB x k in all, split like the columns */
+} trisolve_job;
+
+static void trisolve_group(void *ctx, R_xlen_t g, int thread)
 {
-    double *tmp = (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double));
+    (void) thread;
+    const trisolve_job *p = (const trisolve_job *) ctx;
+    int m = p->m;
+    int j0 = (int) ((R_xlen_t) p->k * g / p->groups);
+    int k = (int) ((R_xlen_t) p->k * (g + 1) / p->groups) - j0;
+    double *b = p->b + (ptrdiff_t) j0 * m;
+    double *tmp = p->tmp + (ptrdiff_t) j0 * SOLVE_NB;
     int nblk = (m + SOLVE_NB - 1) / SOLVE_NB;
     for (int q = 0; q < nblk; q++) {
-        int blk = trans ? q : nblk - 1 - q;
+        int blk = p->trans ? q : nblk - 1 - q;
         int i0 = blk * SOLVE_NB, nb = m - i0 < SOLVE_NB ? m - i0 : SOLVE_NB, i1 = i0 + nb;
         /* tmp = (rows i0..i1 of R, columns after them) X_after, or (rows
          * i0..i1 of R', columns before them) X_before */
-        int inner = trans ? i0 : m - i1;
+        int inner = p->trans ? i0 : m - i1;
         if (inner > 0) {
-            const double *a = trans ? rt + i0 : r + i0 + (ptrdiff_t) i1 * m;
-            const double *xb = trans ? b : b + i1;
-            bochner_product(a, m, xb, m, nb, k, inner, tmp, nb, 0, 0, nthreads);
+            const double *a = p->trans ? p->rt + i0 : p->r + i0 + (ptrdiff_t) i1 * m;
+            const double *xb = p->trans ? b : b + i1;
+            bochner_gemm(a, m, xb, m, nb, k, inner, tmp, nb, 0);
             for (int j = 0; j < k; j++)
                 for (int i = 0; i < nb; i++) b[i0 + i + (ptrdiff_t) j * m] -= tmp[i + (ptrdiff_t) j * nb];
         }
-        diagonal_solve(r, m, i0, nb, b, k, trans);
+        diagonal_solve(p->r, m, i0, nb, b, k, p->trans);
     }
+}
+
+void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
+                             int trans, int nthreads)
+{
+    int nth = falkon_threads(nthreads, (double) m * (double) m * (double) k / 2.0);
+    if (nth > k) nth = k;
+    trisolve_job p = {r, rt, m, k, trans, nth, b,
+                      (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double))};
+    bochner_parallel_blocks(nth, nth, 1, trisolve_group, &p);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -248,11 +357,11 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
 }
 
 /* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
- * nthreads): the m x k matrix, or with keep_ku = TRUE (and U given) the list
- * of it and K_nm U. */
+ * nthreads, K): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m). */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads)
+                                   SEXP nthreads, SEXP K)
 {
     check_kernel_args(x, centres, par);
     R_xlen_t n = nrows(x);
@@ -271,13 +380,14 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
         pw = REAL(w);
     }
     optional_matrix(init, m, k, "init");
+    const double *kc = optional_matrix(K, n, m, "K");
     R_xlen_t nb = block_rows_arg(block_rows);
     int keep = asLogical(keep_ku) == TRUE && u != NULL;
     SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
     SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
     if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
     int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                                          REAL(centres), m, u, v, pw, wcols, k, REAL(out),
+                                          REAL(centres), m, kc, u, v, pw, wcols, k, REAL(out),
                                           keep ? REAL(ku) : NULL, !isNull(init), nb,
                                           bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_knm_apply");
@@ -289,6 +399,26 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
         return both;
     }
     UNPROTECT(2);
+    return out;
+}
+
+/* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads): K_nm */
+SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
+                                      SEXP block_rows, SEXP nthreads)
+{
+    check_kernel_args(x, centres, par);
+    R_xlen_t n = nrows(x);
+    int m = nrows(centres);
+    /* allocMatrix, not bochner_alloc_output(): huge pages for a matrix this
+     * size cost 1.7 s of system time here (n = 10^5, m = 1000), small pages 0.4 s */
+    if (n > INT_MAX) error("too many rows for the cache of 'x'");
+    SEXP out = PROTECT(allocMatrix(REALSXP, (int) n, m));
+    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                        ncols(x), REAL(centres), m, NULL, m, REAL(out),
+                                        block_rows_arg(block_rows),
+                                        bochner_nthreads(asInteger(nthreads)));
+    bochner_stop_on_status(status, "falkon_kernel_cache");
+    UNPROTECT(1);
     return out;
 }
 
@@ -334,6 +464,50 @@ SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads)
     return bad ? R_NilValue : R;
 }
 
+/* g (m x m, symmetric) = T diag(dw) T' / m for an upper triangular T (dw
+ * NULL: ones).  Entry (i, j) sums over l >= max(i, j) only, so each column
+ * block j0 .. j0 + w - 1 of the upper triangle is the product of rows
+ * 0 .. j0 + w - 1 and columns l >= j0 of T diag(dw) / m with rows l >= j0
+ * of T': a third of the flops of the full product, and since the terms
+ * left out are exact zeros each entry is the chain the full product would
+ * give.  The lower triangle is then mirrored. */
+#define TT_COLS 240
+static void upper_tt(const double *t, const double *dw, int m, double *g, int nthreads)
+{
+    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
+    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
+    for (int j = 0; j < m; j++) {
+        double s = (dw ? dw[j] : 1.0) / (double) m;
+        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
+    }
+    parallel_transpose(t, m, m, b, nthreads);
+    for (int j0 = 0; j0 < m; j0 += TT_COLS) {
+        int w = m - j0 < TT_COLS ? m - j0 : TT_COLS;
+        bochner_product(a + (ptrdiff_t) j0 * m, m, b + j0 + (ptrdiff_t) j0 * m, m, j0 + w, w,
+                        m - j0, g + (ptrdiff_t) j0 * m, m, 0, 0, nthreads);
+    }
+    bochner_mirror_upper(g, m, nthreads);
+}
+
+static const double *weights_arg(SEXP dw, int m)
+{
+    if (isNull(dw)) return NULL;
+    if (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m)
+        error("'dw' must be NULL or one weight per centre");
+    return REAL(dw);
+}
+
+/* .Call(C_falkon_tt, T, dw, nthreads): T diag(dw) T' / m (dw NULL: ones). */
+SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads)
+{
+    int m = square_arg(T, "T");
+    const double *pw = weights_arg(dw, m);
+    SEXP G = PROTECT(allocMatrix(REALSXP, m, m));
+    upper_tt(REAL(T), pw, m, REAL(G), bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return G;
+}
+
 /* .Call(C_falkon_precond, T, dw, lambda, nthreads): the upper A with
  * A'A = T diag(dw) T' / m + lambda I (dw NULL: ones); NULL when a pivot
  * fails. */
@@ -342,22 +516,11 @@ SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
     int m = square_arg(T, "T");
     double lam = asReal(lambda);
     if (!R_FINITE(lam)) error("'lambda' must be a finite number");
-    if (!isNull(dw) && (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m))
-        error("'dw' must be NULL or one weight per centre");
+    const double *pw = weights_arg(dw, m);
     int nth = bochner_nthreads(asInteger(nthreads));
-    const double *t = REAL(T);
-    /* a = T diag(dw) / m and b = T': then A'A = a b + lambda I */
-    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
-    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
-    for (int j = 0; j < m; j++) {
-        double s = (isNull(dw) ? 1.0 : REAL(dw)[j]) / (double) m;
-        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
-    }
-    parallel_transpose(t, m, m, b, nth);
     SEXP A = PROTECT(allocMatrix(REALSXP, m, m));
     double *r = REAL(A);
-    memset(r, 0, sizeof(double) * (size_t) m * m);
-    bochner_product(a, m, b, m, m, m, m, r, m, 0, 1, nth);
+    upper_tt(REAL(T), pw, m, r, nth);
     for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += lam;
     int bad = bochner_cholesky(r, m, nth);
     UNPROTECT(1);

@@ -2,9 +2,10 @@
 # solves of the same systems, the logistic loss against glm(), identities
 # (threads, block sizes, chunks, seeds) and refusals.
 
-knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0, nth = 1L) {
+knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0, nth = 1L,
+                K = NULL) {
   .Call(bochner:::C_falkon_knm_apply, x, C, bochner:::kernel_code(ker),
-        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth)
+        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth, K)
 }
 
 test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes included", {
@@ -71,6 +72,47 @@ test_that("the pass is identical for any thread count, block size and chunking",
   # chunks in order, each starting from the previous result
   a <- knm(x[1:1234, ], C, ker, U, w = w[1:1234])
   expect_identical(knm(x[-(1:1234), ], C, ker, U, w = w[-(1:1234)], init = a), one)
+})
+
+test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
+  set.seed(21)
+  ker <- gaussian_kernel(1.7)
+  x <- matrix(rnorm(900 * 3), 900)
+  C <- x[sample(900, 40), ]
+  K <- kernel_matrix(ker, x, C)
+  U <- matrix(rnorm(80), 40)
+  V <- matrix(rnorm(1800), 900)
+  w <- runif(900)
+  init <- matrix(rnorm(80), 40)
+  for (nth in 1:2) for (block in c(0, 37)) {
+    expect_identical(knm(x, C, ker, U, V, w, init, block, nth, K = K), knm(x, C, ker, U, V, w, init))
+    expect_identical(knm(x, C, ker, V = V, block = block, nth = nth, K = K), knm(x, C, ker, V = V))
+  }
+  expect_error(knm(x, C, ker, U, K = K[, -1]), "'K'")
+  # the cache as the fit builds it: kernel_matrix(), bit for bit, any blocks
+  code <- bochner:::kernel_code(ker)
+  par <- bochner:::kernel_parameters(ker)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 1L), K)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 37, 2L), K)
+  # a fit holding K_nm equals one evaluating it every pass
+  y <- factor(x[, 1] + x[, 2]^2 > 1)
+  a <- falkon(x, y, centers = 60, seed = 2)
+  b <- falkon(x, y, centers = 60, seed = 2, control = list(cache_bytes = 0))
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(a$iter, b$iter)
+})
+
+test_that("T T' / m on the triangle equals the full product", {
+  set.seed(22)
+  for (m in c(1, 5, 241, 500)) {
+    T <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
+    dw <- runif(m)
+    expect_equal(.Call(bochner:::C_falkon_tt, T, NULL, 1L), tcrossprod(T) / m, tolerance = 1e-13)
+    G <- .Call(bochner:::C_falkon_tt, T, dw, 2L)
+    expect_equal(G, T %*% (dw * t(T)) / m, tolerance = 1e-13)
+    expect_true(isSymmetric(G, tol = 0))
+    expect_identical(.Call(bochner:::C_falkon_tt, T, dw, 1L), G)
+  }
 })
 
 test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
@@ -157,6 +199,13 @@ test_that("fits are reproducible with set.seed() or seed =, and do not depend on
   c2 <- falkon(x, y, centers = 50, seed = 3)
   expect_identical(c1$alpha, c2$alpha)
   expect_gt(mean(predict(a, x) == y), 0.9)
+  # large enough for the fit and its passes to use two threads
+  x <- matrix(rnorm(6000), 3000)
+  y <- factor(x[, 1] * x[, 2] > 0)
+  a <- falkon(x, y, centers = 1000, seed = 4, nthreads = 1)
+  b <- falkon(x, y, centers = 1000, seed = 4, nthreads = 2)
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(a$iter, b$iter)
 })
 
 test_that("default centres grow fourfold while the held-out error falls", {
@@ -174,11 +223,34 @@ test_that("default centres grow fourfold while the held-out error falls", {
   e <- path$error
   if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
   expect_identical(falkon(x, y, seed = 1, control = list(start_centers = 16))$alpha, fit$alpha)
+  # after the first step the last lambda or the next smaller one
+  lams <- falkon_control()$lambdas
+  for (i in seq_len(nrow(path))[-1]) {
+    j <- match(path$lambda[i - 1], lams)
+    expect_true(path$lambda[i] %in% lams[c(j, min(j + 1, length(lams)))])
+  }
   expect_lt(sqrt(mean((predict(fit, x) - sin(6 * x[, 1]) * cos(4 * x[, 2]))^2)), 0.05)
   # fewer training rows than the default number of centres (some are held out)
   small <- falkon(iris[, 1:4], iris$Species, seed = 1)
   expect_lte(small$m, small$n_train)
   expect_gt(mean(fitted(small) == iris$Species), 0.9)
+  # classes: an easy problem stops after the first step (held-out error
+  # under 2 grow_min); a step gaining less than grow_min ends the growth
+  set.seed(14)
+  x2 <- matrix(rnorm(8000), 4000)
+  easy <- factor(x2[, 1] + rnorm(4000, sd = 0.05) > 0)   # a few points of noise
+  fe <- falkon(x2, easy, seed = 1, control = list(start_centers = 32, grow_min = 0.05))
+  expect_equal(nrow(fe$centres_path), 1L)
+  expect_lt(fe$centres_path$error, 0.1)
+  fe2 <- falkon(x2, easy, seed = 1, control = list(start_centers = 32, grow_min = 1e-4))
+  expect_gt(fe2$centres_path$error[1], 2e-4)
+  expect_gt(nrow(fe2$centres_path), 1L)
+  hard <- factor(sin(3 * x2[, 1]) * cos(3 * x2[, 2]) > 0)
+  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05))
+  e <- fh$centres_path$error
+  expect_gt(length(e), 2L)
+  expect_true(all(-diff(e)[-(length(e) - 1)] >= 0.05))   # kept growing while it gained
+  expect_lt(e[length(e) - 1] - e[length(e)], 0.05 + 0.03 * e[length(e) - 1])   # stopped
 })
 
 test_that("integer case weights are repeated rows", {
