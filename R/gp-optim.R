@@ -61,7 +61,7 @@ gp_features_at <- function(theta, P) {
 # NULL when A is not numerically positive definite.
 gp_rff_posterior <- function(theta, P) {
   f <- gp_features_at(theta, P)
-  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$nthreads)
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
   m <- length(st[[2L]])
   s2 <- f$hyper$noise^2
   A <- st[[1L]]
@@ -74,8 +74,10 @@ gp_rff_posterior <- function(theta, P) {
   alpha <- drop(.Call(C_matprod, ainv, matrix(zy), P$nthreads))
   yy <- sum(P$y^2)
   logdet <- 2 * sum(log(diag(ch[[1L]])))
+  # (with case weights, y and Z are the rows scaled by sqrt(w): the noise
+  # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
   L <- -(yy - sum(alpha * zy)) / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
-    P$n / 2 * log(2 * pi)
+    P$n / 2 * log(2 * pi) + if (is.null(P$half_log_w)) 0 else P$half_log_w
   list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy, yy = yy,
        features = f, m = m)
 }
@@ -85,7 +87,8 @@ gp_rff_posterior <- function(theta, P) {
 gp_rff_gradient <- function(theta, P, post) {
   f <- post$features
   s2 <- f$hyper$noise^2
-  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, post$alpha, post$ainv, s2, P$nthreads)
+  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, P$sw, post$alpha, post$ainv, s2,
+             P$nthreads)
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha
@@ -113,8 +116,8 @@ gp_rff_gradient <- function(theta, P, post) {
   c(g_ell, sum(csum), g_noise)
 }
 
-# The exact GP: C = s_f^2 k_l(X, X) + s_n^2 I (or the spectral mixture's
-# K + s_n^2 I) = R'R; alpha = C^-1 y; L = -y'alpha/2 - sum log diag R - n/2 log 2 pi.
+# The exact GP: C = s_f^2 k_l(X, X) + s_n^2 W^-1 (or the spectral mixture's
+# K + s_n^2 W^-1; W the case weights, I without) = R'R; alpha = C^-1 y; L = -y'alpha/2 - sum log diag R - n/2 log 2 pi.
 gp_exact_gram <- function(h, P, x1, x2 = NULL) {
   if (P$kind == "sm") {
     par <- c(P$Q, h$weights, h$means, h$scales)
@@ -128,7 +131,7 @@ gp_exact_posterior <- function(theta, P) {
   h <- gp_unpack(theta, P)
   K <- gp_exact_gram(h, P, P$x)
   C <- K
-  diag(C) <- diag(C) + h$noise^2
+  diag(C) <- diag(C) + h$noise^2 / if (is.null(P$w)) 1 else P$w
   ch <- .Call(C_gp_chol, C, P$nthreads)
   if (is.null(ch)) return(NULL)
   rinv <- ch[[2L]]
@@ -140,7 +143,7 @@ gp_exact_posterior <- function(theta, P) {
 
 # Analytic gradient of the exact GP for the Gaussian kernel:
 # dL/dtheta = tr((alpha alpha' - C^-1) dC/dtheta) / 2, with
-# dC/dlog l_p = K o (x_ip - x_jp)^2 / l_p^2, dC/dlog s_f = 2 K, dC/dlog s_n = 2 s_n^2 I.
+# dC/dlog l_p = K o (x_ip - x_jp)^2 / l_p^2, dC/dlog s_f = 2 K, dC/dlog s_n = 2 s_n^2 W^-1.
 gp_exact_gradient <- function(theta, P, post) {
   W <- outer(post$alpha, post$alpha) - post$cinv
   B <- W * post$K
@@ -149,7 +152,7 @@ gp_exact_gradient <- function(theta, P, post) {
   a <- sweep(P$x, 2L, h$lengthscale, "/", check.margin = FALSE)
   g_ell <- colSums(a^2 * rs) - colSums(a * .Call(C_matprod, B, a, P$nthreads))
   if (!P$ard) g_ell <- sum(g_ell)
-  c(g_ell, sum(B), h$noise^2 * sum(diag(W)))
+  c(g_ell, sum(B), h$noise^2 * sum(diag(W) / if (is.null(P$w)) 1 else P$w))
 }
 
 # Maximise L over theta by L-BFGS-B (minimising -L), with the value and the

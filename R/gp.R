@@ -83,6 +83,12 @@
 #' @param seed `NULL`, or a number for the draws of the frequencies (the
 #'   user's random stream is left as it was).
 #' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...).
+#' @param weights `NULL`, or non-negative case weights, one per row, as
+#'   [stats::lm()] takes them: row \eqn{i} has noise variance
+#'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
+#'   out of the fit; they still get fitted values).  The response is then
+#'   centred on its weighted mean.  A new observation (`interval =
+#'   "prediction"`) has weight 1.
 #' @param nthreads Number of threads, see [bochner_threads()]; the results
 #'   do not depend on it.
 #' @param ... Passed on by the formula method.
@@ -113,7 +119,7 @@ rff_gp <- function(x, ...) UseMethod("rff_gp")
 rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ard = FALSE,
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
-                           nthreads = bochner_threads(), ...) {
+                           weights = NULL, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
@@ -121,6 +127,9 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   if (y$type != "regression") stop_arg("y", "must be numeric: rff_gp() is a regression")
   y <- y$y
   if (n < 2L) stop_arg("x", "must have at least two rows")
+  w <- check_case_weights(weights, n)
+  keep <- if (is.null(w)) rep(TRUE, n) else w > 0   # weight 0: infinite noise, no information
+  if (sum(keep) < 2L) stop_arg("weights", "must be positive for at least two rows")
   check_shift_invariant(kernel)
   D <- check_count(D, "D")
   ard <- check_flag(ard, "ard")
@@ -133,8 +142,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     stop_arg("method", "= \"exact\" takes at most 5000 rows (an n x n matrix and O(n^3) ",
              "work); x has ", n, ": use method = \"rff\"")
   }
-  y_center <- mean(y)
-  y_scale <- stats::sd(y)
+  y_center <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
+  y_scale <- stats::sd(y[keep])
   if (!(y_scale > 0)) stop_arg("y", "is constant: there is nothing to model")
   signal <- if (is.null(signal)) 1 else check_positive(signal, "signal") / y_scale
   noise <- if (is.null(noise)) 0.1 else check_positive(noise, "noise") / y_scale
@@ -155,8 +164,19 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   } else {
     kernel <- resolve_kernel(kernel, xs)
   }
-  P <- list(x = xs, y = ys, n = n, d = d, method = method, kind = if (sm) "sm" else "standard",
-            ard = ard && !sm, nthreads = nthreads)
+  P <- list(x = xs[keep, , drop = FALSE], y = ys[keep], n = sum(keep), d = d, method = method,
+            kind = if (sm) "sm" else "standard", ard = ard && !sm, nthreads = nthreads,
+            half_log_w = 0)
+  if (!is.null(w)) {
+    # row i has noise variance s_n^2 / w_i: the exact GP adds it to the
+    # diagonal; the features and response are scaled by sqrt(w_i) instead
+    P$w <- w[keep]
+    if (method == "rff") {
+      P$sw <- sqrt(P$w)
+      P$y <- P$sw * P$y
+      P$half_log_w <- sum(log(P$w)) / 2
+    }
+  }
   if (sm) {
     P$Q <- kernel$q
     theta <- c(log(pmax(kernel$weights, 1e-6)), kernel$means, log(kernel$scales), log(noise))
@@ -205,7 +225,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
                                      "eps", "comp", "Dq")],
               noise = h$noise, alpha = post$alpha, rinv = post$rinv,
               y_center = y_center, y_scale = y_scale, scaling = scaling, n = n,
-              logLik = post$value - n * log(y_scale), optimized = optimize,
+              logLik = post$value - P$n * log(y_scale), optimized = optimize,
+              weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message))
   fit$kernel <- gp_learned_kernel(kernel, h)
@@ -214,7 +235,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     fit$omega <- post$features$omega
     fit$amp <- post$features$amp
   } else {
-    fit$x_train <- xs
+    fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
   }
   class(fit) <- "rff_gp"
@@ -231,9 +252,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
 #' @rdname rff_gp
 #' @param formula,data,subset,na.action For the formula method: the model
 #'   `y ~ a + b` and where its variables are, as in [stats::lm()]; see
-#'   [formula_interface].
+#'   [formula_interface].  (`weights` there is evaluated in `data`, as
+#'   [stats::lm()] does.)
 #' @export
-rff_gp.formula <- function(formula, data = NULL, ..., subset, na.action = stats::na.omit) {
+rff_gp.formula <- function(formula, data = NULL, ..., subset, weights,
+                           na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_gp.default, na.action, ...,
               response = "y ~ a + b")
 }
