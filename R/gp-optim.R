@@ -94,6 +94,12 @@ gp_rff_gradient <- function(theta, P, post) {
   a <- post$alpha
   uu <- (post$yy - 2 * sum(a * post$zy) + sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
   g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))
+  gp_gradient_from(f, P, M, csum, g_noise)
+}
+
+# dL/dtheta from M = X'(Zc o Gs - Zs o Gc), the column sums of Z o G and the
+# noise's derivative, for both forms.
+gp_gradient_from <- function(f, P, M, csum, g_noise) {
   if (P$kind == "sm") {
     Q <- P$Q
     cq <- P$comp
@@ -163,7 +169,7 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
   cache <- new.env()
   evaluate <- function(theta) {
     if (!identical(cache$theta, theta)) {
-      post <- if (exact) gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
+      post <- gp_posterior(theta, P)
       cache$theta <- theta
       cache$post <- post
       cache$grad <- NULL
@@ -179,8 +185,7 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
     post <- evaluate(theta)
     if (is.null(post)) return(rep(0, length(theta)))
     if (is.null(cache$grad)) {
-      cache$grad <- if (exact) gp_exact_gradient(theta, P, post)
-                    else gp_rff_gradient(theta, P, post)
+      cache$grad <- gp_gradient(theta, P, post)
     }
     -cache$grad
   }
@@ -189,4 +194,59 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
   ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
   stats::optim(theta0, fn, if (analytic) gr, method = "L-BFGS-B", lower = lower,
                upper = upper, control = ctrl)
+}
+
+# The dual (n x n) form of the random-feature likelihood, for 2D >= n: with
+# C = Z Z' + s_n^2 I = R'R the same L costs O(n^2 m + n^3) instead of
+# O(n m^2 + m^3), so that small data sets can afford many frequencies.
+# tz = t(Z) (m x n), rows scaled by the amplitudes and columns by sqrt(w).
+gp_dual_features <- function(f, P) {
+  tz <- .Call(C_rff_transform, P$x, f$omega, NULL, 1, TRUE, P$nthreads)
+  tz <- tz * rep(f$amp, each = 2L)
+  if (!is.null(P$sw)) tz <- tz * rep(P$sw, each = nrow(tz))
+  tz
+}
+
+gp_dual_posterior <- function(theta, P) {
+  f <- gp_features_at(theta, P)
+  tz <- gp_dual_features(f, P)
+  C <- .Call(C_crossprod, tz, P$nthreads)
+  diag(C) <- diag(C) + f$hyper$noise^2
+  ch <- .Call(C_gp_chol, C, P$nthreads)
+  if (is.null(ch)) return(NULL)
+  cinv <- .Call(C_matprod, ch[[2L]], t(ch[[2L]]), P$nthreads)
+  u <- drop(.Call(C_matprod, cinv, matrix(P$y), P$nthreads))
+  L <- -sum(P$y * u) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi) +
+    if (is.null(P$half_log_w)) 0 else P$half_log_w
+  list(value = L, u = u, cinv = cinv, rinv = ch[[2L]], tz = tz, features = f,
+       alpha = drop(.Call(C_matprod, tz, matrix(u), P$nthreads)))
+}
+
+# The posterior and the gradient of the form P asks for.
+gp_posterior <- function(theta, P) {
+  if (P$method == "exact") gp_exact_posterior(theta, P)
+  else if (isTRUE(P$dual)) gp_dual_posterior(theta, P)
+  else gp_rff_posterior(theta, P)
+}
+
+gp_gradient <- function(theta, P, post) {
+  if (P$method == "exact") gp_exact_gradient(theta, P, post)
+  else if (isTRUE(P$dual)) gp_dual_gradient(theta, P, post)
+  else gp_rff_gradient(theta, P, post)
+}
+
+# dL/dtheta in the dual form: dL/dZ = G = (u u' - C^-1) Z, then as in
+# gp_rff_gradient (the noise: s_n^2 (u'u - tr C^-1)).
+gp_dual_gradient <- function(theta, P, post) {
+  f <- post$features
+  W <- outer(post$u, post$u) - post$cinv
+  tg <- .Call(C_matprod, post$tz, W, P$nthreads)                    # t(G), m x n
+  tz <- post$tz
+  cs <- c(TRUE, FALSE)
+  H <- tz[cs, , drop = FALSE] * tg[!cs, , drop = FALSE] -
+    tz[!cs, , drop = FALSE] * tg[cs, , drop = FALSE]                # D x n
+  M <- t(.Call(C_matprod, H, P$x, P$nthreads))                      # d x D
+  csum <- rowSums(tz * tg)
+  g_noise <- f$hyper$noise^2 * sum(diag(W))
+  gp_gradient_from(f, P, M, csum, g_noise)
 }

@@ -67,7 +67,19 @@
 #'   [matern_kernel()] or [spectral_mixture_kernel()].  Its length scale is
 #'   the starting value (or, with `optimize = FALSE`, the value).
 #' @param D Number of random frequencies (\eqn{2D} features), for
-#'   `method = "rff"`; at least the number of mixture components.
+#'   `method = "rff"`; at least the number of mixture components.  `NULL`
+#'   (the default): 4096 up to about 590 rows, falling with \eqn{n} to 256
+#'   from about 1700 rows (every likelihood evaluation then costs about
+#'   \eqn{2 \times 10^9} multiply-adds).  With \eqn{2D \ge n} the
+#'   likelihood is computed in its \eqn{n \times n} form, \eqn{O(n^2 D)}.
+#' @param sampling How the fixed standard frequencies are drawn: `"iid"`
+#'   (the default), `"orthogonal"` (blocks of \eqn{d} orthogonalised
+#'   normal directions with the radial law's norms; Gaussian and Matern
+#'   kernels) or `"qmc"` (a scrambled Halton sequence); see
+#'   [random_features()].  A spectral mixture's are always iid.  (On the
+#'   benchmark of bench/gp.md the structured draws did not bring the
+#'   learned hyperparameters closer to the exact GP's than iid ones; more
+#'   frequencies did.)
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
 #'   determination); `FALSE`, one for all.  (A spectral mixture always has
 #'   one per input and component.)
@@ -116,10 +128,11 @@ rff_gp <- function(x, ...) UseMethod("rff_gp")
 
 #' @rdname rff_gp
 #' @export
-rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ard = FALSE,
+rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = FALSE,
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
-                           weights = NULL, nthreads = bochner_threads(), ...) {
+                           weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
+                           nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
@@ -131,7 +144,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   keep <- if (is.null(w)) rep(TRUE, n) else w > 0   # weight 0: infinite noise, no information
   if (sum(keep) < 2L) stop_arg("weights", "must be positive for at least two rows")
   check_shift_invariant(kernel)
-  D <- check_count(D, "D")
+  D <- if (is.null(D)) gp_default_D(sum(keep)) else check_count(D, "D")
+  sampling <- check_choice(sampling, c("iid", "orthogonal", "qmc"), "sampling")
+  if (sampling == "orthogonal" && !identical(kernel$name, "spectral_mixture")) {
+    check_isotropic(kernel, "orthogonal")
+  }
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   method <- check_choice(method, c("rff", "exact"), "method")
@@ -193,8 +210,10 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     upper <- c(rep(log(1e4), nl), log(1e3), log(10))
   }
   if (method == "rff") {
-    draws <- with_seed(seed, gp_draws(kernel, D, d))
+    draws <- with_seed(seed, gp_draws(kernel, D, d, sampling))
     P[names(draws)] <- draws
+    # at least as many features as rows: the n x n form is the cheaper
+    P$dual <- 2 * D >= P$n
   }
   opt <- NULL
   if (optimize && !sm) theta <- gp_start(theta, P, d)
@@ -213,7 +232,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     if (!is.null(first)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
-  post <- if (method == "exact") gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
+  post <- gp_posterior(theta, P)
   if (is.null(post)) {
     stop("rff_gp: the covariance is not numerically positive definite at these ",
          "hyperparameters; give a larger 'noise'", call. = FALSE)
@@ -234,6 +253,9 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   if (method == "rff") {
     fit$omega <- post$features$omega
     fit$amp <- post$features$amp
+    # the dual posterior: rinv is the inverse factor of C = Z Z' + s_n^2 I,
+    # and predictions need the training rows' features
+    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw)
   } else {
     fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
@@ -261,6 +283,14 @@ rff_gp.formula <- function(formula, data = NULL, ..., subset, weights,
               response = "y ~ a + b")
 }
 
+# The default number of frequencies: as many as an evaluation of about 2e9
+# multiply-adds allows (n^2 2D in the n x n form, n (2D)^2 in the other),
+# between 256 and 4096: the likelihood of few features is biased (towards
+# more noise and longer length scales), and small data sets can afford many.
+gp_default_D <- function(n) {
+  as.integer(min(4096, max(256, 2^round(log2(1e9 / n^2)))))
+}
+
 # Starting values: the best of a small grid of shared length scales (1/8 to
 # 2 times the kernel's) and noise levels (the given one and 0.5) by the
 # marginal likelihood; from a poor start the steepest ascent often leads
@@ -273,7 +303,7 @@ gp_start <- function(theta, P, d) {
                       noise = unique(c(theta[nt], log(0.5))))
   value <- apply(grid, 1L, function(g) {
     th <- c(g[["ell"]], theta[nt - 1L], g[["noise"]])
-    post <- if (P$method == "exact") gp_exact_posterior(th, shared) else gp_rff_posterior(th, shared)
+    post <- gp_posterior(th, shared)
     if (is.null(post)) -Inf else post$value
   })
   best <- grid[which.max(value), ]
@@ -282,8 +312,14 @@ gp_start <- function(theta, P, d) {
 
 # The fixed standard draws of the frequencies: the kernel's spectral law at
 # unit length scale (standard kernels), or N(0, I) split among the mixture's
-# components.
-gp_draws <- function(kernel, D, d) {
+# components.  "orthogonal": blocks of d orthogonalised standard normal
+# directions with the radial law's norms (isotropic kernels); "qmc": a
+# scrambled Halton sequence through the inverse CDF.  Both are fixed draws
+# scaled by the length scales, so the objective stays smooth, and their
+# kernel estimates vary less than iid ones (which might bias the likelihood
+# less, though on bench/gp.md's set that did not bring the learned
+# hyperparameters closer to the exact GP's).
+gp_draws <- function(kernel, D, d, sampling = "iid") {
   if (identical(kernel$name, "spectral_mixture")) {
     comp <- sort(rep_len(seq_len(kernel$q), D))
     return(list(eps = matrix(stats::rnorm(d * D), d, D), comp = comp,
@@ -291,8 +327,7 @@ gp_draws <- function(kernel, D, d) {
   }
   unit <- kernel
   unit$sigma <- 1
-  list(eps = t(.Call(C_spectral_sample, kernel_code(unit), kernel_parameters(unit),
-                     as.double(D), as.integer(d))))
+  list(eps = sample_frequencies(unit, D, d, "pair", sampling)$omega)
 }
 
 # The kernel with the learned parameters (on the inputs as the fit sees
@@ -319,178 +354,4 @@ gp_hyper_report <- function(h, P, y_scale) {
   }
   ell <- if (P$ard) h$lengthscale else h$lengthscale[1L]
   list(lengthscale = ell, signal = h$signal * y_scale, noise = h$noise * y_scale)
-}
-
-# Predictive mean and variance of f (standardised units) at the scaled
-# rows xs: an n x 2 matrix, a block of rows at a time.
-gp_moments <- function(object, xs, nthreads, var = TRUE) {
-  if (object$method == "exact") {
-    P <- c(object$P, list(nthreads = nthreads))
-    h <- gp_unpack(object$theta, P)
-    return(transform_in_blocks(xs, nrow(object$x_train), 2L, function(xb) {
-      Ks <- gp_exact_gram(h, P, xb, object$x_train)
-      m <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
-      if (!var) return(cbind(m, NA_real_))
-      V <- .Call(C_matprod, Ks, object$rinv, nthreads)
-      cbind(m, pmax(object$prior_var - rowSums(V^2), 0))
-    }))
-  }
-  # (the variance costs O(m^2) per row, the mean O(m): fitted values skip it)
-  if (!var) {     # fused in C, a block of rows at a time (features.c)
-    beta <- matrix(object$alpha * rep(object$amp, each = 2L))
-    return(cbind(drop(.Call(C_rff_decision, xs, object$omega, NULL, 1, beta, 0, nthreads)),
-                 NA_real_))
-  }
-  transform_in_blocks(xs, 2L * ncol(object$omega), 2L, function(xb) {
-    Z <- gp_feature_matrix(object, xb, nthreads)
-    m <- drop(.Call(C_matprod, Z, matrix(object$alpha), nthreads))
-    V <- .Call(C_matprod, Z, object$rinv, nthreads)
-    cbind(m, object$noise^2 * rowSums(V^2))
-  })
-}
-
-gp_feature_matrix <- function(object, xs, nthreads) {
-  Z <- .Call(C_rff_transform, xs, object$omega, NULL, 1, FALSE, nthreads)
-  Z * rep(rep(object$amp, each = 2L), each = nrow(Z))
-}
-
-# New data as the fit's scaled input matrix.
-gp_newdata <- function(object, newdata, na_ok = TRUE) {
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model",
-                      na_ok = na_ok, empty_ok = TRUE)
-  list(x = x, xs = rff_apply_scaling(x, object$scaling))
-}
-
-#' Predictions of a Gaussian process fit
-#'
-#' The posterior mean, its standard error and intervals, as
-#' [stats::predict.lm()] gives them.  `interval = "confidence"` covers the
-#' function \eqn{f(x)}: mean \eqn{\pm z_{(1+level)/2}} times the standard
-#' error; `"prediction"` a new observation \eqn{y = f(x) + \varepsilon},
-#' whose variance adds the noise variance \eqn{s_n^2}.  The posterior is
-#' Gaussian, so the quantiles are the normal's.
-#'
-#' @param object A fit from [rff_gp()].
-#' @param newdata New inputs, as the fit's `x` (or a data frame with the
-#'   formula's variables); missing: the training rows.
-#' @param se.fit Return standard errors.
-#' @param interval `"none"`, `"confidence"` or `"prediction"`.
-#' @param level The intervals' coverage.
-#' @param na.action What to do with rows of `newdata` with missing values:
-#'   [stats::na.pass()] (the default) gives them `NA`.
-#' @param nthreads Number of threads, see [bochner_threads()].
-#' @param ... Unused.
-#' @return With `interval = "none"`, the vector of predicted means; else a
-#'   matrix with columns `fit`, `lwr`, `upr`.  With `se.fit = TRUE`, a list
-#'   of that `fit`, `se.fit` (standard errors of the mean function),
-#'   `df` (`Inf`: normal quantiles) and `residual.scale` (\eqn{s_n}).
-#' @examples
-#' set.seed(2)
-#' x <- runif(100)
-#' fit <- rff_gp(x, sin(6 * x) + rnorm(100, sd = 0.1), D = 64)
-#' predict(fit, c(0.2, 0.5), se.fit = TRUE)
-#' predict(fit, c(0.2, 0.5), interval = "confidence", level = 0.9)
-#' @export
-predict.rff_gp <- function(object, newdata, se.fit = FALSE,
-                           interval = c("none", "confidence", "prediction"), level = 0.95,
-                           na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
-  se.fit <- check_flag(se.fit, "se.fit")
-  interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
-  level <- check_number(level, "level", lower = 0, lower_open = TRUE, upper = 1)
-  if (level >= 1) stop_arg("level", "must be below 1")
-  nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
-    if (is.null(object$data)) {
-      if (!se.fit && interval == "none") return(rff_fitted(object))
-      stop_arg("newdata", "is required: the fit keeps its training rows only up to 10000")
-    }
-    newdata <- object$data$x
-  }
-  nd <- gp_newdata(object, newdata)
-  mv <- predict_rows(nd$xs, function(xs) gp_moments(object, xs, nthreads), 2L, na.action)
-  fit <- object$y_center + object$y_scale * mv[, 1L]
-  se <- object$y_scale * sqrt(mv[, 2L])
-  names(fit) <- names(se) <- rownames(mv)
-  s_n <- unname(object$y_scale * object$noise)
-  if (interval != "none") {
-    half <- stats::qnorm((1 + level) / 2) *
-      if (interval == "confidence") se else sqrt(se^2 + s_n^2)
-    fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
-    rownames(fit) <- rownames(mv)
-  }
-  if (!se.fit) return(fit)
-  list(fit = fit, se.fit = se, df = Inf, residual.scale = s_n)
-}
-
-#' Draw functions from the posterior of a Gaussian process fit
-#'
-#' Each simulation is one function drawn from the posterior, evaluated at
-#' the rows of `newdata`: for `method = "rff"` a draw of the feature
-#' weights \eqn{\beta \sim N(A^{-1}Z^T y, s_n^2 A^{-1})}, so the draws are
-#' functions that can be evaluated anywhere consistently; for
-#' `method = "exact"`, the joint posterior at the rows (at most 5000).
-#' The draws are of \eqn{f}, without the observation noise.
-#'
-#' @param object A fit from [rff_gp()].
-#' @param nsim Number of functions.
-#' @param seed `NULL` or a number, as in [stats::simulate()].
-#' @param newdata Where to evaluate them; missing: the training rows
-#'   (kept by fits of at most 10000 rows).
-#' @param nthreads Number of threads, see [bochner_threads()].
-#' @param ... Unused.
-#' @return A data frame with one column per simulation (`sim_1`, ...) and
-#'   one row per row of `newdata`, with attribute `"seed"`.
-#' @examples
-#' set.seed(3)
-#' x <- runif(50)
-#' fit <- rff_gp(x, cos(5 * x) + rnorm(50, sd = 0.1), D = 64)
-#' sims <- simulate(fit, nsim = 3, seed = 1, newdata = seq(0, 1, by = 0.25))
-#' sims
-#' @export
-simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
-                            nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
-  nsim <- check_count(nsim, "nsim")
-  nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
-    if (is.null(object$data)) stop_arg("newdata", "is required: the fit keeps no training rows")
-    newdata <- object$data$x
-  }
-  xs <- gp_newdata(object, newdata, na_ok = FALSE)$xs
-  draw <- function() {
-    if (object$method == "rff") {
-      xi <- matrix(stats::rnorm(length(object$alpha) * nsim), ncol = nsim)
-      B <- object$alpha + object$noise * .Call(C_matprod, object$rinv, xi, nthreads)
-      return(transform_in_blocks(xs, 2L * ncol(object$omega), nsim, function(xb) {
-        .Call(C_matprod, gp_feature_matrix(object, xb, nthreads), B, nthreads)
-      }))
-    }
-    gp_exact_draws(object, xs, nsim, nthreads)
-  }
-  sims <- with_seed(seed, draw())
-  out <- as.data.frame(object$y_center + object$y_scale * sims)
-  names(out) <- paste0("sim_", seq_len(nsim))
-  attr(out, "seed") <- seed
-  out
-}
-
-gp_exact_draws <- function(object, xs, nsim, nthreads) {
-  if (nrow(xs) > 5000L) stop_arg("newdata", "has more than 5000 rows for exact draws")
-  P <- c(object$P, list(nthreads = nthreads))
-  h <- gp_unpack(object$theta, P)
-  Ks <- gp_exact_gram(h, P, xs, object$x_train)
-  V <- .Call(C_matprod, Ks, object$rinv, nthreads)
-  S <- gp_exact_gram(h, P, xs) - .Call(C_matprod, V, t(V), nthreads)
-  mean <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
-  jitter <- 1e-10 * object$prior_var
-  repeat {
-    Sj <- S
-    diag(Sj) <- diag(Sj) + jitter
-    ch <- .Call(C_gp_chol, Sj, nthreads)
-    if (!is.null(ch)) break
-    jitter <- jitter * 10
-  }
-  xi <- matrix(stats::rnorm(nrow(xs) * nsim), ncol = nsim)
-  mean + .Call(C_matprod, t(ch[[1L]]), xi, nthreads)
 }
