@@ -170,8 +170,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   ys <- (y - y_center) / y_scale
   d <- ncol(xs)
   sm <- identical(kernel$name, "spectral_mixture")
+  starts <- NULL
   if (sm) {
-    if (!sm_resolved(kernel)) kernel <- sm_initialise(kernel, xs, ys)
+    if (!sm_resolved(kernel)) {
+      starts <- sm_starts(kernel, xs[keep, , drop = FALSE], ys[keep])
+      kernel <- starts[[1L]]
+    }
     if (ncol(kernel$means) != d) {
       stop_arg("kernel", "has means for ", ncol(kernel$means), " input(s) but x has ", d)
     }
@@ -194,9 +198,10 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       P$half_log_w <- sum(log(P$w)) / 2
     }
   }
+  sm_theta <- function(k) c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
   if (sm) {
     P$Q <- kernel$q
-    theta <- c(log(pmax(kernel$weights, 1e-6)), kernel$means, log(kernel$scales), log(noise))
+    theta <- sm_theta(kernel)
     lower <- c(rep(log(1e-6), P$Q), rep(-Inf, P$Q * d), rep(log(1e-4), P$Q * d), log(1e-3))
     upper <- c(rep(log(1e3), P$Q), rep(Inf, P$Q * d), rep(log(1e4), P$Q * d), log(10))
   } else {
@@ -228,7 +233,15 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       first <- gp_optimise(theta[keep], shared, lower[keep], upper[keep], control)
       theta <- c(rep(first$par[1L], d), first$par[2:3])
     }
-    opt <- gp_optimise(theta, P, lower, upper, control)
+    if (length(starts) > 1L && optimize) {
+      # a spectral mixture's likelihood has many local optima: optimise from
+      # every start and keep the best marginal likelihood (Wilson and Adams)
+      fits <- lapply(starts, function(k) gp_optimise(sm_theta(k), P, lower, upper, control))
+      opt <- fits[[which.min(vapply(fits, function(o) o$value, 0))]]
+      opt$counts <- Reduce(`+`, lapply(fits, `[[`, "counts"))
+    } else {
+      opt <- gp_optimise(theta, P, lower, upper, control)
+    }
     if (!is.null(first)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
