@@ -21,7 +21,11 @@
 #' \eqn{s_n^2 z(x)^T A^{-1} z(x)} (plus \eqn{s_n^2} for a new observation).
 #' The cost is \eqn{O(n m^2 + m^3)}: \eqn{Z^T Z} is accumulated over
 #' blocks of rows (src/gp.c) and \eqn{A} factorised by the package's
-#' Cholesky, so \eqn{Z} is never held.  As \eqn{D} grows the mean and
+#' Cholesky, so \eqn{Z} is never held.  When \eqn{m \ge n} the same
+#' posterior and likelihood come from the \eqn{n \times n} matrix
+#' \eqn{C = Z Z^T + s_n^2 I} instead, in \eqn{O(n^2 m + n^3)} (the
+#' "dual" form; posterior draws then condition prior draws on the data,
+#' without the \eqn{m \times m} covariance).  As \eqn{D} grows the mean and
 #' variance converge to the exact GP's, with errors falling like
 #' \eqn{1/\sqrt{D}}.
 #'
@@ -53,7 +57,12 @@
 #' the response (the \eqn{Q - 1} highest peaks of a periodogram, plus a
 #' component at frequency 0 for the trend), as Wilson and Adams (2013)
 #' start from the spectrum; for several inputs by the rule of
-#' [spectral_mixture_kernel()].
+#' [spectral_mixture_kernel()].  For one input and at least three
+#' components the likelihood is optimised from six variants of that start
+#' (with a second component at frequency 0 of a tenth of the range as
+#' length scale in place of the weakest peak, and with all length scales
+#' times 1, 3 or 0.3), and the fit with the best marginal likelihood is
+#' kept: six times the work of one start.
 #'
 #' The inputs are standardised with `scale = TRUE` (the default): the
 #' kernel's parameters, given and learned, refer to the standardised

@@ -200,7 +200,7 @@ if ("optim" %in% sections) {
   set.seed(4)
   n <- 1e5
   d <- mlbench.friedman1(n, sd = 1)
-  for (D in c(64, 128)) {
+  for (D in as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_OPTIM_D", "256"), ",")[[1]])) {
     r <- timed(rff_gp(d$x, d$y, D = D, seed = 1))
     cat(sprintf("D = %d: %.1f s elapsed, %.1f s CPU, %d evaluations, length scale %.3f, noise %.3f (true 1)\n",
                 D, r$time, r$cpu, r$value$optim$counts[[1]], r$value$hyper$lengthscale,

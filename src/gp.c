@@ -15,8 +15,15 @@
  *   gp_chol:     the upper Cholesky factor R of a symmetric positive definite
  *                matrix and its inverse (A^-1 = R^-1 R^-T), on the package's
  *                Cholesky (cholesky.c).
- * Products run on the package's kernel (products.c) with its threads; the
- * blocks do not depend on the thread count, so neither do the results. */
+ * With case weights (sw = their square roots, else NULL) every row of Z is
+ * scaled by sw_i and y is passed already scaled: the model of noise
+ * variance s_n^2 / w_i is then the unweighted one on the scaled rows.
+ * Products run on the package's kernel (products.c, gemm.c) with its
+ * threads: Z'Z is only its upper triangle, read straight from the block's
+ * columns (gemm.c's transposed-A path), then mirrored once.  The cost at
+ * n = 1e6, D = 1024 is the n (2D)^2 / 2 multiply-adds of that triangle
+ * (bench/gp.md: the kernel runs near the core's peak).  The blocks do not
+ * depend on the thread count, so neither do the results. */
 #include "bochner.h"
 #include <string.h>
 #include <math.h>
