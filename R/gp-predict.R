@@ -75,6 +75,9 @@ gp_newdata <- function(object, newdata, na_ok = TRUE) {
 #' @param level The intervals' coverage.
 #' @param na.action What to do with rows of `newdata` with missing values:
 #'   [stats::na.pass()] (the default) gives them `NA`.
+#' @param weights The case weights of the new observations, for
+#'   `interval = "prediction"` (noise variance \eqn{s_n^2 / w}), as in
+#'   [stats::predict.lm()]: one number, or one per row of `newdata`.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Unused.
 #' @return With `interval = "none"`, the vector of predicted means; else a
@@ -90,7 +93,8 @@ gp_newdata <- function(object, newdata, na_ok = TRUE) {
 #' @export
 predict.rff_gp <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
-                           na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
+                           na.action = stats::na.pass, weights = 1,
+                           nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   se.fit <- check_flag(se.fit, "se.fit")
   interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
@@ -105,14 +109,21 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
     newdata <- object$data$x
   }
   nd <- gp_newdata(object, newdata)
+  if (!is.numeric(weights) || !length(weights) %in% c(1L, nrow(nd$x)) || anyNA(weights) ||
+      any(!is.finite(weights)) || any(weights <= 0)) {
+    stop_arg("weights", "must be positive numbers: one, or one per row of 'newdata'")
+  }
   mv <- predict_rows(nd$xs, function(xs) gp_moments(object, xs, nthreads), 2L, na.action)
+  if (length(weights) > 1L && length(weights) != nrow(mv)) {
+    weights <- weights[stats::complete.cases(nd$x)]     # rows dropped by na.action
+  }
   fit <- object$y_center + object$y_scale * mv[, 1L]
   se <- object$y_scale * sqrt(mv[, 2L])
   names(fit) <- names(se) <- rownames(mv)
   s_n <- unname(object$y_scale * object$noise)
   if (interval != "none") {
     half <- stats::qnorm((1 + level) / 2) *
-      if (interval == "confidence") se else sqrt(se^2 + s_n^2)
+      if (interval == "confidence") se else sqrt(se^2 + s_n^2 / weights)
     fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
     rownames(fit) <- rownames(mv)
   }

@@ -108,3 +108,18 @@ test_that("zero weights drop rows; the formula method takes weights as lm does",
   expect_error(rff_gp(dat$x, dat$y, weights = dat$w[-1]), "weights")
   expect_error(rff_gp(dat$x, dat$y, weights = c(1, rep(0, 49))), "weights")
 })
+
+test_that("prediction intervals take the new observations' weights, as predict.lm", {
+  dat <- wdat(n = 40, seed = 14)
+  fit <- rff_gp(dat$x, dat$y, D = 30, seed = 1, optimize = FALSE, noise = 0.3,
+                weights = dat$w)
+  new <- dat$x[1:3, ]
+  p <- predict(fit, new, se.fit = TRUE)
+  pw <- predict(fit, new, interval = "prediction", weights = c(1, 4, 0.25))
+  expect_equal(unname(pw[, "upr"] - pw[, "fit"]),
+               qnorm(0.975) * sqrt(unname(p$se.fit)^2 + 0.09 / c(1, 4, 0.25)), tolerance = 1e-10)
+  expect_equal(predict(fit, new, interval = "prediction", weights = 1),
+               predict(fit, new, interval = "prediction"))
+  expect_error(predict(fit, new, interval = "prediction", weights = c(1, 2)), "weights")
+  expect_error(predict(fit, new, interval = "prediction", weights = 0), "weights")
+})
