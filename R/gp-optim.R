@@ -61,7 +61,7 @@ gp_features_at <- function(theta, P) {
 # NULL when A is not numerically positive definite.
 gp_rff_posterior <- function(theta, P) {
   f <- gp_features_at(theta, P)
-  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$nthreads)
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
   m <- length(st[[2L]])
   s2 <- f$hyper$noise^2
   A <- st[[1L]]
@@ -74,8 +74,10 @@ gp_rff_posterior <- function(theta, P) {
   alpha <- drop(.Call(C_matprod, ainv, matrix(zy), P$nthreads))
   yy <- sum(P$y^2)
   logdet <- 2 * sum(log(diag(ch[[1L]])))
+  # (with case weights, y and Z are the rows scaled by sqrt(w): the noise
+  # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
   L <- -(yy - sum(alpha * zy)) / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
-    P$n / 2 * log(2 * pi)
+    P$n / 2 * log(2 * pi) + if (is.null(P$half_log_w)) 0 else P$half_log_w
   list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy, yy = yy,
        features = f, m = m)
 }
@@ -85,12 +87,19 @@ gp_rff_posterior <- function(theta, P) {
 gp_rff_gradient <- function(theta, P, post) {
   f <- post$features
   s2 <- f$hyper$noise^2
-  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, post$alpha, post$ainv, s2, P$nthreads)
+  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, P$sw, post$alpha, post$ainv, s2,
+             P$nthreads)
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha
   uu <- (post$yy - 2 * sum(a * post$zy) + sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
   g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))
+  gp_gradient_from(f, P, M, csum, g_noise)
+}
+
+# dL/dtheta from M = X'(Zc o Gs - Zs o Gc), the column sums of Z o G and the
+# noise's derivative, for both forms.
+gp_gradient_from <- function(f, P, M, csum, g_noise) {
   if (P$kind == "sm") {
     Q <- P$Q
     cq <- P$comp
@@ -113,8 +122,8 @@ gp_rff_gradient <- function(theta, P, post) {
   c(g_ell, sum(csum), g_noise)
 }
 
-# The exact GP: C = s_f^2 k_l(X, X) + s_n^2 I (or the spectral mixture's
-# K + s_n^2 I) = R'R; alpha = C^-1 y; L = -y'alpha/2 - sum log diag R - n/2 log 2 pi.
+# The exact GP: C = s_f^2 k_l(X, X) + s_n^2 W^-1 (or the spectral mixture's
+# K + s_n^2 W^-1; W the case weights, I without) = R'R; alpha = C^-1 y; L = -y'alpha/2 - sum log diag R - n/2 log 2 pi.
 gp_exact_gram <- function(h, P, x1, x2 = NULL) {
   if (P$kind == "sm") {
     par <- c(P$Q, h$weights, h$means, h$scales)
@@ -128,7 +137,7 @@ gp_exact_posterior <- function(theta, P) {
   h <- gp_unpack(theta, P)
   K <- gp_exact_gram(h, P, P$x)
   C <- K
-  diag(C) <- diag(C) + h$noise^2
+  diag(C) <- diag(C) + h$noise^2 / if (is.null(P$w)) 1 else P$w
   ch <- .Call(C_gp_chol, C, P$nthreads)
   if (is.null(ch)) return(NULL)
   rinv <- ch[[2L]]
@@ -140,7 +149,7 @@ gp_exact_posterior <- function(theta, P) {
 
 # Analytic gradient of the exact GP for the Gaussian kernel:
 # dL/dtheta = tr((alpha alpha' - C^-1) dC/dtheta) / 2, with
-# dC/dlog l_p = K o (x_ip - x_jp)^2 / l_p^2, dC/dlog s_f = 2 K, dC/dlog s_n = 2 s_n^2 I.
+# dC/dlog l_p = K o (x_ip - x_jp)^2 / l_p^2, dC/dlog s_f = 2 K, dC/dlog s_n = 2 s_n^2 W^-1.
 gp_exact_gradient <- function(theta, P, post) {
   W <- outer(post$alpha, post$alpha) - post$cinv
   B <- W * post$K
@@ -149,7 +158,7 @@ gp_exact_gradient <- function(theta, P, post) {
   a <- sweep(P$x, 2L, h$lengthscale, "/", check.margin = FALSE)
   g_ell <- colSums(a^2 * rs) - colSums(a * .Call(C_matprod, B, a, P$nthreads))
   if (!P$ard) g_ell <- sum(g_ell)
-  c(g_ell, sum(B), h$noise^2 * sum(diag(W)))
+  c(g_ell, sum(B), h$noise^2 * sum(diag(W) / if (is.null(P$w)) 1 else P$w))
 }
 
 # Maximise L over theta by L-BFGS-B (minimising -L), with the value and the
@@ -160,7 +169,7 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
   cache <- new.env()
   evaluate <- function(theta) {
     if (!identical(cache$theta, theta)) {
-      post <- if (exact) gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
+      post <- gp_posterior(theta, P)
       cache$theta <- theta
       cache$post <- post
       cache$grad <- NULL
@@ -176,8 +185,7 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
     post <- evaluate(theta)
     if (is.null(post)) return(rep(0, length(theta)))
     if (is.null(cache$grad)) {
-      cache$grad <- if (exact) gp_exact_gradient(theta, P, post)
-                    else gp_rff_gradient(theta, P, post)
+      cache$grad <- gp_gradient(theta, P, post)
     }
     -cache$grad
   }
@@ -186,4 +194,59 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
   ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
   stats::optim(theta0, fn, if (analytic) gr, method = "L-BFGS-B", lower = lower,
                upper = upper, control = ctrl)
+}
+
+# The dual (n x n) form of the random-feature likelihood, for 2D >= n: with
+# C = Z Z' + s_n^2 I = R'R the same L costs O(n^2 m + n^3) instead of
+# O(n m^2 + m^3), so that small data sets can afford many frequencies.
+# tz = t(Z) (m x n), rows scaled by the amplitudes and columns by sqrt(w).
+gp_dual_features <- function(f, P) {
+  tz <- .Call(C_rff_transform, P$x, f$omega, NULL, 1, TRUE, P$nthreads)
+  tz <- tz * rep(f$amp, each = 2L)
+  if (!is.null(P$sw)) tz <- tz * rep(P$sw, each = nrow(tz))
+  tz
+}
+
+gp_dual_posterior <- function(theta, P) {
+  f <- gp_features_at(theta, P)
+  tz <- gp_dual_features(f, P)
+  C <- .Call(C_crossprod, tz, P$nthreads)
+  diag(C) <- diag(C) + f$hyper$noise^2
+  ch <- .Call(C_gp_chol, C, P$nthreads)
+  if (is.null(ch)) return(NULL)
+  cinv <- .Call(C_matprod, ch[[2L]], t(ch[[2L]]), P$nthreads)
+  u <- drop(.Call(C_matprod, cinv, matrix(P$y), P$nthreads))
+  L <- -sum(P$y * u) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi) +
+    if (is.null(P$half_log_w)) 0 else P$half_log_w
+  list(value = L, u = u, cinv = cinv, rinv = ch[[2L]], tz = tz, features = f,
+       alpha = drop(.Call(C_matprod, tz, matrix(u), P$nthreads)))
+}
+
+# The posterior and the gradient of the form P asks for.
+gp_posterior <- function(theta, P) {
+  if (P$method == "exact") gp_exact_posterior(theta, P)
+  else if (isTRUE(P$dual)) gp_dual_posterior(theta, P)
+  else gp_rff_posterior(theta, P)
+}
+
+gp_gradient <- function(theta, P, post) {
+  if (P$method == "exact") gp_exact_gradient(theta, P, post)
+  else if (isTRUE(P$dual)) gp_dual_gradient(theta, P, post)
+  else gp_rff_gradient(theta, P, post)
+}
+
+# dL/dtheta in the dual form: dL/dZ = G = (u u' - C^-1) Z, then as in
+# gp_rff_gradient (the noise: s_n^2 (u'u - tr C^-1)).
+gp_dual_gradient <- function(theta, P, post) {
+  f <- post$features
+  W <- outer(post$u, post$u) - post$cinv
+  tg <- .Call(C_matprod, post$tz, W, P$nthreads)                    # t(G), m x n
+  tz <- post$tz
+  cs <- c(TRUE, FALSE)
+  H <- tz[cs, , drop = FALSE] * tg[!cs, , drop = FALSE] -
+    tz[!cs, , drop = FALSE] * tg[cs, , drop = FALSE]                # D x n
+  M <- t(.Call(C_matprod, H, P$x, P$nthreads))                      # d x D
+  csum <- rowSums(tz * tg)
+  g_noise <- f$hyper$noise^2 * sum(diag(W))
+  gp_gradient_from(f, P, M, csum, g_noise)
 }

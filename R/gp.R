@@ -21,7 +21,11 @@
 #' \eqn{s_n^2 z(x)^T A^{-1} z(x)} (plus \eqn{s_n^2} for a new observation).
 #' The cost is \eqn{O(n m^2 + m^3)}: \eqn{Z^T Z} is accumulated over
 #' blocks of rows (src/gp.c) and \eqn{A} factorised by the package's
-#' Cholesky, so \eqn{Z} is never held.  As \eqn{D} grows the mean and
+#' Cholesky, so \eqn{Z} is never held.  When \eqn{m \ge n} the same
+#' posterior and likelihood come from the \eqn{n \times n} matrix
+#' \eqn{C = Z Z^T + s_n^2 I} instead, in \eqn{O(n^2 m + n^3)} (the
+#' "dual" form; posterior draws then condition prior draws on the data,
+#' without the \eqn{m \times m} covariance).  As \eqn{D} grows the mean and
 #' variance converge to the exact GP's, with errors falling like
 #' \eqn{1/\sqrt{D}}.
 #'
@@ -53,7 +57,12 @@
 #' the response (the \eqn{Q - 1} highest peaks of a periodogram, plus a
 #' component at frequency 0 for the trend), as Wilson and Adams (2013)
 #' start from the spectrum; for several inputs by the rule of
-#' [spectral_mixture_kernel()].
+#' [spectral_mixture_kernel()].  For one input and at least three
+#' components the likelihood is optimised from six variants of that start
+#' (with a second component at frequency 0 of a tenth of the range as
+#' length scale in place of the weakest peak, and with all length scales
+#' times 1, 3 or 0.3), and the fit with the best marginal likelihood is
+#' kept: six times the work of one start.
 #'
 #' The inputs are standardised with `scale = TRUE` (the default): the
 #' kernel's parameters, given and learned, refer to the standardised
@@ -67,7 +76,19 @@
 #'   [matern_kernel()] or [spectral_mixture_kernel()].  Its length scale is
 #'   the starting value (or, with `optimize = FALSE`, the value).
 #' @param D Number of random frequencies (\eqn{2D} features), for
-#'   `method = "rff"`; at least the number of mixture components.
+#'   `method = "rff"`; at least the number of mixture components.  `NULL`
+#'   (the default): 4096 up to about 590 rows, falling with \eqn{n} to 256
+#'   from about 1700 rows (every likelihood evaluation then costs about
+#'   \eqn{2 \times 10^9} multiply-adds).  With \eqn{2D \ge n} the
+#'   likelihood is computed in its \eqn{n \times n} form, \eqn{O(n^2 D)}.
+#' @param sampling How the fixed standard frequencies are drawn: `"iid"`
+#'   (the default), `"orthogonal"` (blocks of \eqn{d} orthogonalised
+#'   normal directions with the radial law's norms; Gaussian and Matern
+#'   kernels) or `"qmc"` (a scrambled Halton sequence); see
+#'   [random_features()].  A spectral mixture's are always iid.  (On the
+#'   benchmark of bench/gp.md the structured draws did not bring the
+#'   learned hyperparameters closer to the exact GP's than iid ones; more
+#'   frequencies did.)
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
 #'   determination); `FALSE`, one for all.  (A spectral mixture always has
 #'   one per input and component.)
@@ -83,6 +104,12 @@
 #' @param seed `NULL`, or a number for the draws of the frequencies (the
 #'   user's random stream is left as it was).
 #' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...).
+#' @param weights `NULL`, or non-negative case weights, one per row, as
+#'   [stats::lm()] takes them: row \eqn{i} has noise variance
+#'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
+#'   out of the fit; they still get fitted values).  The response is then
+#'   centred on its weighted mean.  A new observation (`interval =
+#'   "prediction"`) has weight 1.
 #' @param nthreads Number of threads, see [bochner_threads()]; the results
 #'   do not depend on it.
 #' @param ... Passed on by the formula method.
@@ -110,9 +137,10 @@ rff_gp <- function(x, ...) UseMethod("rff_gp")
 
 #' @rdname rff_gp
 #' @export
-rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ard = FALSE,
+rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = FALSE,
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
+                           weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
                            nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
@@ -121,8 +149,15 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   if (y$type != "regression") stop_arg("y", "must be numeric: rff_gp() is a regression")
   y <- y$y
   if (n < 2L) stop_arg("x", "must have at least two rows")
+  w <- check_case_weights(weights, n)
+  keep <- if (is.null(w)) rep(TRUE, n) else w > 0   # weight 0: infinite noise, no information
+  if (sum(keep) < 2L) stop_arg("weights", "must be positive for at least two rows")
   check_shift_invariant(kernel)
-  D <- check_count(D, "D")
+  D <- if (is.null(D)) gp_default_D(sum(keep)) else check_count(D, "D")
+  sampling <- check_choice(sampling, c("iid", "orthogonal", "qmc"), "sampling")
+  if (sampling == "orthogonal" && !identical(kernel$name, "spectral_mixture")) {
+    check_isotropic(kernel, "orthogonal")
+  }
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   method <- check_choice(method, c("rff", "exact"), "method")
@@ -133,8 +168,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     stop_arg("method", "= \"exact\" takes at most 5000 rows (an n x n matrix and O(n^3) ",
              "work); x has ", n, ": use method = \"rff\"")
   }
-  y_center <- mean(y)
-  y_scale <- stats::sd(y)
+  y_center <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
+  y_scale <- stats::sd(y[keep])
   if (!(y_scale > 0)) stop_arg("y", "is constant: there is nothing to model")
   signal <- if (is.null(signal)) 1 else check_positive(signal, "signal") / y_scale
   noise <- if (is.null(noise)) 0.1 else check_positive(noise, "noise") / y_scale
@@ -144,8 +179,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   ys <- (y - y_center) / y_scale
   d <- ncol(xs)
   sm <- identical(kernel$name, "spectral_mixture")
+  starts <- NULL
   if (sm) {
-    if (!sm_resolved(kernel)) kernel <- sm_initialise(kernel, xs, ys)
+    if (!sm_resolved(kernel)) {
+      starts <- sm_starts(kernel, xs[keep, , drop = FALSE], ys[keep])
+      kernel <- starts[[1L]]
+    }
     if (ncol(kernel$means) != d) {
       stop_arg("kernel", "has means for ", ncol(kernel$means), " input(s) but x has ", d)
     }
@@ -155,11 +194,23 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   } else {
     kernel <- resolve_kernel(kernel, xs)
   }
-  P <- list(x = xs, y = ys, n = n, d = d, method = method, kind = if (sm) "sm" else "standard",
-            ard = ard && !sm, nthreads = nthreads)
+  P <- list(x = xs[keep, , drop = FALSE], y = ys[keep], n = sum(keep), d = d, method = method,
+            kind = if (sm) "sm" else "standard", ard = ard && !sm, nthreads = nthreads,
+            half_log_w = 0)
+  if (!is.null(w)) {
+    # row i has noise variance s_n^2 / w_i: the exact GP adds it to the
+    # diagonal; the features and response are scaled by sqrt(w_i) instead
+    P$w <- w[keep]
+    if (method == "rff") {
+      P$sw <- sqrt(P$w)
+      P$y <- P$sw * P$y
+      P$half_log_w <- sum(log(P$w)) / 2
+    }
+  }
+  sm_theta <- function(k) c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
   if (sm) {
     P$Q <- kernel$q
-    theta <- c(log(pmax(kernel$weights, 1e-6)), kernel$means, log(kernel$scales), log(noise))
+    theta <- sm_theta(kernel)
     lower <- c(rep(log(1e-6), P$Q), rep(-Inf, P$Q * d), rep(log(1e-4), P$Q * d), log(1e-3))
     upper <- c(rep(log(1e3), P$Q), rep(Inf, P$Q * d), rep(log(1e4), P$Q * d), log(10))
   } else {
@@ -173,8 +224,10 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
     upper <- c(rep(log(1e4), nl), log(1e3), log(10))
   }
   if (method == "rff") {
-    draws <- with_seed(seed, gp_draws(kernel, D, d))
+    draws <- with_seed(seed, gp_draws(kernel, D, d, sampling))
     P[names(draws)] <- draws
+    # at least as many features as rows: the n x n form is the cheaper
+    P$dual <- 2 * D >= P$n
   }
   opt <- NULL
   if (optimize && !sm) theta <- gp_start(theta, P, d)
@@ -189,11 +242,19 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
       first <- gp_optimise(theta[keep], shared, lower[keep], upper[keep], control)
       theta <- c(rep(first$par[1L], d), first$par[2:3])
     }
-    opt <- gp_optimise(theta, P, lower, upper, control)
+    if (length(starts) > 1L && optimize) {
+      # a spectral mixture's likelihood has many local optima: optimise from
+      # every start and keep the best marginal likelihood (Wilson and Adams)
+      fits <- lapply(starts, function(k) gp_optimise(sm_theta(k), P, lower, upper, control))
+      opt <- fits[[which.min(vapply(fits, function(o) o$value, 0))]]
+      opt$counts <- Reduce(`+`, lapply(fits, `[[`, "counts"))
+    } else {
+      opt <- gp_optimise(theta, P, lower, upper, control)
+    }
     if (!is.null(first)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
-  post <- if (method == "exact") gp_exact_posterior(theta, P) else gp_rff_posterior(theta, P)
+  post <- gp_posterior(theta, P)
   if (is.null(post)) {
     stop("rff_gp: the covariance is not numerically positive definite at these ",
          "hyperparameters; give a larger 'noise'", call. = FALSE)
@@ -205,7 +266,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
                                      "eps", "comp", "Dq")],
               noise = h$noise, alpha = post$alpha, rinv = post$rinv,
               y_center = y_center, y_scale = y_scale, scaling = scaling, n = n,
-              logLik = post$value - n * log(y_scale), optimized = optimize,
+              logLik = post$value - P$n * log(y_scale), optimized = optimize,
+              weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message))
   fit$kernel <- gp_learned_kernel(kernel, h)
@@ -213,8 +275,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
   if (method == "rff") {
     fit$omega <- post$features$omega
     fit$amp <- post$features$amp
+    # the dual posterior: rinv is the inverse factor of C = Z Z' + s_n^2 I,
+    # and predictions need the training rows' features
+    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw)
   } else {
-    fit$x_train <- xs
+    fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
   }
   class(fit) <- "rff_gp"
@@ -231,11 +296,21 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = 256, ar
 #' @rdname rff_gp
 #' @param formula,data,subset,na.action For the formula method: the model
 #'   `y ~ a + b` and where its variables are, as in [stats::lm()]; see
-#'   [formula_interface].
+#'   [formula_interface].  (`weights` there is evaluated in `data`, as
+#'   [stats::lm()] does.)
 #' @export
-rff_gp.formula <- function(formula, data = NULL, ..., subset, na.action = stats::na.omit) {
+rff_gp.formula <- function(formula, data = NULL, ..., subset, weights,
+                           na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_gp.default, na.action, ...,
               response = "y ~ a + b")
+}
+
+# The default number of frequencies: as many as an evaluation of about 2e9
+# multiply-adds allows (n^2 2D in the n x n form, n (2D)^2 in the other),
+# between 256 and 4096: the likelihood of few features is biased (towards
+# more noise and longer length scales), and small data sets can afford many.
+gp_default_D <- function(n) {
+  as.integer(min(4096, max(256, 2^round(log2(1e9 / n^2)))))
 }
 
 # Starting values: the best of a small grid of shared length scales (1/8 to
@@ -250,7 +325,7 @@ gp_start <- function(theta, P, d) {
                       noise = unique(c(theta[nt], log(0.5))))
   value <- apply(grid, 1L, function(g) {
     th <- c(g[["ell"]], theta[nt - 1L], g[["noise"]])
-    post <- if (P$method == "exact") gp_exact_posterior(th, shared) else gp_rff_posterior(th, shared)
+    post <- gp_posterior(th, shared)
     if (is.null(post)) -Inf else post$value
   })
   best <- grid[which.max(value), ]
@@ -259,8 +334,14 @@ gp_start <- function(theta, P, d) {
 
 # The fixed standard draws of the frequencies: the kernel's spectral law at
 # unit length scale (standard kernels), or N(0, I) split among the mixture's
-# components.
-gp_draws <- function(kernel, D, d) {
+# components.  "orthogonal": blocks of d orthogonalised standard normal
+# directions with the radial law's norms (isotropic kernels); "qmc": a
+# scrambled Halton sequence through the inverse CDF.  Both are fixed draws
+# scaled by the length scales, so the objective stays smooth, and their
+# kernel estimates vary less than iid ones (which might bias the likelihood
+# less, though on bench/gp.md's set that did not bring the learned
+# hyperparameters closer to the exact GP's).
+gp_draws <- function(kernel, D, d, sampling = "iid") {
   if (identical(kernel$name, "spectral_mixture")) {
     comp <- sort(rep_len(seq_len(kernel$q), D))
     return(list(eps = matrix(stats::rnorm(d * D), d, D), comp = comp,
@@ -268,8 +349,7 @@ gp_draws <- function(kernel, D, d) {
   }
   unit <- kernel
   unit$sigma <- 1
-  list(eps = t(.Call(C_spectral_sample, kernel_code(unit), kernel_parameters(unit),
-                     as.double(D), as.integer(d))))
+  list(eps = sample_frequencies(unit, D, d, "pair", sampling)$omega)
 }
 
 # The kernel with the learned parameters (on the inputs as the fit sees
@@ -296,178 +376,4 @@ gp_hyper_report <- function(h, P, y_scale) {
   }
   ell <- if (P$ard) h$lengthscale else h$lengthscale[1L]
   list(lengthscale = ell, signal = h$signal * y_scale, noise = h$noise * y_scale)
-}
-
-# Predictive mean and variance of f (standardised units) at the scaled
-# rows xs: an n x 2 matrix, a block of rows at a time.
-gp_moments <- function(object, xs, nthreads, var = TRUE) {
-  if (object$method == "exact") {
-    P <- c(object$P, list(nthreads = nthreads))
-    h <- gp_unpack(object$theta, P)
-    return(transform_in_blocks(xs, nrow(object$x_train), 2L, function(xb) {
-      Ks <- gp_exact_gram(h, P, xb, object$x_train)
-      m <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
-      if (!var) return(cbind(m, NA_real_))
-      V <- .Call(C_matprod, Ks, object$rinv, nthreads)
-      cbind(m, pmax(object$prior_var - rowSums(V^2), 0))
-    }))
-  }
-  # (the variance costs O(m^2) per row, the mean O(m): fitted values skip it)
-  if (!var) {     # fused in C, a block of rows at a time (features.c)
-    beta <- matrix(object$alpha * rep(object$amp, each = 2L))
-    return(cbind(drop(.Call(C_rff_decision, xs, object$omega, NULL, 1, beta, 0, nthreads)),
-                 NA_real_))
-  }
-  transform_in_blocks(xs, 2L * ncol(object$omega), 2L, function(xb) {
-    Z <- gp_feature_matrix(object, xb, nthreads)
-    m <- drop(.Call(C_matprod, Z, matrix(object$alpha), nthreads))
-    V <- .Call(C_matprod, Z, object$rinv, nthreads)
-    cbind(m, object$noise^2 * rowSums(V^2))
-  })
-}
-
-gp_feature_matrix <- function(object, xs, nthreads) {
-  Z <- .Call(C_rff_transform, xs, object$omega, NULL, 1, FALSE, nthreads)
-  Z * rep(rep(object$amp, each = 2L), each = nrow(Z))
-}
-
-# New data as the fit's scaled input matrix.
-gp_newdata <- function(object, newdata, na_ok = TRUE) {
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the model",
-                      na_ok = na_ok, empty_ok = TRUE)
-  list(x = x, xs = rff_apply_scaling(x, object$scaling))
-}
-
-#' Predictions of a Gaussian process fit
-#'
-#' The posterior mean, its standard error and intervals, as
-#' [stats::predict.lm()] gives them.  `interval = "confidence"` covers the
-#' function \eqn{f(x)}: mean \eqn{\pm z_{(1+level)/2}} times the standard
-#' error; `"prediction"` a new observation \eqn{y = f(x) + \varepsilon},
-#' whose variance adds the noise variance \eqn{s_n^2}.  The posterior is
-#' Gaussian, so the quantiles are the normal's.
-#'
-#' @param object A fit from [rff_gp()].
-#' @param newdata New inputs, as the fit's `x` (or a data frame with the
-#'   formula's variables); missing: the training rows.
-#' @param se.fit Return standard errors.
-#' @param interval `"none"`, `"confidence"` or `"prediction"`.
-#' @param level The intervals' coverage.
-#' @param na.action What to do with rows of `newdata` with missing values:
-#'   [stats::na.pass()] (the default) gives them `NA`.
-#' @param nthreads Number of threads, see [bochner_threads()].
-#' @param ... Unused.
-#' @return With `interval = "none"`, the vector of predicted means; else a
-#'   matrix with columns `fit`, `lwr`, `upr`.  With `se.fit = TRUE`, a list
-#'   of that `fit`, `se.fit` (standard errors of the mean function),
-#'   `df` (`Inf`: normal quantiles) and `residual.scale` (\eqn{s_n}).
-#' @examples
-#' set.seed(2)
-#' x <- runif(100)
-#' fit <- rff_gp(x, sin(6 * x) + rnorm(100, sd = 0.1), D = 64)
-#' predict(fit, c(0.2, 0.5), se.fit = TRUE)
-#' predict(fit, c(0.2, 0.5), interval = "confidence", level = 0.9)
-#' @export
-predict.rff_gp <- function(object, newdata, se.fit = FALSE,
-                           interval = c("none", "confidence", "prediction"), level = 0.95,
-                           na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
-  se.fit <- check_flag(se.fit, "se.fit")
-  interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
-  level <- check_number(level, "level", lower = 0, lower_open = TRUE, upper = 1)
-  if (level >= 1) stop_arg("level", "must be below 1")
-  nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
-    if (is.null(object$data)) {
-      if (!se.fit && interval == "none") return(rff_fitted(object))
-      stop_arg("newdata", "is required: the fit keeps its training rows only up to 10000")
-    }
-    newdata <- object$data$x
-  }
-  nd <- gp_newdata(object, newdata)
-  mv <- predict_rows(nd$xs, function(xs) gp_moments(object, xs, nthreads), 2L, na.action)
-  fit <- object$y_center + object$y_scale * mv[, 1L]
-  se <- object$y_scale * sqrt(mv[, 2L])
-  names(fit) <- names(se) <- rownames(mv)
-  s_n <- unname(object$y_scale * object$noise)
-  if (interval != "none") {
-    half <- stats::qnorm((1 + level) / 2) *
-      if (interval == "confidence") se else sqrt(se^2 + s_n^2)
-    fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
-    rownames(fit) <- rownames(mv)
-  }
-  if (!se.fit) return(fit)
-  list(fit = fit, se.fit = se, df = Inf, residual.scale = s_n)
-}
-
-#' Draw functions from the posterior of a Gaussian process fit
-#'
-#' Each simulation is one function drawn from the posterior, evaluated at
-#' the rows of `newdata`: for `method = "rff"` a draw of the feature
-#' weights \eqn{\beta \sim N(A^{-1}Z^T y, s_n^2 A^{-1})}, so the draws are
-#' functions that can be evaluated anywhere consistently; for
-#' `method = "exact"`, the joint posterior at the rows (at most 5000).
-#' The draws are of \eqn{f}, without the observation noise.
-#'
-#' @param object A fit from [rff_gp()].
-#' @param nsim Number of functions.
-#' @param seed `NULL` or a number, as in [stats::simulate()].
-#' @param newdata Where to evaluate them; missing: the training rows
-#'   (kept by fits of at most 10000 rows).
-#' @param nthreads Number of threads, see [bochner_threads()].
-#' @param ... Unused.
-#' @return A data frame with one column per simulation (`sim_1`, ...) and
-#'   one row per row of `newdata`, with attribute `"seed"`.
-#' @examples
-#' set.seed(3)
-#' x <- runif(50)
-#' fit <- rff_gp(x, cos(5 * x) + rnorm(50, sd = 0.1), D = 64)
-#' sims <- simulate(fit, nsim = 3, seed = 1, newdata = seq(0, 1, by = 0.25))
-#' sims
-#' @export
-simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
-                            nthreads = bochner_threads(), ...) {
-  check_no_dots(...)
-  nsim <- check_count(nsim, "nsim")
-  nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
-    if (is.null(object$data)) stop_arg("newdata", "is required: the fit keeps no training rows")
-    newdata <- object$data$x
-  }
-  xs <- gp_newdata(object, newdata, na_ok = FALSE)$xs
-  draw <- function() {
-    if (object$method == "rff") {
-      xi <- matrix(stats::rnorm(length(object$alpha) * nsim), ncol = nsim)
-      B <- object$alpha + object$noise * .Call(C_matprod, object$rinv, xi, nthreads)
-      return(transform_in_blocks(xs, 2L * ncol(object$omega), nsim, function(xb) {
-        .Call(C_matprod, gp_feature_matrix(object, xb, nthreads), B, nthreads)
-      }))
-    }
-    gp_exact_draws(object, xs, nsim, nthreads)
-  }
-  sims <- with_seed(seed, draw())
-  out <- as.data.frame(object$y_center + object$y_scale * sims)
-  names(out) <- paste0("sim_", seq_len(nsim))
-  attr(out, "seed") <- seed
-  out
-}
-
-gp_exact_draws <- function(object, xs, nsim, nthreads) {
-  if (nrow(xs) > 5000L) stop_arg("newdata", "has more than 5000 rows for exact draws")
-  P <- c(object$P, list(nthreads = nthreads))
-  h <- gp_unpack(object$theta, P)
-  Ks <- gp_exact_gram(h, P, xs, object$x_train)
-  V <- .Call(C_matprod, Ks, object$rinv, nthreads)
-  S <- gp_exact_gram(h, P, xs) - .Call(C_matprod, V, t(V), nthreads)
-  mean <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
-  jitter <- 1e-10 * object$prior_var
-  repeat {
-    Sj <- S
-    diag(Sj) <- diag(Sj) + jitter
-    ch <- .Call(C_gp_chol, Sj, nthreads)
-    if (!is.null(ch)) break
-    jitter <- jitter * 10
-  }
-  xi <- matrix(stats::rnorm(nrow(xs) * nsim), ncol = nsim)
-  mean + .Call(C_matprod, t(ch[[1L]]), xi, nthreads)
 }

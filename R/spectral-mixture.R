@@ -124,8 +124,12 @@ sm_parameter_text <- function(kernel) {
 # the trend (length scale the range, weight the variance of the line), the
 # others at the highest peaks (length scales half the range, weights the
 # residual variance shared in proportion to the peaks' power).  Otherwise
-# the rule in ?spectral_mixture_kernel.
-sm_initialise <- function(kernel, x, y = NULL) {
+# the rule in ?spectral_mixture_kernel.  Variants (several starting points,
+# for rff_gp() to keep the best marginal likelihood): split = TRUE gives a
+# second component at frequency 0 with a tenth of the range as length scale
+# (medium-term changes of the trend) in place of the weakest peak; stretch
+# multiplies every length scale.
+sm_initialise <- function(kernel, x, y = NULL, split = FALSE, stretch = 1) {
   Q <- kernel$q
   d <- ncol(x)
   v <- if (is.null(y)) 1 else max(stats::var(y), .Machine$double.eps)
@@ -149,8 +153,16 @@ sm_initialise <- function(kernel, x, y = NULL) {
     }
     vr <- stats::var(r)
     w <- c(max(v - vr, 0.05 * v), vr * power[peaks] / sum(power[peaks]))
-    means <- matrix(c(0, freq[peaks]), Q, 1L)
-    scales <- matrix(c(span, rep(span / 2, Q - 1L)), Q, 1L)
+    means <- c(0, freq[peaks])
+    scales <- c(span, rep(span / 2, Q - 1L))
+    if (split && Q > 2L) {
+      w[Q] <- w[Q] + 0.1 * w[1L]
+      w[1L] <- 0.9 * w[1L]
+      means[Q] <- 0
+      scales[Q] <- span / 10
+    }
+    means <- matrix(means, Q, 1L)
+    scales <- matrix(scales * stretch, Q, 1L)
   } else {
     base <- median_heuristic(x, "gaussian")
     ell <- base * exp(seq(log(0.25), log(2), length.out = Q))
@@ -163,6 +175,17 @@ sm_initialise <- function(kernel, x, y = NULL) {
   kernel$scales <- scales
   kernel$resolved_on_data <- TRUE
   kernel
+}
+
+# The starting kernels of a spectral mixture on one input with a response:
+# the periodogram start and its variants (see sm_initialise); one start
+# otherwise.
+sm_starts <- function(kernel, x, y) {
+  if (ncol(x) != 1L || kernel$q < 3L) return(list(sm_initialise(kernel, x, y)))
+  grid <- expand.grid(split = c(FALSE, TRUE), stretch = c(1, 3, 0.3))
+  lapply(seq_len(nrow(grid)), function(i) {
+    sm_initialise(kernel, x, y, split = grid$split[i], stretch = grid$stretch[i])
+  })
 }
 
 # E||w||^2 of the spectral mixture: sum_q (w_q / sum w) (|2 pi mu_q|^2 + sum_p 1/l_qp^2)

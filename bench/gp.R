@@ -1,7 +1,7 @@
 # Gaussian processes on random features: rff_gp() against its exact method,
 # kernlab::gausspr() and GauPro on the same data, and the goals of issue 27.
 # Run from the repository root (bochner installed):
-#   Rscript bench/gp.R [sections]     sections: accuracy convergence hyper large optim
+#   Rscript bench/gp.R [sections]     sections: accuracy convergence hyper large optim co2
 #                                      (default: all; prints the tables of bench/gp.md)
 #   BOCHNER_BENCH_THREADS=1 Rscript bench/gp.R accuracy convergence hyper
 suppressPackageStartupMessages({
@@ -9,7 +9,7 @@ suppressPackageStartupMessages({
   library(mlbench)
 })
 args <- commandArgs(TRUE)
-sections <- if (length(args)) args else c("accuracy", "convergence", "hyper", "large", "optim")
+sections <- if (length(args)) args else c("accuracy", "convergence", "hyper", "large", "optim", "co2")
 has_kernlab <- requireNamespace("kernlab", quietly = TRUE)
 has_gaupro <- requireNamespace("GauPro", quietly = TRUE)
 # BOCHNER_BENCH_THREADS=1 for the small sections on a busy machine (the
@@ -142,8 +142,18 @@ if ("hyper" %in% sections) {
   d <- mlbench.friedman1(500, sd = 1)
   ex <- rff_gp(d$x, d$y, method = "exact")
   out <- list(exact = unlist(ex$hyper))
-  for (D in c(256, 512)) {
-    for (s in 1:3) out[[sprintf("rff D=%d seed %d", D, s)]] <- unlist(rff_gp(d$x, d$y, D = D, seed = s)$hyper)
+  # the default D (4096 at n = 500, in the n x n form), then D = 512 with
+  # iid, orthogonal and qmc draws
+  for (s in 1:5) {
+    r <- timed(rff_gp(d$x, d$y, seed = s))
+    out[[sprintf("rff default D=%d seed %d", r$value$D, s)]] <- unlist(r$value$hyper)
+    cat(sprintf("default D, seed %d: %.1f s elapsed, %.1f s CPU\n", s, r$time, r$cpu))
+  }
+  for (smp in c("iid", "orthogonal", "qmc")) {
+    for (s in 1:3) {
+      out[[sprintf("rff D=512 %s seed %d", smp, s)]] <-
+        unlist(rff_gp(d$x, d$y, D = 512, seed = s, sampling = smp)$hyper)
+    }
   }
   tab <- do.call(rbind, out)
   rel <- sweep(tab, 2, tab["exact", ], "/") - 1
@@ -160,18 +170,28 @@ if ("hyper" %in% sections) {
 }
 
 # ---- n = 1e6, d = 10, fixed hyperparameters ------------------------------
+# BOCHNER_BENCH_LARGE_N (default 1e6) and BOCHNER_BENCH_LARGE_D (default
+# "512,1024").  Also times the Z'Z pass alone (C_gp_stats: features of a
+# block of rows, then the upper triangle of Z'Z on the package's product
+# kernel) and reports its rate: n (2D)^2 flops (the triangle's n (2D)^2 / 2
+# multiply-adds).
 if ("large" %in% sections) {
-  cat("\n## n = 1e6, d = 10, fixed hyperparameters\n")
+  n <- as.numeric(Sys.getenv("BOCHNER_BENCH_LARGE_N", "1e6"))
+  cat(sprintf("\n## n = %g, d = 10, fixed hyperparameters, %d threads\n", n, threads))
   set.seed(3)
-  n <- 1e6
   x <- matrix(runif(n * 10), n, 10)
   y <- 10 * sin(pi * x[, 1] * x[, 2]) + 20 * (x[, 3] - 0.5)^2 + 10 * x[, 4] + 5 * x[, 5] + rnorm(n)
   for (D in as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_LARGE_D", "512,1024"), ",")[[1]])) {
+    w <- matrix(rnorm(10 * D), 10, D)
+    p <- timed(.Call(bochner:::C_gp_stats, x, w, rep(1 / sqrt(D), D), y, NULL, threads))
+    cat(sprintf("D = %d: Z'Z pass %.1f s elapsed, %.1f s CPU: %.1f GFLOPS elapsed, %.1f per CPU second\n",
+                D, p$time, p$cpu, n * (2 * D)^2 / p$time / 1e9, n * (2 * D)^2 / p$cpu / 1e9))
     r <- timed(rff_gp(x, y, kernel = gaussian_kernel(2), D = D, optimize = FALSE, noise = 1,
                       seed = 1))
-    cat(sprintf("D = %d (%d features): %.1f s elapsed, %.1f s CPU, training RMSE %.3f\n", D,
+    cat(sprintf("D = %d (%d features): fit %.1f s elapsed, %.1f s CPU, training RMSE %.3f\n", D,
                 2 * D, r$time, r$cpu, sqrt(mean(r$value$residuals^2))))
   }
+  cat("load average:", system("cat /proc/loadavg", intern = TRUE), "\n")
 }
 
 # ---- optimisation at n = 1e5 ---------------------------------------------
@@ -180,10 +200,37 @@ if ("optim" %in% sections) {
   set.seed(4)
   n <- 1e5
   d <- mlbench.friedman1(n, sd = 1)
-  for (D in c(64, 128)) {
+  for (D in as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_OPTIM_D", "256"), ",")[[1]])) {
     r <- timed(rff_gp(d$x, d$y, D = D, seed = 1))
     cat(sprintf("D = %d: %.1f s elapsed, %.1f s CPU, %d evaluations, length scale %.3f, noise %.3f (true 1)\n",
                 D, r$time, r$cpu, r$value$optim$counts[[1]], r$value$hyper$lengthscale,
                 r$value$hyper$noise))
   }
+}
+
+# ---- co2: spectral mixture against the Gaussian kernel, several draws -----
+if ("co2" %in% sections) {
+  cat("\n## co2: trained on 1959-1987, forecast 1988-1997 (RMSE ppm, 95 % band coverage)\n")
+  t <- as.numeric(time(co2))
+  y <- as.numeric(co2)
+  train <- t < 1988
+  score <- function(fit) {
+    p <- predict(fit, t[!train], interval = "prediction")
+    c(RMSE = sqrt(mean((p[, "fit"] - y[!train])^2)),
+      coverage = mean(y[!train] >= p[, "lwr"] & y[!train] <= p[, "upr"]),
+      logLik = as.numeric(logLik(fit)))
+  }
+  rows <- list()
+  for (D in c(100, 200)) {
+    for (s in 1:5) {
+      r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = D,
+                        scale = FALSE, seed = s))
+      rows[[sprintf("SM q=4 D=%d seed %d", D, s)]] <- c(score(r$value), time = r$time)
+    }
+  }
+  for (s in 1:2) {
+    r <- timed(rff_gp(t[train], y[train], D = 100, scale = FALSE, seed = s))
+    rows[[sprintf("Gaussian D=100 seed %d", s)]] <- c(score(r$value), time = r$time)
+  }
+  print(round(do.call(rbind, rows), 3))
 }

@@ -110,12 +110,12 @@ int bochner_sm_check(const double *par, int npar, int d);
 
 /* gp.c: Gaussian processes on random features */
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
-                     const double *amp, const double *y, double *zz, double *zy,
-                     int nthreads);
+                     const double *amp, const double *y, const double *sw, double *zz,
+                     double *zy, int nthreads);
 int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int D,
-                        const double *amp, const double *y, const double *alpha,
-                        const double *ainv, double s2, double *M, double *csum,
-                        int nthreads);
+                        const double *amp, const double *y, const double *sw,
+                        const double *alpha, const double *ainv, double s2, double *M,
+                        double *csum, int nthreads);
 int bochner_gp_chol(const double *a, int n, double *r, double *ri, int nthreads);
 
 /* spectral.c */
@@ -267,9 +267,9 @@ SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, S
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 SEXP bochner_fwht_call(SEXP x);
-SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP nthreads);
-SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP alpha, SEXP ainv,
-                              SEXP s2, SEXP nthreads);
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP nthreads);
+SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP alpha,
+                              SEXP ainv, SEXP s2, SEXP nthreads);
 SEXP bochner_gp_chol_call(SEXP a, SEXP nthreads);
 /* sparse.c: Fourier features of dgCMatrix / dgRMatrix data */
 SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,

@@ -15,8 +15,15 @@
  *   gp_chol:     the upper Cholesky factor R of a symmetric positive definite
  *                matrix and its inverse (A^-1 = R^-1 R^-T), on the package's
  *                Cholesky (cholesky.c).
- * Products run on the package's kernel (products.c) with its threads; the
- * blocks do not depend on the thread count, so neither do the results. */
+ * With case weights (sw = their square roots, else NULL) every row of Z is
+ * scaled by sw_i and y is passed already scaled: the model of noise
+ * variance s_n^2 / w_i is then the unweighted one on the scaled rows.
+ * Products run on the package's kernel (products.c, gemm.c) with its
+ * threads: Z'Z is only its upper triangle, read straight from the block's
+ * columns (gemm.c's transposed-A path), then mirrored once.  The cost at
+ * n = 1e6, D = 1024 is the n (2D)^2 / 2 multiply-adds of that triangle
+ * (bench/gp.md: the kernel runs near the core's peak).  The blocks do not
+ * depend on the thread count, so neither do the results. */
 #include "bochner.h"
 #include <string.h>
 #include <math.h>
@@ -30,44 +37,53 @@ static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t r0, int nr, d
         memcpy(xb + (R_xlen_t) k * nr, x + r0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nr);
 }
 
-/* zb (nr x 2D): the pair map of the block, columns scaled by amp */
+/* zb (nr x 2D): the pair map of the block (cos and sin of each argument
+ * computed together, features.c), columns scaled by amp and, with case
+ * weights, rows by sw (the square roots of the weights of the block) */
 static void block_features(const double *xb, int nr, int d, const double *w, int D,
-                           const double *amp, double *zb, int nthreads)
+                           const double *amp, const double *sw, double *zb, int nthreads)
 {
     bochner_fourier_transform(xb, nr, d, w, D, NULL, 1.0, zb, nthreads);
     for (int j = 0; j < D; j++) {
         double a = amp[j];
         double *c = zb + (R_xlen_t) (2 * j) * nr, *s = c + nr;
-        for (int i = 0; i < nr; i++) {
-            c[i] *= a;
-            s[i] *= a;
+        if (sw) {
+            for (int i = 0; i < nr; i++) {
+                c[i] *= a * sw[i];
+                s[i] *= a * sw[i];
+            }
+        } else {
+            for (int i = 0; i < nr; i++) {
+                c[i] *= a;
+                s[i] *= a;
+            }
         }
     }
 }
 
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
-                     const double *amp, const double *y, double *zz, double *zy,
-                     int nthreads)
+                     const double *amp, const double *y, const double *sw, double *zz,
+                     double *zy, int nthreads)
 {
     int m = 2 * D;
     int rows = n < GP_ROWS ? (int) n : GP_ROWS;
     double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
     double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
-    double *zt = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
     memset(zz, 0, sizeof(double) * (size_t) m * (size_t) m);
     memset(zy, 0, sizeof(double) * (size_t) m);
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
         copy_rows(x, n, d, r0, nr, xb);
-        block_features(xb, nr, d, w, D, amp, zb, nthreads);
+        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
         for (int k = 0; k < m; k++) {
             const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
             double s = 0.0;
             for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
             zy[k] += s;
         }
-        bochner_transpose(zb, nr, nr, m, zt, m);
-        bochner_product(zt, m, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        /* the upper triangle only, t(zb) %*% zb read straight from zb's
+         * columns (no transposed copy) */
+        bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
         R_CheckUserInterrupt();
     }
     bochner_mirror_upper(zz, m, nthreads);
@@ -75,9 +91,9 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
 }
 
 int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int D,
-                        const double *amp, const double *y, const double *alpha,
-                        const double *ainv, double s2, double *M, double *csum,
-                        int nthreads)
+                        const double *amp, const double *y, const double *sw,
+                        const double *alpha, const double *ainv, double s2, double *M,
+                        double *csum, int nthreads)
 {
     int m = 2 * D;
     int rows = n < GP_ROWS ? (int) n : GP_ROWS;
@@ -92,7 +108,7 @@ int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
         copy_rows(x, n, d, r0, nr, xb);
-        block_features(xb, nr, d, w, D, amp, zb, nthreads);
+        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
         /* pb = Z A^-1, then G = u alpha' - pb in place */
         bochner_product(zb, nr, ainv, m, nr, m, m, pb, nr, 0, 0, nthreads);
         /* u = (y - Z alpha) / s2 on the block */
@@ -173,16 +189,27 @@ static int check_gp_features(SEXP x, SEXP w, SEXP amp)
     return ncols(w);
 }
 
-/* .Call(C_gp_stats, x, w, amp, y, nthreads): list(zz = Z'Z, zy = Z'y) */
-SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP nthreads)
+/* sw: NULL or the square roots of the case weights, one per row */
+static const double *check_gp_sw(SEXP sw, R_xlen_t n)
+{
+    if (isNull(sw)) return NULL;
+    if (TYPEOF(sw) != REALSXP || XLENGTH(sw) != n)
+        error("'sw' must be NULL or a double vector, one per row");
+    return REAL(sw);
+}
+
+/* .Call(C_gp_stats, x, w, amp, y, sw, nthreads): list(zz = Z'Z, zy = Z'y), Z's
+ * rows scaled by sw (y is given already scaled) */
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP nthreads)
 {
     int D = check_gp_features(x, w, amp);
     R_xlen_t n = nrows(x);
     if (TYPEOF(y) != REALSXP || XLENGTH(y) != n) error("'y' must be a double vector, one per row");
+    const double *swp = check_gp_sw(sw, n);
     SEXP zz = PROTECT(bochner_alloc_output(2 * D, 2 * D));
     SEXP zy = PROTECT(allocVector(REALSXP, 2 * D));
-    bochner_gp_stats(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), REAL(zz), REAL(zy),
-                     bochner_nthreads(asInteger(nthreads)));
+    bochner_gp_stats(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), swp, REAL(zz),
+                     REAL(zy), bochner_nthreads(asInteger(nthreads)));
     SEXP out = PROTECT(allocVector(VECSXP, 2));
     SET_VECTOR_ELT(out, 0, zz);
     SET_VECTOR_ELT(out, 1, zy);
@@ -190,13 +217,14 @@ SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP nthreads)
     return out;
 }
 
-/* .Call(C_gp_gradient, x, w, amp, y, alpha, ainv, s2, nthreads): list(M, csum) */
-SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP alpha, SEXP ainv,
-                              SEXP s2, SEXP nthreads)
+/* .Call(C_gp_gradient, x, w, amp, y, sw, alpha, ainv, s2, nthreads): list(M, csum) */
+SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP alpha,
+                              SEXP ainv, SEXP s2, SEXP nthreads)
 {
     int D = check_gp_features(x, w, amp), m = 2 * D;
     R_xlen_t n = nrows(x);
     if (TYPEOF(y) != REALSXP || XLENGTH(y) != n) error("'y' must be a double vector, one per row");
+    const double *swp = check_gp_sw(sw, n);
     double noise2 = asReal(s2);
     if (!(noise2 > 0.0) || !R_FINITE(noise2)) error("'s2' must be positive");
     if (TYPEOF(alpha) != REALSXP || XLENGTH(alpha) != m) error("'alpha' must have 2D values");
@@ -204,7 +232,7 @@ SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP alpha, SEXP
         error("'ainv' must be a 2D x 2D double matrix");
     SEXP M = PROTECT(bochner_alloc_output(ncols(x), D));
     SEXP csum = PROTECT(allocVector(REALSXP, m));
-    bochner_gp_gradient(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), REAL(alpha),
+    bochner_gp_gradient(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), swp, REAL(alpha),
                         REAL(ainv), noise2, REAL(M), REAL(csum),
                         bochner_nthreads(asInteger(nthreads)));
     SEXP out = PROTECT(allocVector(VECSXP, 2));

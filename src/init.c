@@ -52,8 +52,8 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("mmd_perm_stream", bochner_mmd_perm_stream_call, 7),
     CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),
     CALLDEF("stat_moments", bochner_stat_moments_call, 4),
-    CALLDEF("gp_stats", bochner_gp_stats_call, 5),
-    CALLDEF("gp_gradient", bochner_gp_gradient_call, 8),
+    CALLDEF("gp_stats", bochner_gp_stats_call, 6),
+    CALLDEF("gp_gradient", bochner_gp_gradient_call, 9),
     CALLDEF("gp_chol", bochner_gp_chol_call, 2),
     {NULL, NULL, 0}
 };

@@ -99,3 +99,27 @@ test_that("kernel_matrix of a spectral mixture is the same for any thread count"
   x <- matrix(rnorm(600), 300, 2)
   expect_identical(kernel_matrix(sm2(), x, nthreads = 1), kernel_matrix(sm2(), x, nthreads = 2))
 })
+
+test_that("a spectral mixture on one input starts from six variants of the spectrum", {
+  t <- seq(0, 10, length.out = 200)
+  y <- drop(scale(0.3 * t + sin(2 * pi * t) + 0.5 * sin(4 * pi * t)))
+  st <- bochner:::sm_starts(spectral_mixture_kernel(q = 4), matrix(t), y)
+  expect_length(st, 6L)
+  base <- st[[1L]]
+  # the periodogram finds 1 and 2 cycles per unit, component 1 is the trend
+  expect_equal(base$means[1], 0)
+  expect_equal(sort(base$means[2:3]), c(1, 2), tolerance = 0.02)
+  split <- st[[2L]]
+  expect_equal(split$means[4], 0)
+  expect_equal(split$scales[4], diff(range(t)) / 10)
+  expect_equal(sum(split$weights), sum(base$weights))
+  expect_equal(st[[3L]]$scales, 3 * base$scales)
+  # two components, or several inputs: one start
+  expect_length(bochner:::sm_starts(spectral_mixture_kernel(q = 2), matrix(t), y), 1L)
+  # rff_gp keeps the start of the best likelihood: at least that of the first
+  fit <- rff_gp(t, y, kernel = spectral_mixture_kernel(q = 3), D = 60, seed = 1, scale = FALSE)
+  one <- rff_gp(t, y, kernel = bochner:::sm_initialise(spectral_mixture_kernel(q = 3),
+                                                       matrix(t), y),
+                D = 60, seed = 1, scale = FALSE)
+  expect_gte(as.numeric(logLik(fit)), as.numeric(logLik(one)) - 1e-6)
+})
