@@ -146,7 +146,14 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
   sizes <- unique(c(start * 4^(0:floor(log(max_m / start, 4))), max_m))
   prev <- NULL
   path <- NULL
-  for (m in sizes) {
+  step_control <- control
+  while (length(sizes)) {
+    m <- sizes[1L]
+    sizes <- sizes[-1L]
+    # a step with a larger one after it only warm-starts that one and
+    # decides whether to grow: it stops at a shorter patience
+    step_control$patience <- if (length(sizes)) min(control$patience, control$grow_patience)
+                             else control$patience
     lam <- lambda
     if (identical(lambda, "auto") && !is.null(prev)) {
       below <- control$lambdas[control$lambdas <= prev$lambda * (1 + 1e-9)]
@@ -161,7 +168,7 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
-    res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, control, nthreads, alpha0)
+    res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, step_control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     # classes: a step must gain grow_min (absolute) and two held-out points
@@ -169,6 +176,14 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     # error at most (as measured), stops below 2 grow_min
     slack <- if (is.null(val$cls)) 0 else max(2 / nrow(val$x), control$grow_min)
     if (!is.null(val$cls) && is.null(prev) && res$error < 2 * control$grow_min) break
+    # classes: a first step this far from grow_min will grow past the next
+    # size too (each step gains at most about half the error): go straight
+    # to the largest, warm-started from this one, unless the next size is
+    # over half the largest (nearly as costly, and it may be the fit kept)
+    if (!is.null(val$cls) && is.null(prev) && res$error > control$grow_jump &&
+        length(sizes) > 1L && 2 * sizes[1L] <= max_m) {
+      sizes <- utils::tail(sizes, 1L)
+    }
     if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error - slack)) {
       if (prev$error <= res$error) res <- prev
       break

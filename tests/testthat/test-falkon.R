@@ -246,11 +246,34 @@ test_that("default centres grow fourfold while the held-out error falls", {
   expect_gt(fe2$centres_path$error[1], 2e-4)
   expect_gt(nrow(fe2$centres_path), 1L)
   hard <- factor(sin(3 * x2[, 1]) * cos(3 * x2[, 2]) > 0)
-  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05))
+  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05,
+                                                  grow_jump = 1))
   e <- fh$centres_path$error
   expect_gt(length(e), 2L)
   expect_true(all(-diff(e)[-(length(e) - 1)] >= 0.05))   # kept growing while it gained
   expect_lt(e[length(e) - 1] - e[length(e)], 0.05 + 0.03 * e[length(e) - 1])   # stopped
+  # a first step above grow_jump goes straight to the most centres (1581
+  # here; the next size, 128, is under half of them)
+  most <- falkon_default_centers(4000)
+  fj <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_min = 0.05, grow_jump = 0.01))
+  expect_gt(fj$centres_path$error[1], 0.01)
+  expect_equal(fj$centres_path$centers[1:2], c(32, most))
+  # ... but not when the next size (800) is over half of them
+  fn <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 200, grow_min = 0.001, grow_jump = 0.01))
+  expect_gt(fn$centres_path$error[1], 0.01)
+  expect_equal(fn$centres_path$centers[1:2], c(200, 800))
+  # grow_patience shortens every step's path but the last
+  fp <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_jump = 1, grow_patience = 1,
+                              grow_min = 1e-4))
+  fq <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_jump = 1, grow_patience = 5,
+                              grow_min = 1e-4))
+  expect_lte(fp$centres_path$iter[1], fq$centres_path$iter[1])
+  expect_error(falkon_control(grow_patience = 0), "grow_patience")
+  expect_error(falkon_control(grow_jump = -1), "grow_jump")
 })
 
 test_that("integer case weights are repeated rows", {
