@@ -10,6 +10,11 @@
 # gives the same interface summed over its chunks; the held-out rows 'val'
 # (falkon_heldout()) are held in memory: list(x, Y, w, cls).
 
+# The passes a CG path is expected to take at least (patience plus a few):
+# a fit whose H = K_nm' W K_nm costs fewer passes than this forms H once
+# (falkon_fit_squared()).
+falkon_gram_passes <- 10
+
 # lambda when nothing can be held out to choose it: 1e-6, the middle of the
 # default grid.
 falkon_fallback_lambda <- 1e-6
@@ -89,9 +94,16 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
   As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
   rhs <- rows$pass(prep, V = Yc, w = wt) / ntr
-  apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
   k <- ncol(Y)
   L <- length(lambdas)
+  apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
+  if (prep$m <= 2 * k * L * min(maxit, falkon_gram_passes)) {
+    # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
+    # U = I, m columns) costs what m / (2 k L) passes cost, and every
+    # iteration is then the m x m product H U
+    H <- rows$pass(prep, U = diag(prep$m), w = wt)
+    apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
+  }
   path <- NULL
   best <- list(error = Inf)
   callback <- NULL

@@ -121,19 +121,23 @@ test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
   x <- matrix(rnorm(n * 2), n)
   y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(n, sd = 0.1)
   w <- rexp(n)
-  C <- x[1:25, ]
-  ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
-  lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
-  fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
-                weights = w, control = list(tol = 1e-15))
-  K <- kernel_matrix(ker, x, C)
-  Kmm <- kernel_matrix(ker, C)
-  wn <- w * n / sum(w)
-  yc <- y - sum(wn * y) / sum(wn)
-  alpha <- solve(crossprod(K, wn * K) + lambda * n * Kmm, crossprod(K, wn * yc))
-  expect_equal(drop(fit$alpha), drop(alpha), tolerance = 1e-8)
-  expect_equal(unname(fit$fitted), drop(K %*% alpha) + sum(wn * y) / sum(wn), tolerance = 1e-8)
-  expect_null(fit$validation)
+  # 25 centres: a pass per iteration; 20 (at most 2 k L 10 for k = L = 1):
+  # K_nm' W K_nm formed once (falkon_fit_squared())
+  for (m in c(25, 20)) {
+    C <- x[1:m, ]
+    ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
+    lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
+    fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
+                  weights = w, control = list(tol = 1e-15))
+    K <- kernel_matrix(ker, x, C)
+    Kmm <- kernel_matrix(ker, C)
+    wn <- w * n / sum(w)
+    yc <- y - sum(wn * y) / sum(wn)
+    alpha <- solve(crossprod(K, wn * K) + lambda * n * Kmm, crossprod(K, wn * yc))
+    expect_equal(drop(fit$alpha), drop(alpha), tolerance = 1e-8)
+    expect_equal(unname(fit$fitted), drop(K %*% alpha) + sum(wn * y) / sum(wn), tolerance = 1e-8)
+    expect_null(fit$validation)
+  }
 })
 
 test_that("with every row a centre and a small lambda it is exact kernel ridge", {
