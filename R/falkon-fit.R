@@ -150,6 +150,9 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 # most (on Letter's 26 classes this kept the accuracy of trying both at
 # 80 % of the time; on spam the last choice was the better one).
 # Easy problems stop at a few hundred centres; hard ones grow to max_m.
+# For classes a first step with held-out error above control$grow_jump
+# goes straight to max_m (when the next size is at most half of it), and
+# every step but the last stops its path at control$grow_patience.
 # centres_for(m): the m centres (nested: the first m of one order when
 # 'nested', so that warm starts apply).
 falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, val, lambda,
