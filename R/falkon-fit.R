@@ -10,6 +10,11 @@
 # gives the same interface summed over its chunks; the held-out rows 'val'
 # (falkon_heldout()) are held in memory: list(x, Y, w, cls).
 
+# The passes a CG path is expected to take at least (patience plus a few):
+# a fit whose H = K_nm' W K_nm costs fewer passes than this forms H once
+# (falkon_fit_squared()).
+falkon_gram_passes <- 10
+
 # lambda when nothing can be held out to choose it: 1e-6, the middle of the
 # default grid.
 falkon_fallback_lambda <- 1e-6
@@ -89,9 +94,16 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
   As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
   rhs <- rows$pass(prep, V = Yc, w = wt) / ntr
-  apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
   k <- ncol(Y)
   L <- length(lambdas)
+  apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
+  if (prep$m <= 2 * k * L * min(maxit, falkon_gram_passes)) {
+    # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
+    # U = I, m columns) costs what m / (2 k L) passes cost, and every
+    # iteration is then the m x m product H U
+    H <- rows$pass(prep, U = diag(prep$m), w = wt)
+    apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
+  }
   path <- NULL
   best <- list(error = Inf)
   callback <- NULL
@@ -138,6 +150,9 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 # most (on Letter's 26 classes this kept the accuracy of trying both at
 # 80 % of the time; on spam the last choice was the better one).
 # Easy problems stop at a few hundred centres; hard ones grow to max_m.
+# For classes a first step with held-out error above control$grow_jump
+# goes straight to max_m (when the next size is at most half of it), and
+# every step but the last stops its path at control$grow_patience.
 # centres_for(m): the m centres (nested: the first m of one order when
 # 'nested', so that warm starts apply).
 falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, val, lambda,
@@ -146,7 +161,14 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
   sizes <- unique(c(start * 4^(0:floor(log(max_m / start, 4))), max_m))
   prev <- NULL
   path <- NULL
-  for (m in sizes) {
+  step_control <- control
+  while (length(sizes)) {
+    m <- sizes[1L]
+    sizes <- sizes[-1L]
+    # a step with a larger one after it only warm-starts that one and
+    # decides whether to grow: it stops at a shorter patience
+    step_control$patience <- if (length(sizes)) min(control$patience, control$grow_patience)
+                             else control$patience
     lam <- lambda
     if (identical(lambda, "auto") && !is.null(prev)) {
       below <- control$lambdas[control$lambdas <= prev$lambda * (1 + 1e-9)]
@@ -161,7 +183,7 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
-    res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, control, nthreads, alpha0)
+    res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, step_control, nthreads, alpha0)
     path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     # classes: a step must gain grow_min (absolute) and two held-out points
@@ -169,6 +191,14 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     # error at most (as measured), stops below 2 grow_min
     slack <- if (is.null(val$cls)) 0 else max(2 / nrow(val$x), control$grow_min)
     if (!is.null(val$cls) && is.null(prev) && res$error < 2 * control$grow_min) break
+    # classes: a first step this far from grow_min will grow past the next
+    # size too (each step gains at most about half the error): go straight
+    # to the largest, warm-started from this one, unless the next size is
+    # over half the largest (nearly as costly, and it may be the fit kept)
+    if (!is.null(val$cls) && is.null(prev) && res$error > control$grow_jump &&
+        length(sizes) > 1L && 2 * sizes[1L] <= max_m) {
+      sizes <- utils::tail(sizes, 1L)
+    }
     if (!is.null(prev) && !(res$error < (1 - control$grow_gain) * prev$error - slack)) {
       if (prev$error <= res$error) res <- prev
       break

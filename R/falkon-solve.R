@@ -34,20 +34,19 @@ falkon_prepare <- function(kernel, centres, nthreads) {
     if (!is.null(T)) break
   }
   if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
-  Tt <- t(T)
   G <- .Call(C_falkon_tt, T, NULL, nthreads)
-  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, Tt = Tt, G = G)
+  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, G = G)
 }
 
 # The preconditioner's second factor for one lambda and curvature s (the
 # mean of the loss's second derivative, 1 for the squared loss): the upper
 # A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I),
-# with its transpose for the solves: list(R = A, Rt = t(A)).
+# as list(R = A).
 falkon_precond <- function(prep, lambda, s = 1, nthreads) {
   A <- .Call(C_falkon_cholesky, prep$G, lambda / s, nthreads)
   if (is.null(A)) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
   A <- A * sqrt(s)
-  list(R = A, Rt = t(A))
+  list(R = A)
 }
 
 # K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
@@ -67,8 +66,8 @@ falkon_kernel_predict <- function(prep, x, alpha, nthreads, block_rows = 0) {
         nthreads)
 }
 
-# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper, Rt = t(R).
-trisolve <- function(R, Rt, B, trans, nthreads) .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads)
+# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper.
+trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans, nthreads)
 
 # Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
 # several lambdas at once: 'As' and 'lambdas' give L groups, and the k
@@ -95,9 +94,9 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     U
   }
   A_solve <- function(U, trans) by_group(U, function(u, g) {
-    trisolve(As[[g]]$R, As[[g]]$Rt, u, trans, nthreads)
+    trisolve(As[[g]]$R, u, trans, nthreads)
   })
-  T_solve <- function(U, trans) trisolve(prep$T, prep$Tt, U, trans, nthreads)
+  T_solve <- function(U, trans) trisolve(prep$T, U, trans, nthreads)
   lam <- rep(lambdas, each = k)
   # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
   bhb <- function(u) {
@@ -181,6 +180,7 @@ falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
   n <- rows$n
   k <- ncol(Y)
   T <- prep$T
+  Tt <- t(T)
   alpha <- matrix(0, prep$m, k)
   f <- matrix(offset, n, k, byrow = TRUE)
   penalty <- function(a, lambda) lambda / 2 * sum(.Call(C_matprod, T, a, nthreads)^2)
@@ -190,7 +190,7 @@ falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
     p <- falkon_probabilities(f)
     curv <- w * p * (1 - p)
     grad <- rows$pass(prep, V = p - Y, w = w) / n +
-      lambda * .Call(C_matprod, prep$Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
+      lambda * .Call(C_matprod, Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
     s <- max(mean(curv), 1e-8)
     A <- falkon_precond(prep, lambda, s, nthreads)
     apply_h <- function(U) rows$pass(prep, U = U, w = curv, keep_ku = TRUE)

@@ -64,7 +64,12 @@
 #' (`control$grow_gain`) and, for classes, by at least a quarter point
 #' (`control$grow_min`) and two held-out points; for classes the growth
 #' also stops after the first step when its held-out error is below
-#' 2 `grow_min` (the next step would gain less than that).  Easy problems
+#' 2 `grow_min` (the next step would gain less than that), and when its
+#' held-out error is above `control$grow_jump` (5 %) it goes straight to
+#' the most centres (the steps between would only warm-start it), unless
+#' the next size is over half the most.  A step with a larger one after it
+#' stops its CG path after `control$grow_patience` (3) iterations without
+#' improvement instead of `patience`.  Easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
 #' as `centres_path`).  The passes hold \eqn{K_{nm}} in memory between
 #' iterations when it fits `control$cache_bytes` (1 GB).  The logistic
@@ -249,6 +254,12 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   held-out error falls by at least the fraction `grow_gain`, in (0, 1),
 #'   and for classes by at least `grow_min` (an error rate, in (0, 1))
 #'   (see [falkon()]).
+#' @param grow_jump,grow_patience For classes, a first growth step whose
+#'   held-out error exceeds `grow_jump` (an error rate) is followed by the
+#'   largest number of centres directly (unless the next size is over half
+#'   of it; `grow_jump = 1` never jumps); every step but the last stops
+#'   its CG path after `grow_patience` iterations without improvement (at
+#'   most `patience`).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -256,7 +267,8 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
                            tol = 1e-10, block_rows = 0, cache_bytes = 1e9,
-                           start_centers = 256, grow_gain = 0.03, grow_min = 0.0025) {
+                           start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
+                           grow_jump = 0.05, grow_patience = 3) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -272,7 +284,9 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        cache_bytes = check_number(cache_bytes, "cache_bytes", lower = 0),
        start_centers = check_count(start_centers, "start_centers"),
        grow_gain = check_probability(grow_gain, "grow_gain"),
-       grow_min = check_probability(grow_min, "grow_min"))
+       grow_min = check_probability(grow_min, "grow_min"),
+       grow_jump = check_number(grow_jump, "grow_jump", lower = 0),
+       grow_patience = check_count(grow_patience, "grow_patience"))
 }
 
 falkon_control_list <- function(control) {

@@ -294,8 +294,7 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
-void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
-                             int trans, int nthreads);
+void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans, int nthreads);
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
                                    SEXP nthreads, SEXP K);
@@ -306,7 +305,7 @@ SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
 SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads);
-SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads);
 
 /* exact_moments.c: column means and sums of squares independent of the row grouping */
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);

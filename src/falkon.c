@@ -253,8 +253,9 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
 
 /* Triangular solves by blocks of SOLVE_NB rows, for many right-hand sides:
  * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
- * B <- R'^-1 B (blocks from the first; rt = R', lower, so that the
- * off-diagonal blocks are plain products).  The updates from the solved
+ * B <- R'^-1 B (blocks from the first; the off-diagonal blocks of R' are
+ * read from R in place by the transposed product, as fast here as a plain
+ * product on a transposed copy, which cost an m x m transpose per factor).  The updates from the solved
  * blocks are products on the package's kernel (gemm.c); the small diagonal
  * blocks are substitutions.  Each thread solves its own share of the
  * right-hand sides, whole: one parallel region per solve (threading each
@@ -288,7 +289,7 @@ static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, in
 }
 
 typedef struct {
-    const double *r, *rt;
+    const double *r;
     int m, k, trans, groups;
     double *b, *tmp;           /* tmp: SOLVE_NB x k in all, split like the columns */
 } trisolve_job;
@@ -310,9 +311,11 @@ static void trisolve_group(void *ctx, R_xlen_t g, int thread)
          * i0..i1 of R', columns before them) X_before */
         int inner = p->trans ? i0 : m - i1;
         if (inner > 0) {
-            const double *a = p->trans ? p->rt + i0 : p->r + i0 + (ptrdiff_t) i1 * m;
-            const double *xb = p->trans ? b : b + i1;
-            bochner_gemm(a, m, xb, m, nb, k, inner, tmp, nb, 0);
+            if (p->trans)   /* R'[i0..i1, 0..i0] = R[0..i0, i0..i1]', read in place */
+                bochner_gemm_tn(p->r + (ptrdiff_t) i0 * m, m, b, m, nb, k, inner, tmp, nb, 0);
+            else
+                bochner_gemm(p->r + i0 + (ptrdiff_t) i1 * m, m, b + i1, m, nb, k, inner, tmp,
+                             nb, 0);
             for (int j = 0; j < k; j++)
                 for (int i = 0; i < nb; i++) b[i0 + i + (ptrdiff_t) j * m] -= tmp[i + (ptrdiff_t) j * nb];
         }
@@ -320,12 +323,12 @@ static void trisolve_group(void *ctx, R_xlen_t g, int thread)
     }
 }
 
-void bochner_falkon_trisolve(const double *r, const double *rt, int m, double *b, int k,
-                             int trans, int nthreads)
+void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans,
+                             int nthreads)
 {
     int nth = falkon_threads(nthreads, (double) m * (double) m * (double) k / 2.0);
     if (nth > k) nth = k;
-    trisolve_job p = {r, rt, m, k, trans, nth, b,
+    trisolve_job p = {r, m, k, trans, nth, b,
                       (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double))};
     bochner_parallel_blocks(nth, nth, 1, trisolve_group, &p);
 }
@@ -527,27 +530,15 @@ SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
     return bad ? R_NilValue : A;
 }
 
-/* .Call(C_falkon_trisolve, R, Rt, B, trans, nthreads): R^-1 B (trans = 0)
- * or R'^-1 B (trans = 1) for an upper triangular R; Rt is t(R), or NULL to
- * transpose here. */
-SEXP bochner_falkon_trisolve_call(SEXP R, SEXP Rt, SEXP B, SEXP trans, SEXP nthreads)
+/* .Call(C_falkon_trisolve, R, B, trans, nthreads): R^-1 B (trans = 0) or
+ * R'^-1 B (trans = 1) for an upper triangular R. */
+SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
 {
     int m = square_arg(R, "R");
     if (!bochner_is_real_matrix(B) || nrows(B) != m) error("'B' must be a double matrix with one row per row of 'R'");
     int nth = bochner_nthreads(asInteger(nthreads)), tr = asLogical(trans) == TRUE;
-    const double *rt = NULL;
-    if (tr) {
-        if (isNull(Rt)) {
-            double *t = (double *) R_alloc((size_t) m * m, sizeof(double));
-            parallel_transpose(REAL(R), m, m, t, nth);
-            rt = t;
-        } else {
-            if (square_arg(Rt, "Rt") != m) error("'Rt' must be t(R)");
-            rt = REAL(Rt);
-        }
-    }
     SEXP X = PROTECT(duplicate(B));
-    bochner_falkon_trisolve(REAL(R), rt, m, REAL(X), ncols(B), tr, nth);
+    bochner_falkon_trisolve(REAL(R), m, REAL(X), ncols(B), tr, nth);
     UNPROTECT(1);
     return X;
 }

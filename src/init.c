@@ -47,7 +47,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("falkon_precond", bochner_falkon_precond_call, 4),
     CALLDEF("falkon_tt", bochner_falkon_tt_call, 3),
     CALLDEF("falkon_kernel_cache", bochner_falkon_kernel_cache_call, 6),
-    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 5),
+    CALLDEF("falkon_trisolve", bochner_falkon_trisolve_call, 4),
     CALLDEF("mmd_perm_gram", bochner_mmd_perm_gram_call, 4),
     CALLDEF("mmd_perm_stream", bochner_mmd_perm_stream_call, 7),
     CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),

@@ -18,10 +18,15 @@ test_that("falkon on chunks is the in-memory fit to 1e-10: coefficients and pred
   x <- as.matrix(all[1:5])
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
   cls <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
-  # tolerance: the regression path takes 8 CG iterations, the three-class
-  # one 16, over which the difference of the passes (1e-15) grows to 5e-9
+  # tolerance: the regression path takes 8 CG iterations, over which the
+  # difference of the passes (1e-15) grows to 5e-9.  The three-class fit
+  # (100 centres, 3 x 3 right-hand sides) forms H = K_nm' K_nm once
+  # (falkon_fit_squared()): the chunks' grouping of its sums (1e-16
+  # relative) enters each H z, where z = T^-1 A^-1 u cancels by the
+  # conditioning of the centres' Gram matrix, and grows to about 6e-7 over
+  # its 16 iterations
   for (case in list(list(reg, "y", all$y, "response", 1e-10),
-                    list(cls, "class", all$class, "decision", 1e-8))) {
+                    list(cls, "class", all$class, "decision", 5e-6))) {
     # the bandwidth rule, lambda and the iterations chosen on the held-out rows
     fc <- falkon(case[[1]], y = case[[2]], centers = 100, seed = 3)
     fm <- falkon(x, case[[3]], centers = 100, seed = 3)

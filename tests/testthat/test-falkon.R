@@ -51,9 +51,9 @@ test_that("the blocked triangular solves equal backsolve(), for any thread count
     R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
     B <- matrix(rnorm(m * 3), m)
     for (tr in c(FALSE, TRUE)) {
-      X <- .Call(bochner:::C_falkon_trisolve, R, if (tr) t(R), B, tr, 1L)
+      X <- .Call(bochner:::C_falkon_trisolve, R, B, tr, 1L)
       expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
-      expect_identical(.Call(bochner:::C_falkon_trisolve, R, NULL, B, tr, 2L), X)
+      expect_identical(.Call(bochner:::C_falkon_trisolve, R, B, tr, 2L), X)
     }
   }
 })
@@ -121,19 +121,23 @@ test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
   x <- matrix(rnorm(n * 2), n)
   y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(n, sd = 0.1)
   w <- rexp(n)
-  C <- x[1:25, ]
-  ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
-  lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
-  fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
-                weights = w, control = list(tol = 1e-15))
-  K <- kernel_matrix(ker, x, C)
-  Kmm <- kernel_matrix(ker, C)
-  wn <- w * n / sum(w)
-  yc <- y - sum(wn * y) / sum(wn)
-  alpha <- solve(crossprod(K, wn * K) + lambda * n * Kmm, crossprod(K, wn * yc))
-  expect_equal(drop(fit$alpha), drop(alpha), tolerance = 1e-8)
-  expect_equal(unname(fit$fitted), drop(K %*% alpha) + sum(wn * y) / sum(wn), tolerance = 1e-8)
-  expect_null(fit$validation)
+  # 25 centres: a pass per iteration; 20 (at most 2 k L 10 for k = L = 1):
+  # K_nm' W K_nm formed once (falkon_fit_squared())
+  for (m in c(25, 20)) {
+    C <- x[1:m, ]
+    ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
+    lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
+    fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
+                  weights = w, control = list(tol = 1e-15))
+    K <- kernel_matrix(ker, x, C)
+    Kmm <- kernel_matrix(ker, C)
+    wn <- w * n / sum(w)
+    yc <- y - sum(wn * y) / sum(wn)
+    alpha <- solve(crossprod(K, wn * K) + lambda * n * Kmm, crossprod(K, wn * yc))
+    expect_equal(drop(fit$alpha), drop(alpha), tolerance = 1e-8)
+    expect_equal(unname(fit$fitted), drop(K %*% alpha) + sum(wn * y) / sum(wn), tolerance = 1e-8)
+    expect_null(fit$validation)
+  }
 })
 
 test_that("with every row a centre and a small lambda it is exact kernel ridge", {
@@ -246,11 +250,34 @@ test_that("default centres grow fourfold while the held-out error falls", {
   expect_gt(fe2$centres_path$error[1], 2e-4)
   expect_gt(nrow(fe2$centres_path), 1L)
   hard <- factor(sin(3 * x2[, 1]) * cos(3 * x2[, 2]) > 0)
-  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05))
+  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05,
+                                                  grow_jump = 1))
   e <- fh$centres_path$error
   expect_gt(length(e), 2L)
   expect_true(all(-diff(e)[-(length(e) - 1)] >= 0.05))   # kept growing while it gained
   expect_lt(e[length(e) - 1] - e[length(e)], 0.05 + 0.03 * e[length(e) - 1])   # stopped
+  # a first step above grow_jump goes straight to the most centres (1581
+  # here; the next size, 128, is under half of them)
+  most <- falkon_default_centers(4000)
+  fj <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_min = 0.05, grow_jump = 0.01))
+  expect_gt(fj$centres_path$error[1], 0.01)
+  expect_equal(fj$centres_path$centers[1:2], c(32, most))
+  # ... but not when the next size (800) is over half of them
+  fn <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 200, grow_min = 0.001, grow_jump = 0.01))
+  expect_gt(fn$centres_path$error[1], 0.01)
+  expect_equal(fn$centres_path$centers[1:2], c(200, 800))
+  # grow_patience shortens every step's path but the last
+  fp <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_jump = 1, grow_patience = 1,
+                              grow_min = 1e-4))
+  fq <- falkon(x2, hard, seed = 1,
+               control = list(start_centers = 32, grow_jump = 1, grow_patience = 5,
+                              grow_min = 1e-4))
+  expect_lte(fp$centres_path$iter[1], fq$centres_path$iter[1])
+  expect_error(falkon_control(grow_patience = 0), "grow_patience")
+  expect_error(falkon_control(grow_jump = -1), "grow_jump")
 })
 
 test_that("integer case weights are repeated rows", {
