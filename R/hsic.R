@@ -15,7 +15,12 @@
 #' covariance, computed in one pass over row blocks (\eqn{O(n (D_x +
 #' D_y)^2)} time, memory independent of \eqn{n} beyond the data).
 #'
-#' **p-value.**  `null = "permutation"`: the statistic recomputed with the
+#' **p-value.**  `null = "auto"` (the default) is `"permutation"` unless the
+#' permutations would cost more than about \eqn{3 \times 10^{10}}{3e10}
+#' multiply-adds (see below: above 5000 rows at the default `D` and `B`),
+#' and `"gamma"` then, whose cost does not grow with `B`; the result's
+#' `method` says which was used.
+#' `null = "permutation"`: the statistic recomputed with the
 #' rows of `y` permuted, `B` permutations drawn one after another from R's
 #' generator; \eqn{(1 + \#\{T_b \ge T\}) / (B + 1)}{(1 + #{T_b >= T}) / (B
 #' + 1)}.  For the exact kernels, and for features when \eqn{n \le D_x D_y}{n
@@ -47,7 +52,7 @@
 #' @param method `"rff"` (the default), `"nystrom"` or `"exact"`.
 #' @param D Number of random frequencies (`"rff"`) or landmarks
 #'   (`"nystrom"`) for each variable.
-#' @param null `"permutation"` or `"gamma"`, see Details.
+#' @param null `"auto"`, `"permutation"` or `"gamma"`, see Details.
 #' @param B Number of permutations.
 #' @param seed `NULL`, or a number: the features and permutations are then
 #'   drawn from `set.seed(seed)`, leaving the user's stream as it was.
@@ -83,13 +88,13 @@ hsic_test <- function(x, ...) UseMethod("hsic_test")
 #' @export
 hsic_test.default <- function(x, y, kernel_x = NULL, kernel_y = NULL,
                               method = c("rff", "nystrom", "exact"), D = 256,
-                              null = c("permutation", "gamma"), B = 200, seed = NULL,
+                              null = c("auto", "permutation", "gamma"), B = 200, seed = NULL,
                               nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
   data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 6L, what = "the second variable")
   x <- data$x
   y <- data$y
-  o <- stat_test_options(method, null, D, B, nthreads)
+  o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE)
   kx <- stat_kernel(kernel_x, x, "kernel_x")
   ky <- stat_kernel(kernel_y, y, "kernel_y")
   with_seed(seed, hsic_run(x, y, kx, ky, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))
@@ -127,6 +132,8 @@ hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...)
   if (method == "exact") {
     if (length(list(...))) check_no_dots(...)
     check_allocation(n, n, "the Gram matrix", arg = "x")
+    if (null == "auto") null <- hsic_auto_null(n, NULL, NULL, B)
+    if (null == "gamma") B <- 0L
     Kc <- kernel_matrix(kx, x, nthreads = nthreads)
     Lc <- kernel_matrix(ky, y, nthreads = nthreads)
     mom <- hsic_gram_moments(Kc, Lc)
@@ -137,6 +144,10 @@ hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...)
   } else {
     map_x <- stat_map(x, kx, method, D, nthreads, ...)
     map_y <- stat_map(y, ky, method, D, nthreads, ...)
+    if (null == "auto") {
+      null <- hsic_auto_null(n, map_x$n_features, map_y$n_features, B)
+      if (null == "gamma") B <- 0L
+    }
     r <- hsic_features(x, y, map_x, map_y, B, nthreads)
     stat <- r$statistic
     mom <- r$moments
@@ -150,6 +161,16 @@ hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...)
              data.name, "HSIC",
              list(null_statistics = nulls, kernel_x = kx, kernel_y = ky, n = n,
                   map_x = map_x, map_y = map_y))
+}
+
+# null = "auto": permutations unless they cost more than about 2^35
+# multiply-adds (B n^2 on Gram matrices: exact kernels, or features where
+# hsic_feature_permutations() takes that route; else B n Dx Dy), where the
+# gamma approximation, which costs no more than the statistic, is used.
+hsic_auto_null <- function(n, dx, dy, B) {
+  gram <- is.null(dx) || (n <= dx * dy && n <= 5000)
+  cost <- as.double(B) * n * if (gram) n else as.double(dx) * dy
+  if (cost <= 2^35) "permutation" else "gamma"
 }
 
 # The sums of dHSIC's gamma approximation for one kernel matrix K (n x n):

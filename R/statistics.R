@@ -5,7 +5,9 @@
 
 stat_method <- function(method) check_choice(method, c("rff", "nystrom", "exact"), "method")
 
-stat_null <- function(null) check_choice(null, c("permutation", "gamma"), "null")
+stat_null <- function(null, auto = FALSE) {
+  check_choice(null, c(if (auto) "auto", "permutation", "gamma"), "null")
+}
 
 # The two data sets of a statistic as matrices: paired variables (HSIC,
 # CCA) need the same rows, two samples (MMD) the same columns; each needs
@@ -24,10 +26,10 @@ stat_data <- function(x, y, y_missing, paired, min_rows, what) {
 }
 
 # The options shared by the two tests, validated.
-stat_test_options <- function(method, null, D, B, nthreads) {
-  null <- stat_null(null)
+stat_test_options <- function(method, null, D, B, nthreads, auto = FALSE) {
+  null <- stat_null(null, auto)
   list(method = stat_method(method), null = null, D = check_count(D, "D"),
-       B = if (null == "permutation") check_count(B, "B") else 0L,
+       B = if (null != "gamma") check_count(B, "B") else 0L,
        nthreads = check_threads(nthreads))
 }
 

@@ -48,7 +48,7 @@ if ("agree" %in% steps) {
   kx <- gaussian_kernel(1)
   ky <- gaussian_kernel(2)
   h <- hsic_test(xi, yi, kx, ky, method = "exact", null = "gamma")
-  hp <- hsic_test(xi, yi, kx, ky, method = "exact", B = 1000, seed = 2)
+  hp <- hsic_test(xi, yi, kx, ky, method = "exact", null = "permutation", B = 1000, seed = 2)
   hr <- hsic_test(xi, yi, kx, ky, method = "rff", D = 1024, null = "gamma", seed = 2)
   rows[[4]] <- data.frame(quantity = "n HSIC_b (exact)", bochner = m * unname(h$statistic),
                           peer = NA, peer_name = "")
@@ -118,9 +118,9 @@ null_methods <- list(
   "mmd rff perm" = function(a, b, sd) mmd_test(a, b, D = 256, B = 200),
   "mmd rff gamma" = function(a, b, sd) mmd_test(a, b, D = 256, null = "gamma"),
   "mmd nystrom perm" = function(a, b, sd) mmd_test(a, b, method = "nystrom", D = 200, B = 200),
-  "hsic exact perm" = function(a, b, sd) hsic_test(a, b, method = "exact", B = 200),
+  "hsic exact perm" = function(a, b, sd) hsic_test(a, b, method = "exact", null = "permutation", B = 200),
   "hsic exact gamma" = function(a, b, sd) hsic_test(a, b, method = "exact", null = "gamma"),
-  "hsic rff perm" = function(a, b, sd) hsic_test(a, b, D = 256, B = 200),
+  "hsic rff perm" = function(a, b, sd) hsic_test(a, b, D = 256, null = "permutation", B = 200),
   "hsic rff gamma" = function(a, b, sd) hsic_test(a, b, D = 256, null = "gamma"),
   "hsic nystrom gamma" = function(a, b, sd) hsic_test(a, b, method = "nystrom", D = 200,
                                                       null = "gamma"))
@@ -216,8 +216,8 @@ if ("power" %in% steps) {
         c(exact = mmd_test(dd$a, dd$b, method = "exact", B = 200)$p.value,
           rff = mmd_test(dd$a, dd$b, D = 1024, B = 200)$p.value)
       } else {
-        c(exact = hsic_test(dd$a, dd$b, method = "exact", B = 200)$p.value,
-          rff = hsic_test(dd$a, dd$b, D = 1024, B = 200)$p.value)
+        c(exact = hsic_test(dd$a, dd$b, method = "exact", null = "permutation", B = 200)$p.value,
+          rff = hsic_test(dd$a, dd$b, D = 1024, null = "permutation", B = 200)$p.value)
       }
     }))
     data.frame(alternative = nm, exact = mean(p[, 1] <= 0.05), rff_D1024 = mean(p[, 2] <= 0.05),
@@ -282,6 +282,8 @@ if ("scale" %in% steps) {
         mmd_test(x, y, k, D = D, null = "gamma", seed = 1)$p.value),
     run("hsic_test(method = 'rff', null = 'gamma')",
         hsic_test(x, y, k, k, D = D, null = "gamma", seed = 1)$p.value),
+    run("hsic_test(method = 'rff') (default null: 'auto')",
+        hsic_test(x, y, k, k, D = D, seed = 1)$p.value),
     run("kernel_pca(rank = 10, retx = FALSE)",
         { kernel_pca(x, k, rank = 10, D = D, retx = FALSE, seed = 1); NA }),
     run("kernel_pca(rank = 10), scores of all rows",

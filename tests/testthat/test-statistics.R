@@ -326,3 +326,25 @@ test_that("the C entry points refuse malformed arguments without crashing", {
     expect_true(is.character(out) || is.list(out) || is.numeric(out))
   }
 })
+
+test_that("hsic_test's null = 'auto' permutes small samples and takes the gamma law where permutations cost too much", {
+  set.seed(11)
+  x <- rnorm(300)
+  y <- x^2 + rnorm(300)
+  a <- hsic_test(x, y, D = 64, seed = 3)
+  p <- hsic_test(x, y, D = 64, seed = 3, null = "permutation")
+  expect_identical(a$p.value, p$p.value)
+  expect_match(a$method, "200 permutations")
+  # B n Dx Dy above 2^35 on features: 5001 rows (past the Gram route) at D = 256
+  expect_identical(bochner:::hsic_auto_null(5001, 256, 256, 200), "gamma")
+  expect_identical(bochner:::hsic_auto_null(5000, 256, 256, 200), "permutation")
+  expect_identical(bochner:::hsic_auto_null(300, NULL, NULL, 200), "permutation")
+  expect_identical(bochner:::hsic_auto_null(14000, NULL, NULL, 200), "gamma")
+  x <- rnorm(5200)
+  y <- rnorm(5200)
+  a <- hsic_test(x, y, D = 256, seed = 3)
+  g <- hsic_test(x, y, D = 256, seed = 3, null = "gamma")
+  expect_identical(a$p.value, g$p.value)
+  expect_match(a$method, "gamma approximation")
+  expect_error(hsic_test(x, y, null = "perm2"), "null")
+})
