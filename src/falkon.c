@@ -46,13 +46,6 @@ static R_xlen_t default_block_rows(R_xlen_t n, int m)
     return b > n ? (n > 0 ? n : 1) : b;
 }
 
-/* xb (nb x d) = rows i0 .. i0 + nb - 1 of x (n x d). */
-static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, double *xb)
-{
-    for (int k = 0; k < d; k++)
-        memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
-}
-
 /* The kernel blocks k(X_b, C) of a pass over the rows of x (n x d) in
  * blocks of nb rows, with their scratch. */
 typedef struct {
@@ -77,7 +70,7 @@ static void kernel_blocks_init(kernel_blocks *p, int code, const double *par, in
 static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows)
 {
     *rows = (int) (p->n - i0 < p->nb ? p->n - i0 : p->nb);
-    copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
+    bochner_copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
     return bochner_kernel_matrix(p->code, p->par, p->npar, p->xb, *rows, p->c, p->m, p->d,
                                  p->kb, p->nthreads);
 }

@@ -30,13 +30,6 @@
 
 #define GP_ROWS 1024          /* rows per block of features */
 
-/* xb (nr x d) <- rows r0 .. r0 + nr - 1 of x (n x d) */
-static void copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t r0, int nr, double *xb)
-{
-    for (int k = 0; k < d; k++)
-        memcpy(xb + (R_xlen_t) k * nr, x + r0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nr);
-}
-
 /* zb (nr x 2D): the pair map of the block (cos and sin of each argument
  * computed together, features.c), columns scaled by amp and, with case
  * weights, rows by sw (the square roots of the weights of the block) */
@@ -73,7 +66,7 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
     memset(zy, 0, sizeof(double) * (size_t) m);
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
-        copy_rows(x, n, d, r0, nr, xb);
+        bochner_copy_rows(x, n, d, r0, nr, xb);
         block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
         for (int k = 0; k < m; k++) {
             const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
@@ -107,7 +100,7 @@ int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int
     memset(csum, 0, sizeof(double) * (size_t) m);
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
-        copy_rows(x, n, d, r0, nr, xb);
+        bochner_copy_rows(x, n, d, r0, nr, xb);
         block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
         /* pb = Z A^-1, then G = u alpha' - pb in place */
         bochner_product(zb, nr, ainv, m, nr, m, m, pb, nr, 0, 0, nthreads);

@@ -11,6 +11,7 @@
 #include "bochner.h"
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -38,4 +39,12 @@ SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol)
     bochner_advise_huge_pages(REAL(z), (size_t) XLENGTH(z) * sizeof(double));
     UNPROTECT(1);
     return z;
+}
+
+/* A block of rows as its own column-major matrix, so that the blocked
+ * passes (falkon.c, gp.c) work on contiguous columns. */
+void bochner_copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, double *xb)
+{
+    for (int k = 0; k < d; k++)
+        memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
 }
