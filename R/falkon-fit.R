@@ -118,7 +118,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
         path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
         if (e < best$error) {
           best <<- list(error = e, iter = t, lambda = lambdas[g],
-                        alpha = alpha[, cols, drop = FALSE])
+                        alpha = alpha[, cols, drop = FALSE], valid_scores = fg)
         }
       }
       identical(iter, "auto") && t - best$iter >= control$patience
@@ -132,7 +132,8 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
                  lambda = lambdas[1L], error = NA_real_)
   }
   list(alpha = best$alpha, offset = offset, prep = prep, lambda = best$lambda,
-       iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error)
+       iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error,
+       valid_scores = best$valid_scores)
 }
 
 # The number of centres grown until the held-out error stops improving:
@@ -253,7 +254,7 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
                  check.margin = FALSE)
       e <- falkon_logloss(f, Yv, val$w)
       path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
-      if (e < best$error) best <<- list(error = e, step = t, alpha = alpha)
+      if (e < best$error) best <<- list(error = e, step = t, alpha = alpha, valid_scores = f)
       t - best$step >= 2L
     }
   }
@@ -265,5 +266,24 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
     steps <- best$step
   }
   list(alpha = alpha, offset = tg$offset, prep = prep, lambda = schedule[steps],
-       iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr)
+       iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr,
+       valid_scores = best$valid_scores)
+}
+
+# The scores offset + K alpha of all n rows, in their order, from what the
+# fit already holds: the training rows' cached K_nm (rows$predict reads it
+# when it belongs to the fit's centres) and the held-out rows' scores of
+# the kept point of the path; NULL when those are missing (the caller then
+# evaluates the kernel).  The fitted values cost one product instead of a
+# kernel evaluation over all rows.
+falkon_fit_scores <- function(res, rows, split, n) {
+  nv <- length(split$valid)
+  if (nv && is.null(res$valid_scores)) return(NULL)
+  ft <- rows$predict(res$prep, res$alpha)
+  ft <- ft + rep(res$offset, each = nrow(ft))
+  if (!nv) return(ft)
+  f <- matrix(0, n, ncol(ft))
+  f[split$train, ] <- ft
+  f[split$valid, ] <- res$valid_scores
+  f
 }

@@ -17,9 +17,10 @@ falkon_prob <- function(object, f) {
   p
 }
 
-# The fitted values (regression) or classes of scaled rows.
-falkon_fitted_values <- function(object, xs, nthreads) {
-  f <- falkon_scores(object, xs, nthreads)
+# The fitted values (regression) or classes of scaled rows, from their
+# scores when the fit gives them (falkon_fit_scores()).
+falkon_fitted_values <- function(object, xs, nthreads, scores = NULL) {
+  f <- if (is.null(scores)) falkon_scores(object, xs, nthreads) else scores
   if (object$type == "regression") return(drop(f))
   if (ncol(f) == 1L) {
     return(factor(object$levels[1L + (f[, 1L] > 0)], levels = object$levels))

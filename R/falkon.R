@@ -198,19 +198,21 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
         dimnames(cm) <- NULL
         cm
       }
-      falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda, iter,
-                         control, nthreads)
+      res <- falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda,
+                                iter, control, nthreads)
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
       falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
       prep <- falkon_prepare(resolved, centres, nthreads)
       fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
-      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
+      res <- fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
     }
+    res$scores <- falkon_fit_scores(res, rows, split, n)
+    res
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
-  fit$fitted <- falkon_fitted_values(fit, xs, nthreads)
+  fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
   names(fit$fitted) <- rownames(x)
   if (resp$type == "regression") {
     res <- resp$y - fit$fitted

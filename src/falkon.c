@@ -259,24 +259,46 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
  * not depend on the thread count. */
 #define SOLVE_NB 96
 
+/* The diagonal block's substitution.  With R' it is a chain of dependent
+ * subtractions per column (latency bound), so DIAG_COLS columns go
+ * together, interleaved in a buffer, each column's sum in its own order
+ * (the same numbers as one column at a time). */
+#define DIAG_COLS 8
 static void diagonal_solve(const double *r, int m, int i0, int nb, double *x, int k, int trans)
 {
+    if (trans) {
+        double buf[SOLVE_NB * DIAG_COLS];
+        for (int g0 = 0; g0 < k; g0 += DIAG_COLS) {
+            int nc = k - g0 < DIAG_COLS ? k - g0 : DIAG_COLS;
+            for (int c = 0; c < DIAG_COLS; c++) {
+                const double *xj = x + (ptrdiff_t) (g0 + (c < nc ? c : 0)) * m + i0;
+                for (int i = 0; i < nb; i++) buf[i * DIAG_COLS + c] = xj[i];
+            }
+            for (int i = 0; i < nb; i++) {
+                const double *ri = r + (ptrdiff_t) (i0 + i) * m + i0;
+                double s[DIAG_COLS];
+                for (int c = 0; c < DIAG_COLS; c++) s[c] = buf[i * DIAG_COLS + c];
+                for (int l = 0; l < i; l++) {
+                    double rl = ri[l];
+                    const double *bl = buf + l * DIAG_COLS;
+                    for (int c = 0; c < DIAG_COLS; c++) s[c] -= rl * bl[c];
+                }
+                for (int c = 0; c < DIAG_COLS; c++) buf[i * DIAG_COLS + c] = s[c] / ri[i];
+            }
+            for (int c = 0; c < nc; c++) {
+                double *xj = x + (ptrdiff_t) (g0 + c) * m + i0;
+                for (int i = 0; i < nb; i++) xj[i] = buf[i * DIAG_COLS + c];
+            }
+        }
+        return;
+    }
     for (int j = 0; j < k; j++) {
         double *xj = x + (ptrdiff_t) j * m;
-        if (trans) {
-            for (int i = i0; i < i0 + nb; i++) {
-                const double *ri = r + (ptrdiff_t) i * m;
-                double s = xj[i];
-                for (int l = i0; l < i; l++) s -= ri[l] * xj[l];
-                xj[i] = s / ri[i];
-            }
-        } else {
-            for (int i = i0 + nb - 1; i >= i0; i--) {
-                const double *ri = r + (ptrdiff_t) i * m;
-                double xi = xj[i] / ri[i];
-                xj[i] = xi;
-                for (int l = i0; l < i; l++) xj[l] -= ri[l] * xi;
-            }
+        for (int i = i0 + nb - 1; i >= i0; i--) {
+            const double *ri = r + (ptrdiff_t) i * m;
+            double xi = xj[i] / ri[i];
+            xj[i] = xi;
+            for (int l = i0; l < i; l++) xj[l] -= ri[l] * xi;
         }
     }
 }
