@@ -72,7 +72,8 @@
 #' improvement instead of `patience`.  Easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
 #' as `centres_path`).  The passes hold \eqn{K_{nm}} in memory between
-#' iterations when it fits `control$cache_bytes` (1 GB).  The logistic
+#' iterations when it fits `control$cache_bytes` (4 GB) and a quarter of the
+#' memory available.  The logistic
 #' loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
 #' bandwidth rule on the standardised inputs, as in [rff_svm()].  See
@@ -268,7 +269,7 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @export
 falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
-                           tol = 1e-10, block_rows = 0, cache_bytes = 1e9,
+                           tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
                            grow_jump = 0.05, grow_patience = 3) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
@@ -308,28 +309,38 @@ falkon_control_list <- function(control) {
 #' Default number of FALKON centres
 #'
 #' The most centres [falkon()] uses by default:
-#' \eqn{\min(n, 5000, \max(200, \min(25 \sqrt n, \max(1000, 6 \cdot
-#' 10^7 / n))))}.  FALKON's theory asks for \eqn{m} of order \eqn{\sqrt n}
-#' (times a log factor) for the optimal rate; the budget of about
-#' \eqn{6 \cdot 10^7} kernel evaluations per pass over the data (but never
-#' fewer than 1000 centres) keeps each conjugate-gradient iteration at a few
-#' seconds for large \eqn{n}, and the cap of 5000 keeps the \eqn{m \times
-#' m} factors at a few hundred megabytes and their \eqn{O(m^3)}
-#' factorisations at seconds.  With the default `centers`, [falkon()] grows
-#' the number of centres up to this one only while the held-out error falls.
-#' On `bench/falkon-defaults.R`'s sets, 25 \eqn{\sqrt n} centres gained 1.8
-#' points over half as many on Letter (13 333 rows), while on Shuttle
-#' (38 667 rows) 4096 centres cost 23 times kernlab's time for 0.03 points
-#' over 1552 centres, hence the budget.  Give `centers` to go beyond.
+#' \eqn{\min(n, 5000, \max(200, \min(25 \sqrt n, \max(1000, 4 \cdot
+#' 10^8 / n))))}.  FALKON's theory asks for \eqn{m} of order \eqn{\sqrt n}
+#' (times a log factor) for the optimal rate.  The budget of
+#' \eqn{4 \cdot 10^8} entries of \eqn{K_{nm}} (but never fewer than 1000
+#' centres) is what [falkon()] holds in memory between passes by default
+#' (3.2 GB, within `falkon_control()$cache_bytes`): up to it, the kernel is
+#' evaluated once (a few seconds) and every conjugate-gradient iteration is
+#' two products on the cached block; beyond it (large \eqn{n}) each pass
+#' evaluates the kernel again and 1000 centres keep a pass at seconds.  The
+#' cap of 5000 keeps the \eqn{m \times m} factors at a few hundred
+#' megabytes and their \eqn{O(m^3)} factorisations at seconds.  With the
+#' default `centers`, [falkon()] grows the number of centres up to this one
+#' only while the held-out error falls.  On `bench/falkon-defaults.R`'s
+#' sets, 25 \eqn{\sqrt n} centres gained 1.8 points over half as many on
+#' Letter (13 333 rows); on a noisy 10^5-row problem 4000 centres gained
+#' 2.6 points over the 1000 of the budget this rule replaces (\eqn{6 \cdot
+#' 10^7 / n}, set when every pass evaluated the kernel).  See
+#' `bench/falkon-defaults.md`.  Give `centers` to go beyond.
 #' @param n Number of training rows, a whole number.
 #' @return A whole number.
 #' @examples
-#' sapply(c(100, 1e4, 4e4, 1e6), falkon_default_centers)
+#' sapply(c(100, 1e4, 4e4, 1e5, 1e6), falkon_default_centers)
 #' @export
 falkon_default_centers <- function(n) {
   n <- check_count(n, "n")
-  as.integer(min(n, 5000, max(200, min(round(25 * sqrt(n)), max(1000, round(6e7 / n))))))
+  as.integer(min(n, 5000, max(200, min(round(25 * sqrt(n)),
+                                       max(1000, floor(falkon_kernel_budget / n))))))
 }
+
+# Entries of K_nm the default centres may make (falkon_default_centers()):
+# as doubles, 3.2 GB, which the default cache_bytes holds.
+falkon_kernel_budget <- 4e8
 
 falkon_check_lambda <- function(lambda) {
   if (identical(lambda, "auto")) return(lambda)

@@ -47,15 +47,46 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
 
 test_that("the blocked triangular solves equal backsolve(), for any thread count", {
   set.seed(12)
-  for (m in c(1, 7, 250)) {
+  for (m in c(1, 7, 250)) for (k in c(3, 11)) {   # 11: a group of 8 columns and one of 3
     R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
-    B <- matrix(rnorm(m * 3), m)
+    B <- matrix(rnorm(m * k), m)
     for (tr in c(FALSE, TRUE)) {
       X <- .Call(bochner:::C_falkon_trisolve, R, B, tr, 1L)
       expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
       expect_identical(.Call(bochner:::C_falkon_trisolve, R, B, tr, 2L), X)
     }
   }
+})
+
+test_that("the Cholesky factor equals chol(), the same for any thread count", {
+  set.seed(13)
+  for (m in c(5, 395)) {   # 395: panels of 192, column groups of 8 and a remainder of 3
+    A <- crossprod(matrix(rnorm((m + 3) * m), m + 3))
+    R <- .Call(bochner:::C_falkon_cholesky, A, 0.25, 1L)
+    ref <- chol(A + diag(0.25, m))
+    expect_lt(max(abs(R - ref)) / max(abs(ref)), 1e-12)
+    expect_identical(.Call(bochner:::C_falkon_cholesky, A, 0.25, 2L), R)
+  }
+  expect_null(.Call(bochner:::C_falkon_cholesky, -diag(3), 0, 1L))
+})
+
+test_that("the fitted values, taken from the cached kernel block, equal predict()", {
+  set.seed(14)
+  x <- matrix(rnorm(1200), 600)
+  y <- sin(2 * x[, 1]) + x[, 2] + rnorm(600, sd = 0.2)
+  cls <- factor(ifelse(y > 0.3, "u", "v"))
+  for (cache in c(4e9, 0)) {   # cached K_nm, and each pass evaluating the kernel
+    ctl <- list(cache_bytes = cache)
+    fr <- falkon(x, y, seed = 1, control = ctl)
+    expect_equal(unname(fitted(fr)), unname(predict(fr, x)), tolerance = 1e-10)
+    fc <- falkon(x, cls, seed = 1, control = ctl)
+    expect_identical(unname(fitted(fc)), unname(predict(fc, x)))
+    fl <- falkon(x, cls, loss = "logistic", centers = 50, seed = 1, control = ctl)
+    expect_identical(unname(fitted(fl)), unname(predict(fl, x)))
+  }
+  # without a held-out slice (lambda and iter given)
+  f1 <- falkon(x, y, centers = 40, lambda = 1e-4, iter = 10, seed = 1)
+  expect_equal(unname(fitted(f1)), unname(predict(f1, x)), tolerance = 1e-10)
 })
 
 test_that("the pass is identical for any thread count, block size and chunking", {
