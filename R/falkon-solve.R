@@ -110,10 +110,11 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   alpha <- matrix(0, nrow(b), ncol(b))
   k_alpha <- 0
   r <- b
-  if (!is.null(alpha0)) {   # warm start: beta0 = A T alpha0
-    beta0 <- by_group(.Call(C_matprod, prep$T, alpha0, nthreads),
-                      function(u, g) .Call(C_matprod, As[[g]]$R, u, nthreads))
-    r <- b - bhb(beta0)$value
+  if (!is.null(alpha0)) {
+    # warm start at beta0 = A T alpha0: r = b - BHB beta0, where A^-1 beta0
+    # = T alpha0 and T^-1 A^-1 beta0 = alpha0 (no products with A, no solves)
+    v0 <- .Call(C_matprod, prep$T, alpha0, nthreads)
+    r <- b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
     alpha <- alpha0
   }
   p <- r
