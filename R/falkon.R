@@ -53,7 +53,7 @@
 #' `control$lambdas` (all solved in the same passes over the data) and the
 #' number of iterations along the CG path (the held-out error costs only
 #' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops
-#' `control$patience` iterations after its best point): the fit kept is the
+#' `control$patience` (3) iterations after its best point): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  With the default `centers` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
@@ -267,7 +267,7 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @examples
 #' falkon_control(max_iter = 50)
 #' @export
-falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 5,
+falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 3,
                            validation = 0.1, max_validation = 2000, newton_steps = 2,
                            tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,

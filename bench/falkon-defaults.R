@@ -50,7 +50,9 @@ sets <- list(
 configs <- list(
   default = list(),
   one_thread = list(nthreads = 1),
-  logistic = list(loss = "logistic")
+  logistic = list(loss = "logistic"),
+  # one thread, the last growth step's patience 3 instead of 5 (section 8)
+  patience3 = list(nthreads = 1, control = list(patience = 3))
 )
 
 timed <- function(expr) {

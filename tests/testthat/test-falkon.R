@@ -305,7 +305,7 @@ test_that("default centres grow fourfold while the held-out error falls", {
                               grow_min = 1e-4))
   fq <- falkon(x2, hard, seed = 1,
                control = list(start_centers = 32, grow_jump = 1, grow_patience = 5,
-                              grow_min = 1e-4))
+                              patience = 5, grow_min = 1e-4))
   expect_lte(fp$centres_path$iter[1], fq$centres_path$iter[1])
   expect_error(falkon_control(grow_patience = 0), "grow_patience")
   expect_error(falkon_control(grow_jump = -1), "grow_jump")
