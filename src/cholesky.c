@@ -48,7 +48,7 @@ typedef struct {
  * column's substitution is a chain of dependent subtractions (latency
  * bound: about a quarter of the machine's add rate), so SOLVE_COLS columns
  * go together, interleaved in a small buffer: their chains run side by side
- * (and vectorise across the columns) while each column's sum keeps its
+ * (the compiler may also vectorise across them) while each column's sum keeps its
  * order, so the result is the same number as one column at a time. */
 #define SOLVE_COLS 8
 static void solve_block(void *ctx, R_xlen_t blk, int thread)
