@@ -239,6 +239,23 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     over_rows(l, p->n, 2.0 * l->D, vector_dist_block);
 }
 
+/* Squared distances (direct, as lloyd_point_dist) of the rows of Z (m x D)
+ * to the vector v (D values), into out: the distances greedy k-means++
+ * uses, for a block of rows of data held in chunks. */
+void bochner_kmeans_point_distances(const double *Z, R_xlen_t m, int D, const double *v,
+                                    double *out, int nthreads)
+{
+    lloyd_problem l;
+    memset(&l, 0, sizeof(l));
+    l.base.n = m;
+    l.base.nthreads = nthreads;
+    l.Z = Z;
+    l.D = D;
+    l.v = (double *) v;
+    l.out = out;
+    over_rows(&l, m, 2.0 * D, vector_dist_block);
+}
+
 /* k-means|| (kmeans.h): distances of a row block to the m points by one
  * product, as the assignment step does with centroids. */
 static void nearest_block(void *ctx, R_xlen_t blk, int thread)
