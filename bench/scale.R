@@ -188,13 +188,15 @@ if (identical(mode, "svm")) {
 }
 
 if (identical(mode, "kmeans")) {
-  # Chunked kernel_kmeans() against the in-memory fit on the same feature
-  # map, from the same seed: the data of 'gen' (standard normal, d = 20),
-  # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
-  # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
-  # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
-  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks, then
-  # Hartigan-Wong passes chunk after chunk), and with algorithm = "Lloyd".
+  # Chunked kernel_kmeans() against the in-memory fit from the same seed:
+  # the data of 'gen' (standard normal, d = 20), SCALE_KM_ROWS rows (1e5;
+  # recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the 'chunks'
+  # step's settings); rff and Nystrom features.  Both fits have their
+  # defaults (below 1e5 rows: 10 starts of greedy k-means++, Lloyd,
+  # Hartigan-Wong; the chunked fit replays them over the chunks), and the
+  # same with algorithm = "Lloyd".  rff: the in-memory fit draws the same
+  # map from the same seed; Nystrom: the chunked fit's landmarks (rows of
+  # its survey's sample), given to both fits as 'map'.
   nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
   K <- 4L
   kdir <- tempfile("km-chunks")
@@ -206,26 +208,39 @@ if (identical(mode, "kmeans")) {
     saveRDS(as.data.frame(x), km_files[i], compress = FALSE)
   }
   x <- as.matrix(do.call(rbind, lapply(km_files, readRDS)))
+  same_partition <- function(a, b) {
+    tab <- table(a, b) > 0
+    all(rowSums(tab) == 1L) && all(colSums(tab) == 1L)
+  }
   for (method in c("rff", "nystrom")) {
-    t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
-                                            method = method, D = 256, seed = 1,
-                                            nthreads = 2))[["elapsed"]]
-    t_chl <- system.time(chl <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
-                                              method = method, D = 256, seed = 1,
-                                              algorithm = "Lloyd", nthreads = 2))[["elapsed"]]
-    t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
-                                              nthreads = 2))[["elapsed"]]
-    # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
-    lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
-                           algorithm = "Lloyd")
-    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
-                       "passes, %d moves), objective %.6g (Lloyd only: %.1f s, %.6g); ",
-                       "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
-                       "chunks / memory - 1 = %+.5f (Lloyd only, both: %+.5f)\n"),
-                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$moves,
-                ch$tot.withinss, t_chl, chl$tot.withinss, t_mem, mem$tot.withinss,
-                lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
-                chl$tot.withinss / lloyd$tot.withinss - 1))
+    map <- if (method == "nystrom") {
+      suppressWarnings(kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                     method = method, D = 256, seed = 1, nthreads = 2,
+                                     iter.max = 1, nstart = 1, algorithm = "Lloyd"))$map
+      # (only its landmarks are used)
+    }
+    for (algorithm in c("Hartigan-Wong", "Lloyd")) {
+      t_ch <- system.time(ch <- suppressWarnings(
+        kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4), method = method, D = 256,
+                      seed = 1, map = map, algorithm = algorithm, nthreads = 2)))[["elapsed"]]
+      t_mem <- system.time(mem <- if (is.null(map)) {
+        kernel_kmeans(x, 10, gaussian_kernel(4), method = "rff", D = 256, seed = 1,
+                      algorithm = algorithm, nthreads = 2)
+      } else {
+        kernel_kmeans(x, 10, method = "rff", map = map, seed = 1, algorithm = algorithm,
+                      nthreads = 2)
+      })[["elapsed"]]
+      cl <- unlist(predict(ch, data_chunks(km_files)))
+      cat(sprintf(paste0("%s, %s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
+                         "passes, %d moves), objective %.10g; in memory %.1f s, objective ",
+                         "%.10g; chunks / memory - 1 = %+.2e; starts: max relative ",
+                         "difference %.2e; same partition: %s\n"),
+                  method, algorithm, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L,
+                  ch$moves, ch$tot.withinss, t_mem, mem$tot.withinss,
+                  ch$tot.withinss / mem$tot.withinss - 1,
+                  max(abs(ch$start_objectives / mem$start_objectives - 1)),
+                  same_partition(cl, mem$cluster)))
+    }
   }
   unlink(kdir, recursive = TRUE)
 }
