@@ -13,7 +13,7 @@
 replay_fit <- function(x, sv, map, k, nstart, iter.max, hartigan, nthreads, what) {
   seeds <- replay_plus_plus(x, sv, map, k, nstart, nthreads, what)
   runs <- chunked_lloyd(x, map, seeds, iter.max, sv$names, nthreads, what)
-  if (hartigan) runs <- chunked_hartigan_starts(x, map, runs, sv, iter.max, nthreads, what)
+  if (hartigan) runs <- chunked_hartigan(x, map, runs, sv, iter.max, nthreads, what)
   obj <- vapply(runs, `[[`, numeric(1), "tot.withinss")
   run <- runs[[which.min(obj)]]   # the first of equal objectives, as in memory
   run$start_objectives <- obj
@@ -140,7 +140,3 @@ replay_pot_task <- function(raw, i, names, map, seeds, trials, nthreads) {
   Reduce(function(a, b) Map(`+`, a, b), parts)
 }
 
-# Hartigan-Wong passes (chunked_hartigan) for each start's Lloyd run.
-chunked_hartigan_starts <- function(x, map, runs, sv, iter.max, nthreads, what) {
-  lapply(runs, function(run) chunked_hartigan(x, map, run, sv, iter.max, nthreads, what))
-}

@@ -67,7 +67,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
       run <- chunked_lloyd(x, map, list(seeded$centers), iter.max, sv$names, nthreads,
                            what)[[1L]]
       if (algorithm == "Hartigan-Wong") {
-        run <- chunked_hartigan(x, map, run, sv, iter.max, nthreads, what)
+        run <- chunked_hartigan(x, map, list(run), sv, iter.max, nthreads, what)[[1L]]
       }
       run$start_objectives <- seeded$start_objectives
     }
@@ -305,91 +305,6 @@ lloyd_advance <- function(s, acc, iter.max) {
   }
   s$t <- s$t + 1L
   s
-}
-
-# Hartigan-Wong passes over the chunks from Lloyd's partition, as in memory
-# (src/kmeans.c, km_run): each pass visits the chunks in order, one at a
-# time, and each chunk's feature blocks in order, through the in-memory pass
-# (C_kmeans_hartigan_block) with the partition's sums, counts and live sets
-# carried from block to block; passes stop when one makes no move (at most
-# iter.max), and the sums are then recomputed from the rows.  The clusters of
-# the rows are kept here between passes (one integer per row).  Lloyd's
-# partition is every row at its nearest centre: what a converged Lloyd left
-# (else one more pass makes it).
-chunked_hartigan <- function(x, map, run, sv, iter.max, nthreads, what) {
-  if (!run$nearest) {
-    acc <- chunks_apply(x, lloyd_chunk_task, list(names = sv$names, map = map,
-                                                  centers = list(run$centers),
-                                                  nthreads = nthreads),
-                        what, combine = lloyd_combine_starts)[[1L]]
-    if (any(acc$counts == 0)) return(c(run, list(moves = 0L)))
-    run[c("sums", "counts", "s2")] <- acc[c("sums", "counts", "s2")]
-  }
-  state <- list(sums = run$sums, counts = as.double(run$counts),
-                last = rep(as.double(sv$n), nrow(run$sums)))
-  first <- cumsum(c(0, sv$rows))
-  clusters <- vector("list", length(x))
-  moves <- 0L
-  passes <- 0L
-  while (passes < iter.max) {
-    pass_moves <- 0L
-    fresh <- list(sums = 0, s2 = 0)
-    for (c in seq_len(length(x))) {
-      got <- chunks_apply(x, hartigan_chunk_task,
-                          list(names = sv$names, map = map, state = state,
-                               centers = if (is.null(clusters[[c]])) run$centers,
-                               cluster = clusters[[c]], base = (passes + 1) * sv$n + first[c],
-                               window = sv$n, nthreads = nthreads), what, which = c)[[1L]]
-      clusters[[c]] <- got$cluster
-      state <- got$state
-      pass_moves <- pass_moves + got$moves
-      fresh$sums <- fresh$sums + got$sums
-      fresh$s2 <- fresh$s2 + got$s2
-    }
-    if (pass_moves == 0L) break
-    passes <- passes + 1L
-    moves <- moves + pass_moves
-    # the objective after the pass, from the sums of its rows (no drift
-    # from the updates)
-    C <- fresh$sums / state$counts
-    run$trace <- c(run$trace, sum(pmax(0, fresh$s2 - state$counts * rowSums(C^2))))
-    state$sums <- fresh$sums
-  }
-  if (passes > 0L) {
-    C <- fresh$sums / state$counts
-    withinss <- pmax(0, fresh$s2 - state$counts * rowSums(C^2))
-    run$trace[length(run$trace)] <- sum(withinss)
-    dimnames(C) <- list(seq_len(nrow(C)), NULL)
-    run[c("size", "withinss", "tot.withinss", "centers")] <-
-      list(as.integer(state$counts), withinss, sum(withinss), C)
-  }
-  run$moves <- moves
-  run
-}
-
-# A chunk's part of a Hartigan-Wong pass: its feature blocks in order, each
-# through the in-memory pass with the state carried; the clusters of its
-# rows (the nearest 'centers' on the first visit), the state after it, its
-# moves and its per-cluster sums of z and ||z||^2 under its final clusters.
-hartigan_chunk_task <- function(raw, i, names, map, state, centers, cluster, base, window,
-                                nthreads) {
-  x <- chunk_xy(raw, NULL, names)$x
-  blocks <- row_blocks(nrow(x), rff_block_rows(nrow(x), map$n_features))
-  out <- list(cluster = integer(nrow(x)), moves = 0L, sums = 0, s2 = 0)
-  for (idx in blocks) {
-    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    cl <- if (is.null(cluster)) .Call(C_kmeans_block, Z, centers, NULL, NULL, 0L, nthreads)$cluster
-          else cluster[idx]
-    h <- .Call(C_kmeans_hartigan_block, Z, cl, state$sums, state$counts, state$last,
-               base + idx[1L] - 1, window, nthreads)
-    state <- list(sums = h$sums, counts = h$counts, last = h$last)
-    out$cluster[idx] <- h$cluster
-    out$moves <- out$moves + h$moves
-    out$sums <- out$sums + h$block_sums
-    out$s2 <- out$s2 + h$block_s2
-  }
-  out$state <- state
-  out
 }
 
 lloyd_fix_empty <- function(acc) {
