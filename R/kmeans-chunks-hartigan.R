@@ -8,12 +8,14 @@
 # carried from block to block; a start stops when a pass makes no move (at
 # most iter.max passes), and its sums are then recomputed from the rows.
 # The clusters of the rows are kept here between passes (one integer per
-# row and start).  Lloyd's partition is every row at its nearest centre:
-# what a converged Lloyd left (else one more pass makes it).
+# row and start).  The passes start, as in memory, from Lloyd's last
+# partition: every row at its nearest of the centres Lloyd's last pass
+# assigned to ('assigned'; if an empty cluster took a row in that pass,
+# one more pass makes a partition of rows at their nearest centres).
 chunked_hartigan <- function(x, map, runs, sv, iter.max, nthreads, what) {
   S <- length(runs)
   active <- rep(TRUE, S)
-  far <- which(!vapply(runs, `[[`, logical(1), "nearest"))
+  far <- which(vapply(runs, function(r) is.null(r$assigned), logical(1)))
   if (length(far)) {
     accs <- chunks_apply(x, lloyd_chunk_task,
                          list(names = sv$names, map = map,
@@ -24,6 +26,7 @@ chunked_hartigan <- function(x, map, runs, sv, iter.max, nthreads, what) {
         active[far[j]] <- FALSE
       } else {
         runs[[far[j]]][c("sums", "counts", "s2")] <- accs[[j]][c("sums", "counts", "s2")]
+        runs[[far[j]]]$assigned <- runs[[far[j]]]$centers
       }
     }
   }
@@ -43,7 +46,7 @@ chunked_hartigan <- function(x, map, runs, sv, iter.max, nthreads, what) {
     for (c in seq_len(length(x))) {
       got <- chunks_apply(x, hartigan_chunk_task,
                           list(names = sv$names, map = map, state = state[act],
-                               centers = if (!visited) lapply(runs[act], `[[`, "centers"),
+                               centers = if (!visited) lapply(runs[act], `[[`, "assigned"),
                                cluster = clusters[[c]][act],
                                base = (passes[act] + 1) * sv$n + first[c], window = sv$n,
                                nthreads = nthreads), what, which = c)[[1L]]

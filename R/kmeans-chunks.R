@@ -282,7 +282,8 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
     list(size = as.integer(acc$counts), withinss = s$withinss,
          tot.withinss = sum(s$withinss), totss = totss, iter = s$t, converged = s$converged,
          trace = s$trace, reseeded = s$reseeded, centers = s$Cnew, sums = acc$sums,
-         counts = acc$counts, s2 = acc$s2, nearest = s$converged)
+         counts = acc$counts, s2 = acc$s2,
+         assigned = if (s$fixed == 0L) s$assigned)
   })
 }
 
@@ -290,6 +291,10 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
 lloyd_advance <- function(s, acc, iter.max) {
   fix <- lloyd_fix_empty(acc)
   s$reseeded <- s$reseeded + fix$reseeded
+  # the centres this pass assigned to: the rows' nearest of them are the
+  # partition of the sums (unless an empty cluster took a row)
+  s$assigned <- s$C
+  s$fixed <- fix$reseeded
   s$acc <- acc <- fix$acc
   s$Cnew <- acc$sums / acc$counts
   s$withinss <- pmax(0, acc$s2 - acc$counts * rowSums(s$Cnew^2))
