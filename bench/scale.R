@@ -198,6 +198,8 @@ if (identical(mode, "kmeans")) {
   # map from the same seed; Nystrom: the chunked fit's landmarks (rows of
   # its survey's sample), given to both fits as 'map'.
   nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
+  kth <- as.integer(Sys.getenv("SCALE_KM_THREADS", "2"))
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
   K <- 4L
   kdir <- tempfile("km-chunks")
   dir.create(kdir)
@@ -215,31 +217,32 @@ if (identical(mode, "kmeans")) {
   for (method in c("rff", "nystrom")) {
     map <- if (method == "nystrom") {
       suppressWarnings(kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
-                                     method = method, D = 256, seed = 1, nthreads = 2,
+                                     method = method, D = 256, seed = 1, nthreads = kth,
                                      iter.max = 1, nstart = 1, algorithm = "Lloyd"))$map
       # (only its landmarks are used)
     }
     for (algorithm in c("Hartigan-Wong", "Lloyd")) {
       t_ch <- system.time(ch <- suppressWarnings(
         kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4), method = method, D = 256,
-                      seed = 1, map = map, algorithm = algorithm, nthreads = 2)))[["elapsed"]]
+                      seed = 1, map = map, algorithm = algorithm, nthreads = kth)))
       t_mem <- system.time(mem <- if (is.null(map)) {
         kernel_kmeans(x, 10, gaussian_kernel(4), method = "rff", D = 256, seed = 1,
-                      algorithm = algorithm, nthreads = 2)
+                      algorithm = algorithm, nthreads = kth)
       } else {
         kernel_kmeans(x, 10, method = "rff", map = map, seed = 1, algorithm = algorithm,
-                      nthreads = 2)
-      })[["elapsed"]]
+                      nthreads = kth)
+      })
       cl <- unlist(predict(ch, data_chunks(km_files)))
-      cat(sprintf(paste0("%s, %s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
-                         "passes, %d moves), objective %.10g; in memory %.1f s, objective ",
-                         "%.10g; chunks / memory - 1 = %+.2e; starts: max relative ",
-                         "difference %.2e; same partition: %s\n"),
-                  method, algorithm, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L,
-                  ch$moves, ch$tot.withinss, t_mem, mem$tot.withinss,
+      cat(sprintf(paste0("%s, %s, %d rows, %d thread(s): chunks %.1f s (CPU %.1f s; %d Lloyd ",
+                         "passes, %d Hartigan-Wong passes, %d moves), objective %.10g; in ",
+                         "memory %.1f s (CPU %.1f s), objective %.10g; chunks / memory - 1 = ",
+                         "%+.2e; starts: max relative difference %.2e; same partition: %s\n"),
+                  method, algorithm, nkm, kth, t_ch[["elapsed"]], cpu(t_ch), ch$iter,
+                  length(ch$trace) - ch$iter - 1L, ch$moves, ch$tot.withinss,
+                  t_mem[["elapsed"]], cpu(t_mem), mem$tot.withinss,
                   ch$tot.withinss / mem$tot.withinss - 1,
                   max(abs(ch$start_objectives / mem$start_objectives - 1)),
-                  same_partition(cl, mem$cluster)))
+                  same_partition(cl, predict(mem, x))))
     }
   }
   unlink(kdir, recursive = TRUE)
