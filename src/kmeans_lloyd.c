@@ -675,16 +675,18 @@ int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, in
         }
         zs[j] = t;
     }
+    /* ||z_i||^2 column by column (contiguous), each summed over j in order */
+    double *q = (double *) R_alloc((size_t) m, sizeof(double));
+    memset(q, 0, sizeof(double) * (size_t) m);
+    for (int j = 0; j < D; j++) {
+        const double *zj = Z + (R_xlen_t) j * m;
+        for (R_xlen_t i = 0; i < m; i++) q[i] += zj[i] * zj[i];
+    }
     double tot = 0.0;
     for (R_xlen_t i = 0; i < m; i++) {
-        double q = 0.0;
-        for (int j = 0; j < D; j++) {
-            double v = Z[i + (R_xlen_t) j * m];
-            q += v * v;
-        }
         co[cl[i]] += km_w(w, i);
-        s2[cl[i]] += km_w(w, i) * q;
-        tot += km_w(w, i) * q;
+        s2[cl[i]] += km_w(w, i) * q[i];
+        tot += km_w(w, i) * q[i];
     }
     *zz = tot;
     if (nf > 0) {
