@@ -73,7 +73,8 @@ if (identical(mode, "chunks")) {
     if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
     tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
                                           seed = 1, iter.max = km_iter, rounds = 2,
-                                          algorithm = "Lloyd", nthreads = 1))[["elapsed"]]
+                                          seeding = "kmeans||", algorithm = "Lloyd",
+                                          nthreads = 1))[["elapsed"]]
     s2 <- worker_stats(w)
     cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
     passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
