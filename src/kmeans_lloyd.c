@@ -563,10 +563,9 @@ static void centre_distances_block(void *ctx, R_xlen_t blk, int thread)
 }
 
 /* Squared distances (m x k, into out) of the rows of Z (m x D) to the
- * centroids C (k x D). */
-void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
-                                     const double *C, int k, double *out,
-                                     int nthreads)
+ * centroids C (k x D); returns the rows' squared norms (m, R_alloc'ed). */
+static const double *centre_distances(const double *Z, R_xlen_t m, int D, const double *C,
+                                      int k, double *out, int nthreads)
 {
     lloyd_problem l;
     lloyd_setup(&l, Z, m, D, k, nthreads, (double *) C);
@@ -581,6 +580,14 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
     }
     l.out = out;
     over_rows(&l, m, (double) D * k, centre_distances_block);
+    return l.zn;
+}
+
+void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
+                                     const double *C, int k, double *out,
+                                     int nthreads)
+{
+    centre_distances(Z, m, D, C, k, out, nthreads);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -652,7 +659,7 @@ int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, in
 {
     if (m < 1 || D < 1 || k < 1 || nf < 0 || nf > m) return BOCHNER_BAD_ARGUMENT;
     double *dist = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
-    bochner_kmeans_centre_distances(Z, m, D, C, k, dist, nth);
+    const double *q = centre_distances(Z, m, D, C, k, dist, nth);   /* q: ||z_i||^2 */
     for (R_xlen_t i = 0; i < m; i++) {
         int best = 0;
         double bd = dist[i];
@@ -665,22 +672,37 @@ int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, in
     }
     memset(su, 0, sizeof(double) * (size_t) k * (size_t) D);
     for (int c = 0; c < k; c++) co[c] = s2[c] = 0.0;
-    for (int j = 0; j < D; j++) {
-        const double *zj = Z + (R_xlen_t) j * m;
-        double *sj = su + (R_xlen_t) j * k, t = 0.0;
-        for (R_xlen_t i = 0; i < m; i++) {
-            double v = km_w(w, i) * zj[i];
-            sj[cl[i]] += v;
-            t += v;
-        }
-        zs[j] = t;
+    /* the rows grouped by cluster, in row order within each: every sum of
+     * a cluster and column runs over its rows in order (as a scatter over
+     * the rows would), four columns at a time in registers */
+    R_xlen_t *first = (R_xlen_t *) R_alloc((size_t) k + 1, sizeof(R_xlen_t));
+    R_xlen_t *ord = (R_xlen_t *) R_alloc((size_t) m, sizeof(R_xlen_t));
+    for (int c = 0; c <= k; c++) first[c] = 0;
+    for (R_xlen_t i = 0; i < m; i++) first[cl[i] + 1]++;
+    for (int c = 0; c < k; c++) first[c + 1] += first[c];
+    {
+        R_xlen_t *at = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
+        for (int c = 0; c < k; c++) at[c] = first[c];
+        for (R_xlen_t i = 0; i < m; i++) ord[at[cl[i]]++] = i;
     }
-    /* ||z_i||^2 column by column (contiguous), each summed over j in order */
-    double *q = (double *) R_alloc((size_t) m, sizeof(double));
-    memset(q, 0, sizeof(double) * (size_t) m);
+    for (int j0 = 0; j0 < D; j0 += 4) {
+        int nj = D - j0 < 4 ? D - j0 : 4;
+        const double *z0 = Z + (R_xlen_t) j0 * m;
+        for (int c = 0; c < k; c++) {
+            double a[4] = {0.0, 0.0, 0.0, 0.0};
+            for (R_xlen_t q = first[c]; q < first[c + 1]; q++) {
+                R_xlen_t i = ord[q];
+                double wi = km_w(w, i);
+                for (int u = 0; u < nj; u++) a[u] += wi * z0[i + (R_xlen_t) u * m];
+            }
+            for (int u = 0; u < nj; u++) su[c + (R_xlen_t) (j0 + u) * k] = a[u];
+        }
+    }
+    /* column sums (for the total sum of squares) from the cluster sums */
     for (int j = 0; j < D; j++) {
-        const double *zj = Z + (R_xlen_t) j * m;
-        for (R_xlen_t i = 0; i < m; i++) q[i] += zj[i] * zj[i];
+        double t = 0.0;
+        for (int c = 0; c < k; c++) t += su[c + (R_xlen_t) j * k];
+        zs[j] = t;
     }
     double tot = 0.0;
     for (R_xlen_t i = 0; i < m; i++) {
