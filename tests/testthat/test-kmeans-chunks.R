@@ -172,6 +172,18 @@ test_that("greedy k-means++ over the chunks picks the in-memory rows", {
   }
 })
 
+test_that("k-means++ over the chunks draws uniformly where all rows are centres, as in memory", {
+  set.seed(2)
+  base <- matrix(rnorm(3 * 2), 3, 2)
+  x <- base[sample.int(3, 40, replace = TRUE), ]   # 3 distinct rows, 4 clusters
+  pieces <- list(x[1:15, ], x[16:40, ])
+  K <- gaussian_kernel(1)
+  ch <- suppressWarnings(kernel_kmeans(data_chunks(pieces), 4, K, D = 8, seed = 1, nstart = 3))
+  mem <- suppressWarnings(kernel_kmeans(x, 4, K, method = "rff", D = 8, seed = 1, nstart = 3))
+  expect_identical(ch$size, mem$size)
+  expect_lt(max(ch$start_objectives), 1e-12)
+})
+
 test_that("the block step of k-means++ (C_kmeans_pp_block) matches plain R", {
   set.seed(12)
   Z <- matrix(rnorm(40 * 3), 40)
