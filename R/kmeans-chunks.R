@@ -1,13 +1,16 @@
 # kernel_kmeans() on data in chunks (see ?chunked_fits, R/distributed.R).
 
-# Kernel k-means on random features (or Nystrom features): k-means||
-# seeding over the chunks, the in-memory engine (src/kmeans.c: weighted
-# k-means++, Lloyd, Hartigan-Wong, nstart starts) on the weighted
-# candidates, then Lloyd's iterations over the chunks, each a pass in which
-# every chunk runs the C block step (C_kmeans_block) on its features; then,
-# as in memory, Hartigan-Wong passes: the in-memory pass (C_kmeans_hartigan_block)
-# run on one block of rows after another, chunk after chunk, the partition's
-# state carried along (serial, but the same pass as over all rows).
+# Kernel k-means on random features (or Nystrom features).  Seeding, as in
+# memory, by greedy k-means++ below kkm_parallel_from rows: the in-memory
+# nstart starts replayed over the chunks from the same draws
+# (R/kmeans-chunks-seed.R); from there by k-means|| over the chunks, the
+# in-memory engine (src/kmeans.c) on the weighted candidates.  Then Lloyd's
+# iterations over the chunks, all starts in each pass, every chunk running
+# the C block step (C_kmeans_block) on its features; then, as in memory,
+# Hartigan-Wong passes (R/kmeans-chunks-hartigan.R): the in-memory pass
+# (C_kmeans_hartigan_block) run on one block of rows after another, chunk
+# after chunk, the partition's state carried along (serial, but the same
+# pass as over all rows).
 
 #' @rdname chunked_fits
 #' @export
