@@ -103,13 +103,16 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double
                          int seeding, int nthreads, km_result *res, double *centres,
                          double *totss);
 
-/* One Lloyd step on a block of rows (kmeans_lloyd.c): nearest centres and
+/* One Lloyd step on a block of rows (kmeans_blocks.c): nearest centres and
  * distances, per-cluster weighted sums, weights and sums of ||z||^2, column
  * sums, total ||z||^2, the nf farthest rows (0-based). */
 int bochner_kmeans_hartigan_block(const double *Z, R_xlen_t m, int D, int k, int *cl,
                                   double *sums, double *counts, double *last, double base,
                                   double window, int nth, int *moves, double *bsums,
                                   double *bs2);
+const double *bochner_kmeans_centre_distances_norms(const double *Z, R_xlen_t m, int D,
+                                                   const double *C, int k, double *out,
+                                                   int nthreads);
 void bochner_kmeans_point_distances(const double *Z, R_xlen_t m, int D, const double *v,
                                     double *out, int nthreads);
 int bochner_kmeans_pp_block(const double *Z, R_xlen_t m, int D, const double *S, int ns,

@@ -564,8 +564,9 @@ static void centre_distances_block(void *ctx, R_xlen_t blk, int thread)
 
 /* Squared distances (m x k, into out) of the rows of Z (m x D) to the
  * centroids C (k x D); returns the rows' squared norms (m, R_alloc'ed). */
-static const double *centre_distances(const double *Z, R_xlen_t m, int D, const double *C,
-                                      int k, double *out, int nthreads)
+const double *bochner_kmeans_centre_distances_norms(const double *Z, R_xlen_t m, int D,
+                                                   const double *C, int k, double *out,
+                                                   int nthreads)
 {
     lloyd_problem l;
     lloyd_setup(&l, Z, m, D, k, nthreads, (double *) C);
@@ -587,7 +588,7 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
                                      const double *C, int k, double *out,
                                      int nthreads)
 {
-    centre_distances(Z, m, D, C, k, out, nthreads);
+    bochner_kmeans_centre_distances_norms(Z, m, D, C, k, out, nthreads);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -640,144 +641,6 @@ SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads)
                                         bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);
     return out;
-}
-
-/* One Lloyd step on a block of rows, the work of a chunk in the chunked fit
- * and of a mini-batch: for the rows of Z (m x D) with weights w (NULL: 1)
- * and the centres C (k x D), each row's nearest centre (ties to the lowest
- * number) and its squared distance, then per cluster the weighted sums of
- * the rows (k x D), their weights and the weighted sums of ||z||^2, the
- * weighted column sums and total of ||z||^2 (for the total sum of squares),
- * and the 'nfar' rows farthest from their centres (largest distance first,
- * ties to the lower row; distances to 'own' (k x D) instead when given: the
- * means of the clusters this step makes).  Every sum runs over the rows in
- * order: no dependence on the threads. */
-int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, int k,
-                         const double *w, const double *own, int nf, int nth, int *cl,
-                         double *di, double *su, double *co, double *s2, double *zs,
-                         double *zz, int *far, double *fard)
-{
-    if (m < 1 || D < 1 || k < 1 || nf < 0 || nf > m) return BOCHNER_BAD_ARGUMENT;
-    double *dist = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
-    const double *q = centre_distances(Z, m, D, C, k, dist, nth);   /* q: ||z_i||^2 */
-    for (R_xlen_t i = 0; i < m; i++) {
-        int best = 0;
-        double bd = dist[i];
-        for (int c = 1; c < k; c++) {
-            double v = dist[i + (R_xlen_t) c * m];
-            if (v < bd) { bd = v; best = c; }
-        }
-        cl[i] = best;
-        di[i] = bd;
-    }
-    memset(su, 0, sizeof(double) * (size_t) k * (size_t) D);
-    for (int c = 0; c < k; c++) co[c] = s2[c] = 0.0;
-    /* the rows grouped by cluster, in row order within each: every sum of
-     * a cluster and column runs over its rows in order (as a scatter over
-     * the rows would), four columns at a time in registers */
-    R_xlen_t *first = (R_xlen_t *) R_alloc((size_t) k + 1, sizeof(R_xlen_t));
-    R_xlen_t *ord = (R_xlen_t *) R_alloc((size_t) m, sizeof(R_xlen_t));
-    for (int c = 0; c <= k; c++) first[c] = 0;
-    for (R_xlen_t i = 0; i < m; i++) first[cl[i] + 1]++;
-    for (int c = 0; c < k; c++) first[c + 1] += first[c];
-    {
-        R_xlen_t *at = (R_xlen_t *) R_alloc((size_t) k, sizeof(R_xlen_t));
-        for (int c = 0; c < k; c++) at[c] = first[c];
-        for (R_xlen_t i = 0; i < m; i++) ord[at[cl[i]]++] = i;
-    }
-    for (int j0 = 0; j0 < D; j0 += 4) {
-        int nj = D - j0 < 4 ? D - j0 : 4;
-        const double *z0 = Z + (R_xlen_t) j0 * m;
-        for (int c = 0; c < k; c++) {
-            double a[4] = {0.0, 0.0, 0.0, 0.0};
-            for (R_xlen_t q = first[c]; q < first[c + 1]; q++) {
-                R_xlen_t i = ord[q];
-                double wi = km_w(w, i);
-                for (int u = 0; u < nj; u++) a[u] += wi * z0[i + (R_xlen_t) u * m];
-            }
-            for (int u = 0; u < nj; u++) su[c + (R_xlen_t) (j0 + u) * k] = a[u];
-        }
-    }
-    /* column sums (for the total sum of squares) from the cluster sums */
-    for (int j = 0; j < D; j++) {
-        double t = 0.0;
-        for (int c = 0; c < k; c++) t += su[c + (R_xlen_t) j * k];
-        zs[j] = t;
-    }
-    double tot = 0.0;
-    for (R_xlen_t i = 0; i < m; i++) {
-        co[cl[i]] += km_w(w, i);
-        s2[cl[i]] += km_w(w, i) * q[i];
-        tot += km_w(w, i) * q[i];
-    }
-    *zz = tot;
-    if (nf > 0) {
-        const double *d = di;
-        if (own) {
-            bochner_kmeans_centre_distances(Z, m, D, own, k, dist, nth);
-            double *od = (double *) R_alloc((size_t) m, sizeof(double));
-            for (R_xlen_t i = 0; i < m; i++) od[i] = dist[i + (R_xlen_t) cl[i] * m];
-            d = od;
-        }
-        /* selection of the nf largest, ties to the lower row */
-        unsigned char *taken = (unsigned char *) R_alloc((size_t) m, 1);
-        memset(taken, 0, (size_t) m);
-        for (int f = 0; f < nf; f++) {
-            R_xlen_t pick = -1;
-            for (R_xlen_t i = 0; i < m; i++)
-                if (!taken[i] && (pick < 0 || d[i] > d[pick])) pick = i;
-            taken[pick] = 1;
-            far[f] = (int) pick;
-            fard[f] = d[pick];
-        }
-    }
-    return BOCHNER_OK;
-}
-
-SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
-                               SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    if (!bochner_is_real_matrix(centres)) error("'centres' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z), k = nrows(centres);
-    if (ncols(centres) != D) error("'z' and 'centres' must have the same number of columns");
-    if (D < 1 || k < 1 || m < 1) error("'z' and 'centres' must not be empty");
-    if (own != R_NilValue &&
-        (!bochner_is_real_matrix(own) || nrows(own) != k || ncols(own) != D))
-        error("'own' must be NULL or a matrix like 'centres'");
-    const double *w = km_weights_arg(weights, m);
-    int nf = bochner_count_arg(nfar, "nfar", 0);
-    if (nf > m) nf = (int) m;
-    SEXP CL = PROTECT(allocVector(INTSXP, m));
-    SEXP DI = PROTECT(allocVector(REALSXP, m));
-    SEXP SU = PROTECT(allocMatrix(REALSXP, k, D));
-    SEXP CO = PROTECT(allocVector(REALSXP, k));
-    SEXP S2 = PROTECT(allocVector(REALSXP, k));
-    SEXP ZS = PROTECT(allocVector(REALSXP, D));
-    SEXP ZZ = PROTECT(allocVector(REALSXP, 1));
-    SEXP FR = PROTECT(allocVector(INTSXP, nf));
-    SEXP FD = PROTECT(allocVector(REALSXP, nf));
-    int status = bochner_kmeans_block(REAL(z), m, D, REAL(centres), k, w,
-                                      own == R_NilValue ? NULL : REAL(own), nf,
-                                      bochner_nthreads(asInteger(nthreads)), INTEGER(CL),
-                                      REAL(DI), REAL(SU), REAL(CO), REAL(S2), REAL(ZS),
-                                      REAL(ZZ), INTEGER(FR), REAL(FD));
-    bochner_stop_on_status(status, "kernel_kmeans");
-    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i]++;
-    for (int f = 0; f < nf; f++) INTEGER(FR)[f]++;
-    const char *names[] = {"cluster", "distance", "sums", "counts", "s2", "zsum", "zz",
-                           "far", "far_distance"};
-    SEXP res = PROTECT(allocVector(VECSXP, 9));
-    SEXP nms = PROTECT(allocVector(STRSXP, 9));
-    SEXP vals[] = {CL, DI, SU, CO, S2, ZS, ZZ, FR, FD};
-    for (int i = 0; i < 9; i++) {
-        SET_VECTOR_ELT(res, i, vals[i]);
-        SET_STRING_ELT(nms, i, mkChar(names[i]));
-    }
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(11);
-    return res;
 }
 
 /* A Hartigan-Wong pass over one block of rows of a partition of N rows
