@@ -38,7 +38,7 @@ replay_plus_plus <- function(x, sv, map, k, nstart, nthreads, what) {
   totals <- NULL
   for (c in seq_len(k)) {
     if (c > 1L) req <- replay_targets(u[1L + (c - 2L) * trials + seq_len(trials), , drop = FALSE],
-                                      totals, sv, draw_row)
+                                      totals, draw_row)
     got <- replay_locate(x, sv, map, seeds, req, nthreads, what)
     cand <- lapply(seq_len(nstart), function(r) got[req$start == r, , drop = FALSE])
     pot <- chunks_apply(x, replay_pot_task, list(names = sv$names, map = map, seeds = seeds,
@@ -58,7 +58,7 @@ replay_plus_plus <- function(x, sv, map, k, nstart, nthreads, what) {
 # target u * total placed in the chunks' running sums (the chunk where the
 # running sum of the chunk totals first exceeds it, the target less the
 # totals before it), or uniform rows where every row is at distance 0.
-replay_targets <- function(u, totals, sv, draw_row) {
+replay_targets <- function(u, totals, draw_row) {
   req <- lapply(seq_len(ncol(u)), function(r) {
     tot <- sum(totals[, r])
     if (!(tot > 0)) return(data.frame(start = r, target = NA_real_, row = draw_row(u[, r])))
