@@ -40,7 +40,37 @@
 #' **Kernel k-means** (`method = "rff"`, or `"nystrom"` with `D` landmarks
 #' drawn uniformly from the survey's sample) has the in-memory defaults: the
 #' Gaussian kernel with the clustering bandwidth rule of [kernel_kmeans()]
-#' (resolved on the survey's sample) and `nstart = 10`.  It seeds by
+#' (resolved on the survey's sample), `nstart = 10`, Hartigan-Wong passes
+#' after Lloyd's, and `seeding = "auto"`: greedy k-means++ below 100 000
+#' rows, k-means|| from there, the in-memory rule.
+#'
+#' With `seeding = "kmeans++"` the chunked fit *is* the in-memory fit run
+#' over the chunks: from the same seed and feature map (for `method = "rff"`
+#' the same `seed` draws the same map) it picks the same rows as seeds and
+#' ends at the same partition and objective, to rounding (sums are folded
+#' chunk by chunk instead of row by row), for any chunking and plan.  The
+#' uniforms of all `nstart` starts are drawn in this session in the
+#' in-memory order; each centre of greedy k-means++ then costs two passes,
+#' run for all starts at once: one over the chunks holding the rows the
+#' draws fall on (located by the running sum of the squared distances to
+#' the centres so far, chunk totals first, then within the chunk, in C),
+#' one over all chunks returning each trial's potential.  Lloyd's
+#' iterations follow, all starts in the same passes, each pass every chunk
+#' running the in-memory block step in C (nearest centres, per-cluster
+#' sums, counts and sums of squared norms, the rows farthest from their
+#' centres; empty clusters take the row farthest from its centre, as in
+#' memory); then Hartigan-Wong passes for each start, and the start of
+#' lowest objective is kept (the first of equal ones: starts that end at
+#' the same partition can tie to rounding, so the labels of the clusters
+#' may then differ from the in-memory fit's).  Cost: about \eqn{2k}
+#' seeding passes and the Lloyd passes over the data, each
+#' \eqn{O(n\,\mathrm{nstart}\,k D)}{O(n nstart k D)} (the seeding's
+#' recomputes the distances to the centres so far, \eqn{O(n\,
+#' \mathrm{nstart}\,k^2 D)}{O(n nstart k^2 D)} in all, rather than keep
+#' 8 bytes per row and start), plus the serial Hartigan-Wong passes.
+#'
+#' With `seeding = "kmeans||"` (the default from 100 000 rows, where the
+#' \eqn{2k} passes of k-means++ per start cost too much) it seeds by
 #' k-means|| (Bahmani et al. 2012): a first centre uniform over all rows,
 #' `rounds` passes each keeping every row with probability
 #' \eqn{\min(1, 2k\, d^2 / \phi)}{min(1, 2k d^2 / phi)} (\eqn{d^2} its squared
@@ -48,24 +78,23 @@
 #' counting the rows nearest each candidate; the in-memory engine then
 #' clusters the candidates weighted by these counts (greedy weighted
 #' k-means++, Lloyd and Hartigan-Wong, `nstart` starts, keeping the best):
-#' the starts cost no pass over the chunks.  Lloyd's iterations follow, one
-#' pass each, every chunk running the in-memory block step in C (nearest
-#' centres, per-cluster sums, counts and sums of squared norms, the rows
-#' farthest from their centres).  The uniforms of each chunk come from
-#' seeds drawn in this session, so the fit is the same for every plan given
-#' the seed.  Given the same starting assignment Lloyd's iterations visit
-#' the same clusterings as [kernel_kmeans()] in memory (the distances are
-#' computed by the same code), with centres equal to rounding.  Empty
-#' clusters take the row farthest from its centre, as in memory.  With
-#' `algorithm = "Hartigan-Wong"` (the default, as in memory) Hartigan-Wong
-#' passes follow until one makes no move: each of its moves changes two
-#' centres that the next row's test depends on, so a pass visits the chunks
-#' one after another (one worker at a time), each chunk running the
-#' in-memory pass in C on its rows in order with the partition's sums,
-#' counts and live sets carried from chunk to chunk: the same pass as over
-#' all rows in memory, serial.  This session keeps the cluster of every row
-#' between passes (4 bytes a row).  `algorithm = "Lloyd"` stops after
-#' Lloyd's iterations, which run on every worker at once.
+#' the starts cost no pass over the chunks, and one Lloyd run over the
+#' chunks follows.  This differs from the in-memory k-means|| (which runs
+#' `nstart` full starts), so the objective is near the in-memory one, not
+#' equal.  The uniforms of each chunk come from seeds drawn in this
+#' session, so the fit is the same for every plan given the seed.
+#'
+#' Given the same starting assignment Lloyd's iterations visit the same
+#' clusterings as [kernel_kmeans()] in memory (the distances are computed
+#' by the same code), with centres equal to rounding.  Each Hartigan-Wong
+#' move changes two centres that the next row's test depends on, so a pass
+#' visits the chunks one after another (one worker at a time), each chunk
+#' running the in-memory pass in C on its rows in order with the
+#' partition's sums, counts and live sets carried from chunk to chunk: the
+#' same pass as over all rows in memory, serial.  This session keeps the
+#' cluster of every row between passes (4 bytes a row).
+#' `algorithm = "Lloyd"` stops after Lloyd's iterations, which run on every
+#' worker at once.
 #'
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
 #' in each round every chunk runs at most `passes` passes of the in-memory
@@ -106,9 +135,12 @@
 #'   fit's exact leave-one-out would need another pass over the chunks).
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
-#' @param nstart,iter.max For `kernel_kmeans()`, the starts on the weighted
-#'   k-means|| candidates, and the most Lloyd iterations (and Hartigan-Wong
-#'   passes).
+#' @param nstart,iter.max For `kernel_kmeans()`, the starts (with
+#'   `seeding = "kmeans||"`, on the weighted k-means|| candidates), and the
+#'   most Lloyd iterations (and Hartigan-Wong passes).
+#' @param seeding For `kernel_kmeans()`, `"kmeans++"` (the in-memory fit
+#'   over the chunks), `"kmeans||"` or `"auto"`: k-means|| from 100 000
+#'   rows, k-means++ below, as in memory.  See Details.
 #' @param algorithm For `kernel_kmeans()`, `"Hartigan-Wong"` (Lloyd's
 #'   iterations, then Hartigan-Wong passes over the chunks) or `"Lloyd"`.
 #' @param rounds For `kernel_kmeans()`, the sampling passes of the k-means||

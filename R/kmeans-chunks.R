@@ -1,13 +1,16 @@
 # kernel_kmeans() on data in chunks (see ?chunked_fits, R/distributed.R).
 
-# Kernel k-means on random features (or Nystrom features): k-means||
-# seeding over the chunks, the in-memory engine (src/kmeans.c: weighted
-# k-means++, Lloyd, Hartigan-Wong, nstart starts) on the weighted
-# candidates, then Lloyd's iterations over the chunks, each a pass in which
-# every chunk runs the C block step (C_kmeans_block) on its features; then,
-# as in memory, Hartigan-Wong passes: the in-memory pass (C_kmeans_hartigan_block)
-# run on one block of rows after another, chunk after chunk, the partition's
-# state carried along (serial, but the same pass as over all rows).
+# Kernel k-means on random features (or Nystrom features).  Seeding, as in
+# memory, by greedy k-means++ below kkm_parallel_from rows: the in-memory
+# nstart starts replayed over the chunks from the same draws
+# (R/kmeans-chunks-seed.R); from there by k-means|| over the chunks, the
+# in-memory engine (src/kmeans.c) on the weighted candidates.  Then Lloyd's
+# iterations over the chunks, all starts in each pass, every chunk running
+# the C block step (C_kmeans_block) on its features; then, as in memory,
+# Hartigan-Wong passes (R/kmeans-chunks-hartigan.R): the in-memory pass
+# (C_kmeans_hartigan_block) run on one block of rows after another, chunk
+# after chunk, the partition's state carried along (serial, but the same
+# pass as over all rows).
 
 #' @rdname chunked_fits
 #' @export
@@ -15,7 +18,8 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
                                       method = c("rff", "nystrom"), D = 500, nstart = 10,
                                       iter.max = 100, seed = NULL, map = NULL,
                                       nthreads = chunks_threads(), rounds = 5,
-                                      algorithm = c("Hartigan-Wong", "Lloyd"), ...) {
+                                      algorithm = c("Hartigan-Wong", "Lloyd"),
+                                      seeding = c("auto", "kmeans++", "kmeans||"), ...) {
   check_no_dots(..., .who = "kernel_kmeans()")
   if (missing(centers)) stop_arg("centers", "is required: the number of clusters")
   if (length(centers) != 1L) {
@@ -30,10 +34,13 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
   iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
   rounds <- check_count(rounds, "rounds")
   algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
+  seeding <- check_choice(seeding, c("auto", "kmeans++", "kmeans||"), "seeding")
   nthreads <- check_threads(nthreads)
   what <- "kernel_kmeans"
   sv <- chunks_survey(x, NULL, what, sample_rows = if (method == "nystrom") max(1000L, 2L * D) else 1000L)
   if (k > sv$n) stop_arg("centers", "asks for ", k, " clusters but the chunks have ", sv$n, " row(s)")
+  # the in-memory rule: k-means++ below kkm_parallel_from rows
+  if (seeding == "auto") seeding <- if (sv$n >= kkm_parallel_from) "kmeans||" else "kmeans++"
   input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
   # the in-memory default: the clustering bandwidth rule, on the survey's
   # sample of rows (evenly spaced in every chunk, as in memory over the rows)
@@ -54,13 +61,19 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
       }
       map <- random_features(sv$sample, resolve_kernel(kernel, sv$sample), D = D, type = "phase")
     }
-    seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
-                         nthreads = nthreads, what = what)
-    run <- chunked_lloyd(x, map, seeded$centers, iter.max, sv$names, nthreads, what)
-    if (algorithm == "Hartigan-Wong") {
-      run <- chunked_hartigan(x, map, run, sv, iter.max, nthreads, what)
+    if (seeding == "kmeans++") {
+      run <- replay_fit(x, sv, map, k, nstart, iter.max, algorithm == "Hartigan-Wong",
+                        nthreads, what)
+    } else {
+      seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
+                           nthreads = nthreads, what = what)
+      run <- chunked_lloyd(x, map, list(seeded$centers), iter.max, sv$names, nthreads,
+                           what)[[1L]]
+      if (algorithm == "Hartigan-Wong") {
+        run <- chunked_hartigan(x, map, list(run), sv, iter.max, nthreads, what)[[1L]]
+      }
+      run$start_objectives <- seeded$start_objectives
     }
-    run$start_objectives <- seeded$start_objectives
     run$map <- map
     run
   })
@@ -72,7 +85,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
            list(cluster = NULL, distance = NULL, moves = if (is.null(run$moves)) 0L else run$moves))
   fit <- kkm_result(res, NULL, k, map$kernel, method, nstart)
   fit[c("map", "D", "centers", "input", "bandwidth", "algorithm", "seeding", "chunks")] <-
-    list(map, map_size(map), run$centers, input, bandwidth, algorithm, "kmeans||",
+    list(map, map_size(map), run$centers, input, bandwidth, algorithm, seeding,
          list(rows = sv$rows))
   class(fit) <- c("kernel_kmeans_chunked", "kernel_kmeans")
   if (!fit$converged) {
@@ -174,21 +187,30 @@ kmpar_weight_task <- function(raw, i, names, map, cand, nthreads) {
   Reduce(`+`, counts)
 }
 
-# One Lloyd pass on a chunk: each row to its nearest centre (ties to the
-# lowest number, the distances as in memory), the per-cluster sums of the
-# features, counts and sums of squared norms, the chunk's feature mean and
-# sum of squares about it (for totss), and its k rows farthest from their
-# centres (to re-seed empty clusters).
+# One Lloyd pass on a chunk, for every start at once (centers and own: one
+# matrix per start; the features are computed once): each row to its
+# nearest centre (ties to the lowest number, the distances as in memory),
+# the per-cluster sums of the features, counts and sums of squared norms,
+# the chunk's feature mean and sum of squares about it (for totss), and its
+# k rows farthest from their centres (to re-seed empty clusters).
 lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) {
   x <- chunk_xy(raw, NULL, names)$x
-  k <- nrow(centers)
   parts <- chunk_feature_blocks(map, x, nthreads, function(Z, idx) {
-    b <- .Call(C_kmeans_block, Z, centers, NULL, own, k, nthreads)
-    list(sums = b$sums, counts = b$counts, s2 = b$s2, zsum = b$zsum, zz = b$zz,
-         far = list(d = b$far_distance, cluster = b$cluster[b$far], row = idx[b$far],
-                    z = Z[b$far, , drop = FALSE]))
+    lapply(seq_along(centers), function(s) lloyd_block(Z, idx, centers[[s]], own[[s]], nthreads))
   })
+  lapply(seq_along(centers), function(s) lloyd_fold_blocks(lapply(parts, `[[`, s), nrow(x)))
+}
+
+lloyd_block <- function(Z, idx, centers, own, nthreads) {
+  b <- .Call(C_kmeans_block, Z, centers, NULL, own, nrow(centers), nthreads)
+  list(sums = b$sums, counts = b$counts, s2 = b$s2, zsum = b$zsum, zz = b$zz,
+       far = list(d = b$far_distance, cluster = b$cluster[b$far], row = idx[b$far],
+                  z = Z[b$far, , drop = FALSE]))
+}
+
+lloyd_fold_blocks <- function(parts, rows) {
   out <- parts[[1L]]
+  k <- length(out$counts)
   for (p in parts[-1L]) {
     for (f in c("sums", "counts", "s2", "zsum", "zz")) out[[f]] <- out[[f]] + p[[f]]
     far <- list(d = c(out$far$d, p$far$d), cluster = c(out$far$cluster, p$far$cluster),
@@ -197,11 +219,17 @@ lloyd_chunk_task <- function(raw, i, names, map, centers, nthreads, own = NULL) 
     out$far <- list(d = far$d[keep], cluster = far$cluster[keep], row = far$row[keep],
                     z = far$z[keep, , drop = FALSE])
   }
-  n <- as.double(nrow(x))   # products of counts overflow integers
+  n <- as.double(rows)   # products of counts overflow integers
   out$n <- n
   out$zbar <- out$zsum / n
   out$m2 <- max(0, out$zz - n * sum(out$zbar^2))
   out
+}
+
+# lloyd_combine for every start of a pass
+lloyd_combine_starts <- function(acc, p, i) {
+  if (is.null(acc)) return(lapply(p, function(q) lloyd_combine(NULL, q, i)))
+  Map(function(a, q) lloyd_combine(a, q, i), acc, p)
 }
 
 lloyd_combine <- function(acc, p, i) {
@@ -220,133 +248,71 @@ lloyd_combine <- function(acc, p, i) {
   acc
 }
 
-# Distributed Lloyd from the centres C: pass t assigns every row to the
-# centres of pass t - 1 and returns the sums of the new clusters; it stops
-# when the new means equal the old (no row moved).  An empty cluster takes
-# the row farthest from its centre among clusters of two or more (as in
-# memory), from the candidates the chunks returned.
+# Distributed Lloyd from the centres C (a list: one matrix per start, all
+# starts advanced in the same passes): pass t assigns every row to the
+# centres of pass t - 1 and returns the sums of the new clusters; a start
+# stops when its new means equal the old (no row moved), as the in-memory
+# run stops when no point moves.  An empty cluster takes the row farthest
+# from its centre among clusters of two or more (as in memory), from the
+# candidates the chunks returned.  One run per start.
 chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
-  trace <- numeric(0)
-  reseeded <- 0L
+  st <- lapply(C, function(c) list(C = c, trace = numeric(0), reseeded = 0L, t = 0L,
+                                   converged = FALSE, done = FALSE))
   totss <- NA_real_
-  converged <- FALSE
-  t <- 0L
   repeat {
-    acc <- chunks_apply(x, lloyd_chunk_task, list(names = names, map = map, centers = C,
-                                                  nthreads = nthreads), what,
-                        combine = lloyd_combine)
-    if (is.na(totss)) totss <- acc$m2
-    if (t == 0L && any(acc$counts == 0)) {
-      # as in memory, empty clusters of the first assignment take the rows
-      # farthest from the means of their own clusters: one more pass
-      own <- acc$sums / pmax(acc$counts, 1)
-      acc$far <- chunks_apply(x, lloyd_chunk_task,
-                              list(names = names, map = map, centers = C, nthreads = nthreads,
-                                   own = own), what, combine = lloyd_combine)$far
+    live <- which(!vapply(st, `[[`, logical(1), "done"))
+    if (!length(live)) break
+    args <- list(names = names, map = map, centers = lapply(st[live], `[[`, "C"),
+                 nthreads = nthreads)
+    accs <- chunks_apply(x, lloyd_chunk_task, args, what, combine = lloyd_combine_starts)
+    if (is.na(totss)) totss <- accs[[1L]]$m2
+    # as in memory, empty clusters of the first assignment take the rows
+    # farthest from the means of their own clusters: one more pass
+    empty <- which(vapply(seq_along(live), function(j) {
+      st[[live[j]]]$t == 0L && any(accs[[j]]$counts == 0)
+    }, logical(1)))
+    if (length(empty)) {
+      args$centers <- args$centers[empty]
+      args$own <- lapply(accs[empty], function(a) a$sums / pmax(a$counts, 1))
+      far <- chunks_apply(x, lloyd_chunk_task, args, what, combine = lloyd_combine_starts)
+      for (q in seq_along(empty)) accs[[empty[q]]]$far <- far[[q]]$far
     }
-    fix <- lloyd_fix_empty(acc)
-    reseeded <- reseeded + fix$reseeded
-    acc <- fix$acc
-    Cnew <- acc$sums / acc$counts
-    withinss <- pmax(0, acc$s2 - acc$counts * rowSums(Cnew^2))
-    trace <- c(trace, sum(withinss))
-    if (t > 0L && identical(Cnew, C)) {
-      converged <- TRUE
-      break
-    }
-    C <- Cnew
-    if (t >= iter.max) break
-    t <- t + 1L
+    for (j in seq_along(live)) st[[live[j]]] <- lloyd_advance(st[[live[j]]], accs[[j]], iter.max)
   }
-  dimnames(Cnew) <- list(seq_len(nrow(Cnew)), NULL)
-  list(size = as.integer(acc$counts), withinss = withinss, tot.withinss = sum(withinss),
-       totss = totss, iter = t, converged = converged, trace = trace, reseeded = reseeded,
-       centers = Cnew, sums = acc$sums, counts = acc$counts, s2 = acc$s2,
-       nearest = converged)
+  lapply(st, function(s) {
+    acc <- s$acc
+    dimnames(s$Cnew) <- list(seq_len(nrow(s$Cnew)), NULL)
+    list(size = as.integer(acc$counts), withinss = s$withinss,
+         tot.withinss = sum(s$withinss), totss = totss, iter = s$t, converged = s$converged,
+         trace = s$trace, reseeded = s$reseeded, centers = s$Cnew, sums = acc$sums,
+         counts = acc$counts, s2 = acc$s2,
+         assigned = if (s$fixed == 0L) s$assigned)
+  })
 }
 
-# Hartigan-Wong passes over the chunks from Lloyd's partition, as in memory
-# (src/kmeans.c, km_run): each pass visits the chunks in order, one at a
-# time, and each chunk's feature blocks in order, through the in-memory pass
-# (C_kmeans_hartigan_block) with the partition's sums, counts and live sets
-# carried from block to block; passes stop when one makes no move (at most
-# iter.max), and the sums are then recomputed from the rows.  The clusters of
-# the rows are kept here between passes (one integer per row).  Lloyd's
-# partition is every row at its nearest centre: what a converged Lloyd left
-# (else one more pass makes it).
-chunked_hartigan <- function(x, map, run, sv, iter.max, nthreads, what) {
-  if (!run$nearest) {
-    acc <- chunks_apply(x, lloyd_chunk_task, list(names = sv$names, map = map,
-                                                  centers = run$centers, nthreads = nthreads),
-                        what, combine = lloyd_combine)
-    if (any(acc$counts == 0)) return(c(run, list(moves = 0L)))
-    run[c("sums", "counts", "s2")] <- acc[c("sums", "counts", "s2")]
+# One start's step of chunked_lloyd from the sums of its pass.
+lloyd_advance <- function(s, acc, iter.max) {
+  fix <- lloyd_fix_empty(acc)
+  s$reseeded <- s$reseeded + fix$reseeded
+  # the centres this pass assigned to: the rows' nearest of them are the
+  # partition of the sums (unless an empty cluster took a row)
+  s$assigned <- s$C
+  s$fixed <- fix$reseeded
+  s$acc <- acc <- fix$acc
+  s$Cnew <- acc$sums / acc$counts
+  s$withinss <- pmax(0, acc$s2 - acc$counts * rowSums(s$Cnew^2))
+  s$trace <- c(s$trace, sum(s$withinss))
+  if (s$t > 0L && identical(s$Cnew, s$C)) {
+    s$converged <- s$done <- TRUE
+    return(s)
   }
-  state <- list(sums = run$sums, counts = as.double(run$counts),
-                last = rep(as.double(sv$n), nrow(run$sums)))
-  first <- cumsum(c(0, sv$rows))
-  clusters <- vector("list", length(x))
-  moves <- 0L
-  passes <- 0L
-  while (passes < iter.max) {
-    pass_moves <- 0L
-    fresh <- list(sums = 0, s2 = 0)
-    for (c in seq_len(length(x))) {
-      got <- chunks_apply(x, hartigan_chunk_task,
-                          list(names = sv$names, map = map, state = state,
-                               centers = if (is.null(clusters[[c]])) run$centers,
-                               cluster = clusters[[c]], base = (passes + 1) * sv$n + first[c],
-                               window = sv$n, nthreads = nthreads), what, which = c)[[1L]]
-      clusters[[c]] <- got$cluster
-      state <- got$state
-      pass_moves <- pass_moves + got$moves
-      fresh$sums <- fresh$sums + got$sums
-      fresh$s2 <- fresh$s2 + got$s2
-    }
-    if (pass_moves == 0L) break
-    passes <- passes + 1L
-    moves <- moves + pass_moves
-    # the objective after the pass, from the sums of its rows (no drift
-    # from the updates)
-    C <- fresh$sums / state$counts
-    run$trace <- c(run$trace, sum(pmax(0, fresh$s2 - state$counts * rowSums(C^2))))
-    state$sums <- fresh$sums
+  s$C <- s$Cnew
+  if (s$t >= iter.max) {
+    s$done <- TRUE
+    return(s)
   }
-  if (passes > 0L) {
-    C <- fresh$sums / state$counts
-    withinss <- pmax(0, fresh$s2 - state$counts * rowSums(C^2))
-    run$trace[length(run$trace)] <- sum(withinss)
-    dimnames(C) <- list(seq_len(nrow(C)), NULL)
-    run[c("size", "withinss", "tot.withinss", "centers")] <-
-      list(as.integer(state$counts), withinss, sum(withinss), C)
-  }
-  run$moves <- moves
-  run
-}
-
-# A chunk's part of a Hartigan-Wong pass: its feature blocks in order, each
-# through the in-memory pass with the state carried; the clusters of its
-# rows (the nearest 'centers' on the first visit), the state after it, its
-# moves and its per-cluster sums of z and ||z||^2 under its final clusters.
-hartigan_chunk_task <- function(raw, i, names, map, state, centers, cluster, base, window,
-                                nthreads) {
-  x <- chunk_xy(raw, NULL, names)$x
-  blocks <- row_blocks(nrow(x), rff_block_rows(nrow(x), map$n_features))
-  out <- list(cluster = integer(nrow(x)), moves = 0L, sums = 0, s2 = 0)
-  for (idx in blocks) {
-    Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
-    cl <- if (is.null(cluster)) .Call(C_kmeans_block, Z, centers, NULL, NULL, 0L, nthreads)$cluster
-          else cluster[idx]
-    h <- .Call(C_kmeans_hartigan_block, Z, cl, state$sums, state$counts, state$last,
-               base + idx[1L] - 1, window, nthreads)
-    state <- list(sums = h$sums, counts = h$counts, last = h$last)
-    out$cluster[idx] <- h$cluster
-    out$moves <- out$moves + h$moves
-    out$sums <- out$sums + h$block_sums
-    out$s2 <- out$s2 + h$block_s2
-  }
-  out$state <- state
-  out
+  s$t <- s$t + 1L
+  s
 }
 
 lloyd_fix_empty <- function(acc) {

@@ -73,7 +73,8 @@ if (identical(mode, "chunks")) {
     if (is.null(ref)) ref <- fit else stopifnot(identical(ref$weights, fit$weights))
     tk <- system.time(km <- kernel_kmeans(kmchunks, 10, gaussian_kernel(4), D = 256,
                                           seed = 1, iter.max = km_iter, rounds = 2,
-                                          algorithm = "Lloyd", nthreads = 1))[["elapsed"]]
+                                          seeding = "kmeans||", algorithm = "Lloyd",
+                                          nthreads = 1))[["elapsed"]]
     s2 <- worker_stats(w)
     cpu_of <- function(a, b) sum(b[order(b[, "pid"]), "cpu"] - a[order(a[, "pid"]), "cpu"])
     passes <- 1 + 1 + 2 + 1 + (km$iter + 1)   # survey, first centre, rounds, weights, Lloyd
@@ -188,14 +189,18 @@ if (identical(mode, "svm")) {
 }
 
 if (identical(mode, "kmeans")) {
-  # Chunked kernel_kmeans() against the in-memory fit on the same feature
-  # map, from the same seed: the data of 'gen' (standard normal, d = 20),
-  # SCALE_KM_ROWS rows (1e5; recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the
-  # 'chunks' step's settings); rff and Nystrom features.  The in-memory fit
-  # has its defaults (nstart = 10, Hartigan-Wong), the chunked fit its own
-  # (k-means||, nstart = 10 on the candidates, Lloyd over the chunks, then
-  # Hartigan-Wong passes chunk after chunk), and with algorithm = "Lloyd".
+  # Chunked kernel_kmeans() against the in-memory fit from the same seed:
+  # the data of 'gen' (standard normal, d = 20), SCALE_KM_ROWS rows (1e5;
+  # recorded with 4000) in 4 files, k = 10, D = 256, sigma = 4 (the 'chunks'
+  # step's settings); rff and Nystrom features.  Both fits have their
+  # defaults (below 1e5 rows: 10 starts of greedy k-means++, Lloyd,
+  # Hartigan-Wong; the chunked fit replays them over the chunks), and the
+  # same with algorithm = "Lloyd".  rff: the in-memory fit draws the same
+  # map from the same seed; Nystrom: the chunked fit's landmarks (rows of
+  # its survey's sample), given to both fits as 'map'.
   nkm <- as.integer(Sys.getenv("SCALE_KM_ROWS", "100000"))
+  kth <- as.integer(Sys.getenv("SCALE_KM_THREADS", "2"))
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
   K <- 4L
   kdir <- tempfile("km-chunks")
   dir.create(kdir)
@@ -206,26 +211,40 @@ if (identical(mode, "kmeans")) {
     saveRDS(as.data.frame(x), km_files[i], compress = FALSE)
   }
   x <- as.matrix(do.call(rbind, lapply(km_files, readRDS)))
+  same_partition <- function(a, b) {
+    tab <- table(a, b) > 0
+    all(rowSums(tab) == 1L) && all(colSums(tab) == 1L)
+  }
   for (method in c("rff", "nystrom")) {
-    t_ch <- system.time(ch <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
-                                            method = method, D = 256, seed = 1,
-                                            nthreads = 2))[["elapsed"]]
-    t_chl <- system.time(chl <- kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
-                                              method = method, D = 256, seed = 1,
-                                              algorithm = "Lloyd", nthreads = 2))[["elapsed"]]
-    t_mem <- system.time(mem <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1,
-                                              nthreads = 2))[["elapsed"]]
-    # the in-memory fit without its Hartigan-Wong passes, as the chunked fit
-    lloyd <- kernel_kmeans(x, 10, method = "rff", map = ch$map, seed = 1, nthreads = 2,
-                           algorithm = "Lloyd")
-    cat(sprintf(paste0("%s, %d rows: chunks %.1f s (%d Lloyd passes, %d Hartigan-Wong ",
-                       "passes, %d moves), objective %.6g (Lloyd only: %.1f s, %.6g); ",
-                       "in memory %.1f s, objective %.6g (Lloyd only: %.6g); ",
-                       "chunks / memory - 1 = %+.5f (Lloyd only, both: %+.5f)\n"),
-                method, nkm, t_ch, ch$iter, length(ch$trace) - ch$iter - 1L, ch$moves,
-                ch$tot.withinss, t_chl, chl$tot.withinss, t_mem, mem$tot.withinss,
-                lloyd$tot.withinss, ch$tot.withinss / mem$tot.withinss - 1,
-                chl$tot.withinss / lloyd$tot.withinss - 1))
+    map <- if (method == "nystrom") {
+      suppressWarnings(kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4),
+                                     method = method, D = 256, seed = 1, nthreads = kth,
+                                     iter.max = 1, nstart = 1, algorithm = "Lloyd"))$map
+      # (only its landmarks are used)
+    }
+    for (algorithm in c("Hartigan-Wong", "Lloyd")) {
+      t_ch <- system.time(ch <- suppressWarnings(
+        kernel_kmeans(data_chunks(km_files), 10, gaussian_kernel(4), method = method, D = 256,
+                      seed = 1, map = map, algorithm = algorithm, nthreads = kth)))
+      t_mem <- system.time(mem <- if (is.null(map)) {
+        kernel_kmeans(x, 10, gaussian_kernel(4), method = "rff", D = 256, seed = 1,
+                      algorithm = algorithm, nthreads = kth)
+      } else {
+        kernel_kmeans(x, 10, method = "rff", map = map, seed = 1, algorithm = algorithm,
+                      nthreads = kth)
+      })
+      cl <- unlist(predict(ch, data_chunks(km_files)))
+      cat(sprintf(paste0("%s, %s, %d rows, %d thread(s): chunks %.1f s (CPU %.1f s; %d Lloyd ",
+                         "passes, %d Hartigan-Wong passes, %d moves), objective %.10g; in ",
+                         "memory %.1f s (CPU %.1f s), objective %.10g; chunks / memory - 1 = ",
+                         "%+.2e; starts: max relative difference %.2e; same partition: %s\n"),
+                  method, algorithm, nkm, kth, t_ch[["elapsed"]], cpu(t_ch), ch$iter,
+                  length(ch$trace) - ch$iter - 1L, ch$moves, ch$tot.withinss,
+                  t_mem[["elapsed"]], cpu(t_mem), mem$tot.withinss,
+                  ch$tot.withinss / mem$tot.withinss - 1,
+                  max(abs(ch$start_objectives / mem$start_objectives - 1)),
+                  same_partition(cl, predict(mem, x))))
+    }
   }
   unlink(kdir, recursive = TRUE)
 }

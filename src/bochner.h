@@ -215,6 +215,8 @@ SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEX
                                SEXP nthreads);
 SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
                                         SEXP last, SEXP base, SEXP window, SEXP nthreads);
+SEXP bochner_kmeans_pp_block_call(SEXP z, SEXP seeds, SEXP trials, SEXP weights, SEXP targets,
+                                  SEXP nthreads);
 SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
                                    SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);

@@ -21,6 +21,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("kmeans_gram_distances", bochner_kmeans_gram_distances_call, 9),
     CALLDEF("kmeans_block", bochner_kmeans_block_call, 6),
     CALLDEF("kmeans_hartigan_block", bochner_kmeans_hartigan_block_call, 8),
+    CALLDEF("kmeans_pp_block", bochner_kmeans_pp_block_call, 6),
     CALLDEF("column_sums_exact", bochner_column_sums_exact_call, 4),
     CALLDEF("column_moments_exact", bochner_column_moments_exact_call, 2),
     CALLDEF("kmeans_pp_kernel", bochner_kmeans_pp_kernel_call, 6),

@@ -20,19 +20,35 @@
 /* ------------------------------------------------------------------------ */
 /* The driver                                                                */
 
+/* The first index at which the running sum of the positive w exceeds
+ * target, or -1 when it never does (then *last: the last positive index,
+ * -1 if none).  *cum: the running sum at the end of the scan. */
+R_xlen_t km_locate(const double *w, R_xlen_t n, double target, R_xlen_t *last, double *cum)
+{
+    double s = 0.0;
+    *last = -1;
+    for (R_xlen_t i = 0; i < n; i++) {
+        if (w[i] > 0.0) {
+            s += w[i];
+            *last = i;
+            if (s > target) {
+                *cum = s;
+                return i;
+            }
+        }
+    }
+    *cum = s;
+    return -1;
+}
+
 /* Index drawn with probability proportional to w (w >= 0, total > 0). */
 static R_xlen_t draw_proportional(const double *w, R_xlen_t n, double total)
 {
-    double target = unif_rand() * total, cum = 0.0;
-    R_xlen_t last = 0;
-    for (R_xlen_t i = 0; i < n; i++) {
-        if (w[i] > 0.0) {
-            cum += w[i];
-            last = i;
-            if (cum > target) return i;
-        }
-    }
-    return last;   /* only reachable through rounding */
+    R_xlen_t last;
+    double cum;
+    R_xlen_t i = km_locate(w, n, unif_rand() * total, &last, &cum);
+    if (i >= 0) return i;
+    return last > 0 ? last : 0;   /* only reachable through rounding */
 }
 
 static R_xlen_t draw_uniform(R_xlen_t n)

@@ -76,6 +76,7 @@ static inline R_xlen_t km_row_blocks(R_xlen_t n)
 /* kmeans.c: the driver and what the .Call wrappers share */
 int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *res);
 double km_sum(const double *x, R_xlen_t n);
+R_xlen_t km_locate(const double *w, R_xlen_t n, double target, R_xlen_t *last, double *cum);
 int km_flag_arg(SEXP v, const char *what);
 int km_seeding_arg(SEXP v);
 const double *km_weights_arg(SEXP v, R_xlen_t n);
@@ -102,13 +103,22 @@ int bochner_kmeans_lloyd(const double *Z, R_xlen_t n, int D, int k, const double
                          int seeding, int nthreads, km_result *res, double *centres,
                          double *totss);
 
-/* One Lloyd step on a block of rows (kmeans_lloyd.c): nearest centres and
+/* One Lloyd step on a block of rows (kmeans_blocks.c): nearest centres and
  * distances, per-cluster weighted sums, weights and sums of ||z||^2, column
  * sums, total ||z||^2, the nf farthest rows (0-based). */
 int bochner_kmeans_hartigan_block(const double *Z, R_xlen_t m, int D, int k, int *cl,
                                   double *sums, double *counts, double *last, double base,
                                   double window, int nth, int *moves, double *bsums,
                                   double *bs2);
+const double *bochner_kmeans_centre_distances_norms(const double *Z, R_xlen_t m, int D,
+                                                   const double *C, int k, double *out,
+                                                   int nthreads);
+void bochner_kmeans_point_distances(const double *Z, R_xlen_t m, int D, const double *v,
+                                    double *out, int nthreads);
+int bochner_kmeans_pp_block(const double *Z, R_xlen_t m, int D, const double *S, int ns,
+                            const double *T, int nt, const double *w, const double *targets,
+                            int ntg, int nthreads, double *total, double *pot,
+                            R_xlen_t *pick, R_xlen_t *last);
 int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, int k,
                          const double *w, const double *own, int nf, int nth, int *cl,
                          double *di, double *su, double *co, double *s2, double *zs,

@@ -239,6 +239,23 @@ static void lloyd_point_dist(km_problem *p, R_xlen_t s, double *out)
     over_rows(l, p->n, 2.0 * l->D, vector_dist_block);
 }
 
+/* Squared distances (direct, as lloyd_point_dist) of the rows of Z (m x D)
+ * to the vector v (D values), into out: the distances greedy k-means++
+ * uses, for a block of rows of data held in chunks. */
+void bochner_kmeans_point_distances(const double *Z, R_xlen_t m, int D, const double *v,
+                                    double *out, int nthreads)
+{
+    lloyd_problem l;
+    memset(&l, 0, sizeof(l));
+    l.base.n = m;
+    l.base.nthreads = nthreads;
+    l.Z = Z;
+    l.D = D;
+    l.v = (double *) v;
+    l.out = out;
+    over_rows(&l, m, 2.0 * D, vector_dist_block);
+}
+
 /* k-means|| (kmeans.h): distances of a row block to the m points by one
  * product, as the assignment step does with centroids. */
 static void nearest_block(void *ctx, R_xlen_t blk, int thread)
@@ -546,10 +563,10 @@ static void centre_distances_block(void *ctx, R_xlen_t blk, int thread)
 }
 
 /* Squared distances (m x k, into out) of the rows of Z (m x D) to the
- * centroids C (k x D). */
-void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
-                                     const double *C, int k, double *out,
-                                     int nthreads)
+ * centroids C (k x D); returns the rows' squared norms (m, R_alloc'ed). */
+const double *bochner_kmeans_centre_distances_norms(const double *Z, R_xlen_t m, int D,
+                                                   const double *C, int k, double *out,
+                                                   int nthreads)
 {
     lloyd_problem l;
     lloyd_setup(&l, Z, m, D, k, nthreads, (double *) C);
@@ -564,6 +581,14 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
     }
     l.out = out;
     over_rows(&l, m, (double) D * k, centre_distances_block);
+    return l.zn;
+}
+
+void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
+                                     const double *C, int k, double *out,
+                                     int nthreads)
+{
+    bochner_kmeans_centre_distances_norms(Z, m, D, C, k, out, nthreads);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -616,127 +641,6 @@ SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads)
                                         bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);
     return out;
-}
-
-/* One Lloyd step on a block of rows, the work of a chunk in the chunked fit
- * and of a mini-batch: for the rows of Z (m x D) with weights w (NULL: 1)
- * and the centres C (k x D), each row's nearest centre (ties to the lowest
- * number) and its squared distance, then per cluster the weighted sums of
- * the rows (k x D), their weights and the weighted sums of ||z||^2, the
- * weighted column sums and total of ||z||^2 (for the total sum of squares),
- * and the 'nfar' rows farthest from their centres (largest distance first,
- * ties to the lower row; distances to 'own' (k x D) instead when given: the
- * means of the clusters this step makes).  Every sum runs over the rows in
- * order: no dependence on the threads. */
-int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, int k,
-                         const double *w, const double *own, int nf, int nth, int *cl,
-                         double *di, double *su, double *co, double *s2, double *zs,
-                         double *zz, int *far, double *fard)
-{
-    if (m < 1 || D < 1 || k < 1 || nf < 0 || nf > m) return BOCHNER_BAD_ARGUMENT;
-    double *dist = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
-    bochner_kmeans_centre_distances(Z, m, D, C, k, dist, nth);
-    for (R_xlen_t i = 0; i < m; i++) {
-        int best = 0;
-        double bd = dist[i];
-        for (int c = 1; c < k; c++) {
-            double v = dist[i + (R_xlen_t) c * m];
-            if (v < bd) { bd = v; best = c; }
-        }
-        cl[i] = best;
-        di[i] = bd;
-    }
-    memset(su, 0, sizeof(double) * (size_t) k * (size_t) D);
-    for (int c = 0; c < k; c++) co[c] = s2[c] = 0.0;
-    for (int j = 0; j < D; j++) {
-        const double *zj = Z + (R_xlen_t) j * m;
-        double *sj = su + (R_xlen_t) j * k, t = 0.0;
-        for (R_xlen_t i = 0; i < m; i++) {
-            double v = km_w(w, i) * zj[i];
-            sj[cl[i]] += v;
-            t += v;
-        }
-        zs[j] = t;
-    }
-    double tot = 0.0;
-    for (R_xlen_t i = 0; i < m; i++) {
-        double q = 0.0;
-        for (int j = 0; j < D; j++) {
-            double v = Z[i + (R_xlen_t) j * m];
-            q += v * v;
-        }
-        co[cl[i]] += km_w(w, i);
-        s2[cl[i]] += km_w(w, i) * q;
-        tot += km_w(w, i) * q;
-    }
-    *zz = tot;
-    if (nf > 0) {
-        const double *d = di;
-        if (own) {
-            bochner_kmeans_centre_distances(Z, m, D, own, k, dist, nth);
-            double *od = (double *) R_alloc((size_t) m, sizeof(double));
-            for (R_xlen_t i = 0; i < m; i++) od[i] = dist[i + (R_xlen_t) cl[i] * m];
-            d = od;
-        }
-        /* selection of the nf largest, ties to the lower row */
-        unsigned char *taken = (unsigned char *) R_alloc((size_t) m, 1);
-        memset(taken, 0, (size_t) m);
-        for (int f = 0; f < nf; f++) {
-            R_xlen_t pick = -1;
-            for (R_xlen_t i = 0; i < m; i++)
-                if (!taken[i] && (pick < 0 || d[i] > d[pick])) pick = i;
-            taken[pick] = 1;
-            far[f] = (int) pick;
-            fard[f] = d[pick];
-        }
-    }
-    return BOCHNER_OK;
-}
-
-SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
-                               SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    if (!bochner_is_real_matrix(centres)) error("'centres' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z), k = nrows(centres);
-    if (ncols(centres) != D) error("'z' and 'centres' must have the same number of columns");
-    if (D < 1 || k < 1 || m < 1) error("'z' and 'centres' must not be empty");
-    if (own != R_NilValue &&
-        (!bochner_is_real_matrix(own) || nrows(own) != k || ncols(own) != D))
-        error("'own' must be NULL or a matrix like 'centres'");
-    const double *w = km_weights_arg(weights, m);
-    int nf = bochner_count_arg(nfar, "nfar", 0);
-    if (nf > m) nf = (int) m;
-    SEXP CL = PROTECT(allocVector(INTSXP, m));
-    SEXP DI = PROTECT(allocVector(REALSXP, m));
-    SEXP SU = PROTECT(allocMatrix(REALSXP, k, D));
-    SEXP CO = PROTECT(allocVector(REALSXP, k));
-    SEXP S2 = PROTECT(allocVector(REALSXP, k));
-    SEXP ZS = PROTECT(allocVector(REALSXP, D));
-    SEXP ZZ = PROTECT(allocVector(REALSXP, 1));
-    SEXP FR = PROTECT(allocVector(INTSXP, nf));
-    SEXP FD = PROTECT(allocVector(REALSXP, nf));
-    int status = bochner_kmeans_block(REAL(z), m, D, REAL(centres), k, w,
-                                      own == R_NilValue ? NULL : REAL(own), nf,
-                                      bochner_nthreads(asInteger(nthreads)), INTEGER(CL),
-                                      REAL(DI), REAL(SU), REAL(CO), REAL(S2), REAL(ZS),
-                                      REAL(ZZ), INTEGER(FR), REAL(FD));
-    bochner_stop_on_status(status, "kernel_kmeans");
-    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i]++;
-    for (int f = 0; f < nf; f++) INTEGER(FR)[f]++;
-    const char *names[] = {"cluster", "distance", "sums", "counts", "s2", "zsum", "zz",
-                           "far", "far_distance"};
-    SEXP res = PROTECT(allocVector(VECSXP, 9));
-    SEXP nms = PROTECT(allocVector(STRSXP, 9));
-    SEXP vals[] = {CL, DI, SU, CO, S2, ZS, ZZ, FR, FD};
-    for (int i = 0; i < 9; i++) {
-        SET_VECTOR_ELT(res, i, vals[i]);
-        SET_STRING_ELT(nms, i, mkChar(names[i]));
-    }
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(11);
-    return res;
 }
 
 /* A Hartigan-Wong pass over one block of rows of a partition of N rows

@@ -80,7 +80,7 @@ test_that("distributed Lloyd visits the in-memory clusterings", {
   C0 <- Z[c(5, 100, 200), ]
   init <- max.col(-bochner:::centre_distances(Z, C0, 1L), ties.method = "first")
   mem <- kernel_kmeans(x, init, method = "rff", map = map, iter.max = 50, algorithm = "Lloyd")
-  run <- bochner:::chunked_lloyd(chunks, map, C0, 50L, c("a", "b"), 1L, "test")
+  run <- bochner:::chunked_lloyd(chunks, map, list(C0), 50L, c("a", "b"), 1L, "test")[[1L]]
   expect_true(run$converged)
   expect_equal(run$iter, mem$iter)
   expect_equal(run$size, mem$size)
@@ -89,7 +89,7 @@ test_that("distributed Lloyd visits the in-memory clusterings", {
   expect_equal(run$withinss, mem$withinss, tolerance = 1e-9)
   expect_equal(run$totss, mem$totss, tolerance = 1e-10)
   # the whole fit, seeded by k-means||, and its predictions
-  fit <- kernel_kmeans(chunks, 3, K1, D = 50, seed = 3, nstart = 2)
+  fit <- kernel_kmeans(chunks, 3, K1, D = 50, seed = 3, nstart = 2, seeding = "kmeans||")
   expect_s3_class(fit, "kernel_kmeans")
   expect_equal(sum(fit$size), nrow(x))
   cl <- unlist(predict(fit, chunks))
@@ -118,7 +118,7 @@ test_that("empty clusters are re-seeded with the farthest row, as in memory", {
   Z <- predict(map, x)
   # two identical seeds: the second cluster starts empty
   C0 <- Z[c(3, 3, 50), ]
-  run <- bochner:::chunked_lloyd(chunks, map, C0, 50L, c("a", "b"), 1L, "test")
+  run <- bochner:::chunked_lloyd(chunks, map, list(C0), 50L, c("a", "b"), 1L, "test")[[1L]]
   expect_gte(run$reseeded, 1L)
   expect_true(all(run$size > 0))
   init <- max.col(-bochner:::centre_distances(Z, C0, 1L), ties.method = "first")
