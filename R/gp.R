@@ -141,6 +141,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
                            weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
+                           mean = c("centred", "constant", "linear"),
                            nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
@@ -158,6 +159,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   if (sampling == "orthogonal" && !identical(kernel$name, "spectral_mixture")) {
     check_isotropic(kernel, "orthogonal")
   }
+  mean <- check_choice(mean, c("centred", "constant", "linear"), "mean")
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   method <- check_choice(method, c("rff", "exact"), "method")
@@ -197,6 +199,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   P <- list(x = xs[keep, , drop = FALSE], y = ys[keep], n = sum(keep), d = d, method = method,
             kind = if (sm) "sm" else "standard", ard = ard && !sm, nthreads = nthreads,
             half_log_w = 0)
+  basis <- gp_basis_spec(mean, xs[keep, , drop = FALSE])
+  if (!is.null(basis)) {
+    if (P$n <= basis$p) stop_arg("mean", "= \"", mean, "\" needs more rows than its ", basis$p,
+                                 " coefficient(s)")
+    P$H <- gp_basis(basis, P$x)
+  }
   if (!is.null(w)) {
     # row i has noise variance s_n^2 / w_i: the exact GP adds it to the
     # diagonal; the features and response are scaled by sqrt(w_i) instead
@@ -205,6 +213,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       P$sw <- sqrt(P$w)
       P$y <- P$sw * P$y
       P$half_log_w <- sum(log(P$w)) / 2
+      if (!is.null(P$H)) P$H <- P$sw * P$H
     }
   }
   sm_theta <- function(k) c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
@@ -266,10 +275,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                                      "eps", "comp", "Dq")],
               noise = h$noise, alpha = post$alpha, rinv = post$rinv,
               y_center = y_center, y_scale = y_scale, scaling = scaling, n = n,
-              logLik = post$value - P$n * log(y_scale), optimized = optimize,
+              logLik = post$value - (P$n - if (is.null(basis)) 0 else basis$p) * log(y_scale), optimized = optimize,
               weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message))
+  if (!is.null(basis)) fit$basis <- gp_basis_fit(basis, post, P, y_scale)
   fit$kernel <- gp_learned_kernel(kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
   if (method == "rff") {
@@ -277,7 +287,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     fit$amp <- post$features$amp
     # the dual posterior: rinv is the inverse factor of C = Z Z' + s_n^2 I,
     # and predictions need the training rows' features
-    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw)
+    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw, H = P$H)
   } else {
     fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
