@@ -18,13 +18,15 @@ gp_basis_spec <- function(mean, xs) {
   if (mean == "constant") return(list(type = "constant", p = 1L))
   sc <- apply(xs, 2L, stats::sd)
   sc[!(sc > 0)] <- 1
-  list(type = "linear", p = ncol(xs) + 1L, center = colMeans(xs), scale = sc)
+  list(type = mean, p = ncol(xs) * (1L + (mean == "quadratic")) + 1L, center = colMeans(xs),
+       scale = sc)
 }
 
 gp_basis <- function(spec, xs) {
   if (spec$type == "constant") return(matrix(1, nrow(xs), 1L))
-  cbind(1, sweep(sweep(xs, 2L, spec$center, check.margin = FALSE), 2L, spec$scale, "/",
-                 check.margin = FALSE))
+  z <- sweep(sweep(xs, 2L, spec$center, check.margin = FALSE), 2L, spec$scale, "/",
+             check.margin = FALSE)
+  if (spec$type == "quadratic") cbind(1, z, z^2) else cbind(1, z)
 }
 
 # Upper Cholesky factor and its inverse of a small p x p matrix.
@@ -161,4 +163,13 @@ gp_basis_draws <- function(object, nsim) {
   b <- object$basis
   xi <- matrix(stats::rnorm(length(b$beta) * nsim), ncol = nsim)
   b$beta + b$srinv %*% xi
+}
+
+# The least-squares residual of y on the basis (y itself for "centred"), to
+# start a spectral mixture from (a p-column fit, once per model).
+gp_basis_residual_ls <- function(mean, xs, y) {
+  spec <- gp_basis_spec(mean, xs)
+  if (is.null(spec)) return(y)
+  H <- gp_basis(spec, xs)
+  y - drop(H %*% solve(gp_tcross(H, H), gp_tcross(H, matrix(y))))
 }
