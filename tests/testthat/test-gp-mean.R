@@ -126,3 +126,35 @@ test_that("the restricted likelihood's gradients match finite differences in eve
   e <- bochner:::gp_exact_posterior(th, Pe)
   expect_equal(bochner:::gp_exact_gradient(th, Pe, e), cdiff(fe, th), tolerance = 1e-6)
 })
+
+test_that("posterior draws with a basis have the predictive mean and variance", {
+  dat <- mean_data(n = 40, seed = 6)
+  xn <- cbind(c(1, 5.5, 8), c(0.5, 0.2, 0.9))
+  for (form in c("primal", "dual", "exact")) {
+    fit <- rff_gp(dat$x, dat$y, kernel = gaussian_kernel(sigma = 0.8),
+                  D = if (form == "primal") 10 else 30, optimize = FALSE,
+                  method = if (form == "exact") "exact" else "rff", signal = 1.5,
+                  noise = 0.3, mean = "linear", seed = 1)
+    p <- predict(fit, xn, se.fit = TRUE)
+    sims <- as.matrix(simulate(fit, nsim = 4000, seed = 2, newdata = xn))
+    # Monte Carlo: the mean errs by about se / sqrt(4000), the sd by se / sqrt(8000)
+    expect_lt(max(abs(rowMeans(sims) - p$fit) / p$se.fit), 5 / sqrt(4000))
+    expect_lt(max(abs(apply(sims, 1, sd) / p$se.fit - 1)), 5 / sqrt(8000))
+  }
+})
+
+test_that("a quadratic basis is learned with the rest; bad 'mean' is refused", {
+  set.seed(8)
+  x <- seq(0, 4, length.out = 60)
+  y <- 1 + 0.5 * x^2 + 0.3 * sin(6 * x) + rnorm(60, sd = 0.05)
+  fit <- rff_gp(x, y, D = 100, mean = "quadratic", seed = 1)
+  expect_equal(fit$basis$type, "quadratic")
+  expect_length(fit$basis$coefficients, 3)
+  # beyond the data the quadratic goes on: the centred fit returns to the mean
+  far <- predict(fit, 6, interval = "confidence")
+  expect_true(far[, "lwr"] < 1 + 0.5 * 36 && 1 + 0.5 * 36 < far[, "upr"])
+  expect_lt(predict(rff_gp(x, y, D = 100, seed = 1), 6), far[, "lwr"])
+  expect_output(print(fit), "quadratic basis")
+  expect_error(rff_gp(x, y, mean = "cubic"), "mean")
+  expect_error(rff_gp(x[1:2], y[1:2], mean = "quadratic", D = 10), "mean")
+})
