@@ -220,17 +220,26 @@ if ("co2" %in% sections) {
       coverage = mean(y[!train] >= p[, "lwr"] & y[!train] <= p[, "upr"]),
       logLik = as.numeric(logLik(fit)))
   }
+  # the prior mean: "centred" (the default) and explicit basis functions
+  # (BOCHNER_BENCH_CO2_MEANS, e.g. "centred,linear,quadratic"); the
+  # mixture's D (BOCHNER_BENCH_CO2_D, e.g. "100,200")
+  means <- strsplit(Sys.getenv("BOCHNER_BENCH_CO2_MEANS", "centred,linear"), ",")[[1]]
+  Ds <- as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_CO2_D", "200"), ",")[[1]])
   rows <- list()
-  for (D in c(100, 200)) {
-    for (s in 1:5) {
-      r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = D,
-                        scale = FALSE, seed = s))
-      rows[[sprintf("SM q=4 D=%d seed %d", D, s)]] <- c(score(r$value), time = r$time)
+  for (mean in means) {
+    for (D in Ds) {
+      for (s in 1:5) {
+        r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = D,
+                          scale = FALSE, seed = s, mean = mean))
+        rows[[sprintf("SM q=4 D=%d %s seed %d", D, mean, s)]] <- c(score(r$value), time = r$time,
+                                                                   cpu = r$cpu)
+      }
     }
-  }
-  for (s in 1:2) {
-    r <- timed(rff_gp(t[train], y[train], D = 100, scale = FALSE, seed = s))
-    rows[[sprintf("Gaussian D=100 seed %d", s)]] <- c(score(r$value), time = r$time)
+    for (s in 1:2) {
+      r <- timed(rff_gp(t[train], y[train], D = 100, scale = FALSE, seed = s, mean = mean))
+      rows[[sprintf("Gaussian D=100 %s seed %d", mean, s)]] <- c(score(r$value), time = r$time,
+                                                                 cpu = r$cpu)
+    }
   }
   print(round(do.call(rbind, rows), 3))
 }
