@@ -2,6 +2,7 @@
 # kernlab::gausspr() and GauPro on the same data, and the goals of issue 27.
 # Run from the repository root (bochner installed):
 #   Rscript bench/gp.R [sections]     sections: accuracy convergence hyper large optim co2
+#                                      co2hyper (not in the default set)
 #                                      (default: all; prints the tables of bench/gp.md)
 #   BOCHNER_BENCH_THREADS=1 Rscript bench/gp.R accuracy convergence hyper
 suppressPackageStartupMessages({
@@ -242,4 +243,55 @@ if ("co2" %in% sections) {
     }
   }
   print(round(do.call(rbind, rows), 3))
+}
+
+# ---- co2hyper: the band with the hyperparameters' uncertainty (Laplace) ---
+# Not a package feature: the delta method on the fit's internals.  The
+# plug-in band conditions on the maximum-likelihood hyperparameters theta;
+# with theta ~ N(theta_hat, H^-1) (H the Hessian of -log p(y) at the
+# optimum, by central differences of the analytic gradient; directions of
+# non-positive curvature dropped) the predictive variance gains J H^-1 J',
+# J the derivative of the predictive mean in theta.
+if ("co2hyper" %in% sections) {
+  cat("\n## co2: plug-in band and band with the hyperparameters' uncertainty (Laplace)\n")
+  ns <- asNamespace("bochner")
+  t <- as.numeric(time(co2))
+  y <- as.numeric(co2)
+  train <- t < 1988
+  xn <- matrix(t[!train])
+  for (s in 1:5) {
+    fit <- rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = 200,
+                  scale = FALSE, seed = s)
+    P <- c(fit$P, list(x = matrix(t[train]), y = (y[train] - fit$y_center) / fit$y_scale,
+                       n = sum(train), nthreads = bochner_threads()))
+    P$dual <- 2 * fit$D >= P$n
+    mean_at <- function(th) {
+      post <- ns$gp_posterior(th, P)
+      f <- post$features
+      Z <- .Call(ns$C_rff_transform, xn, f$omega, NULL, 1, FALSE, 1L)
+      drop((Z * rep(rep(f$amp, each = 2L), each = nrow(Z))) %*% post$alpha)
+    }
+    grad_at <- function(th) ns$gp_gradient(th, P, ns$gp_posterior(th, P))
+    th <- fit$theta
+    k <- length(th)
+    h <- 1e-4
+    H <- matrix(0, k, k)
+    J <- matrix(0, nrow(xn), k)
+    for (i in seq_len(k)) {
+      e <- h * (seq_len(k) == i)
+      H[, i] <- -(grad_at(th + e) - grad_at(th - e)) / (2 * h)
+      J[, i] <- (mean_at(th + e) - mean_at(th - e)) / (2 * h)
+    }
+    ev <- eigen((H + t(H)) / 2, symmetric = TRUE)
+    pos <- ev$values > 1e-8 * max(ev$values)
+    extra <- rowSums((J %*% ev$vectors[, pos, drop = FALSE])^2 /
+                       rep(ev$values[pos], each = nrow(J))) * fit$y_scale^2
+    p <- predict(fit, t[!train], se.fit = TRUE)
+    v0 <- p$se.fit^2 + p$residual.scale^2
+    yt <- y[!train]
+    cat(sprintf("seed %d: RMSE %.3f, coverage plug-in %.3f, with Laplace %.3f; sd ratio in 1997 %.2f; %d of %d directions dropped\n",
+                s, sqrt(mean((yt - p$fit)^2)), mean(abs(yt - p$fit) <= qnorm(0.975) * sqrt(v0)),
+                mean(abs(yt - p$fit) <= qnorm(0.975) * sqrt(v0 + extra)),
+                sqrt((v0 + extra) / v0)[nrow(xn)], sum(!pos), k))
+  }
 }
