@@ -60,7 +60,11 @@ gp_tcross <- function(a, b) t(a) %*% b   # p columns: O(n p^2), off the hot path
 gp_basis_primal <- function(post, P) {
   H <- P$H
   s2 <- post$features$hyper$noise^2
-  ZH <- gp_feature_cross(post$features, P, H)
+  # Z'H for the posterior and Z'(H o x_k) for the gradient, in one pass
+  p <- ncol(H)
+  V <- do.call(cbind, c(list(H), lapply(seq_len(P$d), function(k) H * P$x[, k])))
+  ZHV <- gp_feature_cross(post$features, P, V)
+  ZH <- ZHV[, seq_len(p), drop = FALSE]
   B <- .Call(C_matprod, post$ainv, ZH, P$nthreads)
   S <- (gp_tcross(H, H) - gp_tcross(ZH, B)) / s2
   sch <- gp_small_chol((S + t(S)) / 2, P$nthreads)
@@ -71,11 +75,11 @@ gp_basis_primal <- function(post, P) {
   zy <- post$zy - drop(ZH %*% beta)
   alpha <- post$alpha - drop(B %*% beta)
   yy <- sum(yr^2)
-  p <- ncol(H)
   dq <- (sum(P$y^2) - sum(post$alpha * post$zy)) - (yy - sum(alpha * zy))
   post$value <- post$value + dq / (2 * s2) - sum(log(diag(sch[[1L]]))) + p / 2 * log(2 * pi)
   post[c("alpha", "zy", "yy", "yr")] <- list(alpha, zy, yy, yr)
-  post$basis <- list(beta = beta, B = B, ZH = ZH, Sinv = Sinv, srinv = sch[[2L]])
+  post$basis <- list(beta = beta, B = B, ZH = ZH, ZV = ZHV[, -seq_len(p), drop = FALSE],
+                     Sinv = Sinv, srinv = sch[[2L]])
   post
 }
 
@@ -87,10 +91,10 @@ gp_feature_cross <- function(f, P, V) {
   out <- matrix(0, m, ncol(V))
   rows <- rff_block_rows(n, m)
   for (idx in row_blocks(n, rows)) {
-    Z <- .Call(C_rff_transform, P$x[idx, , drop = FALSE], f$omega, NULL, 1, FALSE, P$nthreads)
-    Z <- Z * rep(rep(f$amp, each = 2L), each = nrow(Z))
-    if (!is.null(P$sw)) Z <- Z * P$sw[idx]
-    out <- out + .Call(C_matprod, t(Z), V[idx, , drop = FALSE], P$nthreads)
+    tz <- .Call(C_rff_transform, P$x[idx, , drop = FALSE], f$omega, NULL, 1, TRUE, P$nthreads)
+    tz <- tz * rep(f$amp, each = 2L)
+    if (!is.null(P$sw)) tz <- tz * rep(P$sw[idx], each = m)
+    out <- out + .Call(C_matprod, tz, V[idx, , drop = FALSE], P$nthreads)
   }
   out
 }
@@ -99,17 +103,15 @@ gp_feature_cross <- function(f, P, V) {
 # Z (A^-1 + B E) + H E with E = S^-1 B' / s_n^2.  The first two terms are
 # what src/gp.c computes (with alpha of y_r, and A^-1 + B E for A^-1); the
 # last one's contributions to M and to the column sums of Z o G come from
-# Z'H and Z'(H o x_k), one more pass.
+# Z'H and ZV = Z'(H o x_k), of the posterior's pass.
 gp_basis_gradient_extra <- function(post, P) {
   f <- post$features
   s2 <- f$hyper$noise^2
   b <- post$basis
   E <- b$Sinv %*% t(b$B) / s2                                # p x m
-  H <- P$H
-  p <- ncol(H)
+  p <- ncol(P$H)
   d <- P$d
-  V <- do.call(cbind, lapply(seq_len(d), function(k) H * P$x[, k]))
-  ZV <- gp_feature_cross(f, P, V)                            # m x (p d)
+  ZV <- b$ZV                                                 # m x (p d)
   csum <- rowSums(b$ZH * t(E))
   D <- ncol(f$omega)
   cs <- 2L * seq_len(D) - 1L
