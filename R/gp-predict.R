@@ -4,7 +4,9 @@
 # rows xs: an n x 2 matrix, a block of rows at a time.
 gp_moments <- function(object, xs, nthreads, var = TRUE) {
   mv <- gp_moments_zero(object, xs, nthreads, var)
-  if (is.null(object$basis)) mv else mv + gp_basis_moments(object, xs, nthreads, var)
+  if (!is.null(object$basis)) mv <- mv + gp_basis_moments(object, xs, nthreads, var)
+  if (var && !is.null(object$laplace)) mv[, 2L] <- mv[, 2L] + gp_laplace_term(object, xs, nthreads)
+  mv
 }
 
 # The same for the zero-mean GP on the response less its basis part.

@@ -177,7 +177,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
                            weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
                            mean = c("centred", "constant", "linear", "quadratic"),
-                           nthreads = bochner_threads(), ...) {
+                           laplace = FALSE, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
@@ -198,6 +198,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   method <- check_choice(method, c("rff", "exact"), "method")
+  laplace <- check_flag(laplace, "laplace")
+  if (laplace && !optimize) stop_arg("laplace", "= TRUE needs optimize = TRUE (a maximum of the likelihood)")
+  if (laplace && method == "exact" && !identical(kernel$name, "gaussian")) {
+    stop_arg("laplace", "= TRUE with method = \"exact\" needs the Gaussian kernel (an ",
+             "analytic gradient)")
+  }
   scale <- check_flag(scale, "scale")
   if (!is.list(control)) stop_arg("control", "must be a list of optim() controls")
   nthreads <- check_threads(nthreads)
@@ -318,6 +324,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message))
   if (!is.null(basis)) fit$basis <- gp_basis_fit(basis, post, P, y_scale)
+  if (laplace) fit$laplace <- gp_laplace(theta, P, lower, upper)
   fit$kernel <- gp_learned_kernel(kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
   if (method == "rff") {
