@@ -140,6 +140,18 @@
 #'   data, with its uncertainty in the band.  With a spectral mixture whose
 #'   parameters are not given, the starting values come from the
 #'   least-squares residual of the response on the basis.
+#' @param laplace With `TRUE` (and `optimize = TRUE`), the predictive
+#'   variance also carries the uncertainty of the learned hyperparameters:
+#'   with \eqn{\theta \sim N(\hat\theta, H^{-1})} (Laplace's approximation,
+#'   \eqn{H} the Hessian of \eqn{-\log p(y)} at the optimum, on the log
+#'   parameters) the delta method adds \eqn{J H^{-1} J^T}, \eqn{J} the
+#'   derivative of the predictive mean in \eqn{\theta}.  \eqn{H} comes from
+#'   central differences of the analytic gradient (two evaluations per
+#'   parameter, at the end of the fit) and \eqn{J} from the posterior means
+#'   at the same points, kept with the fit; parameters at a bound and
+#'   directions of non-positive curvature are held fixed.  The mean is
+#'   unchanged; [simulate()][simulate.rff_gp] ignores it.  For `method =
+#'   "exact"`, the Gaussian kernel only.
 #' @param nthreads Number of threads, see [bochner_threads()]; the results
 #'   do not depend on it.
 #' @param ... Passed on by the formula method.
