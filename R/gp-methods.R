@@ -43,6 +43,10 @@ print.rff_gp <- function(x, ...) {
                       x$optim$counts[[1L]],
                       if (x$optim$convergence == 0L) "" else ", not converged")
   cat(sprintf("  log marginal likelihood %.4g; %s\n", x$logLik, how))
+  if (!is.null(x$laplace)) {
+    cat(sprintf("  predictive variance with the uncertainty of %d hyperparameter(s) (Laplace)\n",
+                length(x$laplace$free)))
+  }
   cat(sprintf("  %d observations, training RMSE %.4g\n", x$n, sqrt(mean(x$residuals^2))))
   invisible(x)
 }

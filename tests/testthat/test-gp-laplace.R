@@ -69,6 +69,7 @@ test_that("laplace = TRUE works with a basis and a spectral mixture; bad use is 
   p0 <- predict(fit0, dat$new, se.fit = TRUE)
   expect_equal(p$fit, p0$fit)
   expect_true(all(p$se.fit >= p0$se.fit))
+  expect_output(print(fit), "Laplace")
   expect_error(rff_gp(dat$x, dat$y, optimize = FALSE, laplace = TRUE), "laplace")
   expect_error(rff_gp(dat$x, dat$y, method = "exact", kernel = laplace_kernel(1),
                       laplace = TRUE), "laplace")
