@@ -25,15 +25,28 @@ gp_hyper_lines <- function(x) {
     sprintf("  signal sd %s, noise sd %s", f(h$signal), f(h$noise)))
 }
 
+# The mean's line: the basis and its coefficients (response units, on the
+# centred and scaled basis columns).
+gp_mean_line <- function(x) {
+  b <- x$basis
+  if (is.null(b)) return(NULL)
+  sprintf("  mean: %s basis (vague prior), coefficients %s", b$type,
+          paste(format(signif(b$coefficients, 4)), collapse = ", "))
+}
+
 #' @export
 print.rff_gp <- function(x, ...) {
   cat(gp_title(x), "\n", sep = "")
-  cat(gp_hyper_lines(x), sep = "\n")
+  cat(c(gp_hyper_lines(x), gp_mean_line(x)), sep = "\n")
   how <- if (!x$optimized) "hyperparameters as given"
          else sprintf("hyperparameters by marginal likelihood (L-BFGS-B, %d evaluations%s)",
                       x$optim$counts[[1L]],
                       if (x$optim$convergence == 0L) "" else ", not converged")
   cat(sprintf("  log marginal likelihood %.4g; %s\n", x$logLik, how))
+  if (!is.null(x$laplace)) {
+    cat(sprintf("  predictive variance with the uncertainty of %d hyperparameter(s) (Laplace)\n",
+                length(x$laplace$free)))
+  }
   cat(sprintf("  %d observations, training RMSE %.4g\n", x$n, sqrt(mean(x$residuals^2))))
   invisible(x)
 }

@@ -78,8 +78,9 @@ gp_rff_posterior <- function(theta, P) {
   # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
   L <- -(yy - sum(alpha * zy)) / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
     P$n / 2 * log(2 * pi) + if (is.null(P$half_log_w)) 0 else P$half_log_w
-  list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy, yy = yy,
-       features = f, m = m)
+  post <- list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy,
+               yy = yy, features = f, m = m)
+  if (is.null(P$H)) post else gp_basis_primal(post, P)
 }
 
 # dL/dtheta at a posterior from gp_rff_posterior(): one pass for
@@ -87,13 +88,23 @@ gp_rff_posterior <- function(theta, P) {
 gp_rff_gradient <- function(theta, P, post) {
   f <- post$features
   s2 <- f$hyper$noise^2
-  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, P$y, P$sw, post$alpha, post$ainv, s2,
-             P$nthreads)
+  b <- post$basis
+  ex <- if (!is.null(b)) gp_basis_gradient_extra(post, P)
+  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, if (is.null(b)) P$y else post$yr, P$sw,
+             post$alpha, if (is.null(b)) post$ainv else post$ainv + ex$BE, s2, P$nthreads)
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha
   uu <- (post$yy - 2 * sum(a * post$zy) + sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
   g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))
+  if (!is.null(b)) {
+    # the restricted likelihood: tr(P) = tr(C^-1) - tr(S^-1 H'C^-2 H)
+    M <- M + ex$M
+    csum <- csum + ex$csum
+    hc2h <- gp_tcross(P$H, P$H) - 2 * gp_tcross(b$ZH, b$B) +
+      gp_tcross(b$B, .Call(C_matprod, post$zz, b$B, P$nthreads))
+    g_noise <- g_noise + sum(b$Sinv * hc2h) / s2
+  }
   gp_gradient_from(f, P, M, csum, g_noise)
 }
 
@@ -144,7 +155,13 @@ gp_exact_posterior <- function(theta, P) {
   cinv <- .Call(C_matprod, rinv, t(rinv), P$nthreads)
   alpha <- drop(.Call(C_matprod, cinv, matrix(P$y), P$nthreads))
   L <- -sum(P$y * alpha) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi)
-  list(value = L, alpha = alpha, rinv = rinv, cinv = cinv, K = K, hyper = h)
+  post <- list(value = L, alpha = alpha, rinv = rinv, cinv = cinv, K = K, hyper = h)
+  if (is.null(P$H)) return(post)
+  bd <- gp_basis_dual(cinv, 2 * sum(log(diag(ch[[1L]]))), P$y, P$H, P$n, P$nthreads)
+  if (is.null(bd)) return(NULL)
+  # the gradient below takes the projected precision for C^-1
+  post[c("value", "alpha", "cinv", "basis")] <- list(bd$value, bd$u, bd$Pm, bd)
+  post
 }
 
 # Analytic gradient of the exact GP for the Gaussian kernel:
@@ -216,9 +233,18 @@ gp_dual_posterior <- function(theta, P) {
   if (is.null(ch)) return(NULL)
   cinv <- .Call(C_matprod, ch[[2L]], t(ch[[2L]]), P$nthreads)
   u <- drop(.Call(C_matprod, cinv, matrix(P$y), P$nthreads))
-  L <- -sum(P$y * u) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi) +
-    if (is.null(P$half_log_w)) 0 else P$half_log_w
-  list(value = L, u = u, cinv = cinv, rinv = ch[[2L]], tz = tz, features = f,
+  L <- -sum(P$y * u) / 2 - sum(log(diag(ch[[1L]]))) - P$n / 2 * log(2 * pi)
+  basis <- NULL
+  if (!is.null(P$H)) {
+    basis <- gp_basis_dual(cinv, 2 * sum(log(diag(ch[[1L]]))), P$y, P$H, P$n, P$nthreads)
+    if (is.null(basis)) return(NULL)
+    L <- basis$value
+    u <- basis$u
+    cinv <- basis$Pm       # the gradient takes the projected precision for C^-1
+    basis$B <- .Call(C_matprod, tz, basis$CH, P$nthreads)
+  }
+  L <- L + if (is.null(P$half_log_w)) 0 else P$half_log_w
+  list(value = L, u = u, cinv = cinv, rinv = ch[[2L]], tz = tz, features = f, basis = basis,
        alpha = drop(.Call(C_matprod, tz, matrix(u), P$nthreads)))
 }
 

@@ -3,6 +3,14 @@
 # Predictive mean and variance of f (standardised units) at the scaled
 # rows xs: an n x 2 matrix, a block of rows at a time.
 gp_moments <- function(object, xs, nthreads, var = TRUE) {
+  mv <- gp_moments_zero(object, xs, nthreads, var)
+  if (!is.null(object$basis)) mv <- mv + gp_basis_moments(object, xs, nthreads, var)
+  if (var && !is.null(object$laplace)) mv[, 2L] <- mv[, 2L] + gp_laplace_term(object, xs, nthreads)
+  mv
+}
+
+# The same for the zero-mean GP on the response less its basis part.
+gp_moments_zero <- function(object, xs, nthreads, var = TRUE) {
   if (object$method == "exact") {
     P <- c(object$P, list(nthreads = nthreads))
     h <- gp_unpack(object$theta, P)
@@ -169,13 +177,18 @@ simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
   draw <- function() {
     if (object$method == "rff") {
       xi <- matrix(stats::rnorm(length(object$alpha) * nsim), ncol = nsim)
+      # with a basis: its coefficients bh from their posterior, then the
+      # feature weights given them (the fit on y - H bh)
+      bh <- if (!is.null(object$basis)) gp_basis_draws(object, nsim)
       B <- if (is.null(object$dual)) {
-        object$alpha + object$noise * .Call(C_matprod, object$rinv, xi, nthreads)
+        object$alpha + object$noise * .Call(C_matprod, object$rinv, xi, nthreads) +
+          if (!is.null(bh)) object$basis$B %*% (object$basis$beta - bh) else 0
       } else {
-        gp_dual_weight_draws(object, xi, nthreads)
+        gp_dual_weight_draws(object, xi, nthreads, bh)
       }
       return(transform_in_blocks(xs, 2L * ncol(object$omega), nsim, function(xb) {
-        .Call(C_matprod, gp_feature_matrix(object, xb, nthreads), B, nthreads)
+        f <- .Call(C_matprod, gp_feature_matrix(object, xb, nthreads), B, nthreads)
+        if (is.null(bh)) f else f + gp_basis(object$basis, xb) %*% bh
       }))
     }
     gp_exact_draws(object, xs, nsim, nthreads)
@@ -190,11 +203,12 @@ simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
 # Feature weights from the posterior of a dual fit without the m x m
 # covariance (pathwise conditioning): with beta0 = xi ~ N(0, I) and
 # e ~ N(0, s_n^2 I), beta0 + Z'C^-1 (y - Z beta0 - e) ~ N(alpha, s_n^2 A^-1).
-gp_dual_weight_draws <- function(object, xi, nthreads) {
+gp_dual_weight_draws <- function(object, xi, nthreads, bh = NULL) {
   tz <- gp_train_features(object, nthreads)
   n <- ncol(tz)
   e <- matrix(stats::rnorm(n * ncol(xi), sd = object$noise), n)
-  r <- object$dual$y - .Call(C_matprod, t(tz), xi, nthreads) - e
+  y <- if (is.null(bh)) object$dual$y else object$dual$y - object$dual$H %*% bh
+  r <- y - .Call(C_matprod, t(tz), xi, nthreads) - e
   v <- .Call(C_matprod, object$rinv, .Call(C_matprod, t(object$rinv), r, nthreads), nthreads)
   xi + .Call(C_matprod, tz, v, nthreads)
 }
@@ -207,6 +221,12 @@ gp_exact_draws <- function(object, xs, nsim, nthreads) {
   V <- .Call(C_matprod, Ks, object$rinv, nthreads)
   S <- gp_exact_gram(h, P, xs) - .Call(C_matprod, V, t(V), nthreads)
   mean <- drop(.Call(C_matprod, Ks, matrix(object$alpha), nthreads))
+  if (!is.null(object$basis)) {     # + h(x)'b_hat and r'S^-1 r (see gp-mean.R)
+    hb <- gp_basis(object$basis, xs)
+    R <- (hb - .Call(C_matprod, Ks, object$basis$B, nthreads)) %*% object$basis$srinv
+    mean <- mean + drop(hb %*% object$basis$beta)
+    S <- S + .Call(C_matprod, R, t(R), nthreads)
+  }
   jitter <- 1e-10 * object$prior_var
   repeat {
     Sj <- S

@@ -64,6 +64,28 @@
 #' times 1, 3 or 0.3), and the fit with the best marginal likelihood is
 #' kept: six times the work of one start.
 #'
+#' **Mean function.**  By default (`mean = "centred"`) the response is
+#' centred on its mean and the GP has mean zero, so away from the data the
+#' forecast returns to that mean, however steep the trend in the data.
+#' `mean = "constant"`, `"linear"` or `"quadratic"` adds explicit basis
+#' functions \eqn{h(x)} (a constant; a constant and each input; those and
+#' each input's square) with coefficients
+#' \eqn{b} under a vague prior, \eqn{y = f(x) + h(x)^T b + \varepsilon}
+#' (Rasmussen and Williams, 2006, sec. 2.7).  With random features this is
+#' Bayesian linear regression on \eqn{[Z, H]} with a flat prior on the
+#' weights of \eqn{H}: \eqn{b} is estimated by generalised least squares,
+#' \eqn{\hat b = S^{-1} H^T C^{-1} y} with \eqn{S = H^T C^{-1} H}, its
+#' uncertainty adds \eqn{r^T S^{-1} r} to the variance of \eqn{f(x)}
+#' (\eqn{r = h(x) - H^T C^{-1} k(x)}, growing with the distance from the
+#' data along the trend), and the hyperparameters maximise the restricted
+#' marginal likelihood \eqn{-\frac12 (y - H\hat b)^T C^{-1} (y - H\hat
+#' b) - \frac12 \log|C| - \frac12 \log|S| - \frac{n-p}{2}\log 2\pi}
+#' (their eq. 2.45 in the limit of the vague prior; \eqn{p} columns,
+#' centred and scaled internally).  The gradient keeps its cost order (one
+#' more pass over the rows for \eqn{Z^T H} and \eqn{Z^T (H \circ x_k)}).
+#' The fitted coefficients are in `fit$basis$coefficients` (response
+#' units, on the centred and scaled columns).
+#'
 #' The inputs are standardised with `scale = TRUE` (the default): the
 #' kernel's parameters, given and learned, refer to the standardised
 #' inputs.
@@ -110,6 +132,26 @@
 #'   out of the fit; they still get fitted values).  The response is then
 #'   centred on its weighted mean.  A new observation (`interval =
 #'   "prediction"`) has weight 1.
+#' @param mean The prior mean: `"centred"` (the default: the response
+#'   centred on its (weighted) mean, a zero-mean GP), `"constant"`,
+#'   `"linear"` or `"quadratic"` (explicit basis functions with a vague
+#'   prior: a constant, plus a slope per input, plus a square per input;
+#'   see the mean function above).  A trend in the basis goes on beyond the
+#'   data, with its uncertainty in the band.  With a spectral mixture whose
+#'   parameters are not given, the starting values come from the
+#'   least-squares residual of the response on the basis.
+#' @param laplace With `TRUE` (and `optimize = TRUE`), the predictive
+#'   variance also carries the uncertainty of the learned hyperparameters:
+#'   with \eqn{\theta \sim N(\hat\theta, H^{-1})} (Laplace's approximation,
+#'   \eqn{H} the Hessian of \eqn{-\log p(y)} at the optimum, on the log
+#'   parameters) the delta method adds \eqn{J H^{-1} J^T}, \eqn{J} the
+#'   derivative of the predictive mean in \eqn{\theta}.  \eqn{H} comes from
+#'   central differences of the analytic gradient (two evaluations per
+#'   parameter, at the end of the fit) and \eqn{J} from the posterior means
+#'   at the same points, kept with the fit; parameters at a bound and
+#'   directions of non-positive curvature are held fixed.  The mean is
+#'   unchanged; [simulate()][simulate.rff_gp] ignores it.  For `method =
+#'   "exact"`, the Gaussian kernel only.
 #' @param nthreads Number of threads, see [bochner_threads()]; the results
 #'   do not depend on it.
 #' @param ... Passed on by the formula method.
@@ -117,12 +159,17 @@
 #'   (with the learned parameters), `hyper` (the hyperparameters: length
 #'   scale(s), `signal`, `noise` in the response's units, or the spectral
 #'   mixture's `weights` in squared response units, `means`, `scales`),
-#'   `logLik` (the log marginal likelihood of `y`), `fitted`, `residuals`,
-#'   `optim` (convergence, evaluations), the frequencies and posterior, and
-#'   `input`.
+#'   `logLik` (the log marginal likelihood of `y`; the restricted one with
+#'   a `mean` of basis functions), `fitted`, `residuals`, `optim`
+#'   (convergence, evaluations), the frequencies and posterior, `basis`
+#'   (with `mean = "constant"` or `"linear"`: the basis and its
+#'   `coefficients`) and `input`.
 #' @references Lázaro-Gredilla, M., Quiñonero-Candela, J., Rasmussen, C. E.
 #'   and Figueiras-Vidal, A. R. (2010). Sparse spectrum Gaussian process
 #'   regression. \emph{Journal of Machine Learning Research} 11, 1865-1881.
+#'
+#'   Rasmussen, C. E. and Williams, C. K. I. (2006). \emph{Gaussian
+#'   Processes for Machine Learning}. MIT Press, sec. 2.7.
 #' @seealso [predict.rff_gp()], [simulate.rff_gp()], [plot.rff_gp()],
 #'   [spectral_mixture_kernel()], [rff_ridge()].
 #' @examples
@@ -141,7 +188,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
                            weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
-                           nthreads = bochner_threads(), ...) {
+                           mean = c("centred", "constant", "linear", "quadratic"),
+                           laplace = FALSE, nthreads = bochner_threads(), ...) {
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
@@ -158,9 +206,16 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   if (sampling == "orthogonal" && !identical(kernel$name, "spectral_mixture")) {
     check_isotropic(kernel, "orthogonal")
   }
+  mean <- check_choice(mean, c("centred", "constant", "linear", "quadratic"), "mean")
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   method <- check_choice(method, c("rff", "exact"), "method")
+  laplace <- check_flag(laplace, "laplace")
+  if (laplace && !optimize) stop_arg("laplace", "= TRUE needs optimize = TRUE (a maximum of the likelihood)")
+  if (laplace && method == "exact" && !identical(kernel$name, "gaussian")) {
+    stop_arg("laplace", "= TRUE with method = \"exact\" needs the Gaussian kernel (an ",
+             "analytic gradient)")
+  }
   scale <- check_flag(scale, "scale")
   if (!is.list(control)) stop_arg("control", "must be a list of optim() controls")
   nthreads <- check_threads(nthreads)
@@ -182,7 +237,10 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   starts <- NULL
   if (sm) {
     if (!sm_resolved(kernel)) {
-      starts <- sm_starts(kernel, xs[keep, , drop = FALSE], ys[keep])
+      # with a basis, from what it leaves of the response (its least-squares
+      # residual): the kernel then starts from the variation about the trend
+      starts <- sm_starts(kernel, xs[keep, , drop = FALSE],
+                          gp_basis_residual_ls(mean, xs[keep, , drop = FALSE], ys[keep]))
       kernel <- starts[[1L]]
     }
     if (ncol(kernel$means) != d) {
@@ -197,6 +255,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   P <- list(x = xs[keep, , drop = FALSE], y = ys[keep], n = sum(keep), d = d, method = method,
             kind = if (sm) "sm" else "standard", ard = ard && !sm, nthreads = nthreads,
             half_log_w = 0)
+  basis <- gp_basis_spec(mean, xs[keep, , drop = FALSE])
+  if (!is.null(basis)) {
+    if (P$n <= basis$p) stop_arg("mean", "= \"", mean, "\" needs more rows than its ", basis$p,
+                                 " coefficient(s)")
+    P$H <- gp_basis(basis, P$x)
+  }
   if (!is.null(w)) {
     # row i has noise variance s_n^2 / w_i: the exact GP adds it to the
     # diagonal; the features and response are scaled by sqrt(w_i) instead
@@ -205,6 +269,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       P$sw <- sqrt(P$w)
       P$y <- P$sw * P$y
       P$half_log_w <- sum(log(P$w)) / 2
+      if (!is.null(P$H)) P$H <- P$sw * P$H
     }
   }
   sm_theta <- function(k) c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
@@ -266,10 +331,12 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                                      "eps", "comp", "Dq")],
               noise = h$noise, alpha = post$alpha, rinv = post$rinv,
               y_center = y_center, y_scale = y_scale, scaling = scaling, n = n,
-              logLik = post$value - P$n * log(y_scale), optimized = optimize,
+              logLik = post$value - (P$n - if (is.null(basis)) 0 else basis$p) * log(y_scale), optimized = optimize,
               weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message))
+  if (!is.null(basis)) fit$basis <- gp_basis_fit(basis, post, P, y_scale)
+  if (laplace) fit$laplace <- gp_laplace(theta, P, lower, upper)
   fit$kernel <- gp_learned_kernel(kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
   if (method == "rff") {
@@ -277,7 +344,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     fit$amp <- post$features$amp
     # the dual posterior: rinv is the inverse factor of C = Z Z' + s_n^2 I,
     # and predictions need the training rows' features
-    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw)
+    if (P$dual) fit$dual <- list(x = P$x, y = P$y, sw = P$sw, H = P$H)
   } else {
     fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2

@@ -2,6 +2,7 @@
 # kernlab::gausspr() and GauPro on the same data, and the goals of issue 27.
 # Run from the repository root (bochner installed):
 #   Rscript bench/gp.R [sections]     sections: accuracy convergence hyper large optim co2
+#                                      co2hyper (not in the default set)
 #                                      (default: all; prints the tables of bench/gp.md)
 #   BOCHNER_BENCH_THREADS=1 Rscript bench/gp.R accuracy convergence hyper
 suppressPackageStartupMessages({
@@ -220,17 +221,55 @@ if ("co2" %in% sections) {
       coverage = mean(y[!train] >= p[, "lwr"] & y[!train] <= p[, "upr"]),
       logLik = as.numeric(logLik(fit)))
   }
+  # the prior mean: "centred" (the default) and explicit basis functions
+  # (BOCHNER_BENCH_CO2_MEANS, e.g. "centred,linear,quadratic"); the
+  # mixture's D (BOCHNER_BENCH_CO2_D, e.g. "100,200")
+  means <- strsplit(Sys.getenv("BOCHNER_BENCH_CO2_MEANS", "centred,linear"), ",")[[1]]
+  Ds <- as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_CO2_D", "200"), ",")[[1]])
   rows <- list()
-  for (D in c(100, 200)) {
-    for (s in 1:5) {
-      r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = D,
-                        scale = FALSE, seed = s))
-      rows[[sprintf("SM q=4 D=%d seed %d", D, s)]] <- c(score(r$value), time = r$time)
+  for (mean in means) {
+    for (D in Ds) {
+      for (s in 1:5) {
+        r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = D,
+                          scale = FALSE, seed = s, mean = mean))
+        rows[[sprintf("SM q=4 D=%d %s seed %d", D, mean, s)]] <- c(score(r$value), time = r$time,
+                                                                   cpu = r$cpu)
+      }
+    }
+    for (s in 1:2) {
+      r <- timed(rff_gp(t[train], y[train], D = 100, scale = FALSE, seed = s, mean = mean))
+      rows[[sprintf("Gaussian D=100 %s seed %d", mean, s)]] <- c(score(r$value), time = r$time,
+                                                                 cpu = r$cpu)
     }
   }
-  for (s in 1:2) {
-    r <- timed(rff_gp(t[train], y[train], D = 100, scale = FALSE, seed = s))
-    rows[[sprintf("Gaussian D=100 seed %d", s)]] <- c(score(r$value), time = r$time)
-  }
   print(round(do.call(rbind, rows), 3))
+}
+
+# ---- co2hyper: the band with the hyperparameters' uncertainty (Laplace) ---
+# rff_gp(laplace = TRUE): theta ~ N(theta_hat, H^-1) and the delta method
+# add J H^-1 J' to the predictive variance (see ?rff_gp); same fits as the
+# centred D = 200 rows of "co2" otherwise.
+if ("co2hyper" %in% sections) {
+  cat("\n## co2: plug-in band and band with the hyperparameters' uncertainty (laplace = TRUE)\n")
+  t <- as.numeric(time(co2))
+  y <- as.numeric(co2)
+  train <- t < 1988
+  for (mean in strsplit(Sys.getenv("BOCHNER_BENCH_CO2_MEANS", "centred"), ",")[[1]]) {
+    for (s in 1:5) {
+      r <- timed(rff_gp(t[train], y[train], kernel = spectral_mixture_kernel(q = 4), D = 200,
+                        scale = FALSE, seed = s, mean = mean, laplace = TRUE))
+      fit <- r$value
+      p1 <- predict(fit, t[!train], se.fit = TRUE)
+      fit$laplace <- NULL
+      p0 <- predict(fit, t[!train], se.fit = TRUE)
+      yt <- y[!train]
+      z <- qnorm(0.975)
+      v0 <- p0$se.fit^2 + p0$residual.scale^2
+      v1 <- p1$se.fit^2 + p1$residual.scale^2
+      cat(sprintf("%s seed %d: RMSE %.3f, coverage plug-in %.3f, laplace %.3f; sd ratio in 1997 %.2f; %d of %d parameters free; %.1f s CPU\n",
+                  mean, s, sqrt(mean((yt - p1$fit)^2)), mean(abs(yt - p0$fit) <= z * sqrt(v0)),
+                  mean(abs(yt - p1$fit) <= z * sqrt(v1)), sqrt(v1 / v0)[length(yt)],
+                  length(r$value$laplace$free), length(fit$theta), r$cpu))
+    }
+  }
 }
