@@ -171,11 +171,16 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 # The training rows of a chunked fit as the fits of R/falkon-fit.R see them
 # (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
 # alpha), each one pass over the chunks.  V and w (rows in training order)
-# are cut by chunk and sent to the chunk's worker only; the chunks' m x k
-# results are added in chunk order, their K U and K alpha bound in order.
+# are cut by chunk and sent to the chunk's worker only.  A chunk's part of a
+# pass is the state of src/falkon.c's pass over its rows (numbered as the
+# training rows of the whole fit): the sums of its complete row groups and
+# the rows of the groups it shares with its neighbours; the states are
+# folded in chunk order as they come (C_falkon_pass_fold) and finished into
+# the in-memory result, bit for bit.  K U and K alpha are bound in order.
 falkon_rows_chunks <- function(ctx) {
   counts <- ctx$rows - lengths(ctx$drop)
   start <- cumsum(c(0, counts))
+  total <- sum(counts)
   slice <- function(v, c) {
     if (is.null(v)) return(NULL)
     idx <- start[c] + seq_len(counts[c])
@@ -183,35 +188,31 @@ falkon_rows_chunks <- function(ctx) {
   }
   run <- function(prep, U, V, w, keep_ku, predict = NULL) {
     per <- lapply(seq_along(ctx$rows), function(c) {
-      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c))
+      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c), row0 = start[c])
     })
     args <- list(names = ctx$names, scaling = ctx$scaling,
                  lite = prep[c("centres", "code", "par")], U = U, keep_ku = keep_ku,
                  alpha = predict, nthreads = ctx$nthreads, block_rows = ctx$block_rows,
-                 y = ctx$y, init = NULL)
-    if (ctx$chained && is.null(predict)) {
-      # chunk after chunk, each continuing the sums of the one before: the
-      # in-memory pass's one chain over the rows
-      out <- NULL
-      ku <- vector("list", length(ctx$rows))
-      for (c in seq_along(ctx$rows)) {
-        args["init"] <- list(out)
-        out <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
-                                            per_chunk = per, which = c))[[1L]]
-        ku[[c]] <- attr(out, "ku")
-        attr(out, "ku") <- NULL
-      }
-      if (keep_ku) attr(out, "ku") <- do.call(rbind, ku)
-      return(out)
+                 y = ctx$y, total = total)
+    if (!is.null(predict)) {
+      parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                            per_chunk = per))
+      return(do.call(rbind, parts))
     }
-    parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
-                                          per_chunk = per))
-    if (!is.null(predict)) return(do.call(rbind, parts))
-    out <- Reduce(`+`, lapply(parts, function(p) { attr(p, "ku") <- NULL; p }))
-    if (keep_ku) attr(out, "ku") <- do.call(rbind, lapply(parts, attr, "ku"))
+    fold <- function(acc, part, i) {
+      ku <- attr(part, "ku")
+      state <- .Call(C_falkon_pass_fold, acc$state, part, as.double(total))
+      list(state = state, ku = if (keep_ku) c(acc$ku, list(ku)))
+    }
+    # "chained": one chunk at a time (a wave of one); the same result
+    acc <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                        combine = fold, init = list(state = NULL, ku = NULL),
+                                        per_chunk = per, wave = if (ctx$chained) 1L))
+    out <- .Call(C_falkon_pass_finish, acc$state, NULL)
+    if (keep_ku) attr(out, "ku") <- do.call(rbind, acc$ku)
     out
   }
-  list(n = sum(counts),
+  list(n = total,
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
          run(prep, U, V, w, keep_ku)
        },
@@ -248,22 +249,17 @@ falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
        ytrain = if (train_y) { if (length(drop)) r[-drop] else r })
 }
 
-# A chunk's part of a pass, on its worker: K_c' diag(w) (K_c U + V) over its
-# training rows (the in-memory routine), added to 'init' (a chained pass:
-# the sums of the chunks before), or K_c alpha with 'alpha'.
+# A chunk's part of a pass, on its worker: the state of the pass
+# K' diag(w) (K U + V) over its training rows, rows row0 + 1 .. of the
+# pass's 'total' (the in-memory routine), or K_c alpha with 'alpha'.
 falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
-                             block_rows, y, init, drop, V, w) {
+                             block_rows, y, total, drop, V, w, row0) {
   xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
   if (length(drop)) xs <- xs[-drop, , drop = FALSE]
   if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
-  if (nrow(xs) == 0L) {
-    out <- if (!is.null(init)) init
-           else matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
-    if (keep_ku) attr(out, "ku") <- matrix(0, 0L, ncol(out))
-    return(out)
-  }
-  falkon_knm_apply(lite, xs, U = U, V = V, w = w, init = init, nthreads = nthreads,
-                   block_rows = block_rows, keep_ku = keep_ku)
+  .Call(C_falkon_knm_part, xs, lite$centres, lite$code, lite$par, U, V, w,
+        as.double(block_rows), keep_ku, nthreads,
+        as.double(row0), as.double(total))
 }
 
 # A pass leaves R's random stream as it was (a scheduler such as
