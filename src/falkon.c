@@ -720,11 +720,15 @@ typedef struct {
     pending_group pend;
     SEXP held;                      /* list(a partial group before any node, or NULL) */
     int started;                    /* a node or a leaf has been pushed */
+    R_xlen_t next;                  /* the group that must come next (-1: any) */
 } fold_state;
 
 static void fold_push(fold_state *f, int level, R_xlen_t index, const double *v)
 {
     if (f->meta.len >= FALKON_STACK) error("the pass states have too many nodes");
+    if (f->next >= 0 && (index << level) != f->next)
+        error("the pass states are not in row order");
+    f->next = (index + 1) << level;
     double *c = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
     memcpy(c, v, sizeof(double) * (size_t) f->m * (size_t) f->k);
     f->val[f->meta.len] = c;
@@ -745,6 +749,7 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
         SET_VECTOR_ELT(f->held, 0, piece_sexp(p->k, FALKON_GROUP, p->t, FALKON_GROUP, p->group,
                                               p->first, p->rows, f->m, f->k));
+        f->next = p->group + 1;
     } else if (last) {
         *tail = piece_sexp(p->k, FALKON_GROUP, p->t, FALKON_GROUP, p->group, p->first, p->rows,
                            f->m, f->k);
@@ -768,6 +773,9 @@ static void fold_piece(fold_state *f, SEXP pc)
     pending_group *p = &f->pend;
     if (p->rows > 0 && (p->group != group || p->first + p->rows != first)) fold_flush(f, 0, NULL);
     if (p->rows == 0) {
+        /* after a node or the head, a group starts at its first row */
+        if (f->next >= 0 && (group != f->next || first != group * FALKON_GROUP))
+            error("the pass states are not in row order");
         p->group = group;
         p->first = first;
     }
@@ -812,6 +820,7 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total)
     f.pend.t = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) f.k, sizeof(double));
     f.held = PROTECT(allocVector(VECSXP, 1));
     f.started = 0;
+    f.next = -1;
     if (!isNull(A)) fold_in(&f, A);
     fold_in(&f, B);
     SEXP tail = R_NilValue;
