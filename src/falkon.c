@@ -133,8 +133,12 @@ static int falkon_threads(int nthreads, double work)
  * pushes the nodes of all chunks in order on one stack, which forms the
  * same nodes as the pass over all rows.  The cost: one leaf store per
  * group and entry, and on average one addition per group and entry for
- * the merges (1 / FALKON_GROUP of the product's work). */
-#define FALKON_GROUP 256
+ * the merges, against FALKON_GROUP multiply-adds per group and entry: with
+ * groups of 256 rows, forming H = K' K (k = m = 1000) took 10-25 % more
+ * CPU, as its m x m leaves leave the caches; with 1024, 0-10 %, and a pass
+ * with few columns costs the same as the single chain (bench/falkon-passes.md).
+ * Blocks are whole groups, so a kernel block holds at least 1024 rows. */
+#define FALKON_GROUP 1024
 #define FALKON_STACK 130          /* nodes on a stack: < 2 log2(2^62) + 2 */
 
 typedef struct {

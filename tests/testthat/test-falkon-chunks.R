@@ -17,9 +17,10 @@ test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and 
   x <- as.matrix(all[1:5])
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
   cls <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
-  # every pass sums its rows in groups of 256 training rows (global row
-  # numbers) added along a fixed tree, whatever the chunks: the chunks here
-  # (150, 120, 130, 100 rows, 50 held out) cut the groups anywhere.  The
+  # every pass sums its rows in groups of 1024 training rows (global row
+  # numbers) added along a fixed tree, whatever the chunks: here the 450
+  # training rows are one group, finished in this session from the rows of
+  # all four chunks.  The
   # three-class fit (100 centres, 3 x 3 right-hand sides) forms H = K_nm' K_nm
   # once (falkon_fit_squared()), the regression iterates pass by pass
   for (case in list(list(reg, "y", all$y, "response"),
@@ -53,8 +54,8 @@ test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and 
 })
 
 test_that("three classes through per-iteration passes, chunks smaller than a row group", {
-  # 1800 rows: groups of 256 cut by chunks of every size, two of them (40
-  # and 90 rows) inside one group, so a group is finished from three chunks
+  # 1800 rows: the two groups of 1024 rows cut by chunks of every size, the
+  # first finished from four chunks, the second from three
   pieces <- falkon_pieces(c(700, 40, 90, 333, 337, 300))
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[1:5])
@@ -78,7 +79,7 @@ test_that("three classes through per-iteration passes, chunks smaller than a row
 test_that("the pass in parts: any cut of the rows, folded in order, is the pass over all rows", {
   set.seed(6)
   ker <- gaussian_kernel(1.5)
-  n <- 1500
+  n <- 5000
   x <- matrix(rnorm(n * 3), n)
   C <- x[sample(n, 30), ]
   U <- matrix(rnorm(60), 30)
@@ -93,7 +94,7 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
     .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U,
           V[r, , drop = FALSE], w[r], as.double(block), TRUE, nth, as.double(r[1] - 1), n)
   }
-  for (cuts in list(c(1, 2, 3, 255, 256, 257, 1499), c(300, 301, 1000), sort(sample(n - 1, 25)))) {
+  for (cuts in list(c(1, 2, 3, 1023, 1024, 1025, 4999), c(3000, 3001, 4000), sort(sample(n - 1, 25)))) {
     b <- c(0, cuts, n)
     st <- NULL
     ku <- NULL
@@ -106,13 +107,12 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
     expect_equal(ku, K %*% U, tolerance = 1e-12)
   }
   # states folded as a tree, not left to right
-  b <- c(0, 700, 1500)
-  s1 <- part(1:700, 1L, 0)
-  s2 <- .Call(bochner:::C_falkon_pass_fold, part(701:1100, 1L, 0), part(1101:n, 2L, 0), n)
+  s1 <- part(1:1700, 1L, 0)
+  s2 <- .Call(bochner:::C_falkon_pass_fold, part(1701:3100, 1L, 0), part(3101:n, 2L, 0), n)
   expect_identical(.Call(bochner:::C_falkon_pass_finish,
                          .Call(bochner:::C_falkon_pass_fold, s1, s2, n), NULL), one)
   # out of order, or rows missing: refused
-  expect_error(.Call(bochner:::C_falkon_pass_fold, part(701:n, 1L, 0), s1, n), "order")
+  expect_error(.Call(bochner:::C_falkon_pass_fold, part(1701:n, 1L, 0), s1, n), "order")
   expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
   expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n),
                "'row0'")
@@ -167,14 +167,14 @@ test_that("falkon on chunks refuses what needs the rows in memory", {
   expect_error(falkon(ch, y = "nope"), "nope")
 })
 
-# Four chunks in files (720 rows: the 256-row groups of the passes cut by
+# Four chunks in files (2700 rows: the 1024-row groups of the passes cut by
 # the files), the sequential plan now and the user's plan back when the
 # calling test ends.
 falkon_plan_setup <- function(env = parent.frame()) {
   skip_if_not_installed("future.apply")
   skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
   dir <- withr::local_tempdir("falkon-plans", .local_envir = env)
-  pieces <- falkon_pieces(c(260, 150, 170, 140))
+  pieces <- falkon_pieces(c(1100, 400, 900, 300))
   files <- list(reg = file.path(dir, sprintf("r%d.rds", seq_along(pieces))),
                 cls = file.path(dir, sprintf("c%d.rds", seq_along(pieces))))
   for (i in seq_along(pieces)) {
