@@ -1,9 +1,9 @@
 # falkon() on data_chunks(): the in-memory algorithm with its passes over
 # the rows spread over the chunks.  R only reads chunks, schedules them
-# through future.apply (chunks_apply(), R/chunks.R) and adds their m x k
-# results in chunk order; each chunk's K_nm' (K_nm U + V) is the same C
-# routine as in memory (falkon_knm_apply(), src/falkon.c), and the solver
-# is the in-memory one (falkon_cg(), R/falkon-solve.R).
+# through future.apply (chunks_apply(), R/chunks.R) and folds their pass
+# states in chunk order (C_falkon_pass_fold); each chunk's part of
+# K_nm' (K_nm U + V) is the C routine of the in-memory pass (src/falkon.c),
+# and the solver is the in-memory one (falkon_cg(), R/falkon-solve.R).
 
 #' FALKON on data in chunks
 #'
@@ -16,27 +16,33 @@
 #' rule looks at are then drawn by row number exactly as the in-memory fit
 #' draws them (from R's generator, so `set.seed()` or `seed` reproduces the
 #' fit) and fetched in a pass.  The right-hand side takes one pass, and
-#' every conjugate-gradient iteration one more: each chunk computes
-#' \eqn{K_c^T K_c U} for its training rows with the C routine of the
-#' in-memory fit, on its worker, and the results are added in chunk order.
-#' So the fit is the same, bit for bit, under every plan (sequential,
-#' multisession, cluster, future.batchtools).  The standardisation is the
-#' in-memory one to the bit (exact column sums).  With `passes =
-#' "parallel"` (the default) the chunks of a pass run at once and their
-#' sums are added in chunk order, so the fit equals the fit of [falkon()] on
-#' the rows bound together up to rounding: each pass differs by about 1e-15
-#' relative, which the conjugate-gradient path amplifies by the
-#' conditioning of the centres' kernel matrix (1e-12 to 1e-9 relative on
-#' the coefficients in the tests).  With `passes = "chained"` each pass
-#' runs the chunks one after another, each continuing the sums of the chunk
-#' before it as the in-memory pass continues over its rows: the fit is then
-#' the in-memory fit bit for bit, at the price of one chunk at a time.
+#' every conjugate-gradient iteration one more (or one pass forms
+#' \eqn{H = K^T K} when there are few centres and many right-hand sides):
+#' each chunk computes its part of \eqn{K^T K U} for its training rows with
+#' the C routine of the in-memory fit, on its worker.
+#'
+#' **The same doubles as in memory.**  A pass sums over the rows in a
+#' fixed order that depends on the rows' numbers only: groups of 1024
+#' consecutive training rows, each summed in row order, then the groups'
+#' sums added along a fixed binary tree over the group numbers.  The
+#' in-memory pass does the same, whatever its threads and block size.  A
+#' chunk returns the tree nodes of its complete groups and, for a group it
+#' shares with a neighbouring chunk, that group's kernel rows (at most 1023
+#' rows at each end); this session finishes those groups with the same
+#' product and folds the chunks' nodes in chunk order as they arrive.  So
+#' the fit equals the fit of [falkon()] on the rows bound together, bit for
+#' bit, under every plan (sequential, multisession, cluster,
+#' future.batchtools) and for any chunk sizes, while the chunks of a pass
+#' run at once.  The standardisation is the in-memory one to the bit (exact
+#' column sums).  `passes = "chained"` runs the chunks of a pass one at a
+#' time (the same fit, one worker busy at a time).
 #'
 #' **What it needs.**  The data's own columns, the response column `y` in
 #' every chunk.  A worker holds one chunk and a block of rows times the
 #' number of centres; this session holds the centres, the held-out rows
-#' (at most `control$max_validation`), their kernel block and the
-#' \eqn{m \times m} factors.
+#' (at most `control$max_validation`), their kernel block, the
+#' \eqn{m \times m} factors and, while a pass is folded, one chunk's tree
+#' nodes (about \eqn{2 \log_2} of its groups, each \eqn{m \times k}).
 #'
 #' **Defaults.**  The in-memory defaults, computed by the in-memory code:
 #' the bandwidth rule on the same rows, the held-out slice choosing
@@ -59,7 +65,8 @@
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
 #' @param passes `"parallel"` (the chunks of a pass at once) or `"chained"`
-#'   (one after another, the in-memory fit to the bit); see Details.
+#'   (one after another); both give the in-memory fit to the bit, see
+#'   Details.
 #' @param nthreads Threads per worker, see [data_chunks()].
 #' @param ... Nothing (unknown arguments are an error).
 #' @return A `"falkon"` fit, as from [falkon()], with `chunks` (the rows of
@@ -75,7 +82,7 @@
 #' fit
 #' mem <- falkon(do.call(rbind, pieces)[c("a", "b")], do.call(rbind, pieces)$y,
 #'               centers = 50, seed = 1)
-#' max(abs(fit$alpha - mem$alpha)) / max(abs(mem$alpha))
+#' identical(fit$alpha, mem$alpha)
 #' @export
 falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
                                lambda = "auto", loss = c("squared", "logistic"),

@@ -4,6 +4,10 @@
  *                      the rows of x in row blocks, many right-hand sides
  *                      (the columns of U and V) at once; K_nm evaluated
  *                      block by block, or read from a cached K_nm
+ *   falkon_knm_part, falkon_pass_fold, falkon_pass_finish
+ *                      the same pass in parts (the chunks of a data_chunks()
+ *                      fit): each part's state, folded in row order, then
+ *                      finished into the pass's result, bit for bit
  *   falkon_predict     K_nm alpha, in row blocks
  *   falkon_kernel_cache  K_nm itself, in row blocks (the passes' cache)
  *   falkon_cholesky    chol(K + shift I), upper
@@ -15,7 +19,8 @@
  * kernel block Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside),
  * then
  *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
- *   out += Kb' T_b                    (threaded cross product, accumulate = 1)
+ *   Kg' T_g for each group g of rows  (threaded over tiles of out, gemm.c)
+ * and the groups' results are added along a fixed tree (below).
  * With a cache (K_nm computed once by kernel_matrix() when it fits the
  * memory budget, R/falkon-fit.R) Kb is the cached block, read in place: the
  * same products on the same numbers, so the cached and the evaluated passes
@@ -23,13 +28,12 @@
  * The blocks run in row order on the calling thread (bochner_kernel_matrix
  * allocates with R_alloc, so it must not run inside a parallel region), and
  * the threads work inside each block's kernel evaluation and products.
- * Every entry of out is then one chain of multiply-adds over the rows in
- * order (gemm.c accumulates into the stored double exactly as one long
- * product would), and k(x_i, C) does not depend on the other rows of its
- * block (the kernel centres the data at the mean of C), so the result is
- * identical, bit for bit, for any number of threads and any block size;
- * and a chunked pass that feeds one chunk's result as the next chunk's
- * 'init' equals the pass over all rows.  User interrupts are checked
+ * Every entry of out is then fixed by the global row numbers alone (each
+ * group's entry one gemm.c chain over its rows, the groups added along a
+ * tree over their numbers), and k(x_i, C) does not depend on the other rows
+ * of its block (the kernel centres the data at the mean of C), so the
+ * result is identical, bit for bit, for any number of threads, any block
+ * size and any cut of the rows into parts.  User interrupts are checked
  * between blocks. */
 #include "bochner.h"
 #include <string.h>
