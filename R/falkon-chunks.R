@@ -212,9 +212,11 @@ falkon_rows_chunks <- function(ctx) {
       list(state = state, ku = if (keep_ku) c(acc$ku, list(ku)))
     }
     # "chained": one chunk at a time (a wave of one); the same result
+    k <- if (is.null(U)) ncol(V) else ncol(U)
+    wave <- if (ctx$chained) 1L else falkon_pass_wave(max(counts), prep$m, k)
     acc <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
                                         combine = fold, init = list(state = NULL, ku = NULL),
-                                        per_chunk = per, wave = if (ctx$chained) 1L))
+                                        per_chunk = per, wave = wave))
     out <- .Call(C_falkon_pass_finish, acc$state, NULL)
     if (keep_ku) attr(out, "ku") <- do.call(rbind, acc$ku)
     out
@@ -224,6 +226,19 @@ falkon_rows_chunks <- function(ctx) {
          run(prep, U, V, w, keep_ku)
        },
        predict = function(prep, alpha) run(prep, NULL, NULL, NULL, FALSE, predict = alpha))
+}
+
+# Chunks per wave of a pass: a chunk's state holds up to 2 log2(groups) + 2
+# tree nodes of m x k doubles and two partial groups (src/falkon.c); with
+# many columns (H = K' K, k = m) a wave's states are kept under about 1 GB
+# in this session, but with at least two chunks per worker.
+falkon_pass_wave <- function(rows, m, k, group = 1024, budget = 2^30) {
+  nodes <- 2 * ceiling(log2(rows / group + 2)) + 2
+  bytes <- 8 * (nodes * m * k + 2 * group * (m + k))
+  wave <- chunks_wave()
+  workers <- chunks_workers()
+  least <- if (is.finite(workers)) 2L * workers else wave
+  as.integer(max(1, min(wave, max(least, floor(budget / bytes)))))
 }
 
 # Global row numbers 'idx' as local row numbers per chunk (a list, one

@@ -116,6 +116,11 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
   expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
   expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n),
                "'row0'")
+  # waves of a pass: all of chunks_wave() for small states, fewer (but two
+  # per worker) when a state is large (H = K' K with m = 2000: ~700 MB each)
+  expect_identical(bochner:::falkon_pass_wave(1e5, 100, 3), bochner:::chunks_wave())
+  expect_identical(bochner:::falkon_pass_wave(1e5, 2000, 2000),
+                   as.integer(min(bochner:::chunks_wave(), 2 * bochner:::chunks_workers())))
 })
 
 test_that("given centres, lambda and iterations: a fixed number of passes, the same fit", {
