@@ -27,9 +27,9 @@
 #' sums added along a fixed binary tree over the group numbers.  The
 #' in-memory pass does the same, whatever its threads and block size.  A
 #' chunk returns the tree nodes of its complete groups and, for a group it
-#' shares with a neighbouring chunk, that group's kernel rows (at most 1023
-#' rows at each end); this session finishes those groups with the same
-#' product and folds the chunks' nodes in chunk order as they arrive.  So
+#' shares with a neighbouring chunk, that group's rows (at most 1023 rows
+#' at each end); this session finishes those groups with the same kernel
+#' evaluation and product and folds the chunks' nodes in chunk order as they arrive.  So
 #' the fit equals the fit of [falkon()] on the rows bound together, bit for
 #' bit, under every plan (sequential, multisession, cluster,
 #' future.batchtools) and for any chunk sizes, while the chunks of a pass
@@ -181,7 +181,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 # are cut by chunk and sent to the chunk's worker only.  A chunk's part of a
 # pass is the state of src/falkon.c's pass over its rows (numbered as the
 # training rows of the whole fit): the sums of its complete row groups and
-# the rows of the groups it shares with its neighbours; the states are
+# the rows of the groups it shares with its neighbours (their x rows, at
+# most 1023 at each end); the states are
 # folded in chunk order as they come (C_falkon_pass_fold) and finished into
 # the in-memory result, bit for bit.  K U and K alpha are bound in order.
 falkon_rows_chunks <- function(ctx) {
@@ -208,7 +209,8 @@ falkon_rows_chunks <- function(ctx) {
     }
     fold <- function(acc, part, i) {
       ku <- attr(part, "ku")
-      state <- .Call(C_falkon_pass_fold, acc$state, part, as.double(total))
+      state <- .Call(C_falkon_pass_fold, acc$state, part, as.double(total), prep$centres,
+                     prep$code, prep$par)
       list(state = state, ku = if (keep_ku) c(acc$ku, list(ku)))
     }
     # "chained": one chunk at a time (a wave of one); the same result

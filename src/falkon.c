@@ -131,8 +131,8 @@ static int falkon_threads(int nthreads, double work)
  * node's value depends on its groups alone.  So the result is the same
  * doubles for any block size, thread count or chunking: a chunk returns
  * the nodes of its complete groups and, for a group it shares with the
- * chunk before or after it, the group's kernel rows and T rows; this
- * session finishes such a group with the same product (a gemm.c entry is
+ * chunk before or after it, the group's rows and T rows; this session
+ * finishes such a group with the same kernel evaluation and product (a gemm.c entry is
  * the same chain whatever its position, leading dimension or tile) and
  * pushes the nodes of all chunks in order on one stack, which forms the
  * same nodes as the pass over all rows.  The cost: one leaf store per
@@ -192,11 +192,13 @@ static int tree_push_meta(tree_meta *t, int level, R_xlen_t index)
     return most;
 }
 
-/* The rows of one group that a pass call does not hold all of: their kernel
- * rows k (rows x m) and T rows t (rows x k). */
+/* The rows of one group that a pass call does not hold all of: the rows x
+ * (rows x d; their kernel rows are evaluated where the group is finished, a
+ * row's kernel values not depending on the rows beside it) and T rows t
+ * (rows x k). */
 typedef struct {
     R_xlen_t group, first, rows;   /* rows = 0: none */
-    double *k, *t;
+    double *x, *t;
 } group_piece;
 
 /* The state of a pass over rows row0 .. row0 + n - 1: the stack of nodes
@@ -256,27 +258,28 @@ static void group_update(const double *kb, ptrdiff_t ldk, const double *tb, int 
     for (int g = 0; g < ngroups; g++) tree_push_meta(&st->meta, 0, gidx[g]);
 }
 
-/* Copy rows [a, b) (global numbers) of a block starting at global row r
- * into a piece, if they overlap it. */
-static void piece_copy(group_piece *pc, R_xlen_t r, int rows, const double *kb, ptrdiff_t ldk,
-                       const double *tb, int m, int k)
+/* Copy the rows of a piece inside the block of rows r .. r + rows - 1
+ * (global numbers) of a call starting at global row row0: x rows from x
+ * (n x d), T rows from the block's tb. */
+static void piece_copy(group_piece *pc, R_xlen_t r, int rows, const double *x, R_xlen_t n,
+                       int d, R_xlen_t row0, const double *tb, int k)
 {
     R_xlen_t a = pc->first > r ? pc->first : r;
     R_xlen_t b = pc->first + pc->rows < r + rows ? pc->first + pc->rows : r + rows;
     for (R_xlen_t i = a; i < b; i++) {
         R_xlen_t pi = i - pc->first, bi = i - r;
-        for (int j = 0; j < m; j++) pc->k[pi + j * pc->rows] = kb[bi + (ptrdiff_t) j * ldk];
+        for (int j = 0; j < d; j++) pc->x[pi + j * pc->rows] = x[i - row0 + (R_xlen_t) j * n];
         for (int j = 0; j < k; j++) pc->t[pi + j * pc->rows] = tb[bi + (ptrdiff_t) j * rows];
     }
 }
 
-static void piece_alloc(group_piece *pc, R_xlen_t group, R_xlen_t first, R_xlen_t rows, int m,
+static void piece_alloc(group_piece *pc, R_xlen_t group, R_xlen_t first, R_xlen_t rows, int d,
                         int k)
 {
     pc->group = group;
     pc->first = first;
     pc->rows = rows;
-    pc->k = rows ? (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double)) : NULL;
+    pc->x = rows ? (double *) R_alloc((size_t) rows * (size_t) (d > 0 ? d : 1), sizeof(double)) : NULL;
     pc->t = rows ? (double *) R_alloc((size_t) rows * (size_t) k, sizeof(double)) : NULL;
 }
 
@@ -300,20 +303,20 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     st->k = k;
     st->meta.len = 0;
     st->val = NULL;
-    piece_alloc(&st->head, 0, row0, 0, m, k);
-    piece_alloc(&st->tail, 0, row0 + n, 0, m, k);
+    piece_alloc(&st->head, 0, row0, 0, d, k);
+    piece_alloc(&st->tail, 0, row0 + n, 0, d, k);
     if (n == 0) return BOCHNER_OK;
     /* the partial groups at either end, and the complete ones between */
     R_xlen_t end = row0 + n, g0 = row0 / FALKON_GROUP, h_end = row0, t_start = end;
     if (row0 != g0 * FALKON_GROUP || end < group_end(g0, total)) {
         h_end = end < group_end(g0, total) ? end : group_end(g0, total);
-        piece_alloc(&st->head, g0, row0, h_end - row0, m, k);
+        piece_alloc(&st->head, g0, row0, h_end - row0, d, k);
     }
     if (h_end < end) {
         R_xlen_t gl = (end - 1) / FALKON_GROUP;
         if (end < group_end(gl, total)) {
             t_start = gl * FALKON_GROUP;
-            piece_alloc(&st->tail, gl, t_start, end - t_start, m, k);
+            piece_alloc(&st->tail, gl, t_start, end - t_start, d, k);
         }
     }
     /* the stack's depth, from its metadata alone */
@@ -391,8 +394,8 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
                 const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
                 for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        piece_copy(&st->head, r, rows, kb, ldk, tb, m, k);
-        piece_copy(&st->tail, r, rows, kb, ldk, tb, m, k);
+        piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
+        piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
         /* the complete groups of the block */
         int ng = 0;
         R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
@@ -627,21 +630,21 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
  * state travels to this session as
  *   list(m, k, level, index, nodes, head, tail[, ku])
  * level (integer) and index (double) the stack's nodes, nodes their m x k
- * values, head and tail NULL or a partial group list(group, first, K, T)
- * (K rows x m kernel rows, T rows x k weighted rows).  Folding two states
+ * values, head and tail NULL or a partial group list(group, first, X, T)
+ * (X rows x d rows of x, T rows x k weighted rows).  Folding two states
  * in row order and finishing gives the pass over all rows, bit for bit. */
 
-static SEXP piece_sexp(const double *k, ptrdiff_t ldk, const double *t, ptrdiff_t ldt,
-                       R_xlen_t group, R_xlen_t first, R_xlen_t rows, int m, int kk)
+static SEXP piece_sexp(const double *x, ptrdiff_t ldx, const double *t, ptrdiff_t ldt,
+                       R_xlen_t group, R_xlen_t first, R_xlen_t rows, int d, int kk)
 {
     if (rows == 0) return R_NilValue;
     SEXP pc = PROTECT(allocVector(VECSXP, 4));
     SET_VECTOR_ELT(pc, 0, ScalarReal((double) group));
     SET_VECTOR_ELT(pc, 1, ScalarReal((double) first));
-    SEXP K = allocMatrix(REALSXP, (int) rows, m);
-    SET_VECTOR_ELT(pc, 2, K);
-    for (int j = 0; j < m; j++)
-        memcpy(REAL(K) + (ptrdiff_t) j * rows, k + (ptrdiff_t) j * ldk, sizeof(double) * (size_t) rows);
+    SEXP X = allocMatrix(REALSXP, (int) rows, d);
+    SET_VECTOR_ELT(pc, 2, X);
+    for (int j = 0; j < d; j++)
+        memcpy(REAL(X) + (ptrdiff_t) j * rows, x + (ptrdiff_t) j * ldx, sizeof(double) * (size_t) rows);
     SEXP T = allocMatrix(REALSXP, (int) rows, kk);
     SET_VECTOR_ELT(pc, 3, T);
     for (int j = 0; j < kk; j++)
@@ -717,11 +720,12 @@ static void state_read(SEXP s, pass_state *st)
 /* A partial group being completed from the parts' pieces, in row order. */
 typedef struct {
     R_xlen_t group, first, rows;
-    double *k, *t;                  /* FALKON_GROUP x m and x k */
+    double *x, *t;                  /* FALKON_GROUP x d and x k */
 } pending_group;
 
 typedef struct {
-    int m, k;
+    int m, k, d, code, npar;
+    const double *c, *par;          /* the centres (m x d) and the kernel */
     R_xlen_t total;
     tree_meta meta;
     double *val[FALKON_STACK];
@@ -750,17 +754,24 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
     pending_group *p = &f->pend;
     if (p->rows == 0) return;
     if (p->first == p->group * FALKON_GROUP && p->first + p->rows == group_end(p->group, f->total)) {
+        /* the group's kernel rows, as the pass evaluates them */
+        int rows = (int) p->rows;
+        double *xb = (double *) R_alloc((size_t) rows * (size_t) (f->d > 0 ? f->d : 1), sizeof(double));
+        bochner_copy_rows(p->x, FALKON_GROUP, f->d, 0, rows, xb);
+        double *kb = (double *) R_alloc((size_t) rows * (size_t) f->m, sizeof(double));
+        int status = bochner_kernel_matrix(f->code, f->par, f->npar, xb, rows, f->c, f->m, f->d,
+                                           kb, 1);
+        bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        bochner_gemm_tn(p->k, FALKON_GROUP, p->t, FALKON_GROUP, f->m, f->k, (int) p->rows, leaf,
-                        f->m, 0);
+        bochner_gemm_tn(kb, rows, p->t, FALKON_GROUP, f->m, f->k, rows, leaf, f->m, 0);
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
-        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->k, FALKON_GROUP, p->t, FALKON_GROUP, p->group,
-                                              p->first, p->rows, f->m, f->k));
+        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group,
+                                              p->first, p->rows, f->d, f->k));
         f->next = p->group + 1;
     } else if (last) {
-        *tail = piece_sexp(p->k, FALKON_GROUP, p->t, FALKON_GROUP, p->group, p->first, p->rows,
-                           f->m, f->k);
+        *tail = piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group, p->first, p->rows,
+                           f->d, f->k);
     } else {
         error("the pass states are not in row order: rows of group %.0f are missing",
               (double) p->group);
@@ -773,11 +784,11 @@ static void fold_piece(fold_state *f, SEXP pc)
     if (isNull(pc)) return;
     if (TYPEOF(pc) != VECSXP || XLENGTH(pc) != 4) error("'state' must be a pass state");
     R_xlen_t group = (R_xlen_t) asReal(VECTOR_ELT(pc, 0)), first = (R_xlen_t) asReal(VECTOR_ELT(pc, 1));
-    SEXP K = VECTOR_ELT(pc, 2), T = VECTOR_ELT(pc, 3);
-    if (!bochner_is_real_matrix(K) || !bochner_is_real_matrix(T) || ncols(K) != f->m ||
-        ncols(T) != f->k || nrows(K) != nrows(T))
+    SEXP X = VECTOR_ELT(pc, 2), T = VECTOR_ELT(pc, 3);
+    if (!bochner_is_real_matrix(X) || !bochner_is_real_matrix(T) || ncols(X) != f->d ||
+        ncols(T) != f->k || nrows(X) != nrows(T))
         error("'state' must be a pass state");
-    R_xlen_t rows = nrows(K);
+    R_xlen_t rows = nrows(X);
     pending_group *p = &f->pend;
     if (p->rows > 0 && (p->group != group || p->first + p->rows != first)) fold_flush(f, 0, NULL);
     if (p->rows == 0) {
@@ -790,8 +801,8 @@ static void fold_piece(fold_state *f, SEXP pc)
     if (first < group * FALKON_GROUP || first + rows > group_end(group, f->total) ||
         p->first + p->rows != first)
         error("the pass states are not in row order");
-    for (int j = 0; j < f->m; j++)
-        memcpy(p->k + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(K) + (ptrdiff_t) j * rows,
+    for (int j = 0; j < f->d; j++)
+        memcpy(p->x + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(X) + (ptrdiff_t) j * rows,
                sizeof(double) * (size_t) rows);
     for (int j = 0; j < f->k; j++)
         memcpy(p->t + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(T) + (ptrdiff_t) j * rows,
@@ -812,19 +823,29 @@ static void fold_in(fold_state *f, SEXP s)
     fold_piece(f, list_elt(s, "tail"));
 }
 
-/* .Call(C_falkon_pass_fold, A, B, total): the state of A's rows followed
- * by B's (A NULL: B's), for a pass over 'total' rows. */
-SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total)
+/* .Call(C_falkon_pass_fold, A, B, total, centres, code, par): the state of
+ * A's rows followed by B's (A NULL: B's), for a pass over 'total' rows with
+ * the kernel of the parts. */
+SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
+                                   SEXP par)
 {
     pass_state sb;
     state_read(B, &sb);
+    if (!bochner_is_real_matrix(centres) || nrows(centres) != sb.m)
+        error("'centres' must be a double matrix with one row per row of the states' nodes");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
     fold_state f;
     f.m = sb.m;
     f.k = sb.k;
+    f.d = ncols(centres);
+    f.c = REAL(centres);
+    f.code = asInteger(code);
+    f.par = REAL(par);
+    f.npar = LENGTH(par);
     f.total = (R_xlen_t) asReal(total);
     f.meta.len = 0;
     f.pend.rows = 0;
-    f.pend.k = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) f.m, sizeof(double));
+    f.pend.x = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) (f.d > 0 ? f.d : 1), sizeof(double));
     f.pend.t = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) f.k, sizeof(double));
     f.held = PROTECT(allocVector(VECSXP, 1));
     f.started = 0;
@@ -890,10 +911,10 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
                              (R_xlen_t) r0, (R_xlen_t) tot, block_rows_arg(block_rows),
                              bochner_nthreads(asInteger(nthreads)), &st);
     bochner_stop_on_status(status, "falkon_knm_part");
-    SEXP head = PROTECT(piece_sexp(st.head.k, st.head.rows, st.head.t, st.head.rows,
-                                   st.head.group, st.head.first, st.head.rows, m, k));
-    SEXP tail = PROTECT(piece_sexp(st.tail.k, st.tail.rows, st.tail.t, st.tail.rows,
-                                   st.tail.group, st.tail.first, st.tail.rows, m, k));
+    SEXP head = PROTECT(piece_sexp(st.head.x, st.head.rows, st.head.t, st.head.rows,
+                                   st.head.group, st.head.first, st.head.rows, d, k));
+    SEXP tail = PROTECT(piece_sexp(st.tail.x, st.tail.rows, st.tail.t, st.tail.rows,
+                                   st.tail.group, st.tail.first, st.tail.rows, d, k));
     SEXP res = PROTECT(state_sexp(&st, head, tail));
     if (keep) setAttrib(res, install("ku"), ku);
     UNPROTECT(4);

@@ -44,7 +44,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("falkon_knm_apply", bochner_falkon_knm_apply_call, 12),
     CALLDEF("falkon_predict", bochner_falkon_predict_call, 7),
     CALLDEF("falkon_knm_part", bochner_falkon_knm_part_call, 12),
-    CALLDEF("falkon_pass_fold", bochner_falkon_pass_fold_call, 3),
+    CALLDEF("falkon_pass_fold", bochner_falkon_pass_fold_call, 6),
     CALLDEF("falkon_pass_finish", bochner_falkon_pass_finish_call, 2),
     CALLDEF("falkon_cholesky", bochner_falkon_cholesky_call, 3),
     CALLDEF("falkon_precond", bochner_falkon_precond_call, 4),

@@ -90,6 +90,7 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
   one <- .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, V, w, NULL, 0, FALSE, 1L, NULL)
   K <- kernel_matrix(ker, x, C)
   expect_equal(one, crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
+  fold <- function(a, b) .Call(bochner:::C_falkon_pass_fold, a, b, n, C, code, par)
   part <- function(r, nth, block) {
     .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U,
           V[r, , drop = FALSE], w[r], as.double(block), TRUE, nth, as.double(r[1] - 1), n)
@@ -101,18 +102,31 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
     for (i in seq_len(length(b) - 1L)) {
       p <- part((b[i] + 1):b[i + 1], 1L + i %% 2L, c(0, 37, 600)[1L + i %% 3L])
       ku <- rbind(ku, attr(p, "ku"))
-      st <- .Call(bochner:::C_falkon_pass_fold, st, p, n)
+      st <- fold(st, p)
     }
     expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
     expect_equal(ku, K %*% U, tolerance = 1e-12)
   }
   # states folded as a tree, not left to right
   s1 <- part(1:1700, 1L, 0)
-  s2 <- .Call(bochner:::C_falkon_pass_fold, part(1701:3100, 1L, 0), part(3101:n, 2L, 0), n)
+  s2 <- fold(part(1701:3100, 1L, 0), part(3101:n, 2L, 0))
   expect_identical(.Call(bochner:::C_falkon_pass_finish,
-                         .Call(bochner:::C_falkon_pass_fold, s1, s2, n), NULL), one)
+                         fold(s1, s2), NULL), one)
+  # other kernels: the shared groups' kernel rows evaluated in this session
+  for (k2 in list(laplace_kernel(0.8), polynomial_kernel(2), matern_kernel(1, 1.5))) {
+    c2 <- bochner:::kernel_code(k2)
+    p2 <- bochner:::kernel_parameters(k2)
+    whole <- .Call(bochner:::C_falkon_knm_apply, x, C, c2, p2, U, V, w, NULL, 0, FALSE, 1L, NULL)
+    st <- NULL
+    for (r in list(1:1000, 1001:1500, 1501:n)) {
+      pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], C, c2, p2, U, V[r, ], w[r], 0, FALSE, 2L,
+                  r[1] - 1, n)
+      st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n, C, c2, p2)
+    }
+    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
+  }
   # out of order, or rows missing: refused
-  expect_error(.Call(bochner:::C_falkon_pass_fold, part(1701:n, 1L, 0), s1, n), "order")
+  expect_error(fold(part(1701:n, 1L, 0), s1), "order")
   expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
   expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n),
                "'row0'")

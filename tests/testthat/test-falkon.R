@@ -74,7 +74,8 @@ test_that("the pass is identical for any thread count, block size and chunking",
     .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
           bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
   }
-  st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000)
+  st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
+              bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
   expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
 })
 
