@@ -579,6 +579,31 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
     return (R_xlen_t) b;
 }
 
+/* The arguments of a pass, checked: the sizes, U, V and the weights. */
+typedef struct {
+    R_xlen_t n;
+    int m, d, k, wcols;
+    const double *u, *v, *w;
+} pass_args;
+
+static pass_args read_pass_args(SEXP x, SEXP centres, SEXP par, SEXP U, SEXP V, SEXP w)
+{
+    check_kernel_args(x, centres, par);
+    pass_args a = {nrows(x), nrows(centres), ncols(x), 0, 0, NULL, NULL, NULL};
+    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
+    a.k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
+    if (a.k < 1) error("'U' and 'V' must be double matrices with at least one column");
+    a.u = optional_matrix(U, a.m, a.k, "U");
+    a.v = optional_matrix(V, a.n, a.k, "V");
+    if (!isNull(w)) {
+        a.wcols = XLENGTH(w) != a.n;
+        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != a.n && XLENGTH(w) != a.n * (R_xlen_t) a.k))
+            error("'w' must be NULL, one weight per row, or one per row and column");
+        a.w = REAL(w);
+    }
+    return a;
+}
+
 /* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
  * nthreads, K): the m x k matrix, or with keep_ku = TRUE (and U given) the list
  * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m). */
@@ -586,22 +611,10 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
                                    SEXP nthreads, SEXP K)
 {
-    check_kernel_args(x, centres, par);
-    R_xlen_t n = nrows(x);
-    int m = nrows(centres), d = ncols(x);
-    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
-    int k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
-    if (k < 1) error("'U' and 'V' must be double matrices with at least one column");
-    const double *u = optional_matrix(U, m, k, "U");
-    const double *v = optional_matrix(V, n, k, "V");
-    const double *pw = NULL;
-    int wcols = 0;
-    if (!isNull(w)) {
-        wcols = XLENGTH(w) != n;
-        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != n && XLENGTH(w) != n * (R_xlen_t) k))
-            error("'w' must be NULL, one weight per row, or one per row and column");
-        pw = REAL(w);
-    }
+    pass_args a = read_pass_args(x, centres, par, U, V, w);
+    R_xlen_t n = a.n;
+    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
+    const double *u = a.u, *v = a.v, *pw = a.w;
     optional_matrix(init, m, k, "init");
     const double *kc = optional_matrix(K, n, m, "K");
     R_xlen_t nb = block_rows_arg(block_rows);
@@ -884,22 +897,10 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
                                   SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
                                   SEXP row0, SEXP total)
 {
-    check_kernel_args(x, centres, par);
-    R_xlen_t n = nrows(x);
-    int m = nrows(centres), d = ncols(x);
-    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
-    int k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
-    if (k < 1) error("'U' and 'V' must be double matrices with at least one column");
-    const double *u = optional_matrix(U, m, k, "U");
-    const double *v = optional_matrix(V, n, k, "V");
-    const double *pw = NULL;
-    int wcols = 0;
-    if (!isNull(w)) {
-        wcols = XLENGTH(w) != n;
-        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != n && XLENGTH(w) != n * (R_xlen_t) k))
-            error("'w' must be NULL, one weight per row, or one per row and column");
-        pw = REAL(w);
-    }
+    pass_args a = read_pass_args(x, centres, par, U, V, w);
+    R_xlen_t n = a.n;
+    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
+    const double *u = a.u, *v = a.v, *pw = a.w;
     double r0 = asReal(row0), tot = asReal(total);
     if (!R_FINITE(r0) || !R_FINITE(tot) || r0 < 0 || r0 + (double) n > tot)
         error("'row0' and 'total' must place the rows of 'x' inside the pass");
