@@ -340,7 +340,10 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
             nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
             if (nb < 4096) nb = 4096;
         } else {
-            nb = default_block_rows(total, m);
+            /* whole groups, rounded down: the kernel block stays about
+             * 16 MB (rounding up made the k = 1 pass slower) */
+            nb = default_block_rows(total, m) / FALKON_GROUP * FALKON_GROUP;
+            if (nb < FALKON_GROUP) nb = FALKON_GROUP;
         }
     }
     nb = (nb + FALKON_GROUP - 1) / FALKON_GROUP * FALKON_GROUP;
