@@ -112,6 +112,11 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
   s2 <- fold(part(1701:3100, 1L, 0), part(3101:n, 2L, 0))
   expect_identical(.Call(bochner:::C_falkon_pass_finish,
                          fold(s1, s2), NULL), one)
+  # a part without rows (a chunk whose rows are all held out) changes nothing
+  empty <- .Call(bochner:::C_falkon_knm_part, x[0, , drop = FALSE], C, code, par, U,
+                 V[0, , drop = FALSE], w[0], 0, TRUE, 1L, 1700, n)
+  expect_identical(dim(attr(empty, "ku")), c(0L, 2L))
+  expect_identical(.Call(bochner:::C_falkon_pass_finish, fold(fold(s1, empty), s2), NULL), one)
   # other kernels: the shared groups' kernel rows evaluated in this session
   for (k2 in list(laplace_kernel(0.8), polynomial_kernel(2), matern_kernel(1, 1.5))) {
     c2 <- bochner:::kernel_code(k2)
