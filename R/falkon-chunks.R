@@ -29,9 +29,9 @@
 #' chunk returns the tree nodes of its complete groups and, for a group it
 #' shares with a neighbouring chunk, that group's rows (at most 1023 rows
 #' at each end); this session finishes those groups with the same kernel
-#' evaluation and product and folds the chunks' nodes in chunk order as they arrive.  So
-#' the fit equals the fit of [falkon()] on the rows bound together, bit for
-#' bit, under every plan (sequential, multisession, cluster,
+#' evaluation and product, and folds the chunks' nodes in chunk order as
+#' they arrive.  So the fit equals the fit of [falkon()] on the rows bound
+#' together, bit for bit, under every plan (sequential, multisession, cluster,
 #' future.batchtools) and for any chunk sizes, while the chunks of a pass
 #' run at once.  The standardisation is the in-memory one to the bit (exact
 #' column sums).  `passes = "chained"` runs the chunks of a pass one at a
@@ -41,8 +41,10 @@
 #' every chunk.  A worker holds one chunk and a block of rows times the
 #' number of centres; this session holds the centres, the held-out rows
 #' (at most `control$max_validation`), their kernel block, the
-#' \eqn{m \times m} factors and, while a pass is folded, one chunk's tree
-#' nodes (about \eqn{2 \log_2} of its groups, each \eqn{m \times k}).
+#' \eqn{m \times m} factors and, while a pass is folded, the states of a
+#' wave of chunks (each up to \eqn{2 \log_2} of its groups tree nodes of
+#' \eqn{m \times k}; with many columns the waves are shortened to keep
+#' them under about 1 GB).
 #'
 #' **Defaults.**  The in-memory defaults, computed by the in-memory code:
 #' the bandwidth rule on the same rows, the held-out slice choosing
@@ -182,9 +184,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 # pass is the state of src/falkon.c's pass over its rows (numbered as the
 # training rows of the whole fit): the sums of its complete row groups and
 # the rows of the groups it shares with its neighbours (their x rows, at
-# most 1023 at each end); the states are
-# folded in chunk order as they come (C_falkon_pass_fold) and finished into
-# the in-memory result, bit for bit.  K U and K alpha are bound in order.
+# most 1023 at each end); the states are folded in chunk order as they come
+# (C_falkon_pass_fold) and finished into the in-memory result, bit for bit.
+# K U and K alpha are bound in order.
 falkon_rows_chunks <- function(ctx) {
   counts <- ctx$rows - lengths(ctx$drop)
   start <- cumsum(c(0, counts))
