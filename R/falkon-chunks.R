@@ -1,9 +1,9 @@
 # falkon() on data_chunks(): the in-memory algorithm with its passes over
 # the rows spread over the chunks.  R only reads chunks, schedules them
-# through future.apply (chunks_apply(), R/chunks.R) and adds their m x k
-# results in chunk order; each chunk's K_nm' (K_nm U + V) is the same C
-# routine as in memory (falkon_knm_apply(), src/falkon.c), and the solver
-# is the in-memory one (falkon_cg(), R/falkon-solve.R).
+# through future.apply (chunks_apply(), R/chunks.R) and folds their pass
+# states in chunk order (C_falkon_pass_fold); each chunk's part of
+# K_nm' (K_nm U + V) is the C routine of the in-memory pass (src/falkon.c),
+# and the solver is the in-memory one (falkon_cg(), R/falkon-solve.R).
 
 #' FALKON on data in chunks
 #'
@@ -16,27 +16,35 @@
 #' rule looks at are then drawn by row number exactly as the in-memory fit
 #' draws them (from R's generator, so `set.seed()` or `seed` reproduces the
 #' fit) and fetched in a pass.  The right-hand side takes one pass, and
-#' every conjugate-gradient iteration one more: each chunk computes
-#' \eqn{K_c^T K_c U} for its training rows with the C routine of the
-#' in-memory fit, on its worker, and the results are added in chunk order.
-#' So the fit is the same, bit for bit, under every plan (sequential,
-#' multisession, cluster, future.batchtools).  The standardisation is the
-#' in-memory one to the bit (exact column sums).  With `passes =
-#' "parallel"` (the default) the chunks of a pass run at once and their
-#' sums are added in chunk order, so the fit equals the fit of [falkon()] on
-#' the rows bound together up to rounding: each pass differs by about 1e-15
-#' relative, which the conjugate-gradient path amplifies by the
-#' conditioning of the centres' kernel matrix (1e-12 to 1e-9 relative on
-#' the coefficients in the tests).  With `passes = "chained"` each pass
-#' runs the chunks one after another, each continuing the sums of the chunk
-#' before it as the in-memory pass continues over its rows: the fit is then
-#' the in-memory fit bit for bit, at the price of one chunk at a time.
+#' every conjugate-gradient iteration one more (or one pass forms
+#' \eqn{H = K^T K} when there are few centres and many right-hand sides):
+#' each chunk computes its part of \eqn{K^T K U} for its training rows with
+#' the C routine of the in-memory fit, on its worker.
+#'
+#' **The same doubles as in memory.**  A pass sums over the rows in a
+#' fixed order that depends on the rows' numbers only: groups of 1024
+#' consecutive training rows, each summed in row order, then the groups'
+#' sums added along a fixed binary tree over the group numbers.  The
+#' in-memory pass does the same, whatever its threads and block size.  A
+#' chunk returns the tree nodes of its complete groups and, for a group it
+#' shares with a neighbouring chunk, that group's rows (at most 1023 rows
+#' at each end); this session finishes those groups with the same kernel
+#' evaluation and product, and folds the chunks' nodes in chunk order as
+#' they arrive.  So the fit equals the fit of [falkon()] on the rows bound
+#' together, bit for bit, under every plan (sequential, multisession, cluster,
+#' future.batchtools) and for any chunk sizes, while the chunks of a pass
+#' run at once.  The standardisation is the in-memory one to the bit (exact
+#' column sums).  `passes = "chained"` runs the chunks of a pass one at a
+#' time (the same fit, one worker busy at a time).
 #'
 #' **What it needs.**  The data's own columns, the response column `y` in
 #' every chunk.  A worker holds one chunk and a block of rows times the
 #' number of centres; this session holds the centres, the held-out rows
-#' (at most `control$max_validation`), their kernel block and the
-#' \eqn{m \times m} factors.
+#' (at most `control$max_validation`), their kernel block, the
+#' \eqn{m \times m} factors and, while a pass is folded, the states of a
+#' wave of chunks (each up to \eqn{2 \log_2} of its groups tree nodes of
+#' \eqn{m \times k}; with many columns the waves are shortened to keep
+#' them under about 1 GB).
 #'
 #' **Defaults.**  The in-memory defaults, computed by the in-memory code:
 #' the bandwidth rule on the same rows, the held-out slice choosing
@@ -59,7 +67,8 @@
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
 #' @param passes `"parallel"` (the chunks of a pass at once) or `"chained"`
-#'   (one after another, the in-memory fit to the bit); see Details.
+#'   (one after another); both give the in-memory fit to the bit, see
+#'   Details.
 #' @param nthreads Threads per worker, see [data_chunks()].
 #' @param ... Nothing (unknown arguments are an error).
 #' @return A `"falkon"` fit, as from [falkon()], with `chunks` (the rows of
@@ -75,7 +84,7 @@
 #' fit
 #' mem <- falkon(do.call(rbind, pieces)[c("a", "b")], do.call(rbind, pieces)$y,
 #'               centers = 50, seed = 1)
-#' max(abs(fit$alpha - mem$alpha)) / max(abs(mem$alpha))
+#' identical(fit$alpha, mem$alpha)
 #' @export
 falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
                                lambda = "auto", loss = c("squared", "logistic"),
@@ -171,11 +180,17 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 # The training rows of a chunked fit as the fits of R/falkon-fit.R see them
 # (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
 # alpha), each one pass over the chunks.  V and w (rows in training order)
-# are cut by chunk and sent to the chunk's worker only; the chunks' m x k
-# results are added in chunk order, their K U and K alpha bound in order.
+# are cut by chunk and sent to the chunk's worker only.  A chunk's part of a
+# pass is the state of src/falkon.c's pass over its rows (numbered as the
+# training rows of the whole fit): the sums of its complete row groups and
+# the rows of the groups it shares with its neighbours (their x rows, at
+# most 1023 at each end); the states are folded in chunk order as they come
+# (C_falkon_pass_fold) and finished into the in-memory result, bit for bit.
+# K U and K alpha are bound in order.
 falkon_rows_chunks <- function(ctx) {
   counts <- ctx$rows - lengths(ctx$drop)
   start <- cumsum(c(0, counts))
+  total <- sum(counts)
   slice <- function(v, c) {
     if (is.null(v)) return(NULL)
     idx <- start[c] + seq_len(counts[c])
@@ -183,39 +198,51 @@ falkon_rows_chunks <- function(ctx) {
   }
   run <- function(prep, U, V, w, keep_ku, predict = NULL) {
     per <- lapply(seq_along(ctx$rows), function(c) {
-      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c))
+      list(drop = ctx$drop[[c]], V = slice(V, c), w = slice(w, c), row0 = start[c])
     })
     args <- list(names = ctx$names, scaling = ctx$scaling,
                  lite = prep[c("centres", "code", "par")], U = U, keep_ku = keep_ku,
                  alpha = predict, nthreads = ctx$nthreads, block_rows = ctx$block_rows,
-                 y = ctx$y, init = NULL)
-    if (ctx$chained && is.null(predict)) {
-      # chunk after chunk, each continuing the sums of the one before: the
-      # in-memory pass's one chain over the rows
-      out <- NULL
-      ku <- vector("list", length(ctx$rows))
-      for (c in seq_along(ctx$rows)) {
-        args["init"] <- list(out)
-        out <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
-                                            per_chunk = per, which = c))[[1L]]
-        ku[[c]] <- attr(out, "ku")
-        attr(out, "ku") <- NULL
-      }
-      if (keep_ku) attr(out, "ku") <- do.call(rbind, ku)
-      return(out)
+                 y = ctx$y, total = total)
+    if (!is.null(predict)) {
+      parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                            per_chunk = per))
+      return(do.call(rbind, parts))
     }
-    parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
-                                          per_chunk = per))
-    if (!is.null(predict)) return(do.call(rbind, parts))
-    out <- Reduce(`+`, lapply(parts, function(p) { attr(p, "ku") <- NULL; p }))
-    if (keep_ku) attr(out, "ku") <- do.call(rbind, lapply(parts, attr, "ku"))
+    fold <- function(acc, part, i) {
+      ku <- attr(part, "ku")
+      state <- .Call(C_falkon_pass_fold, acc$state, part, as.double(total), prep$centres,
+                     prep$code, prep$par)
+      list(state = state, ku = if (keep_ku) c(acc$ku, list(ku)))
+    }
+    # "chained": one chunk at a time (a wave of one); the same result
+    k <- if (is.null(U)) ncol(V) else ncol(U)
+    wave <- if (ctx$chained) 1L else falkon_pass_wave(max(counts), prep$m, k)
+    acc <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
+                                        combine = fold, init = list(state = NULL, ku = NULL),
+                                        per_chunk = per, wave = wave))
+    out <- .Call(C_falkon_pass_finish, acc$state, NULL)
+    if (keep_ku) attr(out, "ku") <- do.call(rbind, acc$ku)
     out
   }
-  list(n = sum(counts),
+  list(n = total,
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
          run(prep, U, V, w, keep_ku)
        },
        predict = function(prep, alpha) run(prep, NULL, NULL, NULL, FALSE, predict = alpha))
+}
+
+# Chunks per wave of a pass: a chunk's state holds up to 2 log2(groups) + 2
+# tree nodes of m x k doubles and two partial groups (src/falkon.c); with
+# many columns (H = K' K, k = m) a wave's states are kept under about 1 GB
+# in this session, but with at least two chunks per worker.
+falkon_pass_wave <- function(rows, m, k, group = 1024, budget = 2^30) {
+  nodes <- 2 * ceiling(log2(rows / group + 2)) + 2
+  bytes <- 8 * (nodes * m * k + 2 * group * (m + k))
+  wave <- chunks_wave()
+  workers <- chunks_workers()
+  least <- if (is.finite(workers)) 2L * workers else wave
+  as.integer(max(1, min(wave, max(least, floor(budget / bytes)))))
 }
 
 # Global row numbers 'idx' as local row numbers per chunk (a list, one
@@ -248,22 +275,17 @@ falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
        ytrain = if (train_y) { if (length(drop)) r[-drop] else r })
 }
 
-# A chunk's part of a pass, on its worker: K_c' diag(w) (K_c U + V) over its
-# training rows (the in-memory routine), added to 'init' (a chained pass:
-# the sums of the chunks before), or K_c alpha with 'alpha'.
+# A chunk's part of a pass, on its worker: the state of the pass
+# K' diag(w) (K U + V) over its training rows, rows row0 + 1 .. of the
+# pass's 'total' (the in-memory routine), or K_c alpha with 'alpha'.
 falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
-                             block_rows, y, init, drop, V, w) {
+                             block_rows, y, total, drop, V, w, row0) {
   xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
   if (length(drop)) xs <- xs[-drop, , drop = FALSE]
   if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
-  if (nrow(xs) == 0L) {
-    out <- if (!is.null(init)) init
-           else matrix(0, nrow(lite$centres), if (is.null(U)) ncol(V) else ncol(U))
-    if (keep_ku) attr(out, "ku") <- matrix(0, 0L, ncol(out))
-    return(out)
-  }
-  falkon_knm_apply(lite, xs, U = U, V = V, w = w, init = init, nthreads = nthreads,
-                   block_rows = block_rows, keep_ku = keep_ku)
+  .Call(C_falkon_knm_part, xs, lite$centres, lite$code, lite$par, U, V, w,
+        as.double(block_rows), keep_ku, nthreads,
+        as.double(row0), as.double(total))
 }
 
 # A pass leaves R's random stream as it was (a scheduler such as

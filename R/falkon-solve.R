@@ -4,9 +4,9 @@
 # data_chunks): everything that touches the n rows goes through one
 # operator, apply_knm(U, V, w) = K_nm' diag(w) (K_nm U + V) (an m x k
 # matrix), which falkon_knm_apply() computes in one pass over rows held in
-# memory; a chunked pass sums the same C routine over the chunks in chunk
-# order (passing each chunk's result as the next one's 'init' gives the
-# in-memory result bit for bit).  Everything here is O(m^2 k) in R per
+# memory; a chunked pass runs the same C routine on each chunk and folds
+# their states in chunk order (R/falkon-chunks.R), the in-memory result bit
+# for bit.  Everything here is O(m^2 k) in R per
 # iteration; the n m work is in C (src/falkon.c).
 
 # Relative jitter of the centres' Gram matrix: T = chol(K_mm + eps m d I),

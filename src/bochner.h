@@ -304,6 +304,12 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
                                    SEXP nthreads, SEXP K);
 SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
                                  SEXP block_rows, SEXP nthreads);
+SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
+                                  SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
+                                  SEXP row0, SEXP total);
+SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
+                                   SEXP par);
+SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init);
 SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
 SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
 SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);

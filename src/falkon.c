@@ -4,6 +4,10 @@
  *                      the rows of x in row blocks, many right-hand sides
  *                      (the columns of U and V) at once; K_nm evaluated
  *                      block by block, or read from a cached K_nm
+ *   falkon_knm_part, falkon_pass_fold, falkon_pass_finish
+ *                      the same pass in parts (the chunks of a data_chunks()
+ *                      fit): each part's state, folded in row order, then
+ *                      finished into the pass's result, bit for bit
  *   falkon_predict     K_nm alpha, in row blocks
  *   falkon_kernel_cache  K_nm itself, in row blocks (the passes' cache)
  *   falkon_cholesky    chol(K + shift I), upper
@@ -15,7 +19,8 @@
  * kernel block Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside),
  * then
  *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
- *   out += Kb' T_b                    (threaded cross product, accumulate = 1)
+ *   Kg' T_g for each group g of rows  (threaded over tiles of out, gemm.c)
+ * and the groups' results are added along a fixed tree (below).
  * With a cache (K_nm computed once by kernel_matrix() when it fits the
  * memory budget, R/falkon-fit.R) Kb is the cached block, read in place: the
  * same products on the same numbers, so the cached and the evaluated passes
@@ -23,13 +28,12 @@
  * The blocks run in row order on the calling thread (bochner_kernel_matrix
  * allocates with R_alloc, so it must not run inside a parallel region), and
  * the threads work inside each block's kernel evaluation and products.
- * Every entry of out is then one chain of multiply-adds over the rows in
- * order (gemm.c accumulates into the stored double exactly as one long
- * product would), and k(x_i, C) does not depend on the other rows of its
- * block (the kernel centres the data at the mean of C), so the result is
- * identical, bit for bit, for any number of threads and any block size;
- * and a chunked pass that feeds one chunk's result as the next chunk's
- * 'init' equals the pass over all rows.  User interrupts are checked
+ * Every entry of out is then fixed by the global row numbers alone (each
+ * group's entry one gemm.c chain over its rows, the groups added along a
+ * tree over their numbers), and k(x_i, C) does not depend on the other rows
+ * of its block (the kernel centres the data at the mean of C), so the
+ * result is identical, bit for bit, for any number of threads, any block
+ * size and any cut of the rows into parts.  User interrupts are checked
  * between blocks. */
 #include "bochner.h"
 #include <string.h>
@@ -112,83 +116,263 @@ static int falkon_threads(int nthreads, double work)
     return work < FALKON_MIN_THREADED_WORK ? 1 : nthreads;
 }
 
-/* out (m x k) += t(kb) %*% tb for kb (rows x m, ldk) and tb (rows x k): the
- * update of a pass, as products.c's cross product (tiles of at most 240
- * rows of out, all k columns, each one serial product), but with at least
- * four tiles: for m = 256 its two tiles of 240 and 16 rows left one thread
- * idle.  Every entry is the same chain over the rows whatever tile
- * computes it (gemm.c). */
+/* ---------------------------------------------------------------------- */
+/* The order of the sums over rows: fixed by the global row numbers.
+ *
+ * The rows of a pass (numbered 0 .. total - 1 over all chunks) fall in
+ * groups of FALKON_GROUP consecutive rows, group g being rows g G ..
+ * min((g + 1) G, total) - 1.  A group's contribution Kg' Tg is one gemm.c
+ * chain over its rows in order; the groups' contributions are then added
+ * along a fixed binary tree over the group numbers: a node (l, i) is the
+ * sum of groups i 2^l .. (i + 1) 2^l - 1, formed as left child + right
+ * child, and the pass's result adds the maximal nodes left to right.  The
+ * nodes are built on a stack as the groups come in order (push a leaf; while
+ * the two nodes on top are siblings, replace them by their parent), and a
+ * node's value depends on its groups alone.  So the result is the same
+ * doubles for any block size, thread count or chunking: a chunk returns
+ * the nodes of its complete groups and, for a group it shares with the
+ * chunk before or after it, the group's rows and T rows; this session
+ * finishes such a group with the same kernel evaluation and product (a gemm.c entry is
+ * the same chain whatever its position, leading dimension or tile) and
+ * pushes the nodes of all chunks in order on one stack, which forms the
+ * same nodes as the pass over all rows.  The cost: one leaf store per
+ * group and entry, and on average one addition per group and entry for
+ * the merges, against FALKON_GROUP multiply-adds per group and entry: with
+ * groups of 256 rows, forming H = K' K (k = m = 1000) took 10-25 % more
+ * CPU, as its m x m leaves leave the caches; with 1024, 0-10 %, and a pass
+ * with few columns costs the same as the single chain (bench/falkon-passes.md).
+ * Blocks are whole groups, so a kernel block holds at least 1024 rows. */
+#define FALKON_GROUP 1024
+#define FALKON_STACK 130          /* nodes on a stack: < 2 log2(2^62) + 2 */
+
+typedef struct {
+    int len;
+    int level[FALKON_STACK];
+    R_xlen_t index[FALKON_STACK];
+} tree_meta;
+
+/* Push node (level, index), whose value is already in val[t->len] (rows
+ * i0 .. i0 + mr - 1 of the m x k values), and merge siblings on top. */
+static void tree_push(tree_meta *t, int level, R_xlen_t index, double **val, int m, int k,
+                      int i0, int mr)
+{
+    int n = t->len;
+    t->level[n] = level;
+    t->index[n] = index;
+    n++;
+    while (n >= 2 && t->level[n - 1] == t->level[n - 2] && t->index[n - 2] % 2 == 0 &&
+           t->index[n - 1] == t->index[n - 2] + 1) {
+        double *a = val[n - 2];
+        const double *b = val[n - 1];
+        for (int j = 0; j < k; j++)
+            for (int i = i0; i < i0 + mr; i++) a[i + (ptrdiff_t) j * m] += b[i + (ptrdiff_t) j * m];
+        t->level[n - 2]++;
+        t->index[n - 2] /= 2;
+        n--;
+    }
+    t->len = n;
+}
+
+/* The metadata of the same pushes, values left alone; the deepest stack. */
+static int tree_push_meta(tree_meta *t, int level, R_xlen_t index)
+{
+    if (t->len >= FALKON_STACK) return -1;
+    int n = t->len;
+    t->level[n] = level;
+    t->index[n] = index;
+    n++;
+    int most = n;
+    while (n >= 2 && t->level[n - 1] == t->level[n - 2] && t->index[n - 2] % 2 == 0 &&
+           t->index[n - 1] == t->index[n - 2] + 1) {
+        t->level[n - 2]++;
+        t->index[n - 2] /= 2;
+        n--;
+    }
+    t->len = n;
+    return most;
+}
+
+/* The rows of one group that a pass call does not hold all of: the rows x
+ * (rows x d; their kernel rows are evaluated where the group is finished, a
+ * row's kernel values not depending on the rows beside it) and T rows t
+ * (rows x k). */
+typedef struct {
+    R_xlen_t group, first, rows;   /* rows = 0: none */
+    double *x, *t;
+} group_piece;
+
+/* The state of a pass over rows row0 .. row0 + n - 1: the stack of nodes
+ * of its complete groups (values m x k each) and its partial groups at
+ * either end. */
+typedef struct {
+    int m, k;
+    tree_meta meta;
+    double **val;
+    group_piece head, tail;
+} pass_state;
+
+static R_xlen_t group_end(R_xlen_t g, R_xlen_t total)
+{
+    R_xlen_t e = (g + 1) * FALKON_GROUP;
+    return e < total ? e : total;
+}
+
+/* Threads over tiles of rows of the result, each pushing the block's
+ * complete groups (in order) on its own copy of the stack's metadata. */
 typedef struct {
     const double *kb, *tb;
     ptrdiff_t ldk;
-    int rows, m, k, tile;
-    double *out;
-} cross_job;
+    int rows, m, k, tile, ngroups;
+    const int *goff, *grows;        /* the groups' offsets in the block and rows */
+    const R_xlen_t *gidx;
+    const tree_meta *meta;
+    double **val;
+} group_job;
 
-static void cross_tile(void *ctx, R_xlen_t t, int thread)
+static void group_tile(void *ctx, R_xlen_t t, int thread)
 {
     (void) thread;
-    const cross_job *p = (const cross_job *) ctx;
+    const group_job *p = (const group_job *) ctx;
     int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
-    bochner_gemm_tn(p->kb + (ptrdiff_t) i0 * p->ldk, p->ldk, p->tb, p->rows, mr, p->k, p->rows,
-                    p->out + i0, p->m, 1);
+    tree_meta meta = *p->meta;
+    for (int g = 0; g < p->ngroups; g++) {
+        bochner_gemm_tn(p->kb + p->goff[g] + (ptrdiff_t) i0 * p->ldk, p->ldk, p->tb + p->goff[g],
+                        p->rows, mr, p->k, p->grows[g], p->val[meta.len] + i0, p->m, 0);
+        tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
+    }
 }
 
-static void cross_update(const double *kb, ptrdiff_t ldk, const double *tb, int rows, int m,
-                         int k, double *out, int nthreads)
+static void group_update(const double *kb, ptrdiff_t ldk, const double *tb, int rows,
+                         int ngroups, const int *goff, const int *grows, const R_xlen_t *gidx,
+                         pass_state *st, int nthreads)
 {
+    int m = st->m, k = st->k;
     int tile = (m + 3) / 4;
     tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
     if (tile > 240) tile = 240;
-    cross_job p = {kb, tb, ldk, rows, m, k, tile, out};
+    group_job p = {kb, tb, ldk, rows, m, k, tile, ngroups, goff, grows, gidx, &st->meta,
+                   st->val};
     bochner_parallel_blocks((m + tile - 1) / tile,
                             bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
-                            cross_tile, &p);
+                            group_tile, &p);
+    for (int g = 0; g < ngroups; g++) tree_push_meta(&st->meta, 0, gidx[g]);
 }
 
-/* out (m x k) = [out +] K_nm' diag(w) (K_nm U + V), and ku (n x k) = K_nm U
- * unless ku is NULL (given U); U (m x k) or NULL,
- * V (n x k) or NULL (not both), w NULL, one weight per row (wcols = 0) or
- * one per row and column (n x k, wcols = 1: a different diagonal for each
- * right-hand side, as multinomial Newton steps need).  out must hold init (or
- * anything, with accumulate = 0). */
-int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
-                             R_xlen_t n, int d, const double *c, int m, const double *kc,
-                             const double *U, const double *V, const double *w, int wcols,
-                             int k, double *out, double *ku, int accumulate,
-                             R_xlen_t block_rows, int nthreads)
+/* Copy the rows of a piece inside the block of rows r .. r + rows - 1
+ * (global numbers) of a call starting at global row row0: x rows from x
+ * (n x d), T rows from the block's tb. */
+static void piece_copy(group_piece *pc, R_xlen_t r, int rows, const double *x, R_xlen_t n,
+                       int d, R_xlen_t row0, const double *tb, int k)
 {
-    if (m < 1 || k < 1 || (!U && !V)) return BOCHNER_BAD_ARGUMENT;
-    if (!accumulate) memset(out, 0, sizeof(double) * (size_t) m * (size_t) k);
+    R_xlen_t a = pc->first > r ? pc->first : r;
+    R_xlen_t b = pc->first + pc->rows < r + rows ? pc->first + pc->rows : r + rows;
+    for (R_xlen_t i = a; i < b; i++) {
+        R_xlen_t pi = i - pc->first, bi = i - r;
+        for (int j = 0; j < d; j++) pc->x[pi + j * pc->rows] = x[i - row0 + (R_xlen_t) j * n];
+        for (int j = 0; j < k; j++) pc->t[pi + j * pc->rows] = tb[bi + (ptrdiff_t) j * rows];
+    }
+}
+
+static void piece_alloc(group_piece *pc, R_xlen_t group, R_xlen_t first, R_xlen_t rows, int d,
+                        int k)
+{
+    pc->group = group;
+    pc->first = first;
+    pc->rows = rows;
+    pc->x = rows ? (double *) R_alloc((size_t) rows * (size_t) (d > 0 ? d : 1), sizeof(double)) : NULL;
+    pc->t = rows ? (double *) R_alloc((size_t) rows * (size_t) k, sizeof(double)) : NULL;
+}
+
+/* The pass over rows row0 .. row0 + n - 1 of a pass over 'total' rows:
+ * st gets the nodes of its complete groups and its partial groups; ku
+ * (n x k) = K_nm U unless ku is NULL (given U); U (m x k) or NULL, V (n x k)
+ * or NULL (not both), w NULL, one weight per row (wcols = 0) or one per row
+ * and column (n x k, wcols = 1: a different diagonal for each right-hand
+ * side, as multinomial Newton steps need).  The blocks start at multiples
+ * of the block size in global row numbers (a multiple of FALKON_GROUP), so
+ * no group straddles two blocks. */
+static int falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
+                       int d, const double *c, int m, const double *kc, const double *U,
+                       const double *V, const double *w, int wcols, int k, double *ku,
+                       R_xlen_t row0, R_xlen_t total, R_xlen_t block_rows, int nthreads,
+                       pass_state *st)
+{
+    if (m < 1 || k < 1 || (!U && !V) || row0 < 0 || n < 0 || row0 + n > total)
+        return BOCHNER_BAD_ARGUMENT;
+    st->m = m;
+    st->k = k;
+    st->meta.len = 0;
+    st->val = NULL;
+    piece_alloc(&st->head, 0, row0, 0, d, k);
+    piece_alloc(&st->tail, 0, row0 + n, 0, d, k);
     if (n == 0) return BOCHNER_OK;
+    /* the partial groups at either end, and the complete ones between */
+    R_xlen_t end = row0 + n, g0 = row0 / FALKON_GROUP, h_end = row0, t_start = end;
+    if (row0 != g0 * FALKON_GROUP || end < group_end(g0, total)) {
+        h_end = end < group_end(g0, total) ? end : group_end(g0, total);
+        piece_alloc(&st->head, g0, row0, h_end - row0, d, k);
+    }
+    if (h_end < end) {
+        R_xlen_t gl = (end - 1) / FALKON_GROUP;
+        if (end < group_end(gl, total)) {
+            t_start = gl * FALKON_GROUP;
+            piece_alloc(&st->tail, gl, t_start, end - t_start, d, k);
+        }
+    }
+    /* the stack's depth, from its metadata alone */
+    int most = 0;
+    tree_meta sim = {0};
+    for (R_xlen_t g = h_end / FALKON_GROUP; g * FALKON_GROUP < t_start; g++) {
+        int s = tree_push_meta(&sim, 0, g);
+        if (s < 0) return BOCHNER_BAD_ARGUMENT;
+        if (s > most) most = s;
+    }
+    st->val = (double **) R_alloc((size_t) (most > 0 ? most : 1), sizeof(double *));
+    for (int i = 0; i < most; i++)
+        st->val[i] = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
+
     nthreads = falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
-    kernel_blocks p;
-    if (kc) {
-        /* the cached K_nm (n x m): no kernel scratch, so by default one
-         * block (the scratch T_b at most 32 MB): two parallel regions per
-         * pass */
-        R_xlen_t nb = block_rows;
-        if (nb <= 0) {
+    R_xlen_t nb = block_rows;
+    if (nb <= 0) {
+        /* the cached K_nm (n x m) needs no kernel scratch: large blocks (the
+         * scratch T_b at most 32 MB), few parallel regions per pass */
+        if (kc) {
             nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
             if (nb < 4096) nb = 4096;
+        } else {
+            /* whole groups, rounded down: the kernel block stays about
+             * 16 MB (rounding up made the k = 1 pass slower) */
+            nb = default_block_rows(total, m) / FALKON_GROUP * FALKON_GROUP;
+            if (nb < FALKON_GROUP) nb = FALKON_GROUP;
         }
-        if (nb > n) nb = n;
+    }
+    nb = (nb + FALKON_GROUP - 1) / FALKON_GROUP * FALKON_GROUP;
+    R_xlen_t most_rows = nb < n ? nb : n;
+    kernel_blocks p;
+    if (kc) {
         kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb, NULL, NULL};
         p = b;
     } else {
-        kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+        kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows, nthreads);
     }
-    double *tb = (double *) R_alloc((size_t) p.nb * (size_t) k, sizeof(double));
-    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
-        int rows;
+    R_xlen_t gmax = nb / FALKON_GROUP + 1;
+    double *tb = (double *) R_alloc((size_t) most_rows * (size_t) k, sizeof(double));
+    int *goff = (int *) R_alloc((size_t) gmax, sizeof(int));
+    int *grows = (int *) R_alloc((size_t) gmax, sizeof(int));
+    R_xlen_t *gidx = (R_xlen_t *) R_alloc((size_t) gmax, sizeof(R_xlen_t));
+    for (R_xlen_t r = row0; r < end;) {
+        R_xlen_t r_end = (r / nb + 1) * nb;
+        if (r_end > end) r_end = end;
+        R_xlen_t i0 = r - row0;
+        int rows = (int) (r_end - r);
         const double *kb;
         ptrdiff_t ldk;
         if (kc) {
-            rows = (int) (n - i0 < p.nb ? n - i0 : p.nb);
             kb = kc + i0;
             ldk = (ptrdiff_t) n;
         } else {
-            int status = kernel_block(&p, i0, &rows);
+            p.nb = rows;
+            int got, status = kernel_block(&p, i0, &got);
             if (status != BOCHNER_OK) return status;
             kb = p.kb;
             ldk = rows;
@@ -213,8 +397,54 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
                 const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
                 for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        cross_update(kb, ldk, tb, rows, m, k, out, nthreads);
+        piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
+        piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
+        /* the complete groups of the block */
+        int ng = 0;
+        R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
+        for (R_xlen_t s = a; s < b; s = group_end(s / FALKON_GROUP, total)) {
+            goff[ng] = (int) (s - r);
+            grows[ng] = (int) (group_end(s / FALKON_GROUP, total) - s);
+            gidx[ng++] = s / FALKON_GROUP;
+        }
+        if (ng) group_update(kb, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
         R_CheckUserInterrupt();
+        r = r_end;
+    }
+    return BOCHNER_OK;
+}
+
+/* out (m x k) = [init +] the sum of the stack's nodes, left to right. */
+static void pass_finish(const pass_state *st, const double *init, double *out)
+{
+    size_t mk = (size_t) st->m * (size_t) st->k;
+    if (st->meta.len == 0) memset(out, 0, sizeof(double) * mk);
+    else memcpy(out, st->val[0], sizeof(double) * mk);
+    for (int s = 1; s < st->meta.len; s++)
+        for (size_t i = 0; i < mk; i++) out[i] += st->val[s][i];
+    if (init)
+        for (size_t i = 0; i < mk; i++) out[i] = init[i] + out[i];
+}
+
+/* out (m x k) = [init +] K_nm' diag(w) (K_nm U + V) over all n rows, and
+ * ku (n x k) = K_nm U unless ku is NULL; see falkon_pass().  out must hold
+ * init (or anything, with accumulate = 0). */
+int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *c, int m, const double *kc,
+                             const double *U, const double *V, const double *w, int wcols,
+                             int k, double *out, double *ku, int accumulate,
+                             R_xlen_t block_rows, int nthreads)
+{
+    pass_state st;
+    int status = falkon_pass(code, par, npar, x, n, d, c, m, kc, U, V, w, wcols, k, ku, 0, n,
+                             block_rows, nthreads, &st);
+    if (status != BOCHNER_OK) return status;
+    if (accumulate) {
+        double *init = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
+        memcpy(init, out, sizeof(double) * (size_t) m * (size_t) k);
+        pass_finish(&st, init, out);
+    } else {
+        pass_finish(&st, NULL, out);
     }
     return BOCHNER_OK;
 }
@@ -374,6 +604,31 @@ static R_xlen_t block_rows_arg(SEXP block_rows)
     return (R_xlen_t) b;
 }
 
+/* The arguments of a pass, checked: the sizes, U, V and the weights. */
+typedef struct {
+    R_xlen_t n;
+    int m, d, k, wcols;
+    const double *u, *v, *w;
+} pass_args;
+
+static pass_args read_pass_args(SEXP x, SEXP centres, SEXP par, SEXP U, SEXP V, SEXP w)
+{
+    check_kernel_args(x, centres, par);
+    pass_args a = {nrows(x), nrows(centres), ncols(x), 0, 0, NULL, NULL, NULL};
+    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
+    a.k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
+    if (a.k < 1) error("'U' and 'V' must be double matrices with at least one column");
+    a.u = optional_matrix(U, a.m, a.k, "U");
+    a.v = optional_matrix(V, a.n, a.k, "V");
+    if (!isNull(w)) {
+        a.wcols = XLENGTH(w) != a.n;
+        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != a.n && XLENGTH(w) != a.n * (R_xlen_t) a.k))
+            error("'w' must be NULL, one weight per row, or one per row and column");
+        a.w = REAL(w);
+    }
+    return a;
+}
+
 /* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
  * nthreads, K): the m x k matrix, or with keep_ku = TRUE (and U given) the list
  * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m). */
@@ -381,22 +636,10 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
                                    SEXP nthreads, SEXP K)
 {
-    check_kernel_args(x, centres, par);
-    R_xlen_t n = nrows(x);
-    int m = nrows(centres), d = ncols(x);
-    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
-    int k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
-    if (k < 1) error("'U' and 'V' must be double matrices with at least one column");
-    const double *u = optional_matrix(U, m, k, "U");
-    const double *v = optional_matrix(V, n, k, "V");
-    const double *pw = NULL;
-    int wcols = 0;
-    if (!isNull(w)) {
-        wcols = XLENGTH(w) != n;
-        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != n && XLENGTH(w) != n * (R_xlen_t) k))
-            error("'w' must be NULL, one weight per row, or one per row and column");
-        pw = REAL(w);
-    }
+    pass_args a = read_pass_args(x, centres, par, U, V, w);
+    R_xlen_t n = a.n;
+    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
+    const double *u = a.u, *v = a.v, *pw = a.w;
     optional_matrix(init, m, k, "init");
     const double *kc = optional_matrix(K, n, m, "K");
     R_xlen_t nb = block_rows_arg(block_rows);
@@ -418,6 +661,290 @@ SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SE
     }
     UNPROTECT(2);
     return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A pass in parts (the chunks of falkon on data_chunks()): each part's
+ * state travels to this session as
+ *   list(m, k, level, index, nodes, head, tail[, ku])
+ * level (integer) and index (double) the stack's nodes, nodes their m x k
+ * values, head and tail NULL or a partial group list(group, first, X, T)
+ * (X rows x d rows of x, T rows x k weighted rows).  Folding two states
+ * in row order and finishing gives the pass over all rows, bit for bit. */
+
+static SEXP piece_sexp(const double *x, ptrdiff_t ldx, const double *t, ptrdiff_t ldt,
+                       R_xlen_t group, R_xlen_t first, R_xlen_t rows, int d, int kk)
+{
+    if (rows == 0) return R_NilValue;
+    SEXP pc = PROTECT(allocVector(VECSXP, 4));
+    SET_VECTOR_ELT(pc, 0, ScalarReal((double) group));
+    SET_VECTOR_ELT(pc, 1, ScalarReal((double) first));
+    SEXP X = allocMatrix(REALSXP, (int) rows, d);
+    SET_VECTOR_ELT(pc, 2, X);
+    for (int j = 0; j < d; j++)
+        memcpy(REAL(X) + (ptrdiff_t) j * rows, x + (ptrdiff_t) j * ldx, sizeof(double) * (size_t) rows);
+    SEXP T = allocMatrix(REALSXP, (int) rows, kk);
+    SET_VECTOR_ELT(pc, 3, T);
+    for (int j = 0; j < kk; j++)
+        memcpy(REAL(T) + (ptrdiff_t) j * rows, t + (ptrdiff_t) j * ldt, sizeof(double) * (size_t) rows);
+    UNPROTECT(1);
+    return pc;
+}
+
+static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
+{
+    PROTECT(head);
+    PROTECT(tail);
+    int len = st->meta.len;
+    SEXP out = PROTECT(allocVector(VECSXP, 7));
+    SEXP names = PROTECT(allocVector(STRSXP, 7));
+    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail"};
+    for (int i = 0; i < 7; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
+    setAttrib(out, R_NamesSymbol, names);
+    SET_VECTOR_ELT(out, 0, ScalarInteger(st->m));
+    SET_VECTOR_ELT(out, 1, ScalarInteger(st->k));
+    SEXP lev = allocVector(INTSXP, len);
+    SET_VECTOR_ELT(out, 2, lev);
+    SEXP idx = allocVector(REALSXP, len);
+    SET_VECTOR_ELT(out, 3, idx);
+    SEXP nodes = allocVector(VECSXP, len);
+    SET_VECTOR_ELT(out, 4, nodes);
+    for (int i = 0; i < len; i++) {
+        INTEGER(lev)[i] = st->meta.level[i];
+        REAL(idx)[i] = (double) st->meta.index[i];
+        SEXP v = allocMatrix(REALSXP, st->m, st->k);
+        SET_VECTOR_ELT(nodes, i, v);
+        memcpy(REAL(v), st->val[i], sizeof(double) * (size_t) st->m * (size_t) st->k);
+    }
+    SET_VECTOR_ELT(out, 5, head);
+    SET_VECTOR_ELT(out, 6, tail);
+    UNPROTECT(4);
+    return out;
+}
+
+static SEXP list_elt(SEXP s, const char *name)
+{
+    SEXP nms = getAttrib(s, R_NamesSymbol);
+    for (R_xlen_t i = 0; i < XLENGTH(s); i++)
+        if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(s, i);
+    return R_NilValue;
+}
+
+/* The metadata of a state, checked; its node values in st->val (read in
+ * place). */
+static void state_read(SEXP s, pass_state *st)
+{
+    if (TYPEOF(s) != VECSXP || isNull(getAttrib(s, R_NamesSymbol)))
+        error("'state' must be a pass state");
+    st->m = asInteger(list_elt(s, "m"));
+    st->k = asInteger(list_elt(s, "k"));
+    SEXP lev = list_elt(s, "level"), idx = list_elt(s, "index"), nodes = list_elt(s, "nodes");
+    if (st->m < 1 || st->k < 1 || TYPEOF(lev) != INTSXP || TYPEOF(idx) != REALSXP ||
+        TYPEOF(nodes) != VECSXP || XLENGTH(lev) != XLENGTH(idx) ||
+        XLENGTH(lev) != XLENGTH(nodes) || XLENGTH(lev) > FALKON_STACK)
+        error("'state' must be a pass state");
+    st->meta.len = LENGTH(lev);
+    st->val = (double **) R_alloc((size_t) st->meta.len + 1, sizeof(double *));
+    for (int i = 0; i < st->meta.len; i++) {
+        SEXP v = VECTOR_ELT(nodes, i);
+        if (!bochner_is_real_matrix(v) || nrows(v) != st->m || ncols(v) != st->k)
+            error("'state' must be a pass state");
+        st->meta.level[i] = INTEGER(lev)[i];
+        st->meta.index[i] = (R_xlen_t) REAL(idx)[i];
+        st->val[i] = REAL(v);
+    }
+}
+
+/* A partial group being completed from the parts' pieces, in row order. */
+typedef struct {
+    R_xlen_t group, first, rows;
+    double *x, *t;                  /* FALKON_GROUP x d and x k */
+} pending_group;
+
+typedef struct {
+    int m, k, d, code, npar;
+    const double *c, *par;          /* the centres (m x d) and the kernel */
+    R_xlen_t total;
+    tree_meta meta;
+    double *val[FALKON_STACK];
+    pending_group pend;
+    SEXP held;                      /* list(a partial group before any node, or NULL) */
+    int started;                    /* a node or a leaf has been pushed */
+    R_xlen_t next;                  /* the group that must come next (-1: any) */
+} fold_state;
+
+static void fold_push(fold_state *f, int level, R_xlen_t index, const double *v)
+{
+    if (f->meta.len >= FALKON_STACK) error("the pass states have too many nodes");
+    if (f->next >= 0 && (index << level) != f->next)
+        error("the pass states are not in row order");
+    f->next = (index + 1) << level;
+    double *c = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
+    memcpy(c, v, sizeof(double) * (size_t) f->m * (size_t) f->k);
+    f->val[f->meta.len] = c;
+    tree_push(&f->meta, level, index, f->val, f->m, f->k, 0, f->m);
+    f->started = 1;
+}
+
+/* The pending group: a leaf when complete, the head before any node. */
+static void fold_flush(fold_state *f, int last, SEXP *tail)
+{
+    pending_group *p = &f->pend;
+    if (p->rows == 0) return;
+    if (p->first == p->group * FALKON_GROUP && p->first + p->rows == group_end(p->group, f->total)) {
+        /* the group's kernel rows, as the pass evaluates them */
+        int rows = (int) p->rows;
+        double *xb = (double *) R_alloc((size_t) rows * (size_t) (f->d > 0 ? f->d : 1), sizeof(double));
+        bochner_copy_rows(p->x, FALKON_GROUP, f->d, 0, rows, xb);
+        double *kb = (double *) R_alloc((size_t) rows * (size_t) f->m, sizeof(double));
+        int status = bochner_kernel_matrix(f->code, f->par, f->npar, xb, rows, f->c, f->m, f->d,
+                                           kb, 1);
+        bochner_stop_on_status(status, "falkon_pass_fold");
+        double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
+        bochner_gemm_tn(kb, rows, p->t, FALKON_GROUP, f->m, f->k, rows, leaf, f->m, 0);
+        fold_push(f, 0, p->group, leaf);
+    } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
+        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group,
+                                              p->first, p->rows, f->d, f->k));
+        f->next = p->group + 1;
+    } else if (last) {
+        *tail = piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group, p->first, p->rows,
+                           f->d, f->k);
+    } else {
+        error("the pass states are not in row order: rows of group %.0f are missing",
+              (double) p->group);
+    }
+    p->rows = 0;
+}
+
+static void fold_piece(fold_state *f, SEXP pc)
+{
+    if (isNull(pc)) return;
+    if (TYPEOF(pc) != VECSXP || XLENGTH(pc) != 4) error("'state' must be a pass state");
+    R_xlen_t group = (R_xlen_t) asReal(VECTOR_ELT(pc, 0)), first = (R_xlen_t) asReal(VECTOR_ELT(pc, 1));
+    SEXP X = VECTOR_ELT(pc, 2), T = VECTOR_ELT(pc, 3);
+    if (!bochner_is_real_matrix(X) || !bochner_is_real_matrix(T) || ncols(X) != f->d ||
+        ncols(T) != f->k || nrows(X) != nrows(T))
+        error("'state' must be a pass state");
+    R_xlen_t rows = nrows(X);
+    pending_group *p = &f->pend;
+    if (p->rows > 0 && (p->group != group || p->first + p->rows != first)) fold_flush(f, 0, NULL);
+    if (p->rows == 0) {
+        /* after a node or the head, a group starts at its first row */
+        if (f->next >= 0 && (group != f->next || first != group * FALKON_GROUP))
+            error("the pass states are not in row order");
+        p->group = group;
+        p->first = first;
+    }
+    if (first < group * FALKON_GROUP || first + rows > group_end(group, f->total) ||
+        p->first + p->rows != first)
+        error("the pass states are not in row order");
+    for (int j = 0; j < f->d; j++)
+        memcpy(p->x + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(X) + (ptrdiff_t) j * rows,
+               sizeof(double) * (size_t) rows);
+    for (int j = 0; j < f->k; j++)
+        memcpy(p->t + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(T) + (ptrdiff_t) j * rows,
+               sizeof(double) * (size_t) rows);
+    p->rows += rows;
+}
+
+static void fold_in(fold_state *f, SEXP s)
+{
+    pass_state st;
+    state_read(s, &st);
+    if (st.m != f->m || st.k != f->k) error("the pass states have different sizes");
+    fold_piece(f, list_elt(s, "head"));
+    for (int i = 0; i < st.meta.len; i++) {
+        fold_flush(f, 0, NULL);
+        fold_push(f, st.meta.level[i], st.meta.index[i], st.val[i]);
+    }
+    fold_piece(f, list_elt(s, "tail"));
+}
+
+/* .Call(C_falkon_pass_fold, A, B, total, centres, code, par): the state of
+ * A's rows followed by B's (A NULL: B's), for a pass over 'total' rows with
+ * the kernel of the parts. */
+SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
+                                   SEXP par)
+{
+    pass_state sb;
+    state_read(B, &sb);
+    if (!bochner_is_real_matrix(centres) || nrows(centres) != sb.m)
+        error("'centres' must be a double matrix with one row per row of the states' nodes");
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    fold_state f;
+    f.m = sb.m;
+    f.k = sb.k;
+    f.d = ncols(centres);
+    f.c = REAL(centres);
+    f.code = asInteger(code);
+    f.par = REAL(par);
+    f.npar = LENGTH(par);
+    f.total = (R_xlen_t) asReal(total);
+    f.meta.len = 0;
+    f.pend.rows = 0;
+    f.pend.x = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) (f.d > 0 ? f.d : 1), sizeof(double));
+    f.pend.t = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) f.k, sizeof(double));
+    f.held = PROTECT(allocVector(VECSXP, 1));
+    f.started = 0;
+    f.next = -1;
+    if (!isNull(A)) fold_in(&f, A);
+    fold_in(&f, B);
+    SEXP tail = R_NilValue;
+    fold_flush(&f, 1, &tail);
+    PROTECT(tail);
+    pass_state out = {f.m, f.k, f.meta, f.val, {0}, {0}};
+    SEXP res = state_sexp(&out, VECTOR_ELT(f.held, 0), tail);
+    UNPROTECT(2);
+    return res;
+}
+
+/* .Call(C_falkon_pass_finish, state, init): the pass's m x k result
+ * [init +], from the state of all its rows. */
+SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init)
+{
+    pass_state st;
+    state_read(state, &st);
+    if (!isNull(list_elt(state, "head")) || !isNull(list_elt(state, "tail")))
+        error("the pass state misses rows of a group");
+    const double *pi = optional_matrix(init, st.m, st.k, "init");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.m, st.k));
+    pass_finish(&st, pi, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+/* .Call(C_falkon_knm_part, x, centres, code, par, U, V, w, block_rows,
+ * keep_ku, nthreads, row0, total): the state of the pass over the rows of x,
+ * rows row0 .. row0 + nrow(x) - 1 of a pass over 'total' rows; with keep_ku
+ * (and U), K_nm U as its element "ku". */
+SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
+                                  SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
+                                  SEXP row0, SEXP total)
+{
+    pass_args a = read_pass_args(x, centres, par, U, V, w);
+    R_xlen_t n = a.n;
+    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
+    const double *u = a.u, *v = a.v, *pw = a.w;
+    double r0 = asReal(row0), tot = asReal(total);
+    if (!R_FINITE(r0) || !R_FINITE(tot) || r0 < 0 || r0 + (double) n > tot)
+        error("'row0' and 'total' must place the rows of 'x' inside the pass");
+    int keep = asLogical(keep_ku) == TRUE && u != NULL;
+    SEXP ku = PROTECT(keep ? allocMatrix(REALSXP, (int) n, k) : R_NilValue);
+    pass_state st;
+    int status = falkon_pass(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
+                             REAL(centres), m, NULL, u, v, pw, wcols, k, keep ? REAL(ku) : NULL,
+                             (R_xlen_t) r0, (R_xlen_t) tot, block_rows_arg(block_rows),
+                             bochner_nthreads(asInteger(nthreads)), &st);
+    bochner_stop_on_status(status, "falkon_knm_part");
+    SEXP head = PROTECT(piece_sexp(st.head.x, st.head.rows, st.head.t, st.head.rows,
+                                   st.head.group, st.head.first, st.head.rows, d, k));
+    SEXP tail = PROTECT(piece_sexp(st.tail.x, st.tail.rows, st.tail.t, st.tail.rows,
+                                   st.tail.group, st.tail.first, st.tail.rows, d, k));
+    SEXP res = PROTECT(state_sexp(&st, head, tail));
+    if (keep) setAttrib(res, install("ku"), ku);
+    UNPROTECT(4);
+    return res;
 }
 
 /* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads): K_nm */

@@ -10,59 +10,136 @@ falkon_pieces <- function(sizes = c(150, 120, 130, 100), seed = 1) {
                               levels = c("a", "b", "c")))
   })
 }
-rel_diff <- function(a, b) max(abs(a - b)) / max(abs(b))
 
-test_that("falkon on chunks is the in-memory fit to 1e-10: coefficients and predictions", {
+test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and predictions", {
   pieces <- falkon_pieces()
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[1:5])
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
   cls <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
-  # tolerance: the regression path takes 8 CG iterations, over which the
-  # difference of the passes (1e-15) grows to 5e-9.  The three-class fit
-  # (100 centres, 3 x 3 right-hand sides) forms H = K_nm' K_nm once
-  # (falkon_fit_squared()): the chunks' grouping of its sums (1e-16
-  # relative) enters each H z, where z = T^-1 A^-1 u cancels by the
-  # conditioning of the centres' Gram matrix, and grows to about 6e-7 over
-  # its 16 iterations
-  for (case in list(list(reg, "y", all$y, "response", 1e-10),
-                    list(cls, "class", all$class, "decision", 5e-6))) {
+  # every pass sums its rows in groups of 1024 training rows (global row
+  # numbers) added along a fixed tree, whatever the chunks: here the 450
+  # training rows are one group, finished in this session from the rows of
+  # all four chunks.  The
+  # three-class fit (100 centres, 3 x 3 right-hand sides) forms H = K_nm' K_nm
+  # once (falkon_fit_squared()), the regression iterates pass by pass
+  for (case in list(list(reg, "y", all$y, "response"),
+                    list(cls, "class", all$class, "decision"))) {
     # the bandwidth rule, lambda and the iterations chosen on the held-out rows
     fc <- falkon(case[[1]], y = case[[2]], centers = 100, seed = 3)
     fm <- falkon(x, case[[3]], centers = 100, seed = 3)
-    # the same standardisation to the last bit (exact column sums, whatever
-    # the chunks), the same draws (held-out rows, centres), bandwidth, path
-    # and choices
     expect_identical(fc$scaling, fm$scaling)
     expect_identical(fc$kernel$sigma, fm$kernel$sigma)
     expect_identical(fc$centres, fm$centres)
     expect_identical(fc$lambda, fm$lambda)
     expect_identical(fc$iter, fm$iter)
-    expect_identical(dim(fc$validation), dim(fm$validation))
-    # what is left: the sums over rows of each pass are grouped by chunk
-    # (about 1e-15 relative apart), which the CG path amplifies by the
-    # conditioning of the centres' Gram matrix
-    expect_lt(rel_diff(fc$alpha, fm$alpha), case[[5]])
-    expect_lt(rel_diff(predict(fc, x, type = case[[4]]), predict(fm, x, type = case[[4]])),
-              case[[5]])
+    expect_identical(fc$validation, fm$validation)
+    expect_identical(fc$alpha, fm$alpha)
+    expect_identical(predict(fc, x, type = case[[4]]), predict(fm, x, type = case[[4]]))
     expect_s3_class(fc, "falkon")
     expect_identical(fc$chunks$rows, c(150, 120, 130, 100))
   }
   expect_equal(fc$accuracy, fm$accuracy)
   expect_output(print(fc), "FALKON classification, 3 classes")
-  # chained passes: the in-memory fit to the bit
+  # chained passes (one chunk at a time): the same fit
   fh <- falkon(cls, y = "class", centers = 100, seed = 3, passes = "chained")
   expect_identical(fh$alpha, fm$alpha)
-  expect_identical(predict(fh, x, type = "decision"), predict(fm, x, type = "decision"))
   expect_error(falkon(cls, y = "class", passes = "serial"), "'passes'")
-  # the default number of centres, grown along the held-out error: the same
-  # sizes are tried and kept (the warm starts make later sizes more
-  # sensitive to rounding, so only the classes are compared)
+  # the default number of centres, grown along the held-out error with warm
+  # starts: the same path and fit
   fc <- falkon(cls, y = "class", seed = 3, control = list(start_centers = 32))
   fm <- falkon(x, all$class, seed = 3, control = list(start_centers = 32))
-  expect_identical(fc$centres_path$centers, fm$centres_path$centers)
-  expect_identical(fc$m, fm$m)
-  expect_gt(mean(predict(fc, x) == predict(fm, x)), 0.99)
+  expect_identical(fc$centres_path, fm$centres_path)
+  expect_identical(fc$alpha, fm$alpha)
+})
+
+test_that("three classes through per-iteration passes, chunks smaller than a row group", {
+  # 1800 rows: the two groups of 1024 rows cut by chunks of every size, the
+  # first finished from four chunks, the second from three
+  pieces <- falkon_pieces(c(700, 40, 90, 333, 337, 300))
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
+  K <- gaussian_kernel(2)
+  # m = 120 centres against 2 k L iter = 2 x 3 x 1 x 6 = 36: no H, a pass per
+  # iteration
+  fc <- falkon(ch, y = "class", kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5)
+  fm <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5)
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(predict(fc, x, type = "decision"), predict(fm, x, type = "decision"))
+  # in memory: the same doubles on one or two threads and for any block size
+  f2 <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5,
+               nthreads = 2L, control = list(block_rows = 300))
+  f1 <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5,
+               nthreads = 1L, control = list(block_rows = 17))
+  expect_identical(f2$alpha, fm$alpha)
+  expect_identical(f1$alpha, fm$alpha)
+})
+
+test_that("the pass in parts: any cut of the rows, folded in order, is the pass over all rows", {
+  set.seed(6)
+  ker <- gaussian_kernel(1.5)
+  n <- 5000
+  x <- matrix(rnorm(n * 3), n)
+  C <- x[sample(n, 30), ]
+  U <- matrix(rnorm(60), 30)
+  V <- matrix(rnorm(2 * n), n)
+  w <- runif(n)
+  code <- bochner:::kernel_code(ker)
+  par <- bochner:::kernel_parameters(ker)
+  one <- .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, V, w, NULL, 0, FALSE, 1L, NULL)
+  K <- kernel_matrix(ker, x, C)
+  expect_equal(one, crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
+  fold <- function(a, b) .Call(bochner:::C_falkon_pass_fold, a, b, n, C, code, par)
+  part <- function(r, nth, block) {
+    .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U,
+          V[r, , drop = FALSE], w[r], as.double(block), TRUE, nth, as.double(r[1] - 1), n)
+  }
+  for (cuts in list(c(1, 2, 3, 1023, 1024, 1025, 4999), c(3000, 3001, 4000), sort(sample(n - 1, 25)))) {
+    b <- c(0, cuts, n)
+    st <- NULL
+    ku <- NULL
+    for (i in seq_len(length(b) - 1L)) {
+      p <- part((b[i] + 1):b[i + 1], 1L + i %% 2L, c(0, 37, 600)[1L + i %% 3L])
+      ku <- rbind(ku, attr(p, "ku"))
+      st <- fold(st, p)
+    }
+    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
+    expect_equal(ku, K %*% U, tolerance = 1e-12)
+  }
+  # states folded as a tree, not left to right
+  s1 <- part(1:1700, 1L, 0)
+  s2 <- fold(part(1701:3100, 1L, 0), part(3101:n, 2L, 0))
+  expect_identical(.Call(bochner:::C_falkon_pass_finish,
+                         fold(s1, s2), NULL), one)
+  # a part without rows (a chunk whose rows are all held out) changes nothing
+  empty <- .Call(bochner:::C_falkon_knm_part, x[0, , drop = FALSE], C, code, par, U,
+                 V[0, , drop = FALSE], w[0], 0, TRUE, 1L, 1700, n)
+  expect_identical(dim(attr(empty, "ku")), c(0L, 2L))
+  expect_identical(.Call(bochner:::C_falkon_pass_finish, fold(fold(s1, empty), s2), NULL), one)
+  # other kernels: the shared groups' kernel rows evaluated in this session
+  for (k2 in list(laplace_kernel(0.8), polynomial_kernel(2), matern_kernel(1, 1.5))) {
+    c2 <- bochner:::kernel_code(k2)
+    p2 <- bochner:::kernel_parameters(k2)
+    whole <- .Call(bochner:::C_falkon_knm_apply, x, C, c2, p2, U, V, w, NULL, 0, FALSE, 1L, NULL)
+    st <- NULL
+    for (r in list(1:1000, 1001:1500, 1501:n)) {
+      pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], C, c2, p2, U, V[r, ], w[r], 0, FALSE, 2L,
+                  r[1] - 1, n)
+      st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n, C, c2, p2)
+    }
+    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
+  }
+  # out of order, or rows missing: refused
+  expect_error(fold(part(1701:n, 1L, 0), s1), "order")
+  expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
+  expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n),
+               "'row0'")
+  # waves of a pass: all of chunks_wave() for small states, fewer (but two
+  # per worker) when a state is large (H = K' K with m = 2000: ~700 MB each)
+  expect_identical(bochner:::falkon_pass_wave(1e5, 100, 3), bochner:::chunks_wave())
+  expect_identical(bochner:::falkon_pass_wave(1e5, 2000, 2000),
+                   as.integer(min(bochner:::chunks_wave(), 2 * bochner:::chunks_workers())))
 })
 
 test_that("given centres, lambda and iterations: a fixed number of passes, the same fit", {
@@ -75,22 +152,22 @@ test_that("given centres, lambda and iterations: a fixed number of passes, the s
   fm <- falkon(x, all$y, kernel = K, centers = 40, lambda = 1e-3, iter = 8, seed = 1)
   expect_null(fc$validation)
   expect_identical(fc$iter, 8L)
-  expect_lt(rel_diff(fc$alpha, fm$alpha), 1e-10)
-  expect_lt(rel_diff(predict(fc, x), predict(fm, x)), 1e-10)
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(predict(fc, x), predict(fm, x))
   expect_equal(fc$rmse, fm$rmse, tolerance = 1e-10)
   # centres as a matrix (in the units of the data), without standardising
   cm <- x[c(5, 50, 150, 250), ]
   fc2 <- falkon(ch, y = "y", kernel = K, centers = cm, lambda = 1e-2, iter = 4, scale = FALSE)
   fm2 <- falkon(x, all$y, kernel = K, centers = cm, lambda = 1e-2, iter = 4, scale = FALSE)
   expect_identical(fc2$centres, fm2$centres)
-  expect_lt(rel_diff(predict(fc2, x), predict(fm2, x)), 1e-12)
+  expect_identical(predict(fc2, x), predict(fm2, x))
   # predictions on chunks: one element per chunk, as predict() on each
   pc <- predict(fc2, ch)
   expect_length(pc, 3L)
   expect_identical(unname(unlist(pc)), unname(predict(fc2, x)))
 })
 
-test_that("the logistic loss on chunks is the in-memory fit, up to rounding", {
+test_that("the logistic loss on chunks is the in-memory fit, bit for bit", {
   pieces <- falkon_pieces(c(120, 80, 100))
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[1:5])
@@ -99,11 +176,8 @@ test_that("the logistic loss on chunks is the in-memory fit, up to rounding", {
   fm <- falkon(x, all$class, loss = "logistic", centers = 60, seed = 4)
   expect_identical(fc$lambda, fm$lambda)
   expect_identical(fc$newton_steps, fm$newton_steps)
-  expect_lt(rel_diff(fc$alpha, fm$alpha), 1e-10)
-  expect_lt(rel_diff(predict(fc, x, type = "prob"), predict(fm, x, type = "prob")), 1e-10)
-  # chained passes: the Newton steps of the in-memory fit, to the bit
-  fh <- falkon(ch, y = "class", loss = "logistic", centers = 60, seed = 4, passes = "chained")
-  expect_identical(fh$alpha, fm$alpha)
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(predict(fc, x, type = "prob"), predict(fm, x, type = "prob"))
 })
 
 test_that("falkon on chunks refuses what needs the rows in memory", {
@@ -117,47 +191,60 @@ test_that("falkon on chunks refuses what needs the rows in memory", {
   expect_error(falkon(ch, y = "nope"), "nope")
 })
 
-# Four chunks in files, the sequential plan now and the user's plan back
-# when the calling test ends.
+# Four chunks in files (2700 rows: the 1024-row groups of the passes cut by
+# the files), the sequential plan now and the user's plan back when the
+# calling test ends.
 falkon_plan_setup <- function(env = parent.frame()) {
   skip_if_not_installed("future.apply")
   skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
   dir <- withr::local_tempdir("falkon-plans", .local_envir = env)
-  pieces <- falkon_pieces(c(60, 50, 70, 40))
-  files <- file.path(dir, sprintf("p%d.rds", seq_along(pieces)))
-  for (i in seq_along(pieces)) saveRDS(pieces[[i]][c(1:5, 6)], files[i])
+  pieces <- falkon_pieces(c(1100, 400, 900, 300))
+  files <- list(reg = file.path(dir, sprintf("r%d.rds", seq_along(pieces))),
+                cls = file.path(dir, sprintf("c%d.rds", seq_along(pieces))))
+  for (i in seq_along(pieces)) {
+    saveRDS(pieces[[i]][c(1:5, 6)], files$reg[i])
+    saveRDS(pieces[[i]][c(1:5, 7)], files$cls[i])
+  }
   old <- future::plan()
   withr::defer(future::plan(old), envir = env)
   future::plan(future::sequential)
   list(files = files, pieces = pieces)
 }
 
-falkon_plan_fit <- function(files) {
-  ch <- data_chunks(files)
-  fit <- falkon(ch, y = "y", kernel = gaussian_kernel(2), centers = 30, lambda = 1e-3,
-                iter = 4, seed = 2)
-  list(alpha = fit$alpha, centres = fit$centres, rmse = fit$rmse,
-       pred = predict(fit, as.matrix(do.call(rbind, lapply(files, readRDS))[1:5])))
+# The regression with given centres, lambda and iterations, and with cls
+# the three-class fit choosing lambda and the iterations (through H = K' K).
+falkon_plan_fit <- function(files, cls = FALSE) {
+  x <- as.matrix(do.call(rbind, lapply(files$reg, readRDS))[1:5])
+  fit <- falkon(data_chunks(files$reg), y = "y", kernel = gaussian_kernel(2), centers = 30,
+                lambda = 1e-3, iter = 4, seed = 2)
+  out <- list(alpha = fit$alpha, centres = fit$centres, rmse = fit$rmse, pred = predict(fit, x))
+  if (!cls) return(out)
+  fc <- falkon(data_chunks(files$cls), y = "class", centers = 60, seed = 2)
+  c(out, list(cls_alpha = fc$alpha, cls_lambda = fc$lambda, cls_iter = fc$iter,
+              cls_pred = predict(fc, x, type = "decision")))
 }
 
 test_that("falkon on chunks is identical under every future plan, and the in-memory fit", {
   skip_if_not_installed("future")
   setup <- falkon_plan_setup()
   files <- setup$files
-  pieces <- setup$pieces
-  ref <- falkon_plan_fit(files)
-  all <- do.call(rbind, pieces)
+  all <- do.call(rbind, setup$pieces)
   x <- as.matrix(all[1:5])
+  ref <- falkon_plan_fit(files, cls = TRUE)
   fm <- falkon(x, all$y, kernel = gaussian_kernel(2), centers = 30, lambda = 1e-3, iter = 4,
                seed = 2)
-  expect_lt(rel_diff(ref$alpha, fm$alpha), 1e-10)
-  expect_lt(rel_diff(ref$pred, predict(fm, x)), 1e-10)
-  # chained passes: the in-memory fit to the bit
-  fh <- falkon(data_chunks(files), y = "y", kernel = gaussian_kernel(2), centers = 30,
-               lambda = 1e-3, iter = 4, seed = 2, passes = "chained")
-  expect_identical(fh$alpha, fm$alpha)
+  expect_identical(ref$alpha, fm$alpha)
+  expect_identical(ref$pred, predict(fm, x))
+  cm <- falkon(x, all$class, centers = 60, seed = 2)
+  expect_identical(ref$cls_lambda, cm$lambda)
+  expect_identical(ref$cls_iter, cm$iter)
+  expect_identical(ref$cls_alpha, cm$alpha)
+  expect_identical(ref$cls_pred, predict(cm, x, type = "decision"))
   future::plan(future::multisession, workers = 2)
-  expect_identical(falkon_plan_fit(files), ref)
+  expect_identical(falkon_plan_fit(files, cls = TRUE), ref)
+  # the other schedulers: the regression (the three-class fit's passes are
+  # the same C calls, its chunks scheduled the same way)
+  ref <- ref[c("alpha", "centres", "rmse", "pred")]
   future::plan(future::cluster, workers = c("localhost", "localhost"))
   expect_identical(falkon_plan_fit(files), ref)
   future::plan(future::sequential)
@@ -165,7 +252,7 @@ test_that("falkon on chunks is identical under every future plan, and the in-mem
   skip_if_not_installed("future.batchtools")
   # one batch job per pass over the four chunks
   withr::local_options(bochner.chunks_per_future = 4)
-  withr::local_dir(dirname(files[1L]))
+  withr::local_dir(dirname(files$reg[1L]))
   future::plan(future.batchtools::batchtools_local)
   expect_identical(falkon_plan_fit(files), ref)
 })

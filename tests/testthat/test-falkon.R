@@ -100,9 +100,14 @@ test_that("the pass is identical for any thread count, block size and chunking",
   expect_identical(knm(x, C, ker, U, w = w, nth = 2L), one)
   expect_identical(knm(x, C, ker, U, w = w, block = 37, nth = 2L), one)
   expect_identical(knm(x, C, ker, U, w = w, block = 3000, nth = 1L), one)
-  # chunks in order, each starting from the previous result
-  a <- knm(x[1:1234, ], C, ker, U, w = w[1:1234])
-  expect_identical(knm(x[-(1:1234), ], C, ker, U, w = w[-(1:1234)], init = a), one)
+  # chunks in order, their passes' states folded (test-falkon-chunks.R)
+  part <- function(r) {
+    .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
+          bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
+  }
+  st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
+              bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
+  expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
 })
 
 test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
