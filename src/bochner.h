@@ -289,7 +289,8 @@ SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads
 void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
                             double *dest, ptrdiff_t ldd);
 
-/* falkon.c: FALKON's passes over the rows, preconditioner and solves */
+/* falkon.c: FALKON's passes over the rows; falkon_factor.c: its m x m factors and solves */
+int bochner_falkon_threads(int nthreads, double work);
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *kc,
                              const double *U, const double *V, const double *w, int wcols,
