@@ -180,7 +180,10 @@ test_that("k-means++ over the chunks draws uniformly where all rows are centres,
   K <- gaussian_kernel(1)
   ch <- suppressWarnings(kernel_kmeans(data_chunks(pieces), 4, K, D = 8, seed = 1, nstart = 3))
   mem <- suppressWarnings(kernel_kmeans(x, 4, K, method = "rff", D = 8, seed = 1, nstart = 3))
-  expect_identical(ch$size, mem$size)
+  # every start ends at objective 0 here, so which of the tied starts is
+  # kept (and so the clusters' numbering) follows rounding at 1e-16, which
+  # differs between compilers' builds: the partition's sizes must agree
+  expect_identical(sort(ch$size), sort(mem$size))
   expect_lt(max(ch$start_objectives), 1e-12)
 })
 
