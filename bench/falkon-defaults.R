@@ -37,13 +37,8 @@ sets <- list(
   # bench/falkon.R's 10^5-row set (Bayes accuracy 0.90), the same split;
   # no ksvm (hours at this size): its libsvm peers are in bench/falkon.md
   synth_class_1e5 = function() {
-    set.seed(23)
-    n <- 1.2e5
-    x <- matrix(stats::rnorm(n * 10), n, 10)
-    clean <- sin(2 * x[, 1]) + x[, 2] * x[, 3] + 0.5 * x[, 4] > 0
-    flip <- stats::runif(n) < 0.1
-    list(x = x, y = factor(ifelse(xor(clean, flip), "a", "b")), n_train = 1e5, n_test = 2e4,
-         peer = FALSE)
+    source("bench/falkon-synth.R", local = TRUE)
+    c(falkon_synth_class_xy(), list(n_train = 1e5, n_test = 2e4, peer = FALSE))
   }
 )
 

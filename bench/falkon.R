@@ -164,16 +164,9 @@ sets <- list(
   },
   Shuttle = function() { v <- mlb("Shuttle"); split_set(as.matrix(v[, -10]), v$Class) },
   synth_class_1e5 = function() {
-    # the class is the side of a curved boundary, then 10 % of the labels
-    # are flipped at random: the Bayes classifier is the boundary itself,
-    # and its accuracy is exactly 0.90
-    set.seed(23)
-    n <- 1.2e5
-    x <- matrix(stats::rnorm(n * 10), n, 10)
-    clean <- sin(2 * x[, 1]) + x[, 2] * x[, 3] + 0.5 * x[, 4] > 0
-    flip <- stats::runif(n) < 0.1
-    y <- factor(ifelse(xor(clean, flip), "a", "b"))
-    split_set(x, y, n_train = 1e5)
+    source("bench/falkon-synth.R", local = TRUE)
+    d <- falkon_synth_class_xy()
+    split_set(d$x, d$y, n_train = 1e5)
   },
   diamonds = function() {
     source("bench/falkon-diamonds.R", local = TRUE)
