@@ -64,6 +64,8 @@ void bochner_cos_affine(double *y, const double *x, ptrdiff_t n,
 void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
                            double scale);
 void bochner_exp_scaled(double *y, const double *x, ptrdiff_t n, double scale);
+void bochner_exp_distances(double *col, double *v, const double *xn, int n, double ynj,
+                           double scale);
 
 /* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
@@ -101,11 +103,29 @@ void bochner_centre_and_norms(const double *x, R_xlen_t nx, const double *y, R_x
 void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_t nx,
                                     const double *y, R_xlen_t ny, int d, double *out,
                                     int nthreads);
+void bochner_dk_prepare(const double *y, R_xlen_t ny, int d, double *centre, double *bt,
+                        double *yn);
+void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
+                     const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t nx,
+                     double *out, int nthreads);
 
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
                           const double *x, R_xlen_t nx, const double *y,
                           R_xlen_t ny, int d, double *out, int nthreads);
+/* kernels.c: k(x, y) for block after block of rows x against the same points y, the
+ * side of y computed once where the kernel allows (the fused Euclidean kernels) */
+typedef struct {
+    int code, npar, d, kind;   /* kind: a BOCHNER_BLOCK_* code, or -1: kernel_matrix() */
+    const double *par, *y;
+    R_xlen_t ny;
+    double s;
+    double *centre, *bt, *yn;
+} bochner_kernel_against;
+int bochner_kernel_against_init(bochner_kernel_against *k, int code, const double *par,
+                                int npar, const double *y, R_xlen_t ny, int d);
+int bochner_kernel_against_rows(const bochner_kernel_against *k, const double *x,
+                                R_xlen_t nx, double *out, int nthreads);
 
 /* kernels.c: the spectral mixture's packed parameters (Q, or 0 if bad) */
 int bochner_sm_check(const double *par, int npar, int d);

@@ -50,21 +50,27 @@ static R_xlen_t default_block_rows(R_xlen_t n, int m)
 /* The kernel blocks k(X_b, C) of a pass over the rows of x (n x d) in
  * blocks of nb rows, with their scratch. */
 typedef struct {
-    int code, npar, d, m, nthreads;
-    const double *par, *x, *c;
+    int d, m, nthreads;
+    const double *x;
     R_xlen_t n, nb;
     double *xb, *kb;
+    bochner_kernel_against k;   /* the centres' side, computed once per pass */
 } kernel_blocks;
 
-static void kernel_blocks_init(kernel_blocks *p, int code, const double *par, int npar,
-                               const double *x, R_xlen_t n, int d, const double *c, int m,
-                               R_xlen_t block_rows, int nthreads)
+static int kernel_blocks_init(kernel_blocks *p, int code, const double *par, int npar,
+                              const double *x, R_xlen_t n, int d, const double *c, int m,
+                              R_xlen_t block_rows, int nthreads)
 {
     R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
-    kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb,
-                       (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double)),
-                       (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double))};
-    *p = b;
+    p->d = d;
+    p->m = m;
+    p->nthreads = nthreads;
+    p->x = x;
+    p->n = n;
+    p->nb = nb;
+    p->xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
+    p->kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
+    return bochner_kernel_against_init(&p->k, code, par, npar, c, m, d);
 }
 
 /* p->kb (rows x m) = k(rows i0 .. i0 + rows - 1 of x, C); a status code. */
@@ -72,8 +78,7 @@ static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows)
 {
     *rows = (int) (p->n - i0 < p->nb ? p->n - i0 : p->nb);
     bochner_copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
-    return bochner_kernel_matrix(p->code, p->par, p->npar, p->xb, *rows, p->c, p->m, p->d,
-                                 p->kb, p->nthreads);
+    return bochner_kernel_against_rows(&p->k, p->xb, *rows, p->kb, p->nthreads);
 }
 
 /* A pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
@@ -114,6 +119,19 @@ int bochner_falkon_threads(int nthreads, double work)
  * with few columns costs the same as the single chain (bench/falkon-passes.md).
  * Blocks are whole groups, so a kernel block holds at least 1024 rows. */
 #define FALKON_GROUP 1024
+
+/* Rows per group with m centres: 1024, or fewer (a power of two, at least 64) so that a
+ * group's kernel rows stay within 8 MB.  A block of whole groups then stays in the
+ * last-level cache between its kernel evaluation and its two products (at m = 10^4 a
+ * 1024-row block was 82 MB, streamed from memory three times: 2.2 against 1.7 ns per
+ * entry and pass on 2 threads).  It depends on m alone, so every part of a chunked
+ * pass (any machine) cuts the rows the same way. */
+static R_xlen_t group_rows(int m)
+{
+    R_xlen_t g = FALKON_GROUP;
+    while (g > 64 && (double) g * m * 8.0 > 8.0 * 1048576.0) g /= 2;
+    return g;
+}
 #define FALKON_STACK 130          /* nodes on a stack: < 2 log2(2^62) + 2 */
 
 typedef struct {
@@ -182,9 +200,9 @@ typedef struct {
     group_piece head, tail;
 } pass_state;
 
-static R_xlen_t group_end(R_xlen_t g, R_xlen_t total)
+static R_xlen_t group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
 {
-    R_xlen_t e = (g + 1) * FALKON_GROUP;
+    R_xlen_t e = (g + 1) * G;
     return e < total ? e : total;
 }
 
@@ -260,7 +278,7 @@ static void piece_alloc(group_piece *pc, R_xlen_t group, R_xlen_t first, R_xlen_
  * or NULL (not both), w NULL, one weight per row (wcols = 0) or one per row
  * and column (n x k, wcols = 1: a different diagonal for each right-hand
  * side, as multinomial Newton steps need).  The blocks start at multiples
- * of the block size in global row numbers (a multiple of FALKON_GROUP), so
+ * of the block size in global row numbers (a multiple of the group size), so
  * no group straddles two blocks. */
 static int falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
                        int d, const double *c, int m, const double *kc, const double *U,
@@ -270,6 +288,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
 {
     if (m < 1 || k < 1 || (!U && !V) || row0 < 0 || n < 0 || row0 + n > total)
         return BOCHNER_BAD_ARGUMENT;
+    const R_xlen_t G = group_rows(m);
     st->m = m;
     st->k = k;
     st->meta.len = 0;
@@ -278,22 +297,22 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     piece_alloc(&st->tail, 0, row0 + n, 0, d, k);
     if (n == 0) return BOCHNER_OK;
     /* the partial groups at either end, and the complete ones between */
-    R_xlen_t end = row0 + n, g0 = row0 / FALKON_GROUP, h_end = row0, t_start = end;
-    if (row0 != g0 * FALKON_GROUP || end < group_end(g0, total)) {
-        h_end = end < group_end(g0, total) ? end : group_end(g0, total);
+    R_xlen_t end = row0 + n, g0 = row0 / G, h_end = row0, t_start = end;
+    if (row0 != g0 * G || end < group_end(g0, G, total)) {
+        h_end = end < group_end(g0, G, total) ? end : group_end(g0, G, total);
         piece_alloc(&st->head, g0, row0, h_end - row0, d, k);
     }
     if (h_end < end) {
-        R_xlen_t gl = (end - 1) / FALKON_GROUP;
-        if (end < group_end(gl, total)) {
-            t_start = gl * FALKON_GROUP;
+        R_xlen_t gl = (end - 1) / G;
+        if (end < group_end(gl, G, total)) {
+            t_start = gl * G;
             piece_alloc(&st->tail, gl, t_start, end - t_start, d, k);
         }
     }
     /* the stack's depth, from its metadata alone */
     int most = 0;
     tree_meta sim = {0};
-    for (R_xlen_t g = h_end / FALKON_GROUP; g * FALKON_GROUP < t_start; g++) {
+    for (R_xlen_t g = h_end / G; g * G < t_start; g++) {
         int s = tree_push_meta(&sim, 0, g);
         if (s < 0) return BOCHNER_BAD_ARGUMENT;
         if (s > most) most = s;
@@ -311,22 +330,21 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
             nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
             if (nb < 4096) nb = 4096;
         } else {
-            /* whole groups, rounded down: the kernel block stays about
-             * 16 MB (rounding up made the k = 1 pass slower) */
-            nb = default_block_rows(total, m) / FALKON_GROUP * FALKON_GROUP;
-            if (nb < FALKON_GROUP) nb = FALKON_GROUP;
+            /* whole groups, rounded down, about 8 MB of kernel block: it stays in
+             * the last-level cache for the two products that read it */
+            nb = (R_xlen_t) ((8u << 20) / (8u * (unsigned) m)) / G * G;
+            if (nb < G) nb = G;
         }
     }
-    nb = (nb + FALKON_GROUP - 1) / FALKON_GROUP * FALKON_GROUP;
+    nb = (nb + G - 1) / G * G;
     R_xlen_t most_rows = nb < n ? nb : n;
     kernel_blocks p;
-    if (kc) {
-        kernel_blocks b = {code, npar, d, m, nthreads, par, x, c, n, nb, NULL, NULL};
-        p = b;
-    } else {
-        kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows, nthreads);
+    if (!kc) {
+        int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows,
+                                        nthreads);
+        if (status != BOCHNER_OK) return status;
     }
-    R_xlen_t gmax = nb / FALKON_GROUP + 1;
+    R_xlen_t gmax = nb / G + 1;
     double *tb = (double *) R_alloc((size_t) most_rows * (size_t) k, sizeof(double));
     int *goff = (int *) R_alloc((size_t) gmax, sizeof(int));
     int *grows = (int *) R_alloc((size_t) gmax, sizeof(int));
@@ -373,10 +391,10 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
         /* the complete groups of the block */
         int ng = 0;
         R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
-        for (R_xlen_t s = a; s < b; s = group_end(s / FALKON_GROUP, total)) {
+        for (R_xlen_t s = a; s < b; s = group_end(s / G, G, total)) {
             goff[ng] = (int) (s - r);
-            grows[ng] = (int) (group_end(s / FALKON_GROUP, total) - s);
-            gidx[ng++] = s / FALKON_GROUP;
+            grows[ng] = (int) (group_end(s / G, G, total) - s);
+            gidx[ng++] = s / G;
         }
         if (ng) group_update(kb, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
         R_CheckUserInterrupt();
@@ -430,9 +448,11 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     if (m < 1 || k < 1 || (!alpha && k != m)) return BOCHNER_BAD_ARGUMENT;
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
-    kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    if (status != BOCHNER_OK) return status;
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
-        int rows, status = kernel_block(&p, i0, &rows);
+        int rows;
+        status = kernel_block(&p, i0, &rows);
         if (status != BOCHNER_OK) return status;
         if (alpha)
             bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
@@ -625,13 +645,13 @@ static void state_read(SEXP s, pass_state *st)
 /* A partial group being completed from the parts' pieces, in row order. */
 typedef struct {
     R_xlen_t group, first, rows;
-    double *x, *t;                  /* FALKON_GROUP x d and x k */
+    double *x, *t;                  /* G x d and x k */
 } pending_group;
 
 typedef struct {
     int m, k, d, code, npar;
     const double *c, *par;          /* the centres (m x d) and the kernel */
-    R_xlen_t total;
+    R_xlen_t total, G;              /* rows of the pass, rows per group */
     tree_meta meta;
     double *val[FALKON_STACK];
     pending_group pend;
@@ -658,24 +678,24 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
 {
     pending_group *p = &f->pend;
     if (p->rows == 0) return;
-    if (p->first == p->group * FALKON_GROUP && p->first + p->rows == group_end(p->group, f->total)) {
+    if (p->first == p->group * f->G && p->first + p->rows == group_end(p->group, f->G, f->total)) {
         /* the group's kernel rows, as the pass evaluates them */
         int rows = (int) p->rows;
         double *xb = (double *) R_alloc((size_t) rows * (size_t) (f->d > 0 ? f->d : 1), sizeof(double));
-        bochner_copy_rows(p->x, FALKON_GROUP, f->d, 0, rows, xb);
+        bochner_copy_rows(p->x, f->G, f->d, 0, rows, xb);
         double *kb = (double *) R_alloc((size_t) rows * (size_t) f->m, sizeof(double));
         int status = bochner_kernel_matrix(f->code, f->par, f->npar, xb, rows, f->c, f->m, f->d,
                                            kb, 1);
         bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        bochner_gemm_tn(kb, rows, p->t, FALKON_GROUP, f->m, f->k, rows, leaf, f->m, 0);
+        bochner_gemm_tn(kb, rows, p->t, f->G, f->m, f->k, rows, leaf, f->m, 0);
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
-        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group,
+        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, f->G, p->t, f->G, p->group,
                                               p->first, p->rows, f->d, f->k));
         f->next = p->group + 1;
     } else if (last) {
-        *tail = piece_sexp(p->x, FALKON_GROUP, p->t, FALKON_GROUP, p->group, p->first, p->rows,
+        *tail = piece_sexp(p->x, f->G, p->t, f->G, p->group, p->first, p->rows,
                            f->d, f->k);
     } else {
         error("the pass states are not in row order: rows of group %.0f are missing",
@@ -698,19 +718,19 @@ static void fold_piece(fold_state *f, SEXP pc)
     if (p->rows > 0 && (p->group != group || p->first + p->rows != first)) fold_flush(f, 0, NULL);
     if (p->rows == 0) {
         /* after a node or the head, a group starts at its first row */
-        if (f->next >= 0 && (group != f->next || first != group * FALKON_GROUP))
+        if (f->next >= 0 && (group != f->next || first != group * f->G))
             error("the pass states are not in row order");
         p->group = group;
         p->first = first;
     }
-    if (first < group * FALKON_GROUP || first + rows > group_end(group, f->total) ||
+    if (first < group * f->G || first + rows > group_end(group, f->G, f->total) ||
         p->first + p->rows != first)
         error("the pass states are not in row order");
     for (int j = 0; j < f->d; j++)
-        memcpy(p->x + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(X) + (ptrdiff_t) j * rows,
+        memcpy(p->x + p->rows + (ptrdiff_t) j * f->G, REAL(X) + (ptrdiff_t) j * rows,
                sizeof(double) * (size_t) rows);
     for (int j = 0; j < f->k; j++)
-        memcpy(p->t + p->rows + (ptrdiff_t) j * FALKON_GROUP, REAL(T) + (ptrdiff_t) j * rows,
+        memcpy(p->t + p->rows + (ptrdiff_t) j * f->G, REAL(T) + (ptrdiff_t) j * rows,
                sizeof(double) * (size_t) rows);
     p->rows += rows;
 }
@@ -748,10 +768,11 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEX
     f.par = REAL(par);
     f.npar = LENGTH(par);
     f.total = (R_xlen_t) asReal(total);
+    f.G = group_rows(f.m);
     f.meta.len = 0;
     f.pend.rows = 0;
-    f.pend.x = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) (f.d > 0 ? f.d : 1), sizeof(double));
-    f.pend.t = (double *) R_alloc((size_t) FALKON_GROUP * (size_t) f.k, sizeof(double));
+    f.pend.x = (double *) R_alloc((size_t) f.G * (size_t) (f.d > 0 ? f.d : 1), sizeof(double));
+    f.pend.t = (double *) R_alloc((size_t) f.G * (size_t) f.k, sizeof(double));
     f.held = PROTECT(allocVector(VECSXP, 1));
     f.started = 0;
     f.next = -1;

@@ -259,6 +259,23 @@ static ATTR int fm_exp_block##SUF(double *restrict y,                       \
         y[i] = fm_exp(t);                                                   \
     }                                                                       \
     return (int) (bad >> 63);                                               \
+}                                                                           \
+static ATTR int fm_exp_dist_block##SUF(double *restrict col,                \
+                                       double *restrict v,                  \
+                                       const double *restrict xn, int n,    \
+                                       double ynj, double scale)            \
+{                                                                           \
+    uint64_t bad = 0;                                                       \
+    FM_SIMD_OR(bad)                                                         \
+    for (int i = 0; i < n; i++) {                                           \
+        double u = col[i] + xn[i] + ynj;                                    \
+        double c = u > 0.0 ? u : 0.0;                                       \
+        double t = c * scale;                                               \
+        v[i] = c;                                                           \
+        bad |= fm_exp_bad_bits(t);                                          \
+        col[i] = fm_exp(t);                                                 \
+    }                                                                       \
+    return (int) (bad >> 63);                                               \
 }
 
 FM_DEFINE_KERNELS(_base, )
@@ -317,6 +334,17 @@ static int fm_exp_block_base(double *restrict y, const double *restrict x, int n
     return 0;
 }
 
+static int fm_exp_dist_block_base(double *restrict col, double *restrict v,
+                                  const double *restrict xn, int n, double ynj, double scale)
+{
+    for (int i = 0; i < n; i++) {
+        double u = col[i] + xn[i] + ynj;
+        v[i] = u > 0.0 ? u : 0.0;
+        col[i] = exp(v[i] * scale);
+    }
+    return 0;
+}
+
 #endif
 
 /* Scalar fix-up: libm for the elements the fast path cannot handle. */
@@ -354,6 +382,8 @@ static int fm_exp_fixup(double *restrict y, const double *restrict x, int n, dou
 
 typedef int (*fm_cos_fn)(double *restrict, const double *restrict, int,
                          double, double);
+typedef int (*fm_exp_dist_fn)(double *restrict, double *restrict, const double *restrict,
+                              int, double, double);
 typedef int (*fm_sincos_fn)(double *restrict, double *restrict,
                             const double *restrict, int, double);
 
@@ -416,6 +446,21 @@ void bochner_exp_scaled(double *y, const double *x, ptrdiff_t n, double scale)
     else if (FM_HAVE_AVX2()) kern = fm_exp_block_avx2;
 #endif
     fm_apply(kern, fm_exp_fixup, y, x, n, 0.0, scale);
+}
+
+/* col[i] = exp(scale * max(0, col[i] + xn[i] + ynj)), i < n: a column of a Gaussian
+ * Gram tile from its cross products and the norms (kernel_blocks.c), in one
+ * vector loop; v (n doubles) receives the clamped squared distances.  The same
+ * operations as the clamp followed by bochner_exp_scaled(), so the same doubles. */
+void bochner_exp_distances(double *col, double *v, const double *xn, int n, double ynj,
+                           double scale)
+{
+    fm_exp_dist_fn kern = fm_exp_dist_block_base;
+#if FM_DISPATCH
+    if (FM_HAVE_AVX512()) kern = fm_exp_dist_block_avx512;
+    else if (FM_HAVE_AVX2()) kern = fm_exp_dist_block_avx2;
+#endif
+    if (kern(col, v, xn, n, ynj, scale)) fm_exp_fixup(col, v, n, 0.0, scale);
 }
 
 /* .Call(C_fast_exp, x, scale): exp(scale * x), the test hook of bochner_exp_scaled */

@@ -99,12 +99,80 @@ static void kb_tile(void *ctx, R_xlen_t t, int thread)
     const double *xn = p->xn + i0;
     for (int j = 0; j < nc; j++) {
         double *col = o + (R_xlen_t) j * p->nx, ynj = p->yn[j0 + j];
+        if (p->kind == BOCHNER_BLOCK_GAUSSIAN) {
+            bochner_exp_distances(col, v, xn, mr, ynj, p->s);   /* one vector loop */
+            continue;
+        }
         for (int i = 0; i < mr; i++) {
             double u = col[i] + xn[i] + ynj;
             v[i] = u > 0.0 ? u : 0.0;
         }
         finish(p->kind, p->s, col, v, mr);
     }
+}
+
+/* The side of fixed points y (ny x d) of the blocks k(x, y) for any rows x, computed
+ * once (falkon's passes evaluate k(X_b, C) for block after block against the same
+ * centres C): their column means (the centre), bt = -2 t(y - centre) (d x ny) and the
+ * squared norms yn of the centred rows.  The same numbers as
+ * bochner_centre_and_norms() gives, so blocks from it equal the whole matrix's. */
+void bochner_dk_prepare(const double *y, R_xlen_t ny, int d, double *centre, double *bt,
+                        double *yn)
+{
+    memset(yn, 0, sizeof(double) * (size_t) ny);
+    for (int k = 0; k < d; k++) {
+        const double *yk = y + (R_xlen_t) k * ny;
+        double m = 0.0;
+        for (R_xlen_t j = 0; j < ny; j++) m += yk[j];
+        m /= (double) ny;
+        centre[k] = m;
+        for (R_xlen_t j = 0; j < ny; j++) {
+            double v = yk[j] - m;
+            yn[j] += v * v;
+            bt[k + (R_xlen_t) j * d] = -2.0 * v;
+        }
+    }
+}
+
+static void run_tiles(kb_job *p, int self, int nthreads)
+{
+    R_xlen_t nx = p->nx, ny = p->ny;
+    R_xlen_t tn = (ny + KB_COLS - 1) / KB_COLS, ntiles = p->tm * tn;
+    if (self) {
+        /* tiles holding an entry on or above the diagonal: i0 < j0 + KB_COLS */
+        R_xlen_t *list = (R_xlen_t *) R_alloc((size_t) ntiles, sizeof(R_xlen_t)), q = 0;
+        for (R_xlen_t bj = 0; bj < tn; bj++)
+            for (R_xlen_t bi = 0; bi < p->tm && bi * KB_ROWS < (bj + 1) * KB_COLS; bi++)
+                list[q++] = bi + bj * p->tm;
+        p->tiles = list;
+        ntiles = q;
+    }
+    double work = (double) nx * (double) ny * (2.0 * p->d + 20.0) / (self ? 2.0 : 1.0);
+    bochner_parallel_blocks(ntiles, bochner_threads_for(nthreads, work), KB_TILES_PER_CHECK,
+                            kb_tile, p);
+}
+
+/* out (nx x ny) = the kernel of the rows of x and the points bochner_dk_prepare() was
+ * given (centre, bt, yn); kind and s as for bochner_distance_kernel_blocks(). */
+void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
+                     const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t nx,
+                     double *out, int nthreads)
+{
+    if (nx == 0 || ny == 0) return;
+    double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
+    double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
+    memset(xn, 0, sizeof(double) * (size_t) nx);
+    for (int k = 0; k < d; k++) {
+        const double *xk = x + (R_xlen_t) k * nx;
+        double *ck = xc + (R_xlen_t) k * nx, m = centre[k];
+        for (R_xlen_t i = 0; i < nx; i++) {
+            double v = xk[i] - m;
+            ck[i] = v;
+            xn[i] += v * v;
+        }
+    }
+    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, d, out, (nx + KB_ROWS - 1) / KB_ROWS, NULL};
+    run_tiles(&p, 0, nthreads);
 }
 
 /* out (nx x ny) = the kernel of the rows of x and y (y NULL: of x with itself); kind a
@@ -115,34 +183,24 @@ void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_
                                     int nthreads)
 {
     if (nx == 0 || ny == 0) return;
-    int self = (y == NULL);
     size_t dd = (size_t) (d > 0 ? d : 1);
+    if (y) {
+        double *centre = (double *) R_alloc(dd, sizeof(double));
+        double *bt = (double *) R_alloc((size_t) ny * dd, sizeof(double));
+        double *yn = (double *) R_alloc((size_t) ny, sizeof(double));
+        bochner_dk_prepare(y, ny, d, centre, bt, yn);
+        bochner_dk_rows(kind, s, centre, bt, yn, ny, d, x, nx, out, nthreads);
+        return;
+    }
     double *xc = (double *) R_alloc((size_t) nx * dd, sizeof(double));
     double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
-    double *yc = self ? xc : (double *) R_alloc((size_t) ny * dd, sizeof(double));
-    double *yn = self ? xn : (double *) R_alloc((size_t) ny, sizeof(double));
-    bochner_centre_and_norms(x, nx, self ? NULL : y, ny, d, xc, self ? NULL : yc, xn,
-                             self ? NULL : yn);
-    /* bt = -2 t(yc): d x ny, so that a tile is xc %*% bt */
+    bochner_centre_and_norms(x, nx, NULL, ny, d, xc, NULL, xn, NULL);
+    /* bt = -2 t(xc): d x nx, so that a tile is xc %*% bt */
     double *bt = (double *) R_alloc((size_t) ny * dd, sizeof(double));
-    if (d > 0) bochner_transpose(yc, ny, (int) ny, d, bt, d);
+    if (d > 0) bochner_transpose(xc, nx, (int) nx, d, bt, d);
     for (R_xlen_t i = 0; i < (R_xlen_t) d * ny; i++) bt[i] *= -2.0;
-    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, d, out, (nx + KB_ROWS - 1) / KB_ROWS, NULL};
-    R_xlen_t tn = (ny + KB_COLS - 1) / KB_COLS, ntiles = p.tm * tn;
-    if (self) {
-        /* tiles holding an entry on or above the diagonal: i0 < j0 + KB_COLS */
-        R_xlen_t *list = (R_xlen_t *) R_alloc((size_t) ntiles, sizeof(R_xlen_t)), q = 0;
-        for (R_xlen_t bj = 0; bj < tn; bj++)
-            for (R_xlen_t bi = 0; bi < p.tm && bi * KB_ROWS < (bj + 1) * KB_COLS; bi++)
-                list[q++] = bi + bj * p.tm;
-        p.tiles = list;
-        ntiles = q;
-    }
-    double work = (double) nx * (double) ny * (2.0 * d + 20.0) / (self ? 2.0 : 1.0);
-    bochner_parallel_blocks(ntiles, bochner_threads_for(nthreads, work), KB_TILES_PER_CHECK,
-                            kb_tile, &p);
-    if (self) {
-        bochner_mirror_upper(out, nx, nthreads);
-        for (R_xlen_t j = 0; j < nx; j++) out[j + j * nx] = 1.0;
-    }
+    kb_job p = {kind, s, xc, bt, xn, xn, nx, ny, d, out, (nx + KB_ROWS - 1) / KB_ROWS, NULL};
+    run_tiles(&p, 1, nthreads);
+    bochner_mirror_upper(out, nx, nthreads);
+    for (R_xlen_t j = 0; j < nx; j++) out[j + j * nx] = 1.0;
 }

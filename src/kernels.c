@@ -418,24 +418,19 @@ static void apply_polynomial(double *out, R_xlen_t len, const double *par,
     }
 }
 
-static int kernel_matrix(int code, const double *par, int npar, const double *x,
-                         R_xlen_t nx, const double *y, R_xlen_t ny, int d, double *out,
-                         int nthreads)
+/* The fused Euclidean kernel (kernel_blocks.c) that computes k(., y), if any: *kind a
+ * BOCHNER_BLOCK_* code and *s its scale, or *kind = -1; a status code (the parameters'
+ * checks of the Gaussian and Matern kernels). */
+static int fused_kind(int code, const double *par, int npar, const double *y, R_xlen_t ny,
+                      int *kind, double *s)
 {
-    R_xlen_t len = nx * ny;
+    *kind = -1;
     switch (code) {
-    case BK_GAUSSIAN: {
+    case BK_GAUSSIAN:
         if (npar != 1 || !(par[0] > 0) || !R_FINITE(par[0])) return BOCHNER_BAD_ARGUMENT;
-        double s = -0.5 / (par[0] * par[0]);
-        if (!few_points(y, ny)) {
-            bochner_distance_kernel_blocks(BOCHNER_BLOCK_GAUSSIAN, s, x, nx, y, ny, d, out,
-                                           nthreads);
-            return BOCHNER_OK;
-        }
-        squared_distances(x, nx, y, ny, d, out, nthreads);
-        elementwise_simple(out, len, EL_EXP, s, nthreads);
+        *s = -0.5 / (par[0] * par[0]);
+        if (!few_points(y, ny)) *kind = BOCHNER_BLOCK_GAUSSIAN;
         return BOCHNER_OK;
-    }
     case BK_MATERN:
         /* nu is capped (R/kernels.R, matern_kernel()): the Bessel
          * recursion needs floor(nu) + 1 doubles and as many steps per entry,
@@ -444,12 +439,35 @@ static int kernel_matrix(int code, const double *par, int npar, const double *x,
             par[1] > BOCHNER_MATERN_NU_MAX)
             return BOCHNER_BAD_ARGUMENT;
         if (!few_points(y, ny) && (par[1] == 0.5 || par[1] == 1.5 || par[1] == 2.5)) {
-            int kind = par[1] == 0.5 ? BOCHNER_BLOCK_MATERN05
-                     : par[1] == 1.5 ? BOCHNER_BLOCK_MATERN15 : BOCHNER_BLOCK_MATERN25;
-            bochner_distance_kernel_blocks(kind, sqrt(2.0 * par[1]) / par[0], x, nx, y, ny, d,
-                                           out, nthreads);
-            return BOCHNER_OK;
+            *kind = par[1] == 0.5 ? BOCHNER_BLOCK_MATERN05
+                  : par[1] == 1.5 ? BOCHNER_BLOCK_MATERN15 : BOCHNER_BLOCK_MATERN25;
+            *s = sqrt(2.0 * par[1]) / par[0];
         }
+        return BOCHNER_OK;
+    default:
+        return BOCHNER_OK;
+    }
+}
+
+static int kernel_matrix(int code, const double *par, int npar, const double *x,
+                         R_xlen_t nx, const double *y, R_xlen_t ny, int d, double *out,
+                         int nthreads)
+{
+    R_xlen_t len = nx * ny;
+    int kind;
+    double s = 0.0;
+    int status = fused_kind(code, par, npar, y, ny, &kind, &s);
+    if (status != BOCHNER_OK) return status;
+    if (kind >= 0) {
+        bochner_distance_kernel_blocks(kind, s, x, nx, y, ny, d, out, nthreads);
+        return BOCHNER_OK;
+    }
+    switch (code) {
+    case BK_GAUSSIAN:
+        squared_distances(x, nx, y, ny, d, out, nthreads);
+        elementwise_simple(out, len, EL_EXP, s, nthreads);
+        return BOCHNER_OK;
+    case BK_MATERN:
         squared_distances(x, nx, y, ny, d, out, nthreads);
         apply_matern(out, len, par[0], par[1], nthreads);
         return BOCHNER_OK;
@@ -497,6 +515,36 @@ int bochner_kernel_matrix(int code, const double *par, int npar,
     int status = kernel_matrix(code, par, npar, x, nx, y, ny, d, out, nthreads);
     vmaxset(vmax);
     return status;
+}
+
+int bochner_kernel_against_init(bochner_kernel_against *k, int code, const double *par,
+                                int npar, const double *y, R_xlen_t ny, int d)
+{
+    bochner_kernel_against a = {code, npar, d, -1, par, y, ny, 0.0, NULL, NULL, NULL};
+    int status = fused_kind(code, par, npar, y, ny, &a.kind, &a.s);
+    if (status != BOCHNER_OK) return status;
+    if (a.kind >= 0) {
+        size_t dd = (size_t) (d > 0 ? d : 1);
+        a.centre = (double *) R_alloc(dd, sizeof(double));
+        a.bt = (double *) R_alloc((size_t) ny * dd, sizeof(double));
+        a.yn = (double *) R_alloc((size_t) ny, sizeof(double));
+        bochner_dk_prepare(y, ny, d, a.centre, a.bt, a.yn);
+    }
+    *k = a;
+    return BOCHNER_OK;
+}
+
+/* out (nx x ny) = k(x, y): the same doubles as bochner_kernel_matrix(x, y). */
+int bochner_kernel_against_rows(const bochner_kernel_against *k, const double *x,
+                                R_xlen_t nx, double *out, int nthreads)
+{
+    if (k->kind < 0)
+        return bochner_kernel_matrix(k->code, k->par, k->npar, x, nx, k->y, k->ny, k->d, out,
+                                     nthreads);
+    const void *vmax = vmaxget();
+    bochner_dk_rows(k->kind, k->s, k->centre, k->bt, k->yn, k->ny, k->d, x, nx, out, nthreads);
+    vmaxset(vmax);
+    return BOCHNER_OK;
 }
 
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,

@@ -130,6 +130,26 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
     }
     expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
   }
+  # many centres: smaller row groups (512 rows at m = 1100, 256 at m = 2100, so that a
+  # group's kernel rows stay in cache), cut the same way in every part
+  for (mc in c(1100, 2100)) {
+    Cm <- matrix(rnorm(mc * 3), mc)
+    Um <- matrix(rnorm(mc), mc)
+    n2 <- 2000
+    whole <- .Call(bochner:::C_falkon_knm_apply, x[1:n2, ], Cm, code, par, Um, NULL, w[1:n2],
+                   NULL, 0, FALSE, 1L, NULL)
+    Km <- kernel_matrix(ker, x[1:n2, ], Cm)
+    expect_equal(whole, crossprod(Km, w[1:n2] * (Km %*% Um)), tolerance = 1e-12)
+    expect_identical(.Call(bochner:::C_falkon_knm_apply, x[1:n2, ], Cm, code, par, Um, NULL,
+                           w[1:n2], NULL, 300, FALSE, 2L, NULL), whole)
+    st <- NULL
+    for (r in list(1:100, 101:611, 612:1300, 1301:n2)) {
+      pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], Cm, code, par, Um, NULL, w[r], 0, FALSE,
+                  2L, r[1] - 1, n2)
+      st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n2, Cm, code, par)
+    }
+    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
+  }
   # out of order, or rows missing: refused
   expect_error(fold(part(1701:n, 1L, 0), s1), "order")
   expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
