@@ -23,12 +23,14 @@
 #'
 #' **The same doubles as in memory.**  A pass sums over the rows in a
 #' fixed order that depends on the rows' numbers only: groups of 1024
-#' consecutive training rows, each summed in row order, then the groups'
-#' sums added along a fixed binary tree over the group numbers.  The
-#' in-memory pass does the same, whatever its threads and block size.  A
-#' chunk returns the tree nodes of its complete groups and, for a group it
-#' shares with a neighbouring chunk, that group's rows (at most 1023 rows
-#' at each end); this session finishes those groups with the same kernel
+#' consecutive training rows (fewer with more than 1024 centres, down to 64,
+#' so that a group's kernel rows stay within 8 MB of cache; the size
+#' depends on the number of centres alone), each summed in row order, then
+#' the groups' sums added along a fixed binary tree over the group numbers.
+#' The in-memory pass does the same, whatever its threads and block size.
+#' A chunk returns the tree nodes of its complete groups and, for a group
+#' it shares with a neighbouring chunk, that group's rows (at most 1023
+#' rows at each end); this session finishes those groups with the same kernel
 #' evaluation and product, and folds the chunks' nodes in chunk order as
 #' they arrive.  So the fit equals the fit of [falkon()] on the rows bound
 #' together, bit for bit, under every plan (sequential, multisession, cluster,
