@@ -255,7 +255,7 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
       e <- falkon_logloss(f, Yv, val$w)
       path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
       if (e < best$error) best <<- list(error = e, step = t, alpha = alpha, valid_scores = f)
-      t - best$step >= 2L
+      t - best$step >= control$newton_patience
     }
   }
   res <- falkon_newton(prep, rows, tg$Y, wv, tg$offset, schedule, cg_iter, nthreads, callback)

@@ -314,6 +314,7 @@ test_that("default centres grow fourfold while the held-out error falls", {
   expect_lte(fp$centres_path$iter[1], fq$centres_path$iter[1])
   expect_error(falkon_control(grow_patience = 0), "grow_patience")
   expect_error(falkon_control(grow_jump = -1), "grow_jump")
+  expect_error(falkon_control(newton_patience = 0), "newton_patience")
 })
 
 test_that("integer case weights are repeated rows", {
