@@ -107,7 +107,7 @@ void bochner_dk_prepare(const double *y, R_xlen_t ny, int d, double *centre, dou
                         double *yn);
 void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
                      const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t nx,
-                     double *out, int nthreads);
+                     double *out, R_xlen_t ldo, int nthreads);
 
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,
@@ -125,7 +125,7 @@ typedef struct {
 int bochner_kernel_against_init(bochner_kernel_against *k, int code, const double *par,
                                 int npar, const double *y, R_xlen_t ny, int d);
 int bochner_kernel_against_rows(const bochner_kernel_against *k, const double *x,
-                                R_xlen_t nx, double *out, int nthreads);
+                                R_xlen_t nx, double *out, R_xlen_t ldo, int nthreads);
 
 /* kernels.c: the spectral mixture's packed parameters (Q, or 0 if bad) */
 int bochner_sm_check(const double *par, int npar, int d);

@@ -59,7 +59,7 @@ typedef struct {
 
 static int kernel_blocks_init(kernel_blocks *p, int code, const double *par, int npar,
                               const double *x, R_xlen_t n, int d, const double *c, int m,
-                              R_xlen_t block_rows, int nthreads)
+                              R_xlen_t block_rows, int with_kb, int nthreads)
 {
     R_xlen_t nb = block_rows > 0 ? (block_rows > n ? n : block_rows) : default_block_rows(n, m);
     p->d = d;
@@ -69,16 +69,18 @@ static int kernel_blocks_init(kernel_blocks *p, int code, const double *par, int
     p->n = n;
     p->nb = nb;
     p->xb = (double *) R_alloc((size_t) nb * (size_t) (d > 0 ? d : 1), sizeof(double));
-    p->kb = (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double));
+    p->kb = with_kb ? (double *) R_alloc((size_t) nb * (size_t) m, sizeof(double)) : NULL;
     return bochner_kernel_against_init(&p->k, code, par, npar, c, m, d);
 }
 
-/* p->kb (rows x m) = k(rows i0 .. i0 + rows - 1 of x, C); a status code. */
-static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows)
+/* dest (rows x m, leading dimension ldd; p->kb when NULL) = k(rows i0 .. i0 + rows - 1
+ * of x, C); a status code. */
+static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows, double *dest, R_xlen_t ldd)
 {
     *rows = (int) (p->n - i0 < p->nb ? p->n - i0 : p->nb);
     bochner_copy_rows(p->x, p->n, p->d, i0, *rows, p->xb);
-    return bochner_kernel_against_rows(&p->k, p->xb, *rows, p->kb, p->nthreads);
+    return bochner_kernel_against_rows(&p->k, p->xb, *rows, dest ? dest : p->kb,
+                                       dest ? ldd : *rows, p->nthreads);
 }
 
 /* A pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
@@ -344,7 +346,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     R_xlen_t most_rows = nb < n ? nb : n;
     kernel_blocks p;
     if (!kc) {
-        int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows,
+        int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows, 1,
                                         nthreads);
         if (status != BOCHNER_OK) return status;
     }
@@ -365,7 +367,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
             ldk = (ptrdiff_t) n;
         } else {
             p.nb = rows;
-            int got, status = kernel_block(&p, i0, &got);
+            int got, status = kernel_block(&p, i0, &got, NULL, 0);
             if (status != BOCHNER_OK) return status;
             kb = p.kb;
             ldk = rows;
@@ -452,18 +454,16 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     if (m < 1 || k < 1 || (!alpha && k != m)) return BOCHNER_BAD_ARGUMENT;
     if (n == 0) return BOCHNER_OK;
     kernel_blocks p;
-    int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, nthreads);
+    int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows,
+                                    alpha != NULL, nthreads);
     if (status != BOCHNER_OK) return status;
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
         int rows;
-        status = kernel_block(&p, i0, &rows);
+        /* K_nm itself: each block written in place by the kernel's threads */
+        status = kernel_block(&p, i0, &rows, alpha ? NULL : out + i0, n);
         if (status != BOCHNER_OK) return status;
         if (alpha)
             bochner_product(p.kb, rows, alpha, m, rows, k, m, out + i0, n, 0, 0, nthreads);
-        else
-            for (int j = 0; j < m; j++)
-                memcpy(out + i0 + (R_xlen_t) j * n, p.kb + (ptrdiff_t) j * rows,
-                       sizeof(double) * (size_t) rows);
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;

@@ -64,6 +64,7 @@ typedef struct {
     double s;
     const double *xc, *bt, *xn, *yn;   /* bt = -2 t(yc), d x ny */
     R_xlen_t nx, ny;
+    R_xlen_t ldo;                       /* leading dimension of out */
     int d;
     double *out;
     R_xlen_t tm;                        /* tiles down */
@@ -93,12 +94,12 @@ static void kb_tile(void *ctx, R_xlen_t t, int thread)
     R_xlen_t i0 = (id % p->tm) * KB_ROWS, j0 = (id / p->tm) * KB_COLS;
     int mr = (int) (p->nx - i0 < KB_ROWS ? p->nx - i0 : KB_ROWS);
     int nc = (int) (p->ny - j0 < KB_COLS ? p->ny - j0 : KB_COLS);
-    double *o = p->out + i0 + j0 * p->nx;
-    bochner_gemm(p->xc + i0, p->nx, p->bt + j0 * p->d, p->d, mr, nc, p->d, o, p->nx, 0);
+    double *o = p->out + i0 + j0 * p->ldo;
+    bochner_gemm(p->xc + i0, p->nx, p->bt + j0 * p->d, p->d, mr, nc, p->d, o, p->ldo, 0);
     double v[KB_ROWS];
     const double *xn = p->xn + i0;
     for (int j = 0; j < nc; j++) {
-        double *col = o + (R_xlen_t) j * p->nx, ynj = p->yn[j0 + j];
+        double *col = o + (R_xlen_t) j * p->ldo, ynj = p->yn[j0 + j];
         if (p->kind == BOCHNER_BLOCK_GAUSSIAN) {
             bochner_exp_distances(col, v, xn, mr, ynj, p->s);   /* one vector loop */
             continue;
@@ -152,11 +153,14 @@ static void run_tiles(kb_job *p, int self, int nthreads)
                             kb_tile, p);
 }
 
-/* out (nx x ny) = the kernel of the rows of x and the points bochner_dk_prepare() was
- * given (centre, bt, yn); kind and s as for bochner_distance_kernel_blocks(). */
+/* out (nx x ny, leading dimension ldo >= nx) = the kernel of the rows of x and the
+ * points bochner_dk_prepare() was given (centre, bt, yn); kind and s as for
+ * bochner_distance_kernel_blocks().  Written by the threads' tiles, straight into out
+ * (a block of a larger matrix, as falkon's K_nm cache: no copy, and the first touch of
+ * fresh pages is spread over the threads). */
 void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
                      const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t nx,
-                     double *out, int nthreads)
+                     double *out, R_xlen_t ldo, int nthreads)
 {
     if (nx == 0 || ny == 0) return;
     double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
@@ -171,7 +175,8 @@ void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
             xn[i] += v * v;
         }
     }
-    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, d, out, (nx + KB_ROWS - 1) / KB_ROWS, NULL};
+    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, ldo, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
+                NULL};
     run_tiles(&p, 0, nthreads);
 }
 
@@ -189,7 +194,7 @@ void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_
         double *bt = (double *) R_alloc((size_t) ny * dd, sizeof(double));
         double *yn = (double *) R_alloc((size_t) ny, sizeof(double));
         bochner_dk_prepare(y, ny, d, centre, bt, yn);
-        bochner_dk_rows(kind, s, centre, bt, yn, ny, d, x, nx, out, nthreads);
+        bochner_dk_rows(kind, s, centre, bt, yn, ny, d, x, nx, out, nx, nthreads);
         return;
     }
     double *xc = (double *) R_alloc((size_t) nx * dd, sizeof(double));
@@ -199,7 +204,8 @@ void bochner_distance_kernel_blocks(int kind, double s, const double *x, R_xlen_
     double *bt = (double *) R_alloc((size_t) ny * dd, sizeof(double));
     if (d > 0) bochner_transpose(xc, nx, (int) nx, d, bt, d);
     for (R_xlen_t i = 0; i < (R_xlen_t) d * ny; i++) bt[i] *= -2.0;
-    kb_job p = {kind, s, xc, bt, xn, xn, nx, ny, d, out, (nx + KB_ROWS - 1) / KB_ROWS, NULL};
+    kb_job p = {kind, s, xc, bt, xn, xn, nx, ny, nx, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
+                NULL};
     run_tiles(&p, 1, nthreads);
     bochner_mirror_upper(out, nx, nthreads);
     for (R_xlen_t j = 0; j < nx; j++) out[j + j * nx] = 1.0;

@@ -534,17 +534,28 @@ int bochner_kernel_against_init(bochner_kernel_against *k, int code, const doubl
     return BOCHNER_OK;
 }
 
-/* out (nx x ny) = k(x, y): the same doubles as bochner_kernel_matrix(x, y). */
+/* out (nx x ny, leading dimension ldo >= nx) = k(x, y): the same doubles as
+ * bochner_kernel_matrix(x, y). */
 int bochner_kernel_against_rows(const bochner_kernel_against *k, const double *x,
-                                R_xlen_t nx, double *out, int nthreads)
+                                R_xlen_t nx, double *out, R_xlen_t ldo, int nthreads)
 {
-    if (k->kind < 0)
-        return bochner_kernel_matrix(k->code, k->par, k->npar, x, nx, k->y, k->ny, k->d, out,
-                                     nthreads);
     const void *vmax = vmaxget();
-    bochner_dk_rows(k->kind, k->s, k->centre, k->bt, k->yn, k->ny, k->d, x, nx, out, nthreads);
+    int status = BOCHNER_OK;
+    if (k->kind >= 0) {
+        bochner_dk_rows(k->kind, k->s, k->centre, k->bt, k->yn, k->ny, k->d, x, nx, out, ldo,
+                        nthreads);
+    } else if (ldo == nx) {
+        status = bochner_kernel_matrix(k->code, k->par, k->npar, x, nx, k->y, k->ny, k->d, out,
+                                       nthreads);
+    } else {
+        double *kb = (double *) R_alloc((size_t) nx * (size_t) k->ny, sizeof(double));
+        status = bochner_kernel_matrix(k->code, k->par, k->npar, x, nx, k->y, k->ny, k->d, kb,
+                                       nthreads);
+        for (R_xlen_t j = 0; status == BOCHNER_OK && j < k->ny; j++)
+            memcpy(out + j * ldo, kb + j * nx, sizeof(double) * (size_t) nx);
+    }
     vmaxset(vmax);
-    return BOCHNER_OK;
+    return status;
 }
 
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,

@@ -130,6 +130,13 @@ test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
   par <- bochner:::kernel_parameters(ker)
   expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 1L), K)
   expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 37, 2L), K)
+  for (k2 in list(laplace_kernel(0.8), matern_kernel(1, 1.5), matern_kernel(1, 0.8))) {
+    K2 <- kernel_matrix(k2, x, C)
+    for (block in c(0, 37)) {
+      expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, bochner:::kernel_code(k2),
+                             bochner:::kernel_parameters(k2), block, 2L), K2)
+    }
+  }
   # a fit holding K_nm equals one evaluating it every pass
   y <- factor(x[, 1] + x[, 2]^2 > 1)
   a <- falkon(x, y, centers = 60, seed = 2)
