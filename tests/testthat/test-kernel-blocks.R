@@ -56,6 +56,22 @@ test_that("fused Gaussian and Matern blocks match direct differences (edge tiles
   }
 })
 
+test_that("Gaussian blocks far out: the exp's libm fix-up inside the fused loop (underflow)", {
+  set.seed(4)
+  # squared distances / (2 s^2) from 0 to about 1500: normal, subnormal and zero values
+  a <- matrix(rnorm(300 * 2, sd = 12), 300)
+  b <- matrix(rnorm(70 * 2, sd = 12), 70)
+  d2 <- direct_d2(a, b)
+  ref <- exp(-d2 / 2)
+  g <- kernel_matrix(gaussian_kernel(1), a, b)
+  expect_true(any(ref == 0) && any(ref > 0 & ref < 2.3e-308) && any(ref > 1e-3))
+  expect_true(all(g >= 0 & g <= 1))
+  big <- ref > 1e-290
+  expect_lt(max(abs(g[big] / ref[big] - 1)), 64 * .Machine$double.eps * (1 + max(d2)))
+  expect_true(all(g[ref < 1e-320] < 1e-300))
+  expect_identical(kernel_matrix(gaussian_kernel(1), a, b, nthreads = 2), g)
+})
+
 test_that("blocks never exceed 1, duplicates give 1, self Gram is symmetric with unit diagonal", {
   set.seed(4)
   a <- matrix(rnorm(600 * 5, 100), 600)          # far from 0: cancellation in |x|^2 + |y|^2 - 2xy
