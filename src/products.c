@@ -27,6 +27,7 @@ typedef struct {
     double *c;
     R_xlen_t tm, tn;           /* tiles down and across */
     R_xlen_t *tiles;           /* NULL: all tm * tn; else the list of tile indices */
+    int trows;                 /* rows per tile: TILE, or fewer for a thin result */
 } product_job;
 
 static void product_tile(void *ctx, R_xlen_t t, int thread)
@@ -35,8 +36,8 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
     const product_job *p = (const product_job *) ctx;
     R_xlen_t id = p->tiles ? p->tiles[t] : t;
     R_xlen_t bi = id % p->tm, bj = id / p->tm;
-    int i0 = (int) (bi * TILE), j0 = (int) (bj * TILE);
-    int mr = p->m - i0 < TILE ? p->m - i0 : TILE;
+    int i0 = (int) (bi * p->trows), j0 = (int) (bj * TILE);
+    int mr = p->m - i0 < p->trows ? p->m - i0 : p->trows;
     int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
     const double *ai = p->transa ? p->a + (ptrdiff_t) i0 * p->lda : p->a + i0;
     void (*gemm)(const double *, ptrdiff_t, const double *, ptrdiff_t, int, int, int, double *,
@@ -63,7 +64,17 @@ static void product(int transa, const double *a, ptrdiff_t lda, const double *b,
 {
     if (m <= 0 || n <= 0) return;
     product_job p = {a, b, lda, ldb, ldc, m, n, k, accumulate, transa, c,
-                     (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL};
+                     (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL, TILE};
+    double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0);
+    int nth = bochner_threads_for(nthreads, work);
+    if (!upper && p.tm * p.tn < nth) {
+        /* a thin result (as K_b U with one column, falkon's passes): fewer rows per
+         * tile, whole 24-row micro-panels, so every thread gets some; an entry is the
+         * same chain whatever its tile */
+        int r = (m + nth - 1) / nth;
+        p.trows = (r + 23) / 24 * 24;
+        p.tm = (m + p.trows - 1) / p.trows;
+    }
     R_xlen_t ntiles = p.tm * p.tn;
     if (upper) {
         /* tiles on and above the diagonal: rows i0 < j0 + TILE */
@@ -73,9 +84,7 @@ static void product(int transa, const double *a, ptrdiff_t lda, const double *b,
             for (R_xlen_t bi = 0; bi <= bj && bi < p.tm; bi++) p.tiles[q++] = bi + bj * p.tm;
         ntiles = q;
     }
-    double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0);
-    bochner_parallel_blocks(ntiles, bochner_threads_for(nthreads, work), TILES_PER_CHECK,
-                            product_tile, &p);
+    bochner_parallel_blocks(ntiles, nth, TILES_PER_CHECK, product_tile, &p);
 }
 
 void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,

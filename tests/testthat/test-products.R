@@ -15,7 +15,9 @@ stream <- function(Z, Y, rows, t = 1L) {
 
 test_that("matprod and crossprod match plain R, edge sizes included", {
   set.seed(1)
-  for (dims in list(c(1, 1, 1), c(1, 7, 3), c(5, 1, 9), c(241, 3, 250), c(500, 480, 17))) {
+  # thin results (one tile, split by rows between the threads): c(64, 5000, 1), c(256, 900, 2)
+  for (dims in list(c(1, 1, 1), c(1, 7, 3), c(5, 1, 9), c(241, 3, 250), c(500, 480, 17),
+                    c(64, 5000, 1), c(256, 900, 2), c(30, 8000, 1))) {
     a <- matrix(rnorm(dims[1] * dims[2]), dims[1])
     b <- matrix(rnorm(dims[2] * dims[3]), dims[2])
     expect_equal(matprod(a, b), a %*% b, tolerance = 1e-13)
