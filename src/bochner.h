@@ -317,6 +317,12 @@ SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
+SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
+SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
+SEXP bochner_falkon_factor_copy_call(SEXP F);
 
 /* exact_moments.c: column means and sums of squares independent of the row grouping */
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
