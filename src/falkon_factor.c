@@ -515,12 +515,13 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
 }
 
 /* .Call(C_falkon_factor_precond, F, lambda, s, nthreads): A for lambda and
- * curvature s, in place; TRUE, or FALSE when a pivot fails. */
+ * curvature s, in place; TRUE, or FALSE when a pivot fails (lambda is not
+ * checked for sign: R passes positive ones, the tests a negative one). */
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads)
 {
     packed p = packed_arg(F);
     double lam = asReal(lambda), sv = asReal(s);
-    if (!R_FINITE(lam) || lam < 0) error("'lambda' must be a non-negative number");
+    if (!R_FINITE(lam)) error("'lambda' must be a finite number");
     if (!R_FINITE(sv) || sv <= 0) error("'s' must be a positive number");
     int bad = packed_precond(&p, lam, sv, bochner_nthreads(asInteger(nthreads)));
     return ScalarLogical(bad ? FALSE : TRUE);
