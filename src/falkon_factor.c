@@ -426,7 +426,11 @@ static int packed_lower_cholesky(packed *p, int nthreads)
         for (int j = 0; j < kb; j++)
             for (int i = j; i < kb; i++)
                 u[j + (ptrdiff_t) i * kb] = M[k0 + i + (ptrdiff_t) (k0 + j) * m];
+        /* the scratch of the calls below goes at the end of each step
+         * (R_alloc'd memory otherwise stays until the .Call returns) */
+        const void *vmax = vmaxget();
         int bad = bochner_cholesky(u, kb, 1);
+        vmaxset(vmax);
         if (bad) return k0 + bad;
         for (int j = 0; j < kb; j++)
             for (int i = j; i < kb; i++)
@@ -434,6 +438,7 @@ static int packed_lower_cholesky(packed *p, int nthreads)
         if (nr == 0) break;
         bochner_transpose(M + k1 + (ptrdiff_t) k0 * m, m, nr, kb, x, kb);
         bochner_falkon_trisolve(u, kb, x, nr, 1, nthreads);
+        vmaxset(vmax);
         bochner_transpose(x, kb, kb, nr, M + k1 + (ptrdiff_t) k0 * m, m);
         for (ptrdiff_t i = 0; i < (ptrdiff_t) kb * nr; i++) xn[i] = -x[i];
         int nt = (nr + PK_TILE - 1) / PK_TILE;
