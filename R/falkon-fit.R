@@ -68,6 +68,26 @@ falkon_heldout_kernel <- function(prep, val, nthreads) {
   .Call(C_kernel_matrix, prep$code, prep$par, val$x, prep$centres, nthreads)
 }
 
+# Whether the centres are many for the memory budget: as many as make the
+# factors of two candidate lambdas (or of the default candidates) too large
+# to hold at once (falkon_sequential()).
+falkon_lean <- function(m, control) {
+  falkon_sequential(m, max(2L, length(control$lambdas)), control)
+}
+
+# The held-out scores k(X_val, C) alpha as a function of alpha: from
+# k(X_val, C) held (nval x m), or with many centres (falkon_lean()) by
+# evaluating the kernel on the held-out rows each time, which costs a small
+# fraction of a pass over the training rows (nval of them) and saves the
+# nval x m block (160 MB at m = 10^4).
+falkon_heldout_scorer <- function(prep, val, control, nthreads) {
+  if (falkon_lean(prep$m, control)) {
+    return(function(alpha) falkon_kernel_predict(prep, val$x, alpha, nthreads))
+  }
+  Kv <- falkon_heldout_kernel(prep, val, nthreads)
+  function(alpha) .Call(C_matprod, Kv, alpha, nthreads)
+}
+
 # The held-out error of scores f (nv x k): the weighted squared error for
 # regression; for classes, the error rate plus a millionth of the squared
 # error to break ties.
@@ -121,7 +141,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     H <- rows$pass(prep, U = diag(prep$m), w = wt)
     apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
   }
-  Kv <- if (!is.null(val)) falkon_heldout_kernel(prep, val, nthreads)
+  score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
   # one CG path over the candidates 'lams' (factors: one per candidate),
   # with the held-out error after every iteration
   path_for <- function(factors, lams, start) {
@@ -131,7 +151,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     callback <- NULL
     if (!is.null(val)) {
       callback <- function(alpha, t) {
-        f <- .Call(C_matprod, Kv, alpha, nthreads)
+        f <- score(alpha)
         for (g in seq_len(Lg)) {
           cols <- (g - 1L) * k + seq_len(k)
           fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
@@ -291,10 +311,9 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
   callback <- NULL
   if (!is.null(val)) {
     Yv <- falkon_logistic_targets(val$Y, val$w)$Y
-    Kv <- falkon_heldout_kernel(prep, val, nthreads)
+    score <- falkon_heldout_scorer(prep, val, control, nthreads)
     callback <- function(alpha, t) {
-      f <- sweep(.Call(C_matprod, Kv, alpha, nthreads), 2L, tg$offset, "+",
-                 check.margin = FALSE)
+      f <- sweep(score(alpha), 2L, tg$offset, "+", check.margin = FALSE)
       e <- falkon_logloss(f, Yv, val$w)
       path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
       if (e < best$error) best <<- list(error = e, step = t, alpha = alpha, valid_scores = f)

@@ -213,6 +213,10 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
       falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control, n,
                           ncol(xs))
+      # the scaled copy is not needed while fitting (the training rows and
+      # the held-out ones have theirs): it goes, and comes back if the
+      # fitted values need it
+      if (length(split$valid)) xs <- NULL
       prep <- falkon_prepare(resolved, centres, nthreads)
       fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
       res <- fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
@@ -221,6 +225,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
     res
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
+
   fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
   names(fit$fitted) <- rownames(x)
   if (resp$type == "regression") {
@@ -279,7 +285,9 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   default from about 9000 centres with the three default candidates) the
 #'   fit holds one array and runs the candidates one after another from the
 #'   largest, each path warm-started from the best coefficients so far,
-#'   stopping at the first candidate whose held-out error does not improve.
+#'   stopping at the first candidate whose held-out error does not improve,
+#'   and the held-out scores are computed from the kernel at every iteration
+#'   instead of from a held \eqn{n_{val} \times m} block.
 #'   `factor_bytes = 0` always fits them one after another.
 #' @return A list of the settings.
 #' @examples
@@ -415,7 +423,7 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 # (one array, or one per candidate lambda when they fit together:
 # falkon_sequential()) and the panels of their factorisation, H = K_nm' W
 # K_nm where the centres are few (falkon_fit_squared()), the held-out
-# kernel block, the kernel blocks of a pass, the CG state, and for rows
+# kernel block (unless the centres are many: falkon_heldout_scorer()), the kernel blocks of a pass, the CG state, and for rows
 # held in memory (n x d) the scaled copy of the data and of its training
 # rows and the targets and scores.  The cached K_nm is left out: it is
 # held only within control$cache_bytes and a quarter of memory_limit().
@@ -426,7 +434,7 @@ falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
            else min(8192, max(256, floor(2^21 / m)))
   parts <- list("the m x m factors" = c(m, m * arrays),
                 "their factorisation's panels" = c(m, 640),
-                "the held-out kernel block" = c(nval, m),
+                "the held-out kernel block" = c(if (falkon_lean(m, control)) 0 else nval, m),
                 "the kernel blocks of a pass" = c(2 * block, m),
                 "the CG state" = c(m, 8 * L * k),
                 "the scaled data and its training rows" = c(2 * n, d),
