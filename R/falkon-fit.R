@@ -38,14 +38,26 @@ falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
   }
   list(n = n, d = ncol(x),
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
+         falkon_collect(prep)
          falkon_knm_apply(prep, x, U = U, V = V, w = w, nthreads = nthreads,
                           block_rows = block_rows, keep_ku = keep_ku, K = cached_k(prep))
        },
        predict = function(prep, alpha) {
+         falkon_collect(prep)
          K <- cached_k(prep)
          if (is.null(K)) falkon_kernel_predict(prep, x, alpha, nthreads, block_rows)
          else .Call(C_matprod, K, alpha, nthreads)
        })
+}
+
+# With many centres for the memory budget (prep$lean, set by the fits from
+# falkon_lean()), a collection before each pass over the rows: the scratch
+# of the last pass and of the factorisations (R_alloc'd, tens of MB at m =
+# 10^4) is otherwise freed only when R next collects, and several of them
+# add up to hundreds of MB.  A pass then costs seconds; a collection
+# milliseconds.
+falkon_collect <- function(prep) {
+  if (isTRUE(prep$lean)) invisible(gc(verbose = FALSE))
 }
 
 # The held-out rows: scaled x, targets Y (one-hot for classes), weights and
@@ -121,6 +133,7 @@ falkon_unfactored <- function(prep) {
 # candidate whose best held-out error does not improve on the previous one.
 falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads,
                                alpha0 = NULL) {
+  prep$lean <- falkon_lean(prep$m, control)
   ntr <- rows$n
   wt <- falkon_unit_weights(w)
   wy <- if (is.null(wt)) rep(1, ntr) else wt
@@ -296,6 +309,7 @@ falkon_schedule <- function(target, extra) {
 }
 
 falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads) {
+  prep$lean <- falkon_lean(prep$m, control)
   ntr <- rows$n
   wt <- falkon_unit_weights(w)
   wv <- if (is.null(wt)) rep(1, ntr) else wt

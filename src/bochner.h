@@ -87,6 +87,7 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
 
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);
+int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb);
 void bochner_cholesky_solve(const double *r, int n, double *b, int m);
 
 /* kernel_blocks.c: Gram blocks of the Euclidean kernels, fused on the product tiles */

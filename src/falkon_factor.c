@@ -159,13 +159,16 @@ static void trisolve_group(void *ctx, R_xlen_t g, int thread)
     }
 }
 
+/* tmp: NULL, or SOLVE_NB x k doubles of scratch (a caller solving many
+ * times passes its own: R_alloc'd memory is only freed by a collection) */
 static void packed_trisolve(const double *r, const double *d, int lower, int m, double *b,
-                            int k, int trans, int nthreads)
+                            int k, int trans, int nthreads, double *tmp)
 {
     int nth = bochner_falkon_threads(nthreads, (double) m * (double) m * (double) k / 2.0);
     if (nth > k) nth = k;
     trisolve_job p = {r, d, m, k, trans, lower, nth, b,
-                      (double *) R_alloc((size_t) SOLVE_NB * (size_t) k, sizeof(double)),
+                      tmp ? tmp : (double *) R_alloc((size_t) SOLVE_NB * (size_t) k,
+                                                     sizeof(double)),
                       lower ? (double *) R_alloc((size_t) SOLVE_NB * SOLVE_NB * (size_t) nth,
                                                  sizeof(double)) : NULL};
     bochner_parallel_blocks(nth, nth, 1, trisolve_group, &p);
@@ -174,7 +177,7 @@ static void packed_trisolve(const double *r, const double *d, int lower, int m, 
 void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans,
                              int nthreads)
 {
-    packed_trisolve(r, NULL, 0, m, b, k, trans, nthreads);
+    packed_trisolve(r, NULL, 0, m, b, k, trans, nthreads, NULL);
 }
 
 static int square_arg(SEXP a, const char *what)
@@ -410,35 +413,33 @@ static void trail_tile(void *ctx, R_xlen_t t, int thread)
 
 /* In place: M's lower triangle and diagonal (G + shift I) become L, L L' =
  * G + shift I, blocked right-looking: L11 = chol(A11) (transposed into a
- * buffer, cholesky.c), L21 = A21 L11^-T (the panel transposed, solved on the
+ * buffer, cholesky.c's unblocked step), L21 = A21 L11^-T (the panel transposed, solved on the
  * threads), A22 -= L21 L21' (trail_tile).  0, or the 1-based column whose
  * pivot is not positive. */
 static int packed_lower_cholesky(packed *p, int nthreads)
 {
     int m = p->m;
     double *M = p->M;
+    /* all scratch allocated once: R_alloc'd memory is only freed by a
+     * collection, so per-step allocations would add up */
     double *u = (double *) R_alloc((size_t) PK_NB * PK_NB, sizeof(double));
     double *x = (double *) R_alloc((size_t) PK_NB * m, sizeof(double));
     double *xn = (double *) R_alloc((size_t) PK_NB * m, sizeof(double));
     double *buf = (double *) R_alloc((size_t) PK_TILE * PK_TILE * nthreads, sizeof(double));
+    double *tmp = (double *) R_alloc((size_t) SOLVE_NB * m, sizeof(double));
     for (int k0 = 0; k0 < m; k0 += PK_NB) {
         int kb = m - k0 < PK_NB ? m - k0 : PK_NB, k1 = k0 + kb, nr = m - k1;
         for (int j = 0; j < kb; j++)
             for (int i = j; i < kb; i++)
                 u[j + (ptrdiff_t) i * kb] = M[k0 + i + (ptrdiff_t) (k0 + j) * m];
-        /* the scratch of the calls below goes at the end of each step
-         * (R_alloc'd memory otherwise stays until the .Call returns) */
-        const void *vmax = vmaxget();
-        int bad = bochner_cholesky(u, kb, 1);
-        vmaxset(vmax);
+        int bad = bochner_cholesky_block(u, kb, kb);
         if (bad) return k0 + bad;
         for (int j = 0; j < kb; j++)
             for (int i = j; i < kb; i++)
                 M[k0 + i + (ptrdiff_t) (k0 + j) * m] = u[j + (ptrdiff_t) i * kb];
         if (nr == 0) break;
         bochner_transpose(M + k1 + (ptrdiff_t) k0 * m, m, nr, kb, x, kb);
-        bochner_falkon_trisolve(u, kb, x, nr, 1, nthreads);
-        vmaxset(vmax);
+        packed_trisolve(u, NULL, 0, kb, x, nr, 1, nthreads, tmp);
         bochner_transpose(x, kb, kb, nr, M + k1 + (ptrdiff_t) k0 * m, m);
         for (ptrdiff_t i = 0; i < (ptrdiff_t) kb * nr; i++) xn[i] = -x[i];
         int nt = (nr + PK_TILE - 1) / PK_TILE;
@@ -543,7 +544,7 @@ SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SE
         error("'B' must be a double matrix with one row per centre");
     SEXP X = PROTECT(duplicate(B));
     packed_trisolve(p.M, p.aux + p.m, a, p.m, REAL(X), ncols(B), asLogical(trans) == TRUE,
-                    bochner_nthreads(asInteger(nthreads)));
+                    bochner_nthreads(asInteger(nthreads)), NULL);
     UNPROTECT(1);
     return X;
 }
