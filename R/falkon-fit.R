@@ -310,6 +310,8 @@ falkon_schedule <- function(target, extra) {
 
 falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads) {
   prep$lean <- falkon_lean(prep$m, control)
+  # every Newton step refactors A: G is kept unless memory is short
+  if (!prep$lean) falkon_keep_g(prep, nthreads)
   ntr <- rows$n
   wt <- falkon_unit_weights(w)
   wv <- if (is.null(wt)) rep(1, ntr) else wt

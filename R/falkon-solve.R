@@ -44,13 +44,23 @@ falkon_precond <- function(prep, lambda, s = 1, nthreads, F = prep$F) {
 }
 
 # One factor per lambda, each holding its A: the fit's own for the first,
-# copies (m x m each) for the others.  For a few candidates at once
-# (falkon_sequential() says when they fit in memory).
+# copies (m x m each) for the others, all from G = T T' / m formed once.
+# For a few candidates at once (falkon_sequential() says when they fit in
+# memory).
 falkon_precond_all <- function(prep, lambdas, nthreads) {
+  if (length(lambdas) > 1L) falkon_keep_g(prep, nthreads)
   lapply(seq_along(lambdas), function(g) {
     F <- if (g == 1L) prep$F else .Call(C_falkon_factor_copy, prep$F)
     falkon_precond(prep, lambdas[g], 1, nthreads, F)
   })
+}
+
+# Keep G = T T' / m beside the factor (one more m x m array), so that each
+# later preconditioner copies it instead of forming it (m^3 / 3 flops): for
+# fits that refactor often and are not short of memory.  Call it before the
+# first falkon_precond().
+falkon_keep_g <- function(prep, nthreads) {
+  invisible(.Call(C_falkon_factor_keep_g, prep$F, nthreads))
 }
 
 # T U (trans = FALSE) or T' U, from the factor's upper half in place.

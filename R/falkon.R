@@ -420,7 +420,7 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 }
 
 # Refuse before allocating what a fit holds at once: the m x m factors
-# (one array, or one per candidate lambda when they fit together:
+# (one array, or one per candidate lambda and G when they fit together:
 # falkon_sequential()) and the panels of their factorisation, H = K_nm' W
 # K_nm where the centres are few (falkon_fit_squared()), the held-out
 # kernel block (unless the centres are many: falkon_heldout_scorer()), the kernel blocks of a pass, the CG state, and for rows
@@ -429,7 +429,8 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 # held only within control$cache_bytes and a quarter of memory_limit().
 falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
   check_allocation(m, m, "the centres' Gram matrix", arg = "centers")
-  arrays <- if (falkon_sequential(m, L, control)) 1 else L
+  # one array, or one per candidate and G = T T' / m kept (falkon_keep_g())
+  arrays <- if (falkon_sequential(m, L, control)) 1 else L + 1
   block <- if (control$block_rows > 0) control$block_rows
            else min(8192, max(256, floor(2^21 / m)))
   parts <- list("the m x m factors" = c(m, m * arrays),

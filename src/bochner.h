@@ -324,6 +324,7 @@ SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SE
 SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads);
 SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 SEXP bochner_falkon_factor_copy_call(SEXP F);
+SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
 
 /* exact_moments.c: column means and sums of squares independent of the row grouping */
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);

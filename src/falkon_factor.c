@@ -284,7 +284,8 @@ SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
  * T'T = K_mm + shift I; its strict lower triangle holds A' for the current
  * lambda, A'A = s T T' / m + lambda I, A's diagonal in a separate m-vector.
  * The array lives in an external pointer (only these routines touch it):
- * list(M, aux), aux = c(dT (m), dA (m), lambda, s, state), state 0: T only,
+ * list(M, aux, G), aux = c(dT (m), dA (m), lambda, s, state), G NULL or
+ * T T' / m kept (falkon_factor_keep_g), state 0: T only,
  * 1: T and A, 2: a preconditioner interrupted half way (M's diagonal holds
  * G or A, restored from dT on the next call). */
 #define PK_TILE 240            /* output tiles of G and of the trailing updates */
@@ -293,6 +294,7 @@ SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
 typedef struct {
     double *M, *aux;
     int m;
+    const double *g;           /* NULL, or G = T T' / m kept (lower triangle and diagonal) */
 } packed;
 
 static packed packed_arg(SEXP F)
@@ -300,7 +302,8 @@ static packed packed_arg(SEXP F)
     if (TYPEOF(F) != EXTPTRSXP || R_ExternalPtrTag(F) != install("bochner_falkon_factor"))
         error("'F' must be a FALKON factor");
     SEXP pr = R_ExternalPtrProtected(F);
-    packed p = {REAL(VECTOR_ELT(pr, 0)), REAL(VECTOR_ELT(pr, 1)), nrows(VECTOR_ELT(pr, 0))};
+    packed p = {REAL(VECTOR_ELT(pr, 0)), REAL(VECTOR_ELT(pr, 1)), nrows(VECTOR_ELT(pr, 0)),
+                isNull(VECTOR_ELT(pr, 2)) ? NULL : REAL(VECTOR_ELT(pr, 2))};
     double *state = p.aux + 2 * (ptrdiff_t) p.m + 2;
     if (*state == 2) {
         for (int i = 0; i < p.m; i++) p.M[i + (ptrdiff_t) i * p.m] = p.aux[i];
@@ -377,12 +380,12 @@ static void packed_tt(packed *p, int nthreads)
 }
 
 /* The trailing update of the lower Cholesky: the lower triangle (diagonal
- * included) of M[k1:, k1:] minus X'X, X (kb x nr) the solved panel, by
- * tiles on and below the diagonal; a diagonal tile goes through a buffer
- * so that T above it is untouched. */
+ * included) of M[k1:, k1:] minus L21 L21' (L21 = X', X the solved panel),
+ * as L21 (-X), by tiles on and below the diagonal; a diagonal tile goes
+ * through a buffer so that T above it is untouched. */
 typedef struct {
     double *a;                 /* M + k1 + k1 m */
-    const double *x, *xn;      /* X and -X */
+    const double *l21, *xn;    /* L21 = X' in place (M + k1 + k0 m) and -X */
     int m, kb, nr, nt;
     double *buf;
 } trail_job;
@@ -400,13 +403,13 @@ static void trail_tile(void *ctx, R_xlen_t t, int thread)
     int w = jb->nr - j0 < PK_TILE ? jb->nr - j0 : PK_TILE;
     double *c = jb->a + i0 + (ptrdiff_t) j0 * jb->m;
     if (bi != bj) {
-        bochner_gemm_tn(jb->xn + (ptrdiff_t) i0 * jb->kb, jb->kb, jb->x + (ptrdiff_t) j0 * jb->kb,
-                        jb->kb, h, w, jb->kb, c, jb->m, 1);
+        bochner_gemm(jb->l21 + i0, jb->m, jb->xn + (ptrdiff_t) j0 * jb->kb, jb->kb, h, w, jb->kb,
+                     c, jb->m, 1);
         return;
     }
     double *out = jb->buf + (ptrdiff_t) thread * PK_TILE * PK_TILE;
-    bochner_gemm_tn(jb->xn + (ptrdiff_t) i0 * jb->kb, jb->kb, jb->x + (ptrdiff_t) j0 * jb->kb,
-                    jb->kb, h, w, jb->kb, out, h, 0);
+    bochner_gemm(jb->l21 + i0, jb->m, jb->xn + (ptrdiff_t) j0 * jb->kb, jb->kb, h, w, jb->kb,
+                 out, h, 0);
     for (int j = 0; j < w; j++)
         for (int i = j; i < h; i++) c[i + (ptrdiff_t) j * jb->m] += out[i + (ptrdiff_t) j * h];
 }
@@ -443,7 +446,8 @@ static int packed_lower_cholesky(packed *p, int nthreads)
         bochner_transpose(x, kb, kb, nr, M + k1 + (ptrdiff_t) k0 * m, m);
         for (ptrdiff_t i = 0; i < (ptrdiff_t) kb * nr; i++) xn[i] = -x[i];
         int nt = (nr + PK_TILE - 1) / PK_TILE;
-        trail_job jb = {M + k1 + (ptrdiff_t) k1 * m, x, xn, m, kb, nr, nt, buf};
+        trail_job jb = {M + k1 + (ptrdiff_t) k1 * m, M + k1 + (ptrdiff_t) k0 * m, xn, m, kb, nr,
+                        nt, buf};
         bochner_parallel_blocks((R_xlen_t) nt * (nt + 1) / 2,
                                 bochner_threads_for(nthreads, (double) kb * nr * nr),
                                 4, trail_tile, &jb);
@@ -459,7 +463,13 @@ static int packed_precond(packed *p, double lambda, double s, int nthreads)
     int m = p->m;
     double *state = p->aux + 2 * (ptrdiff_t) m + 2;
     *state = 2;
-    packed_tt(p, nthreads);
+    if (p->g) {                /* G kept: copied in, the same numbers as forming it */
+        for (int j = 0; j < m; j++)
+            memcpy(p->M + j + (ptrdiff_t) j * m, p->g + j + (ptrdiff_t) j * m,
+                   sizeof(double) * (size_t) (m - j));
+    } else {
+        packed_tt(p, nthreads);
+    }
     for (int i = 0; i < m; i++) p->M[i + (ptrdiff_t) i * m] += lambda / s;
     int bad = packed_lower_cholesky(p, nthreads);
     double rs = sqrt(s);
@@ -488,7 +498,7 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
     int m = nrows(centres), d = ncols(centres), nth = bochner_nthreads(asInteger(nthreads));
     double e = asReal(eps);
-    SEXP pr = PROTECT(allocVector(VECSXP, 2));
+    SEXP pr = PROTECT(allocVector(VECSXP, 3));
     SET_VECTOR_ELT(pr, 0, allocMatrix(REALSXP, m, m));
     SET_VECTOR_ELT(pr, 1, allocVector(REALSXP, 2 * (R_xlen_t) m + 3));
     double *M = REAL(VECTOR_ELT(pr, 0)), *aux = REAL(VECTOR_ELT(pr, 1));
@@ -622,12 +632,42 @@ SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which)
     return out;
 }
 
-/* .Call(C_falkon_factor_copy, F): a second factor with the same arrays. */
+/* .Call(C_falkon_factor_copy, F): a second factor with a copy of the array
+ * (and sharing the kept G, which is only read). */
 SEXP bochner_falkon_factor_copy_call(SEXP F)
 {
     packed_arg(F);
-    SEXP pr = PROTECT(duplicate(R_ExternalPtrProtected(F)));
+    SEXP old = R_ExternalPtrProtected(F);
+    SEXP pr = PROTECT(allocVector(VECSXP, 3));
+    SET_VECTOR_ELT(pr, 0, duplicate(VECTOR_ELT(old, 0)));
+    SET_VECTOR_ELT(pr, 1, duplicate(VECTOR_ELT(old, 1)));
+    SET_VECTOR_ELT(pr, 2, VECTOR_ELT(old, 2));
     SEXP out = PROTECT(R_MakeExternalPtr(NULL, install("bochner_falkon_factor"), pr));
     UNPROTECT(2);
     return out;
+}
+
+/* .Call(C_falkon_factor_keep_g, F, nthreads): G = T T' / m formed once and
+ * kept in a second m x m array, so that each later preconditioner copies
+ * it instead of forming it (for fits that refactor often and can hold it). */
+SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads)
+{
+    packed p = packed_arg(F);
+    SEXP pr = R_ExternalPtrProtected(F);
+    if (!isNull(VECTOR_ELT(pr, 2))) return R_NilValue;
+    int m = p.m;
+    SEXP G = PROTECT(allocMatrix(REALSXP, m, m));
+    double *g = REAL(G), *state = p.aux + 2 * (ptrdiff_t) m + 2;
+    *state = 2;
+    packed_tt(&p, bochner_nthreads(asInteger(nthreads)));
+    for (int j = 0; j < m; j++) {
+        memcpy(g + j + (ptrdiff_t) j * m, p.M + j + (ptrdiff_t) j * m,
+               sizeof(double) * (size_t) (m - j));
+        p.M[j + (ptrdiff_t) j * m] = p.aux[j];
+    }
+    *state = 0;
+    /* the lower half now holds G, not A: no preconditioner until the next */
+    SET_VECTOR_ELT(pr, 2, G);
+    UNPROTECT(1);
+    return R_NilValue;
 }

@@ -58,6 +58,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("falkon_factor_tprod", bochner_falkon_factor_tprod_call, 4),
     CALLDEF("falkon_factor_get", bochner_falkon_factor_get_call, 2),
     CALLDEF("falkon_factor_copy", bochner_falkon_factor_copy_call, 1),
+    CALLDEF("falkon_factor_keep_g", bochner_falkon_factor_keep_g_call, 2),
     CALLDEF("mmd_perm_gram", bochner_mmd_perm_gram_call, 4),
     CALLDEF("mmd_perm_stream", bochner_mmd_perm_stream_call, 7),
     CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),

@@ -67,6 +67,26 @@ test_that("the packed factors and their solves equal chol(), backsolve() and for
   expect_false(packed(matrix(c(0, 1e300), 2), polynomial_kernel(40, offset = 1e300)))
 })
 
+test_that("a kept G gives the same preconditioners, shared by the copies", {
+  set.seed(35)
+  ker <- gaussian_kernel(1)
+  C <- matrix(rnorm(300 * 3), 300)
+  F1 <- packed(C, ker)
+  F2 <- packed(C, ker)
+  expect_true(precond(F2, 0.5, 1))
+  bochner:::falkon_keep_g(list(F = F2), 1L)    # drops the A it held
+  expect_null(get_factor(F2, 1L))
+  expect_identical(get_factor(F2, 0L), get_factor(F1, 0L))
+  F3 <- .Call(bochner:::C_falkon_factor_copy, F2)
+  for (l in c(1e-3, 1e-6)) {
+    precond(F1, l, 0.4)
+    precond(F2, l, 0.4)
+    precond(F3, l, 0.4)
+    expect_identical(get_factor(F2, 1L), get_factor(F1, 1L))
+    expect_identical(get_factor(F3, 1L), get_factor(F1, 1L))
+  }
+})
+
 test_that("the packed factors, solves and products are identical for 1 and 2 threads", {
   set.seed(32)
   ker <- gaussian_kernel(2)
