@@ -9,6 +9,7 @@
 #
 #   Rscript bench/falkon-memory.R                  both parts, 2 threads
 #   Rscript bench/falkon-memory.R --part=factor    the factorisations only (m = 10^4)
+#   Rscript bench/falkon-memory.R --part=steps --m=5000 --threads=1   one preconditioner
 #   Rscript bench/falkon-memory.R --part=fit       the fits only (n = 2 10^5 stand-in)
 #   Rscript bench/falkon-memory.R --n=1e6 --part=fit   the issue's size (many minutes)
 #
@@ -34,6 +35,35 @@ if (length(args) && args[1L] == "--one") {
   suppressPackageStartupMessages(library(bochner))
   what <- args[2L]
   lambdas <- 10^c(-4, -6, -8)
+  if (what == "steps") {
+    # one preconditioner, three times each, fastest kept: the former G = T T'
+    # / m and A = chol(G + lambda I), the packed one forming G in place, and
+    # the packed one copying a kept G (falkon_keep_g())
+    set.seed(1)
+    C <- matrix(stats::rnorm(m * 20), m, 20)
+    ker <- gaussian_kernel(sigma = sqrt(20))
+    code <- bochner:::kernel_code(ker)
+    par <- bochner:::kernel_parameters(ker)
+    F <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
+    Fg <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
+    T <- .Call(bochner:::C_falkon_factor_get, F, 0L)
+    el <- function(e) system.time(e)[["elapsed"]]
+    r <- replicate(3, {
+      a <- el(G <- .Call(bochner:::C_falkon_tt, T, NULL, nthreads))
+      b <- el(A <- .Call(bochner:::C_falkon_cholesky, G, 1e-6, nthreads))
+      rm(G, A)
+      c <- el(.Call(bochner:::C_falkon_factor_precond, F, 1e-6, 1, nthreads))
+      g <- el(bochner:::falkon_keep_g(list(F = Fg), nthreads))
+      e <- el(.Call(bochner:::C_falkon_factor_precond, Fg, 1e-6, 1, nthreads))
+      Fg <<- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
+      c(a, b, c, g, e)
+    })
+    r <- apply(r, 1L, min)
+    cat(sprintf(paste0("steps (m = %d; elapsed, fastest of 3): former G %.2f + chol(G) %.2f;",
+                       " packed G and A in place %.2f; kept G %.2f, then A %.2f\n"),
+                m, r[1], r[2], r[3], r[4], r[5]))
+    quit(save = "no")
+  }
   if (what %in% c("factor_before", "factor_after")) {
     set.seed(1)
     C <- matrix(stats::rnorm(m * 20), m, 20)
@@ -80,7 +110,8 @@ if (length(args) && args[1L] == "--one") {
 }
 
 part <- opt("part", "all")
-whats <- c(if (part %in% c("all", "factor")) c("factor_after", "factor_before"),
+whats <- c(if (part %in% c("all", "steps")) "steps",
+           if (part %in% c("all", "factor")) c("factor_after", "factor_before"),
            if (part %in% c("all", "fit")) c("fit_fixed", "fit_auto"))
 cat(sprintf("# %s; %d threads; m = %d; load: %s\n",
             trimws(sub(".*:", "", grep("Model name", system("lscpu", intern = TRUE),
