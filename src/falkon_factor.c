@@ -427,7 +427,6 @@ static int packed_lower_cholesky(packed *p, int nthreads)
      * collection, so per-step allocations would add up */
     double *u = (double *) R_alloc((size_t) PK_NB * PK_NB, sizeof(double));
     double *x = (double *) R_alloc((size_t) PK_NB * m, sizeof(double));
-    double *xn = (double *) R_alloc((size_t) PK_NB * m, sizeof(double));
     double *buf = (double *) R_alloc((size_t) PK_TILE * PK_TILE * nthreads, sizeof(double));
     double *tmp = (double *) R_alloc((size_t) SOLVE_NB * m, sizeof(double));
     for (int k0 = 0; k0 < m; k0 += PK_NB) {
@@ -444,9 +443,9 @@ static int packed_lower_cholesky(packed *p, int nthreads)
         bochner_transpose(M + k1 + (ptrdiff_t) k0 * m, m, nr, kb, x, kb);
         packed_trisolve(u, NULL, 0, kb, x, nr, 1, nthreads, tmp);
         bochner_transpose(x, kb, kb, nr, M + k1 + (ptrdiff_t) k0 * m, m);
-        for (ptrdiff_t i = 0; i < (ptrdiff_t) kb * nr; i++) xn[i] = -x[i];
+        for (ptrdiff_t i = 0; i < (ptrdiff_t) kb * nr; i++) x[i] = -x[i];   /* now -X */
         int nt = (nr + PK_TILE - 1) / PK_TILE;
-        trail_job jb = {M + k1 + (ptrdiff_t) k1 * m, M + k1 + (ptrdiff_t) k0 * m, xn, m, kb, nr,
+        trail_job jb = {M + k1 + (ptrdiff_t) k1 * m, M + k1 + (ptrdiff_t) k0 * m, x, m, kb, nr,
                         nt, buf};
         bochner_parallel_blocks((R_xlen_t) nt * (nt + 1) / 2,
                                 bochner_threads_for(nthreads, (double) kb * nr * nr),
