@@ -36,16 +36,28 @@ falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
     cache$centres <- prep$centres
     cache$K
   }
-  list(n = n,
+  list(n = n, d = ncol(x),
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
+         falkon_collect(prep)
          falkon_knm_apply(prep, x, U = U, V = V, w = w, nthreads = nthreads,
                           block_rows = block_rows, keep_ku = keep_ku, K = cached_k(prep))
        },
        predict = function(prep, alpha) {
+         falkon_collect(prep)
          K <- cached_k(prep)
          if (is.null(K)) falkon_kernel_predict(prep, x, alpha, nthreads, block_rows)
          else .Call(C_matprod, K, alpha, nthreads)
        })
+}
+
+# With many centres for the memory budget (prep$lean, set by the fits from
+# falkon_lean()), a collection before each pass over the rows: the scratch
+# of the last pass and of the factorisations (R_alloc'd, tens of MB at m =
+# 10^4) is otherwise freed only when R next collects, and several of them
+# add up to hundreds of MB.  A pass then costs seconds; a collection
+# milliseconds.
+falkon_collect <- function(prep) {
+  if (isTRUE(prep$lean)) invisible(gc(verbose = FALSE))
 }
 
 # The held-out rows: scaled x, targets Y (one-hot for classes), weights and
@@ -68,6 +80,26 @@ falkon_heldout_kernel <- function(prep, val, nthreads) {
   .Call(C_kernel_matrix, prep$code, prep$par, val$x, prep$centres, nthreads)
 }
 
+# Whether the centres are many for the memory budget: as many as make the
+# factors of two candidate lambdas (or of the default candidates) too large
+# to hold at once (falkon_sequential()).
+falkon_lean <- function(m, control) {
+  falkon_sequential(m, max(2L, length(control$lambdas)), control)
+}
+
+# The held-out scores k(X_val, C) alpha as a function of alpha: from
+# k(X_val, C) held (nval x m), or with many centres (falkon_lean()) by
+# evaluating the kernel on the held-out rows each time, which costs a small
+# fraction of a pass over the training rows (nval of them) and saves the
+# nval x m block (160 MB at m = 10^4).
+falkon_heldout_scorer <- function(prep, val, control, nthreads) {
+  if (falkon_lean(prep$m, control)) {
+    return(function(alpha) falkon_kernel_predict(prep, val$x, alpha, nthreads))
+  }
+  Kv <- falkon_heldout_kernel(prep, val, nthreads)
+  function(alpha) .Call(C_matprod, Kv, alpha, nthreads)
+}
+
 # The held-out error of scores f (nv x k): the weighted squared error for
 # regression; for classes, the error rate plus a millionth of the squared
 # error to break ties.
@@ -78,11 +110,30 @@ falkon_heldout_error <- function(f, val) {
   sum(val$w * wrong) / sum(val$w) + 1e-6 * mse
 }
 
+# Whether lambda = "auto" fits its candidates one after another: when the
+# factors of all L at once (one m x m array each) would hold more than
+# control$factor_bytes or a quarter of memory_limit().
+falkon_sequential <- function(m, L, control) {
+  L > 1L && 8 * as.double(m)^2 * L > min(control$factor_bytes, memory_limit() / 4)
+}
+
+# The fit's prep without its factor (m x m), which no later step needs: a
+# result kept while the next is fitted (the growth steps) does not hold it.
+falkon_unfactored <- function(prep) {
+  prep$F <- NULL
+  prep
+}
+
 # The squared loss on the training rows with targets Y (n x k) and weights
 # w; alpha0: NULL, or a start for every lambda (m x k), as when the centres
-# grow.
+# grow.  Several candidate lambdas run in one CG path, each with its own
+# factor, when they fit in memory (falkon_sequential()); else one after
+# another from the largest in the fit's one factor (A refactored in place),
+# each path warm-started from the previous best alpha, stopping at the first
+# candidate whose best held-out error does not improve on the previous one.
 falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads,
                                alpha0 = NULL) {
+  prep$lean <- falkon_lean(prep$m, control)
   ntr <- rows$n
   wt <- falkon_unit_weights(w)
   wy <- if (is.null(wt)) rep(1, ntr) else wt
@@ -92,7 +143,6 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
              else if (is.null(val)) falkon_fallback_lambda else control$lambdas
   if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
-  As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
   rhs <- rows$pass(prep, V = Yc, w = wt) / ntr
   k <- ncol(Y)
   L <- length(lambdas)
@@ -104,34 +154,58 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     H <- rows$pass(prep, U = diag(prep$m), w = wt)
     apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
   }
-  path <- NULL
-  best <- list(error = Inf)
-  callback <- NULL
-  if (!is.null(val)) {
-    Kv <- falkon_heldout_kernel(prep, val, nthreads)
-    callback <- function(alpha, t) {
-      f <- .Call(C_matprod, Kv, alpha, nthreads)
-      for (g in seq_len(L)) {
-        cols <- (g - 1L) * k + seq_len(k)
-        fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
-        e <- falkon_heldout_error(fg, val)
-        path <<- rbind(path, data.frame(iter = t, lambda = lambdas[g], error = e))
-        if (e < best$error) {
-          best <<- list(error = e, iter = t, lambda = lambdas[g],
-                        alpha = alpha[, cols, drop = FALSE], valid_scores = fg)
+  score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
+  # one CG path over the candidates 'lams' (factors: one per candidate),
+  # with the held-out error after every iteration
+  path_for <- function(factors, lams, start) {
+    Lg <- length(lams)
+    path <- NULL
+    best <- list(error = Inf)
+    callback <- NULL
+    if (!is.null(val)) {
+      callback <- function(alpha, t) {
+        f <- score(alpha)
+        for (g in seq_len(Lg)) {
+          cols <- (g - 1L) * k + seq_len(k)
+          fg <- sweep(f[, cols, drop = FALSE], 2L, offset, "+", check.margin = FALSE)
+          e <- falkon_heldout_error(fg, val)
+          path <<- rbind(path, data.frame(iter = t, lambda = lams[g], error = e))
+          if (e < best$error) {
+            best <<- list(error = e, iter = t, lambda = lams[g],
+                          alpha = alpha[, cols, drop = FALSE], valid_scores = fg)
+          }
         }
+        identical(iter, "auto") && t - best$iter >= control$patience
       }
-      identical(iter, "auto") && t - best$iter >= control$patience
     }
+    if (!is.null(start)) start <- start[, rep(seq_len(k), Lg), drop = FALSE]
+    res <- falkon_cg(apply_knm, rhs, prep, factors, lams, ntr, maxit, tol = control$tol,
+                     callback = callback, nthreads = nthreads, alpha0 = start)
+    if (is.null(val) || is.null(best$alpha)) {
+      best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
+                   lambda = lams[1L], error = NA_real_)
+    }
+    list(best = best, path = path)
   }
-  if (!is.null(alpha0)) alpha0 <- alpha0[, rep(seq_len(k), L), drop = FALSE]
-  res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, ntr, maxit, tol = control$tol,
-                   callback = callback, nthreads = nthreads, alpha0 = alpha0)
-  if (is.null(val) || is.null(best$alpha)) {
-    best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
-                 lambda = lambdas[1L], error = NA_real_)
+  if (!is.null(val) && falkon_sequential(prep$m, L, control)) {
+    best <- NULL
+    path <- NULL
+    start <- alpha0
+    for (g in seq_len(L)) {
+      falkon_precond(prep, lambdas[g], 1, nthreads)
+      run <- path_for(list(prep$F), lambdas[g], start)
+      path <- rbind(path, run$path)
+      improved <- is.null(best) || run$best$error < best$error
+      if (improved) best <- run$best
+      if (!improved) break
+      start <- best$alpha
+    }
+  } else {
+    run <- path_for(falkon_precond_all(prep, lambdas, nthreads), lambdas, alpha0)
+    best <- run$best
+    path <- run$path
   }
-  list(alpha = best$alpha, offset = offset, prep = prep, lambda = best$lambda,
+  list(alpha = best$alpha, offset = offset, prep = falkon_unfactored(prep), lambda = best$lambda,
        iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error,
        valid_scores = best$valid_scores)
 }
@@ -179,7 +253,9 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
              else below[min(2L, length(below))]
     }
     falkon_check_memory(m, NROW(val$x), if (is.numeric(lam)) length(lam)
-                        else length(control$lambdas), ncol(Y), control)
+                        else length(control$lambdas), ncol(Y), control, rows$n,
+                        if (is.null(rows$d)) 0 else rows$d)
+    prep <- NULL   # the last step's factor goes before the next is allocated
     prep <- falkon_prepare(kernel, centres_for(m), nthreads)
     alpha0 <- if (nested && !is.null(prev)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
@@ -233,6 +309,9 @@ falkon_schedule <- function(target, extra) {
 }
 
 falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads) {
+  prep$lean <- falkon_lean(prep$m, control)
+  # every Newton step refactors A: G is kept unless memory is short
+  if (!prep$lean) falkon_keep_g(prep, nthreads)
   ntr <- rows$n
   wt <- falkon_unit_weights(w)
   wv <- if (is.null(wt)) rep(1, ntr) else wt
@@ -248,10 +327,9 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
   callback <- NULL
   if (!is.null(val)) {
     Yv <- falkon_logistic_targets(val$Y, val$w)$Y
-    Kv <- falkon_heldout_kernel(prep, val, nthreads)
+    score <- falkon_heldout_scorer(prep, val, control, nthreads)
     callback <- function(alpha, t) {
-      f <- sweep(.Call(C_matprod, Kv, alpha, nthreads), 2L, tg$offset, "+",
-                 check.margin = FALSE)
+      f <- sweep(score(alpha), 2L, tg$offset, "+", check.margin = FALSE)
       e <- falkon_logloss(f, Yv, val$w)
       path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
       if (e < best$error) best <<- list(error = e, step = t, alpha = alpha, valid_scores = f)
@@ -265,7 +343,7 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
     alpha <- best$alpha
     steps <- best$step
   }
-  list(alpha = alpha, offset = tg$offset, prep = prep, lambda = schedule[steps],
+  list(alpha = alpha, offset = tg$offset, prep = falkon_unfactored(prep), lambda = schedule[steps],
        iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr,
        valid_scores = best$valid_scores)
 }

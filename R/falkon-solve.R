@@ -15,38 +15,57 @@
 falkon_eps <- 1e-13
 
 # The centres' factor and what every pass needs: list(centres (m x d),
-# code, par (the resolved kernel's C parameters), kernel, m, T (upper, T'T =
-# K_mm + shift I), G = T T' / m (for preconditioners at other weights)).
-# 'kernel' must be resolved (no bandwidth rule left).
+# code, par (the resolved kernel's C parameters), kernel, m, F).  F is the
+# packed preconditioner (src/falkon_factor.c): one m x m array, allocated
+# and owned by C, that holds T (upper, T'T = K_mm + shift I, K_mm computed
+# straight into it, the shift raised until the factorisation succeeds) and
+# the A of the last falkon_precond() in its lower half.  'kernel' must be
+# resolved (no bandwidth rule left).
 falkon_prepare <- function(kernel, centres, nthreads) {
   code <- kernel_code(kernel)
   par <- kernel_parameters(kernel)
-  m <- nrow(centres)
-  Kmm <- .Call(C_kernel_matrix, code, par, centres, NULL, nthreads)
-  if (any(!is.finite(Kmm))) {
+  F <- .Call(C_falkon_factor, centres, code, par, falkon_eps, nthreads)
+  if (isFALSE(F)) {
     stop_arg("kernel", "gives non-finite values on the centres: scale the data or change ",
              "the kernel's parameters")
   }
-  shift <- falkon_eps * m * max(mean(diag(Kmm)), .Machine$double.xmin)
-  T <- NULL
-  for (attempt in 0:6) {   # jitter up by 100x until the factorisation succeeds
-    T <- .Call(C_falkon_cholesky, Kmm, shift * 100^attempt, nthreads)
-    if (!is.null(T)) break
-  }
-  if (is.null(T)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
-  G <- .Call(C_falkon_tt, T, NULL, nthreads)
-  list(centres = centres, code = code, par = par, kernel = kernel, m = m, T = T, G = G)
+  if (is.null(F)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
+  list(centres = centres, code = code, par = par, kernel = kernel, m = nrow(centres), F = F)
 }
 
 # The preconditioner's second factor for one lambda and curvature s (the
 # mean of the loss's second derivative, 1 for the squared loss): the upper
-# A with A'A = s T T' / m + lambda I, as sqrt(s) chol(G + lambda / s I),
-# as list(R = A).
-falkon_precond <- function(prep, lambda, s = 1, nthreads) {
-  A <- .Call(C_falkon_cholesky, prep$G, lambda / s, nthreads)
-  if (is.null(A)) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
-  A <- A * sqrt(s)
-  list(R = A)
+# A with A'A = s T T' / m + lambda I, formed in place in the factor F (by
+# default the fit's own, replacing the A it held).  Returns F.
+falkon_precond <- function(prep, lambda, s = 1, nthreads, F = prep$F) {
+  ok <- .Call(C_falkon_factor_precond, F, lambda, s, nthreads)
+  if (!ok) stop_arg("lambda", "is too small for the preconditioner (", format(lambda), ")")
+  F
+}
+
+# One factor per lambda, each holding its A: the fit's own for the first,
+# copies (m x m each) for the others, all from G = T T' / m formed once.
+# For a few candidates at once (falkon_sequential() says when they fit in
+# memory).
+falkon_precond_all <- function(prep, lambdas, nthreads) {
+  if (length(lambdas) > 1L) falkon_keep_g(prep, nthreads)
+  lapply(seq_along(lambdas), function(g) {
+    F <- if (g == 1L) prep$F else .Call(C_falkon_factor_copy, prep$F)
+    falkon_precond(prep, lambdas[g], 1, nthreads, F)
+  })
+}
+
+# Keep G = T T' / m beside the factor (one more m x m array), so that each
+# later preconditioner copies it instead of forming it (m^3 / 3 flops): for
+# fits that refactor often and are not short of memory.  Call it before the
+# first falkon_precond().
+falkon_keep_g <- function(prep, nthreads) {
+  invisible(.Call(C_falkon_factor_keep_g, prep$F, nthreads))
+}
+
+# T U (trans = FALSE) or T' U, from the factor's upper half in place.
+falkon_tprod <- function(prep, U, trans, nthreads) {
+  .Call(C_falkon_factor_tprod, prep$F, U, trans, nthreads)
 }
 
 # K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
@@ -66,11 +85,15 @@ falkon_kernel_predict <- function(prep, x, alpha, nthreads, block_rows = 0) {
         nthreads)
 }
 
-# R^-1 B (trans = FALSE) or R'^-1 B (trans = TRUE), R upper.
-trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans, nthreads)
+# T^-1 B or A^-1 B (trans = FALSE), T'^-1 B or A'^-1 B (trans = TRUE), from
+# the factor F in place (which: 0 for T, 1 for A).
+factor_solve <- function(F, B, which, trans, nthreads) {
+  .Call(C_falkon_factor_solve, F, B, which, trans, nthreads)
+}
 
 # Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
-# several lambdas at once: 'As' and 'lambdas' give L groups, and the k
+# several lambdas at once: 'factors' (each holding the A of its lambda,
+# falkon_precond_all()) and 'lambdas' give L groups, and the k
 # columns of rhs are solved for each, so the solution has L k columns (group
 # g is columns (g - 1) k + 1:k).  apply_knm(U) returns K_nm' W K_nm U for
 # all L k columns in one pass.  With alpha = T^-1 A^-1 beta, CG runs on
@@ -81,10 +104,10 @@ trisolve <- function(R, B, trans, nthreads) .Call(C_falkon_trisolve, R, B, trans
 # attribute "ku", K_nm alpha is accumulated too and returned as k_alpha
 # (so a Newton step needs no pass to evaluate its direction).  Stops when every column's residual has
 # fallen by 'tol' (relative) or after 'iter' iterations.
-falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
+falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-14,
                       callback = NULL, nthreads, alpha0 = NULL) {
   k <- ncol(rhs)
-  L <- length(As)
+  L <- length(factors)
   group <- rep(seq_len(L), each = k)
   by_group <- function(U, f) {
     for (g in seq_len(L)) {
@@ -94,9 +117,9 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
     U
   }
   A_solve <- function(U, trans) by_group(U, function(u, g) {
-    trisolve(As[[g]]$R, u, trans, nthreads)
+    factor_solve(factors[[g]], u, 1L, trans, nthreads)
   })
-  T_solve <- function(U, trans) trisolve(prep$T, U, trans, nthreads)
+  T_solve <- function(U, trans) factor_solve(factors[[1L]], U, 0L, trans, nthreads)
   lam <- rep(lambdas, each = k)
   # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
   bhb <- function(u) {
@@ -113,7 +136,7 @@ falkon_cg <- function(apply_knm, rhs, prep, As, lambdas, n, iter, tol = 1e-14,
   if (!is.null(alpha0)) {
     # warm start at beta0 = A T alpha0: r = b - BHB beta0, where A^-1 beta0
     # = T alpha0 and T^-1 A^-1 beta0 = alpha0 (no products with A, no solves)
-    v0 <- .Call(C_matprod, prep$T, alpha0, nthreads)
+    v0 <- .Call(C_falkon_factor_tprod, factors[[1L]], alpha0, FALSE, nthreads)
     r <- b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
     alpha <- alpha0
   }
@@ -180,22 +203,22 @@ falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
                           callback = NULL) {
   n <- rows$n
   k <- ncol(Y)
-  T <- prep$T
-  Tt <- t(T)
   alpha <- matrix(0, prep$m, k)
   f <- matrix(offset, n, k, byrow = TRUE)
-  penalty <- function(a, lambda) lambda / 2 * sum(.Call(C_matprod, T, a, nthreads)^2)
+  # products with T read its upper half in place (no transposed copy)
+  penalty <- function(a, lambda) lambda / 2 * sum(falkon_tprod(prep, a, FALSE, nthreads)^2)
   steps <- 0L
   for (t in seq_along(schedule)) {
     lambda <- schedule[t]
     p <- falkon_probabilities(f)
     curv <- w * p * (1 - p)
     grad <- rows$pass(prep, V = p - Y, w = w) / n +
-      lambda * .Call(C_matprod, Tt, .Call(C_matprod, T, alpha, nthreads), nthreads)
+      lambda * falkon_tprod(prep, falkon_tprod(prep, alpha, FALSE, nthreads), TRUE, nthreads)
     s <- max(mean(curv), 1e-8)
-    A <- falkon_precond(prep, lambda, s, nthreads)
+    falkon_precond(prep, lambda, s, nthreads)
     apply_h <- function(U) rows$pass(prep, U = U, w = curv, keep_ku = TRUE)
-    sol <- falkon_cg(apply_h, -grad, prep, list(A), lambda, n, cg_iter[t], nthreads = nthreads)
+    sol <- falkon_cg(apply_h, -grad, prep, list(prep$F), lambda, n, cg_iter[t],
+                     nthreads = nthreads)
     delta <- sol$alpha
     Kd <- if (is.null(sol$k_alpha)) rows$predict(prep, delta) else sol$k_alpha
     obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)

@@ -50,7 +50,10 @@
 #'
 #' **Defaults.**  With `lambda = "auto"` and `iter = "auto"` a held-out
 #' slice of the rows (10 %, at most 2000 rows) chooses \eqn{\lambda} from
-#' `control$lambdas` (all solved in the same passes over the data) and the
+#' `control$lambdas` (all solved in the same passes over the data, or, when
+#' their preconditioners would not fit in `control$factor_bytes`, one after
+#' another from the largest, warm-started, until one fails to improve on the
+#' last; see [falkon_control()]) and the
 #' number of iterations along the CG path (the held-out error costs only
 #' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops
 #' `control$patience` (3) iterations after its best point): the fit kept is the
@@ -83,9 +86,13 @@
 #' from R's generator (`set.seed()` or `seed`).  Every product, factorisation
 #' and solve runs on the package's own kernels, so the fit is the same, bit
 #' for bit, for any number of threads, any BLAS and any block size of the
-#' passes.  Memory is \eqn{O(m^2)} (a few \eqn{m \times m} factors) plus a
+#' passes.  Memory is one \eqn{m \times m} array (8 \eqn{m^2} bytes; as in
+#' the FALKON reference code it holds \eqn{T} in its upper triangle and
+#' \eqn{A^T} for the current \eqn{\lambda} in its lower, each factorised
+#' in place; one more per extra candidate \eqn{\lambda} within
+#' `control$factor_bytes`) plus the held-out kernel block, a
 #' block of rows times \eqn{m} (or the cached \eqn{K_{nm}}, at most
-#' `control$cache_bytes`); a fit whose estimate exceeds
+#' `control$cache_bytes`) and the scaled copy of the data; a fit whose estimate exceeds
 #' `getOption("bochner.max_bytes")` (default: the memory available) is
 #' refused before allocating.
 #'
@@ -204,7 +211,12 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
       L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control)
+      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control, n,
+                          ncol(xs))
+      # the scaled copy is not needed while fitting (the training rows and
+      # the held-out ones have theirs): it goes, and comes back if the
+      # fitted values need it
+      if (length(split$valid)) xs <- NULL
       prep <- falkon_prepare(resolved, centres, nthreads)
       fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
       res <- fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
@@ -213,6 +225,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
     res
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
+
   fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
   names(fit$fitted) <- rownames(x)
   if (resp$type == "regression") {
@@ -269,6 +283,18 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   of it; `grow_jump = 1` never jumps); every step but the last stops
 #'   its CG path after `grow_patience` iterations without improvement (at
 #'   most `patience`).
+#' @param factor_bytes The most memory (bytes) for the preconditioners of
+#'   all candidate \eqn{\lambda} at once (one \eqn{m \times m} array of
+#'   doubles each, \eqn{8 m^2} bytes), and at most a quarter of
+#'   `getOption("bochner.max_bytes")` or the memory available.  Within it
+#'   `lambda = "auto"` runs every candidate in one CG path; beyond it (by
+#'   default from about 9000 centres with the three default candidates) the
+#'   fit holds one array and runs the candidates one after another from the
+#'   largest, each path warm-started from the best coefficients so far,
+#'   stopping at the first candidate whose held-out error does not improve,
+#'   and the held-out scores are computed from the kernel at every iteration
+#'   instead of from a held \eqn{n_{val} \times m} block.
+#'   `factor_bytes = 0` always fits them one after another.
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -278,7 +304,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            newton_patience = 1,
                            tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
-                           grow_jump = 0.05, grow_patience = 3) {
+                           grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -297,7 +323,8 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        grow_gain = check_probability(grow_gain, "grow_gain"),
        grow_min = check_probability(grow_min, "grow_min"),
        grow_jump = check_number(grow_jump, "grow_jump", lower = 0),
-       grow_patience = check_count(grow_patience, "grow_patience"))
+       grow_patience = check_count(grow_patience, "grow_patience"),
+       factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0))
 }
 
 falkon_control_list <- function(control) {
@@ -400,15 +427,29 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
   cm
 }
 
-# Refuse before allocating: the m x m factors (T, G, the kernel, one A per
-# lambda), the held-out kernel block and a block of rows times m.
-falkon_check_memory <- function(m, nval, L, k, control) {
+# Refuse before allocating what a fit holds at once: the m x m factors
+# (one array, or one per candidate lambda and G when they fit together:
+# falkon_sequential()) and the panels of their factorisation, H = K_nm' W
+# K_nm where the centres are few (falkon_fit_squared()), the held-out
+# kernel block (unless the centres are many: falkon_heldout_scorer()), the kernel blocks of a pass, the CG state, and for rows
+# held in memory (n x d) the scaled copy of the data and of its training
+# rows and the targets and scores.  The cached K_nm is left out: it is
+# held only within control$cache_bytes and a quarter of memory_limit().
+falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
   check_allocation(m, m, "the centres' Gram matrix", arg = "centers")
-  check_memory(list("the m x m factors" = c(m, m * (4 + L)),
-                    "the held-out kernel block" = c(nval, m),
-                    "two blocks of kernel rows" = c(2 * 4096, m),
-                    "the CG state" = c(m, 4 * L * k)),
-               "falkon()", "centers", advice = "use fewer centres")
+  # one array, or one per candidate and G = T T' / m kept (falkon_keep_g())
+  arrays <- if (falkon_sequential(m, L, control)) 1 else L + 1
+  block <- if (control$block_rows > 0) control$block_rows
+           else min(8192, max(256, floor(2^21 / m)))
+  parts <- list("the m x m factors" = c(m, m * arrays),
+                "their factorisation's panels" = c(m, 640),
+                "the held-out kernel block" = c(if (falkon_lean(m, control)) 0 else nval, m),
+                "the kernel blocks of a pass" = c(2 * block, m),
+                "the CG state" = c(m, 8 * L * k),
+                "the scaled data and its training rows" = c(2 * n, d),
+                "the targets and scores" = c(n, 4 * k))
+  if (m <= 2 * k * L * falkon_gram_passes) parts[["K_nm' K_nm"]] <- c(m, m)
+  check_memory(parts, "falkon()", "centers", advice = "use fewer centres")
 }
 
 # One constructor for the fitted class.

@@ -236,9 +236,9 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
     Y <- resp$Y[tr, , drop = FALSE]
     offset <- colMeans(Y)
     rhs <- falkon_knm_apply(prep, xt, V = sweep(Y, 2L, offset), nthreads = nthreads) / length(tr)
-    As <- lapply(lambdas, function(l) falkon_precond(prep, l, 1, nthreads))
+    factors <- falkon_precond_all(prep, lambdas, nthreads)
     apply_knm <- function(U) falkon_knm_apply(prep, xt, U = U, nthreads = nthreads)
-    res <- falkon_cg(apply_knm, rhs, prep, As, lambdas, length(tr), extra$iter,
+    res <- falkon_cg(apply_knm, rhs, prep, factors, lambdas, length(tr), extra$iter,
                      tol = control$tol, nthreads = nthreads)
     scores <- falkon_kernel_predict(prep, xs[te, , drop = FALSE], res$alpha, nthreads)
     for (g in seq_along(lambdas)) {

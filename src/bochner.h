@@ -89,6 +89,7 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
 
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);
+int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb);
 void bochner_cholesky_solve(const double *r, int n, double *b, int m);
 
 /* kernel_blocks.c: Gram blocks of the Euclidean kernels, fused on the product tiles */
@@ -337,6 +338,13 @@ SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
+SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
+SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads);
+SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
+SEXP bochner_falkon_factor_copy_call(SEXP F);
+SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
 
 /* exact_moments.c: column means and sums of squares independent of the row grouping */
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);

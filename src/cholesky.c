@@ -38,6 +38,12 @@ static int chol_block(double *a, ptrdiff_t lda, int kb)
     return 0;
 }
 
+/* The unblocked step for other blocked factorisations (falkon_factor.c). */
+int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb)
+{
+    return chol_block(a, lda, kb);
+}
+
 typedef struct {
     const double *r11;     /* kb x kb upper factor */
     double *a12;           /* kb x m, solved in place, column by column */

@@ -1,0 +1,178 @@
+# The packed preconditioner of falkon() (src/falkon_factor.c): T and A in
+# one m x m array against chol(), backsolve() and forwardsolve(); thread
+# identity; lambda = "auto" fitting its candidates one after another
+# (control$factor_bytes) against the simultaneous path; the memory guard.
+
+packed <- function(C, ker, nth = 1L) {
+  .Call(bochner:::C_falkon_factor, C, bochner:::kernel_code(ker),
+        bochner:::kernel_parameters(ker), 1e-13, nth)
+}
+get_factor <- function(F, which) .Call(bochner:::C_falkon_factor_get, F, which)
+precond <- function(F, lambda, s, nth = 1L) {
+  .Call(bochner:::C_falkon_factor_precond, F, lambda, s, nth)
+}
+fsolve <- function(F, B, which, tr, nth = 1L) {
+  .Call(bochner:::C_falkon_factor_solve, F, B, which, tr, nth)
+}
+tprod <- function(F, B, tr, nth = 1L) .Call(bochner:::C_falkon_factor_tprod, F, B, tr, nth)
+
+test_that("the packed factors and their solves equal chol(), backsolve() and forwardsolve()", {
+  set.seed(31)
+  ker <- gaussian_kernel(1.5)
+  # 1: no blocks; 250 and 517: tiles of 240, panels of 192, solve blocks of 96
+  for (m in c(1, 7, 250, 517)) {
+    C <- matrix(rnorm(m * 3), m)
+    K <- kernel_matrix(ker, C)
+    F <- packed(C, ker)
+    T <- get_factor(F, 0L)
+    # K is nearly singular: the factor is checked by its backward error (and
+    # the solves and products against the same triangle below)
+    expect_lt(max(abs(crossprod(T) - K - diag(1e-13 * m * mean(diag(K)), m))), 1e-10)
+    expect_true(all(T[lower.tri(T)] == 0) && all(diag(T) > 0))
+    Tref <- T
+    expect_null(get_factor(F, 1L))        # no preconditioner yet
+    B <- matrix(rnorm(m * 11), m)         # 11: a group of 8 columns and one of 3
+    for (lam_s in list(c(1e-3, 1), c(1e-6, 0.3))) {
+      expect_true(precond(F, lam_s[1], lam_s[2]))
+      A <- get_factor(F, 1L)
+      Aref <- chol(lam_s[2] * tcrossprod(T) / m + diag(lam_s[1], m))
+      expect_lt(max(abs(A - Aref)) / max(abs(Aref)), 1e-10)
+      expect_identical(get_factor(F, 0L), T)       # T untouched by the refactorisation
+      for (tr in c(FALSE, TRUE)) {
+        ref <- backsolve(Aref, B, transpose = tr)
+        expect_lt(max(abs(fsolve(F, B, 1L, tr) - ref)) / max(abs(ref)), 1e-10)
+        ref <- backsolve(Tref, B, transpose = tr)
+        expect_lt(max(abs(fsolve(F, B, 0L, tr) - ref)) / max(abs(ref)), 1e-10)
+        ref <- if (tr) crossprod(Tref, B) else Tref %*% B
+        expect_lt(max(abs(tprod(F, B, tr) - ref)) / max(abs(ref)), 1e-10)
+      }
+    }
+    expect_equal(get_factor(F, 2L), c(1e-6, 0.3, 1))
+    # a copy is independent of the original
+    F2 <- .Call(bochner:::C_falkon_factor_copy, F)
+    expect_true(precond(F2, 1e-2, 1))
+    expect_identical(get_factor(F, 1L), A)
+  }
+  # refused: a pivot that fails leaves T alone and no preconditioner
+  C <- matrix(rnorm(30), 10)
+  F <- packed(C, ker)
+  T <- get_factor(F, 0L)
+  expect_false(precond(F, -10, 1))
+  expect_null(get_factor(F, 1L))
+  expect_identical(get_factor(F, 0L), T)
+  expect_error(fsolve(F, matrix(1, 10, 1), 1L, FALSE), "no preconditioner")
+  expect_error(fsolve(F, matrix(1, 9, 1), 0L, FALSE), "one row per centre")
+  expect_error(precond(list(), 1, 1), "FALKON factor")
+  # a kernel with non-finite values on the centres
+  expect_false(packed(matrix(c(0, 1e300), 2), polynomial_kernel(40, offset = 1e300)))
+})
+
+test_that("a kept G gives the same preconditioners, shared by the copies", {
+  set.seed(35)
+  ker <- gaussian_kernel(1)
+  C <- matrix(rnorm(300 * 3), 300)
+  F1 <- packed(C, ker)
+  F2 <- packed(C, ker)
+  expect_true(precond(F2, 0.5, 1))
+  bochner:::falkon_keep_g(list(F = F2), 1L)    # drops the A it held
+  expect_null(get_factor(F2, 1L))
+  expect_identical(get_factor(F2, 0L), get_factor(F1, 0L))
+  F3 <- .Call(bochner:::C_falkon_factor_copy, F2)
+  for (l in c(1e-3, 1e-6)) {
+    precond(F1, l, 0.4)
+    precond(F2, l, 0.4)
+    precond(F3, l, 0.4)
+    expect_identical(get_factor(F2, 1L), get_factor(F1, 1L))
+    expect_identical(get_factor(F3, 1L), get_factor(F1, 1L))
+  }
+})
+
+test_that("the packed factors, solves and products are identical for 1 and 2 threads", {
+  set.seed(32)
+  ker <- gaussian_kernel(2)
+  m <- 700
+  C <- matrix(rnorm(m * 4), m)
+  F1 <- packed(C, ker, 1L)
+  F2 <- packed(C, ker, 2L)
+  expect_identical(get_factor(F2, 0L), get_factor(F1, 0L))
+  precond(F1, 1e-5, 0.6, 1L)
+  precond(F2, 1e-5, 0.6, 2L)
+  expect_identical(get_factor(F2, 1L), get_factor(F1, 1L))
+  B <- matrix(rnorm(m * 70), m)
+  for (tr in c(FALSE, TRUE)) {
+    for (which in 0:1) expect_identical(fsolve(F1, B, which, tr, 2L), fsolve(F1, B, which, tr, 1L))
+    expect_identical(tprod(F1, B, tr, 2L), tprod(F1, B, tr, 1L))
+  }
+})
+
+test_that("lambda = \"auto\" one candidate at a time picks the simultaneous path's lambda", {
+  set.seed(33)
+  n <- 1500
+  x <- matrix(runif(n * 2, -2, 2), n)
+  y <- sin(2 * x[, 1]) * cos(x[, 2]) + rnorm(n, sd = 0.05)
+  ker <- gaussian_kernel(0.7)
+  ctl <- list(lambdas = c(1e-1, 1e-3, 1e-5, 1e-7), tol = 1e-14)
+  both <- falkon(x, y, kernel = ker, centers = 150, seed = 2, iter = 300, control = ctl)
+  one <- falkon(x, y, kernel = ker, centers = 150, seed = 2, iter = 300,
+                control = c(ctl, factor_bytes = 0))
+  expect_equal(one$lambda, both$lambda)
+  # the candidates were tried from the largest, each improving on the last
+  # but the one that stopped them
+  tried <- unique(one$validation$lambda)
+  expect_identical(tried, ctl$lambdas[seq_along(tried)])
+  best <- vapply(tried, function(l) min(one$validation$error[one$validation$lambda == l]), 0)
+  if (length(tried) > 1L) expect_true(all(diff(best[-length(best)]) < 0))
+  if (length(tried) < length(ctl$lambdas)) expect_gte(best[length(best)], best[length(best) - 1L])
+  expect_lt(max(abs(predict(one, x[1:50, ]) - predict(both, x[1:50, ]))), 0.05)
+})
+
+test_that("one candidate at a time: the lambda chosen and its alpha solve the Nystrom system", {
+  # held-out targets made by the Nystrom solution of lambda = 1e-3 on the
+  # training rows: its path converges to error 0, the others cannot, so
+  # both paths must choose it, and its alpha is that solution
+  set.seed(34)
+  n <- 400
+  m <- 80
+  ker <- gaussian_kernel(1)
+  x <- matrix(rnorm(n * 2), n)
+  y <- sin(x[, 1]) + rnorm(n, sd = 0.1)
+  prep <- bochner:::falkon_prepare(ker, x[seq_len(m), ], 1L)
+  rows <- bochner:::falkon_rows(x, 1L)
+  Knm <- kernel_matrix(ker, x, x[seq_len(m), ])
+  T <- get_factor(prep$F, 0L)
+  astar <- solve(crossprod(Knm) + 1e-3 * n * crossprod(T), crossprod(Knm, y - mean(y)))
+  val <- list(x = x, Y = Knm %*% astar + mean(y), w = rep(1, n), cls = NULL)
+  H <- crossprod(Knm) + 1e-3 * n * crossprod(T)
+  b <- crossprod(Knm, y - mean(y))
+  for (bytes in c(1e9, 0)) {
+    ctl <- bochner:::falkon_control_list(list(lambdas = c(1e-1, 1e-3, 1e-5), tol = 1e-14,
+                                              factor_bytes = bytes))
+    res <- bochner:::falkon_fit_squared(prep, rows, matrix(y), rep(1, n), val, "auto", 200, ctl,
+                                        1L)
+    expect_equal(res$lambda, 1e-3)
+    # K_mm is nearly singular: alpha is checked by the system's residual
+    # and the fitted values, not entry by entry
+    expect_lt(max(abs(H %*% res$alpha - b)) / max(abs(b)), 1e-5)
+    expect_lt(max(abs(Knm %*% (res$alpha - astar))), 1e-3)
+    expect_setequal(unique(res$validation$lambda), c(1e-1, 1e-3, 1e-5))
+  }
+})
+
+test_that("factor_bytes is checked and the memory guard counts the factors", {
+  expect_error(falkon_control(factor_bytes = -1), "factor_bytes")
+  expect_error(falkon_control(factor_bytes = "a"), "factor_bytes")
+  x <- matrix(rnorm(400), 200)
+  y <- rnorm(200)
+  expect_error(falkon(x, y, control = list(factor_bytes = NA)), "factor_bytes")
+  ctl <- bochner:::falkon_control_list(list())
+  expect_false(bochner:::falkon_sequential(1000, 3, ctl))
+  expect_true(bochner:::falkon_sequential(1e4, 3, ctl))
+  expect_false(bochner:::falkon_sequential(1e4, 1, ctl))
+  old <- options(bochner.max_bytes = 8 * 3000^2)
+  on.exit(options(old))
+  expect_true(bochner:::falkon_sequential(2000, 3, ctl))   # a quarter of the limit
+  expect_error(bochner:::falkon_check_memory(3000, 100, 3, 1, ctl), "centers")
+  expect_silent(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl))
+  # the data's copies count: 10^6 rows of 20 columns are 320 MB more
+  expect_error(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl, 1e6, 20), "centers")
+})
