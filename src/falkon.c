@@ -328,16 +328,17 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     if (nb <= 0) {
         /* the cached K_nm (n x m) needs no kernel scratch: large blocks (the
          * scratch T_b at most 32 MB), few parallel regions per pass */
-        if (kc && k > 8) {
-            /* the cached K_nm with many right-hand sides: the products are bound by
-             * arithmetic, not by reading K; large blocks (the scratch T_b at most
-             * 32 MB), few parallel regions per pass */
+        if (kc) {
+            /* the cached K_nm (n x m, column-major): large blocks (the scratch T_b at
+             * most 32 MB), so each column is read in long runs and the pass opens
+             * few parallel regions.  8 MB blocks (256-row runs of each column) made
+             * the k = 1 pass at n = 10^5, m = 4000 faster on one thread (1.51 ->
+             * 1.28 ns per entry) but slower on two (0.82 -> 0.94). */
             nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
             if (nb < 4096) nb = 4096;
         } else {
             /* whole groups, rounded down, about 8 MB of kernel block: it stays in
-             * the last-level cache for the two products that read it (a cached
-             * pass with k = 1 at n = 10^5, m = 4000: 0.68 -> 0.43 s) */
+             * the last-level cache for the two products that read it */
             nb = (R_xlen_t) ((8u << 20) / (8u * (unsigned) m)) / G * G;
             if (nb < G) nb = G;
         }
