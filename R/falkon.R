@@ -431,9 +431,10 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 # (one array, or one per candidate lambda and G when they fit together:
 # falkon_sequential()) and the panels of their factorisation, H = K_nm' W
 # K_nm where the centres are few (falkon_fit_squared()), the held-out
-# kernel block (unless the centres are many: falkon_heldout_scorer()), the kernel blocks of a pass, the CG state, and for rows
-# held in memory (n x d) the scaled copy of the data and of its training
-# rows and the targets and scores.  The cached K_nm is left out: it is
+# kernel block (unless the centres are many: falkon_heldout_scorer()), the
+# kernel blocks of a pass, the CG state, and for rows held in memory
+# (n x d) the scaled copy of the data and of its training rows and the
+# targets and scores.  The cached K_nm is left out: it is
 # held only within control$cache_bytes and a quarter of memory_limit().
 falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
   check_allocation(m, m, "the centres' Gram matrix", arg = "centers")

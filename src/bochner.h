@@ -320,7 +320,6 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
-void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans, int nthreads);
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
                                    SEXP nthreads, SEXP K);
@@ -332,12 +331,8 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
 SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
                                    SEXP par);
 SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init);
-SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads);
-SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads);
-SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads);
-SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads);
 SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
 SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);

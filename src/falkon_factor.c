@@ -2,10 +2,6 @@
  * preconditioner (Rudi, Carratino & Rosasco 2017), apart from the passes
  * over the rows in falkon.c.
  *
- *   falkon_cholesky    chol(K + shift I), upper
- *   falkon_tt          T diag(d) T' / m for an upper triangular T
- *   falkon_precond     chol(T diag(d) T' / m + lambda I), upper
- *   falkon_trisolve    R^-1 B or R'^-1 B for an upper triangular R
  *   falkon_factor_*    the packed preconditioner of a fit: T and A in one
  *                      m x m array, factored and solved in place
  *
@@ -16,32 +12,6 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-/* Transpose of a block, its columns split between the threads. */
-#define TRANSPOSE_COLS 64
-typedef struct {
-    const double *x;
-    int nrow, ncol;
-    double *t;
-} transpose_job;
-
-static void transpose_block(void *ctx, R_xlen_t blk, int thread)
-{
-    (void) thread;
-    const transpose_job *p = (const transpose_job *) ctx;
-    int j0 = (int) blk * TRANSPOSE_COLS;
-    int nc = p->ncol - j0 < TRANSPOSE_COLS ? p->ncol - j0 : TRANSPOSE_COLS;
-    bochner_transpose(p->x + (ptrdiff_t) j0 * p->nrow, p->nrow, p->nrow, nc, p->t + j0,
-                      p->ncol);
-}
-
-static void parallel_transpose(const double *x, int nrow, int ncol, double *t, int nthreads)
-{
-    transpose_job p = {x, nrow, ncol, t};
-    bochner_parallel_blocks((ncol + TRANSPOSE_COLS - 1) / TRANSPOSE_COLS,
-                            bochner_threads_for(nthreads, (double) nrow * ncol), 64,
-                            transpose_block, &p);
-}
 
 /* Triangular solves by blocks of SOLVE_NB rows, for many right-hand sides:
  * trans = 0: B <- R^-1 B (R upper; blocks from the last), trans = 1:
@@ -172,110 +142,6 @@ static void packed_trisolve(const double *r, const double *d, int lower, int m, 
                       lower ? (double *) R_alloc((size_t) SOLVE_NB * SOLVE_NB * (size_t) nth,
                                                  sizeof(double)) : NULL};
     bochner_parallel_blocks(nth, nth, 1, trisolve_group, &p);
-}
-
-void bochner_falkon_trisolve(const double *r, int m, double *b, int k, int trans,
-                             int nthreads)
-{
-    packed_trisolve(r, NULL, 0, m, b, k, trans, nthreads, NULL);
-}
-
-static int square_arg(SEXP a, const char *what)
-{
-    if (!bochner_is_real_matrix(a) || nrows(a) != ncols(a) || nrows(a) < 1)
-        error("'%s' must be a square double matrix", what);
-    return nrows(a);
-}
-
-/* .Call(C_falkon_cholesky, K, shift, nthreads): the upper R with
- * R'R = K + shift I (K's upper triangle is read); NULL when a pivot fails. */
-SEXP bochner_falkon_cholesky_call(SEXP K, SEXP shift, SEXP nthreads)
-{
-    int m = square_arg(K, "K");
-    double s = asReal(shift);
-    if (!R_FINITE(s)) error("'shift' must be a finite number");
-    SEXP R = PROTECT(duplicate(K));
-    double *r = REAL(R);
-    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += s;
-    int bad = bochner_cholesky(r, m, bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return bad ? R_NilValue : R;
-}
-
-/* g (m x m, symmetric) = T diag(dw) T' / m for an upper triangular T (dw
- * NULL: ones).  Entry (i, j) sums over l >= max(i, j) only, so each column
- * block j0 .. j0 + w - 1 of the upper triangle is the product of rows
- * 0 .. j0 + w - 1 and columns l >= j0 of T diag(dw) / m with rows l >= j0
- * of T': a third of the flops of the full product, and since the terms
- * left out are exact zeros each entry is the chain the full product would
- * give.  The lower triangle is then mirrored. */
-#define TT_COLS 240
-static void upper_tt(const double *t, const double *dw, int m, double *g, int nthreads)
-{
-    double *a = (double *) R_alloc((size_t) m * m, sizeof(double));
-    double *b = (double *) R_alloc((size_t) m * m, sizeof(double));
-    for (int j = 0; j < m; j++) {
-        double s = (dw ? dw[j] : 1.0) / (double) m;
-        for (int i = 0; i < m; i++) a[i + (ptrdiff_t) j * m] = t[i + (ptrdiff_t) j * m] * s;
-    }
-    parallel_transpose(t, m, m, b, nthreads);
-    for (int j0 = 0; j0 < m; j0 += TT_COLS) {
-        int w = m - j0 < TT_COLS ? m - j0 : TT_COLS;
-        bochner_product(a + (ptrdiff_t) j0 * m, m, b + j0 + (ptrdiff_t) j0 * m, m, j0 + w, w,
-                        m - j0, g + (ptrdiff_t) j0 * m, m, 0, 0, nthreads);
-    }
-    bochner_mirror_upper(g, m, nthreads);
-}
-
-static const double *weights_arg(SEXP dw, int m)
-{
-    if (isNull(dw)) return NULL;
-    if (TYPEOF(dw) != REALSXP || XLENGTH(dw) != m)
-        error("'dw' must be NULL or one weight per centre");
-    return REAL(dw);
-}
-
-/* .Call(C_falkon_tt, T, dw, nthreads): T diag(dw) T' / m (dw NULL: ones). */
-SEXP bochner_falkon_tt_call(SEXP T, SEXP dw, SEXP nthreads)
-{
-    int m = square_arg(T, "T");
-    const double *pw = weights_arg(dw, m);
-    SEXP G = PROTECT(allocMatrix(REALSXP, m, m));
-    upper_tt(REAL(T), pw, m, REAL(G), bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return G;
-}
-
-/* .Call(C_falkon_precond, T, dw, lambda, nthreads): the upper A with
- * A'A = T diag(dw) T' / m + lambda I (dw NULL: ones); NULL when a pivot
- * fails. */
-SEXP bochner_falkon_precond_call(SEXP T, SEXP dw, SEXP lambda, SEXP nthreads)
-{
-    int m = square_arg(T, "T");
-    double lam = asReal(lambda);
-    if (!R_FINITE(lam)) error("'lambda' must be a finite number");
-    const double *pw = weights_arg(dw, m);
-    int nth = bochner_nthreads(asInteger(nthreads));
-    SEXP A = PROTECT(allocMatrix(REALSXP, m, m));
-    double *r = REAL(A);
-    upper_tt(REAL(T), pw, m, r, nth);
-    for (int i = 0; i < m; i++) r[i + (ptrdiff_t) i * m] += lam;
-    int bad = bochner_cholesky(r, m, nth);
-    UNPROTECT(1);
-    return bad ? R_NilValue : A;
-}
-
-/* .Call(C_falkon_trisolve, R, B, trans, nthreads): R^-1 B (trans = 0) or
- * R'^-1 B (trans = 1) for an upper triangular R. */
-SEXP bochner_falkon_trisolve_call(SEXP R, SEXP B, SEXP trans, SEXP nthreads)
-{
-    int m = square_arg(R, "R");
-    if (!bochner_is_real_matrix(B) || nrows(B) != m) error("'B' must be a double matrix with one row per row of 'R'");
-    int nth = bochner_nthreads(asInteger(nthreads)), tr = asLogical(trans) == TRUE;
-    SEXP X = PROTECT(duplicate(B));
-    bochner_falkon_trisolve(REAL(R), m, REAL(X), ncols(B), tr, nth);
-    UNPROTECT(1);
-    return X;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -45,29 +45,16 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
   }
 })
 
-test_that("the blocked triangular solves equal backsolve(), for any thread count", {
-  set.seed(12)
-  for (m in c(1, 7, 250)) for (k in c(3, 11)) {   # 11: a group of 8 columns and one of 3
-    R <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
-    B <- matrix(rnorm(m * k), m)
-    for (tr in c(FALSE, TRUE)) {
-      X <- .Call(bochner:::C_falkon_trisolve, R, B, tr, 1L)
-      expect_equal(X, backsolve(R, B, transpose = tr), tolerance = 1e-12)
-      expect_identical(.Call(bochner:::C_falkon_trisolve, R, B, tr, 2L), X)
-    }
-  }
-})
-
-test_that("the Cholesky factor equals chol(), the same for any thread count", {
+test_that("the package's Cholesky solves like solve(), the same for any thread count", {
   set.seed(13)
-  for (m in c(5, 395)) {   # 395: panels of 192, column groups of 8 and a remainder of 3
+  for (m in c(5, 395)) {   # 395: panels of 96, column groups of 8 and a remainder of 3
     A <- crossprod(matrix(rnorm((m + 3) * m), m + 3))
-    R <- .Call(bochner:::C_falkon_cholesky, A, 0.25, 1L)
-    ref <- chol(A + diag(0.25, m))
-    expect_lt(max(abs(R - ref)) / max(abs(ref)), 1e-12)
-    expect_identical(.Call(bochner:::C_falkon_cholesky, A, 0.25, 2L), R)
+    B <- matrix(rnorm(2 * m), m)
+    X <- .Call(bochner:::C_ridge_solve, A, B, 0.25, 1L)
+    expect_equal(X, solve(A + diag(0.25, m), B), tolerance = 1e-10)
+    expect_identical(.Call(bochner:::C_ridge_solve, A, B, 0.25, 2L), X)
   }
-  expect_null(.Call(bochner:::C_falkon_cholesky, -diag(3), 0, 1L))
+  expect_error(.Call(bochner:::C_ridge_solve, -diag(3), diag(3), 0, 1L), "positive definite")
 })
 
 test_that("the fitted values, taken from the cached kernel block, equal predict()", {
@@ -143,19 +130,6 @@ test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
   b <- falkon(x, y, centers = 60, seed = 2, control = list(cache_bytes = 0))
   expect_identical(a$alpha, b$alpha)
   expect_identical(a$iter, b$iter)
-})
-
-test_that("T T' / m on the triangle equals the full product", {
-  set.seed(22)
-  for (m in c(1, 5, 241, 500)) {
-    T <- chol(crossprod(matrix(rnorm(m * m), m)) + diag(m))
-    dw <- runif(m)
-    expect_equal(.Call(bochner:::C_falkon_tt, T, NULL, 1L), tcrossprod(T) / m, tolerance = 1e-13)
-    G <- .Call(bochner:::C_falkon_tt, T, dw, 2L)
-    expect_equal(G, T %*% (dw * t(T)) / m, tolerance = 1e-13)
-    expect_true(isSymmetric(G, tol = 0))
-    expect_identical(.Call(bochner:::C_falkon_tt, T, dw, 1L), G)
-  }
 })
 
 test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
