@@ -98,7 +98,7 @@ int bochner_falkon_threads(int nthreads, double work)
 /* The order of the sums over rows: fixed by the global row numbers.
  *
  * The rows of a pass (numbered 0 .. total - 1 over all chunks) fall in
- * groups of FALKON_GROUP consecutive rows, group g being rows g G ..
+ * groups of G = group_rows(m) consecutive rows, group g being rows g G ..
  * min((g + 1) G, total) - 1.  A group's contribution Kg' Tg is one gemm.c
  * chain over its rows in order; the groups' contributions are then added
  * along a fixed binary tree over the group numbers: a node (l, i) is the
@@ -115,18 +115,18 @@ int bochner_falkon_threads(int nthreads, double work)
  * pushes the nodes of all chunks in order on one stack, which forms the
  * same nodes as the pass over all rows.  The cost: one leaf store per
  * group and entry, and on average one addition per group and entry for
- * the merges, against FALKON_GROUP multiply-adds per group and entry: with
+ * the merges, against G multiply-adds per group and entry: with
  * groups of 256 rows, forming H = K' K (k = m = 1000) took 10-25 % more
  * CPU, as its m x m leaves leave the caches; with 1024, 0-10 %, and a pass
  * with few columns costs the same as the single chain (bench/falkon-passes.md).
- * Blocks are whole groups, so a kernel block holds at least 1024 rows. */
+ * Blocks are whole groups, so a kernel block holds at least one group. */
 #define FALKON_GROUP 1024
 
 /* Rows per group with m centres: 1024, or fewer (a power of two, at least 64) so that a
  * group's kernel rows stay within 8 MB.  A block of whole groups then stays in the
  * last-level cache between its kernel evaluation and its two products (at m = 10^4 a
- * 1024-row block was 82 MB, streamed from memory three times: 2.2 against 1.7 ns per
- * entry and pass on 2 threads).  It depends on m alone, so every part of a chunked
+ * 1024-row block was 82 MB, streamed from memory three times; bench/falkon-passes.md).
+ * It depends on m alone, so every part of a chunked
  * pass (any machine) cuts the rows the same way. */
 static R_xlen_t group_rows(int m)
 {
@@ -326,10 +326,8 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     nthreads = bochner_falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
     R_xlen_t nb = block_rows;
     if (nb <= 0) {
-        /* the cached K_nm (n x m) needs no kernel scratch: large blocks (the
-         * scratch T_b at most 32 MB), few parallel regions per pass */
         if (kc) {
-            /* the cached K_nm (n x m, column-major): large blocks (the scratch T_b at
+            /* the cached K_nm (n x m, column-major): no kernel scratch, large blocks (T_b at
              * most 32 MB), so each column is read in long runs and the pass opens
              * few parallel regions.  8 MB blocks (256-row runs of each column) made
              * the k = 1 pass at n = 10^5, m = 4000 faster on one thread (1.51 ->
