@@ -105,9 +105,9 @@ B512_INLINE __mmask8 lanes8(int r)
 }
 
 /* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw) */
-B512_INLINE void kern512(const int MV, const int NR, const double *xp, const double *w,
-                         ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc,
-                         __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const double *xp,
+                         ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
+                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
 #define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
@@ -120,12 +120,14 @@ B512_INLINE void kern512(const int MV, const int NR, const double *xp, const dou
         LD3(0) LD3(1) LD3(2) LD3(3) LD3(4) LD3(5) LD3(6) LD3(7)
 #undef LD3
     }
-    const ptrdiff_t xs = 8 * MV;
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        const __m512d x0 = _mm512_load_pd(xl);
-        const __m512d x1 = (MV > 1) ? _mm512_load_pd(xl + 8) : x0;
-        const __m512d x2 = (MV > 2) ? _mm512_load_pd(xl + 16) : x0;
+        /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
+        const __m512d x0 = DIRECT ? _mm512_maskz_loadu_pd(m0, xl) : _mm512_load_pd(xl);
+        const __m512d x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_pd(m1, xl + 8)
+                                              : _mm512_load_pd(xl + 8)) : x0;
+        const __m512d x2 = (MV > 2) ? (DIRECT ? _mm512_maskz_loadu_pd(m2, xl + 16)
+                                              : _mm512_load_pd(xl + 16)) : x0;
         const double *wl = w + l;
 #define F3(j) if (NR > j) { const __m512d b = _mm512_set1_pd(wl[(j) * ldw]);   \
             a0##j = _mm512_fmadd_pd(x0, b, a0##j);                              \
@@ -142,26 +144,30 @@ B512_INLINE void kern512(const int MV, const int NR, const double *xp, const dou
 #undef ST3
 }
 
-/* one row block (8*MV rows, packed) times all nj columns */
-B512_INLINE void rows512(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
-                         int kc, int nj, double *c, ptrdiff_t ldc,
-                         __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+/* one row block (8*MV rows: packed with stride xs = 8*MV, or read in place with
+ * DIRECT, xs = ldx) times all nj columns */
+B512_INLINE void rows512(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
+                         const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
+                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
-        kern512(MV, 8, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern512(DIRECT, MV, 8, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
+                acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
+#define K512(NR) kern512(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc)
     switch (nj - j0) {
-    case 7: kern512(MV, 7, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 6: kern512(MV, 6, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 5: kern512(MV, 5, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 4: kern512(MV, 4, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 3: kern512(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern512(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern512(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 7: K512(7); break;
+    case 6: K512(6); break;
+    case 5: K512(5); break;
+    case 4: K512(4); break;
+    case 3: K512(3); break;
+    case 2: K512(2); break;
+    case 1: K512(1); break;
     default: break;
     }
+#undef K512
 }
 
 /* A micro-panel of rows i0 .. i0+mr of X = t(a), a (kc x m, lda) stored by columns: row i
@@ -217,6 +223,18 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const __mmask8 m0 = lanes8(mr), m1 = lanes8(mr - 8), m2 = lanes8(mr - 16);
             /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
             const double *src = x + pc * ldx + i0;
+            const double *wp = w + pc;
+            double *ci = c + i0;
+            if (!transa && nj <= 8) {
+                /* one micro-kernel column block: each panel would be read once, so
+                 * the rows are read in place (the same FMAs on the same values; a
+                 * product with few columns, as K U in falkon's passes, no longer
+                 * copies all of x) */
+                if (mv == 3)      rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                else if (mv == 2) rows512(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                else              rows512(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                continue;
+            }
             double *dst = xp;
             if (transa) pack_at(8 * mv, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
             else for (int l = 0; l < kc; l++, src += ldx, dst += 8 * mv) {
@@ -224,11 +242,10 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 if (mv > 1) _mm512_store_pd(dst + 8, _mm512_maskz_loadu_pd(m1, src + 8));
                 if (mv > 2) _mm512_store_pd(dst + 16, _mm512_maskz_loadu_pd(m2, src + 16));
             }
-            const double *wp = w + pc;
-            double *ci = c + i0;
-            if (mv == 3)      rows512(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows512(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows512(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            const int xs = 8 * mv;
+            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
@@ -244,9 +261,9 @@ B256_INLINE __m256i lanes4(int r)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_set_epi64x(3, 2, 1, 0));
 }
 
-B256_INLINE void kern256(const int MV, const int NR, const double *xp, const double *w,
-                         ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc,
-                         __m256i m0, __m256i m1, __m256i m2, int acc)
+B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const double *xp,
+                         ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
+                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
 {
 #define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3)
@@ -259,12 +276,14 @@ B256_INLINE void kern256(const int MV, const int NR, const double *xp, const dou
         LD3(0) LD3(1) LD3(2) LD3(3)
 #undef LD3
     }
-    const ptrdiff_t xs = 4 * MV;
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        const __m256d x0 = _mm256_load_pd(xl);
-        const __m256d x1 = (MV > 1) ? _mm256_load_pd(xl + 4) : x0;
-        const __m256d x2 = (MV > 2) ? _mm256_load_pd(xl + 8) : x0;
+        /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
+        const __m256d x0 = DIRECT ? _mm256_maskload_pd(xl, m0) : _mm256_load_pd(xl);
+        const __m256d x1 = (MV > 1) ? (DIRECT ? _mm256_maskload_pd(xl + 4, m1)
+                                              : _mm256_load_pd(xl + 4)) : x0;
+        const __m256d x2 = (MV > 2) ? (DIRECT ? _mm256_maskload_pd(xl + 8, m2)
+                                              : _mm256_load_pd(xl + 8)) : x0;
         const double *wl = w + l;
 #define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
             a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
@@ -281,22 +300,26 @@ B256_INLINE void kern256(const int MV, const int NR, const double *xp, const dou
 #undef ST3
 }
 
-/* one row block (4*MV rows, packed) times all nj columns */
-B256_INLINE void rows256(const int MV, const double *xp, const double *w, ptrdiff_t ldw,
-                         int kc, int nj, double *c, ptrdiff_t ldc,
-                         __m256i m0, __m256i m1, __m256i m2, int acc)
+/* one row block (4*MV rows: packed with stride xs = 4*MV, or read in place with
+ * DIRECT, xs = ldx) times all nj columns */
+B256_INLINE void rows256(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
+                         const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
+                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
-        kern256(MV, 4, xp, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2, acc);
+        kern256(DIRECT, MV, 4, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
+                acc);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
+#define K256(NR) kern256(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc)
     switch (nj - j0) {
-    case 3: kern256(MV, 3, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 2: kern256(MV, 2, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
-    case 1: kern256(MV, 1, xp, wj, ldw, kc, cj, ldc, m0, m1, m2, acc); break;
+    case 3: K256(3); break;
+    case 2: K256(2); break;
+    case 1: K256(1); break;
     default: break;
     }
+#undef K256
 }
 
 __attribute__((target("avx2,fma"), noinline))
@@ -315,6 +338,15 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const int mv = (mr + 3) / 4;
             const __m256i m0 = lanes4(mr), m1 = lanes4(mr - 4), m2 = lanes4(mr - 8);
             const double *src = x + pc * ldx + i0;
+            const double *wp = w + pc;
+            double *ci = c + i0;
+            if (!transa && nj <= 4) {
+                /* one column block: rows read in place, as in tile512 */
+                if (mv == 3)      rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                else if (mv == 2) rows256(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                else              rows256(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+                continue;
+            }
             double *dst = xp;
             if (transa) {
                 pack_at(4 * mv, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
@@ -331,11 +363,10 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                     if (mv > 2) _mm256_store_pd(dst + 8, _mm256_maskload_pd(src + 8, m2));
                 }
             }
-            const double *wp = w + pc;
-            double *ci = c + i0;
-            if (mv == 3)      rows256(3, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows256(2, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows256(1, xp, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            const int xs = 4 * mv;
+            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
         }
     }
 }
