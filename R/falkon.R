@@ -66,9 +66,9 @@
 #' while a step lowers the held-out error by at least 3 %
 #' (`control$grow_gain`) and, for classes, by at least a quarter point
 #' (`control$grow_min`) and two held-out points; for classes the growth
-#' also stops after the first step when its held-out error is below
-#' 2 `grow_min` (the next step would gain less than that), and when its
-#' held-out error is above `control$grow_jump` (5 %) it goes straight to
+#' also stops after any step whose held-out error is below
+#' 2 `grow_min` (the next step would gain less than that), and when the first
+#' step's held-out error is above `control$grow_jump` (5 %) it goes straight to
 #' the most centres (the steps between would only warm-start it), unless
 #' the next size is over half the most.  A step with a larger one after it
 #' stops its CG path after `control$grow_patience` (3) iterations without

@@ -266,13 +266,23 @@ test_that("default centres grow fourfold while the held-out error falls", {
   fe2 <- falkon(x2, easy, seed = 1, control = list(start_centers = 32, grow_min = 1e-4))
   expect_gt(fe2$centres_path$error[1], 2e-4)
   expect_gt(nrow(fe2$centres_path), 1L)
+  # ... and so does any later step under 2 grow_min (here 16 -> 64 centres,
+  # 2.75 % then 1.25 % held-out error; 256 would gain less than grow_min)
+  fl <- falkon(x2, easy, seed = 1, control = list(start_centers = 16, grow_min = 0.01))
+  e <- fl$centres_path$error
+  expect_gt(length(e), 1L)
+  expect_true(all(e[-length(e)] >= 0.02))
+  expect_lt(e[length(e)], 0.02)
+  expect_equal(fl$m, fl$centres_path$centers[length(e)])
   hard <- factor(sin(3 * x2[, 1]) * cos(3 * x2[, 2]) > 0)
-  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.05,
+  # (grow_min = 0.01: 32 -> 128 -> 512 centres, 14 %, 3 %, 2.25 %; above
+  # 2 grow_min throughout, so the gain decides)
+  fh <- falkon(x2, hard, seed = 1, control = list(start_centers = 32, grow_min = 0.01,
                                                   grow_jump = 1))
   e <- fh$centres_path$error
   expect_gt(length(e), 2L)
-  expect_true(all(-diff(e)[-(length(e) - 1)] >= 0.05))   # kept growing while it gained
-  expect_lt(e[length(e) - 1] - e[length(e)], 0.05 + 0.03 * e[length(e) - 1])   # stopped
+  expect_true(all(-diff(e)[-(length(e) - 1)] >= 0.01))   # kept growing while it gained
+  expect_lt(e[length(e) - 1] - e[length(e)], 0.01 + 0.03 * e[length(e) - 1])   # stopped
   # a first step above grow_jump goes straight to the most centres (1581
   # here; the next size, 128, is under half of them)
   most <- falkon_default_centers(4000)
