@@ -273,8 +273,8 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     # classes: any step, whose next would gain about half its error at most
     # (as measured), stops below 2 grow_min (on bench/falkon.R's Shuttle
     # split a fit went 256 -> 1024 centres, 1.4 -> 0.40 % held-out error,
-    # then to 4096 for 0.25 %: 10 s instead of 2, for 0.11 point of test
-    # accuracy)
+    # then to 4096 for 0.25 %: 12-15 s instead of 3.3, for 0.11 point of
+    # test accuracy)
     if (!is.null(val$cls) && res$error < 2 * control$grow_min) break
     # classes: a first step this far from grow_min will grow past the next
     # size too (each step gains at most about half the error): go straight

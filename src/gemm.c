@@ -221,7 +221,6 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const int mr = nr - i0 < 24 ? nr - i0 : 24;
             const int mv = (mr + 7) / 8;
             const __mmask8 m0 = lanes8(mr), m1 = lanes8(mr - 8), m2 = lanes8(mr - 16);
-            /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
             const double *src = x + pc * ldx + i0;
             const double *wp = w + pc;
             double *ci = c + i0;
@@ -235,6 +234,7 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 else              rows512(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
                 continue;
             }
+            /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
             double *dst = xp;
             if (transa) pack_at(8 * mv, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
             else for (int l = 0; l < kc; l++, src += ldx, dst += 8 * mv) {
