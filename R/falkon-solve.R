@@ -96,38 +96,41 @@ factor_solve <- function(F, B, which, trans, nthreads) {
 # falkon_precond_all()) and 'lambdas' give L groups, and the k
 # columns of rhs are solved for each, so the solution has L k columns (group
 # g is columns (g - 1) k + 1:k).  apply_knm(U) returns K_nm' W K_nm U for
-# all L k columns in one pass.  With alpha = T^-1 A^-1 beta, CG runs on
+# all columns of U in one pass.  With alpha = T^-1 A^-1 beta, CG runs on
 #   BHB(u) = A^-T (T^-T K_nm' W K_nm T^-1 A^-1 u / n + lambda A^-1 u)
 # with right side A^-T T^-T rhs (Rudi et al. 2017, Algorithm 1), each
 # column its own CG sharing the passes.  After iteration t, callback(alpha,
-# t) may return TRUE to stop.  When apply_knm's results carry K_nm U as
-# attribute "ku", K_nm alpha is accumulated too and returned as k_alpha
-# (so a Newton step needs no pass to evaluate its direction).  Stops when every column's residual has
-# fallen by 'tol' (relative) or after 'iter' iterations.
+# t) may return TRUE to stop, or the indices of groups to retire: their
+# columns keep their alpha and leave the passes (which then carry fewer
+# right-hand sides), and the path stops when no group is left.  When
+# apply_knm's results carry K_nm U as attribute "ku", K_nm alpha is
+# accumulated too and returned as k_alpha (so a Newton step needs no pass to
+# evaluate its direction; one group only).  Stops when every column's
+# residual has fallen by 'tol' (relative) or after 'iter' iterations.
 falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-14,
                       callback = NULL, nthreads, alpha0 = NULL) {
   k <- ncol(rhs)
   L <- length(factors)
   group <- rep(seq_len(L), each = k)
-  by_group <- function(U, f) {
-    for (g in seq_len(L)) {
-      cols <- group == g
-      U[, cols] <- f(U[, cols, drop = FALSE], g)
+  # A^-1 U or A^-T U for U holding the columns of groups gs, k each
+  A_solve <- function(U, trans, gs = seq_len(L)) {
+    for (i in seq_along(gs)) {
+      cols <- (i - 1L) * k + seq_len(k)
+      U[, cols] <- factor_solve(factors[[gs[i]]], U[, cols, drop = FALSE], 1L, trans, nthreads)
     }
     U
   }
-  A_solve <- function(U, trans) by_group(U, function(u, g) {
-    factor_solve(factors[[g]], u, 1L, trans, nthreads)
-  })
   T_solve <- function(U, trans) factor_solve(factors[[1L]], U, 0L, trans, nthreads)
   lam <- rep(lambdas, each = k)
-  # BHB u, and z = T^-1 A^-1 u (the step in alpha of a step u in beta)
-  bhb <- function(u) {
-    v <- A_solve(u, FALSE)
+  # BHB u for the columns of groups gs, and z = T^-1 A^-1 u (the step in
+  # alpha of a step u in beta)
+  bhb <- function(u, gs) {
+    v <- A_solve(u, FALSE, gs)
     z <- T_solve(v, FALSE)
     q <- apply_knm(z)
-    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, lam, "*"), TRUE), z = z,
-         ku = attr(q, "ku"))
+    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, rep(lambdas[gs], each = k), "*"),
+                         TRUE, gs),
+         z = z, ku = attr(q, "ku"))
   }
   b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
   alpha <- matrix(0, nrow(b), ncol(b))
@@ -143,21 +146,30 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
   p <- r
   rs <- colSums(r^2)
   rs0 <- pmax(colSums(b^2), .Machine$double.xmin)
+  running <- rep(TRUE, L)
   done <- 0L
   for (t in seq_len(iter)) {
-    active <- rs > tol^2 * rs0
+    active <- rs > tol^2 * rs0 & running[group]
     if (!any(active)) break
-    h <- bhb(p)
-    pAp <- colSums(p * h$value)
-    a <- ifelse(active & pAp > 0, rs / pAp, 0)
-    alpha <- alpha + sweep(h$z, 2L, a, "*")
+    gs <- which(running)
+    cols <- running[group]
+    h <- bhb(p[, cols, drop = FALSE], gs)
+    pc <- p[, cols, drop = FALSE]
+    ac <- active[cols]
+    pAp <- colSums(pc * h$value)
+    a <- ifelse(ac & pAp > 0, rs[cols] / pAp, 0)
+    alpha[, cols] <- alpha[, cols, drop = FALSE] + sweep(h$z, 2L, a, "*")
     if (!is.null(h$ku)) k_alpha <- k_alpha + sweep(h$ku, 2L, a, "*")
-    r <- r - sweep(h$value, 2L, a, "*")
-    rs_new <- colSums(r^2)
-    p <- r + sweep(p, 2L, ifelse(active, rs_new / rs, 0), "*")
-    rs <- rs_new
+    r[, cols] <- r[, cols, drop = FALSE] - sweep(h$value, 2L, a, "*")
+    rs_new <- colSums(r[, cols, drop = FALSE]^2)
+    p[, cols] <- r[, cols, drop = FALSE] + sweep(pc, 2L, ifelse(ac, rs_new / rs[cols], 0), "*")
+    rs[cols] <- rs_new
     done <- t
-    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
+    if (is.null(callback)) next
+    out <- callback(alpha, t)
+    if (isTRUE(out)) break
+    if (is.numeric(out)) running[out] <- FALSE
+    if (!any(running)) break
   }
   list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
        k_alpha = if (is.matrix(k_alpha) && is.null(alpha0)) k_alpha)

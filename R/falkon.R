@@ -254,6 +254,11 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' @param max_iter The most CG iterations with `iter = "auto"`.
 #' @param patience Stop once the held-out error has not improved for this
 #'   many CG iterations (squared loss).
+#' @param path_gain What counts as an improvement for `patience`: a fall of
+#'   the held-out error rate (classes) or of the held-out squared error by
+#'   at least this fraction since the last improvement, in (0, 1).  The fit
+#'   kept is still the one of least held-out error (for classes, the error
+#'   rate with the squared error breaking ties).
 #' @param newton_patience For the logistic loss, stop once the held-out
 #'   log-loss has not improved for this many Newton steps.  Along the
 #'   decreasing \eqn{\lambda} the held-out log-loss falls, then rises: on
@@ -300,7 +305,7 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #' falkon_control(max_iter = 50)
 #' @export
 falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience = 3,
-                           validation = 0.1, max_validation = 2000, newton_steps = 2,
+                           path_gain = 0.01, validation = 0.1, max_validation = 2000, newton_steps = 2,
                            newton_patience = 1,
                            tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
@@ -312,6 +317,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
   list(lambdas = sort(lambdas, decreasing = TRUE),
        max_iter = check_count(max_iter, "max_iter"),
        patience = check_count(patience, "patience"),
+       path_gain = check_probability(path_gain, "path_gain"),
        validation = check_probability(validation, "validation"),
        max_validation = check_count(max_validation, "max_validation"),
        newton_steps = check_count(newton_steps, "newton_steps", lower = 0),

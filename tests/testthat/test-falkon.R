@@ -157,6 +157,52 @@ test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
   }
 })
 
+test_that("a candidate retired from the CG path keeps its coefficients; the others run on", {
+  set.seed(4)
+  n <- 300
+  x <- matrix(rnorm(n * 3), n)
+  Y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.1), x[, 2] * x[, 3])
+  ker <- gaussian_kernel(0.3)
+  prep <- bochner:::falkon_prepare(ker, x[1:40, ], 1L)
+  lams <- c(1e-2, 1e-5)
+  factors <- bochner:::falkon_precond_all(prep, lams, 1L)
+  apply_knm <- function(U) bochner:::falkon_knm_apply(prep, x, U = U, nthreads = 1L)
+  rhs <- bochner:::falkon_knm_apply(prep, x, V = Y, nthreads = 1L) / n
+  cg <- function(iter, callback = NULL) {
+    bochner:::falkon_cg(apply_knm, rhs, prep, factors, lams, n, iter, callback = callback,
+                        nthreads = 1L)
+  }
+  # group 1 leaves after iteration 3; group 2 stops at 10
+  both <- cg(10, function(alpha, t) if (t == 3) 1L else FALSE)
+  expect_equal(both$iter, 10L)
+  expect_identical(both$alpha[, 1:2], cg(3)$alpha[, 1:2])
+  alone <- bochner:::falkon_cg(apply_knm, rhs, prep, factors[2], lams[2], n, 10, nthreads = 1L)
+  expect_equal(both$alpha[, 3:4], alone$alpha, tolerance = 1e-12)
+  # the path ends when every group has left
+  expect_equal(cg(10, function(alpha, t) if (t == 2) 1:2 else FALSE)$iter, 2L)
+})
+
+test_that("only a fall of the error rate or a real fall of the squared error is progress", {
+  prog <- bochner:::falkon_progress(NULL)
+  e <- function(rate, mse) structure(rate + 1e-6 * mse, rate = rate, mse = mse)
+  prog <- bochner:::falkon_progress(prog, e(0.1, 1), 1L, 0.01)
+  expect_equal(prog$iter, 1L)
+  # the tie-break falls by 0.5 %: no progress
+  prog <- bochner:::falkon_progress(prog, e(0.1, 0.995), 2L, 0.01)
+  expect_equal(prog$iter, 1L)
+  # 1.5 % below the squared error at the last progress (not at the last iteration)
+  prog <- bochner:::falkon_progress(prog, e(0.1, 0.985), 3L, 0.01)
+  expect_equal(prog$iter, 3L)
+  # the error rate falls, the squared error rises
+  prog <- bochner:::falkon_progress(prog, e(0.09, 1.2), 4L, 0.01)
+  expect_equal(c(prog$iter, prog$rate, prog$mse), c(4, 0.09, 0.985))
+  # regression: the squared error alone (rate Inf)
+  reg <- bochner:::falkon_progress(bochner:::falkon_progress(NULL), e(Inf, 2), 1L, 0.01)
+  expect_equal(bochner:::falkon_progress(reg, e(Inf, 1.99), 2L, 0.01)$iter, 1L)
+  expect_equal(bochner:::falkon_progress(reg, e(Inf, 1.97), 2L, 0.01)$iter, 2L)
+  expect_error(falkon_control(path_gain = 0), "path_gain")
+})
+
 test_that("with every row a centre and a small lambda it is exact kernel ridge", {
   set.seed(4)
   n <- 60
