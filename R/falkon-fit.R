@@ -112,20 +112,22 @@ falkon_heldout_error <- function(f, val) {
   structure(rate + 1e-6 * mse, mse = mse, rate = rate)
 }
 
-# Progress along a CG path, for its patience: an iteration makes progress
-# when the held-out error rate falls (classes) or the held-out squared error
-# falls by the fraction 'gain' below its value at the last progress.  The
-# fit kept is still the least held-out error (falkon_heldout_error()); only
-# when to stop looking differs.  A fall of the tie-break alone is no
-# progress: on bench/falkon.R's Shuttle split the error rate was flat from
-# iteration 13 of 33 while the squared error fell by 0.1-0.5 % an
-# iteration.  prog: list(rate, mse, iter), from falkon_progress(NULL).
+# Progress along a CG path, for its patience, in the order of
+# falkon_heldout_error(): an iteration makes progress when the held-out
+# error rate falls below its value at the last progress (classes), or stays
+# there while the held-out squared error falls by the fraction 'gain'.  The
+# fit kept is still the least held-out error; only when to stop looking
+# differs.  A fall of the tie-break alone is no progress: on
+# bench/falkon.R's Shuttle split the error rate was flat from iteration 13
+# of 33 while the squared error fell by 0.1-0.5 % an iteration.  For
+# regression the rate is Inf throughout.  prog: list(rate, mse, iter), from
+# falkon_progress(NULL).
 falkon_progress <- function(prog, e, t, gain) {
   if (is.null(prog)) return(list(rate = Inf, mse = Inf, iter = 0L))
   mse <- attr(e, "mse")
   rate <- attr(e, "rate")
-  if (rate < prog$rate || mse < (1 - gain) * prog$mse) {
-    prog <- list(rate = min(rate, prog$rate), mse = min(mse, prog$mse), iter = t)
+  if (rate < prog$rate || (rate == prog$rate && mse < (1 - gain) * prog$mse)) {
+    prog <- list(rate = rate, mse = mse, iter = t)
   }
   prog
 }

@@ -193,9 +193,13 @@ test_that("only a fall of the error rate or a real fall of the squared error is 
   # 1.5 % below the squared error at the last progress (not at the last iteration)
   prog <- bochner:::falkon_progress(prog, e(0.1, 0.985), 3L, 0.01)
   expect_equal(prog$iter, 3L)
-  # the error rate falls, the squared error rises
+  # the error rate falls, the squared error rises: progress, and the
+  # squared error is measured from there
   prog <- bochner:::falkon_progress(prog, e(0.09, 1.2), 4L, 0.01)
-  expect_equal(c(prog$iter, prog$rate, prog$mse), c(4, 0.09, 0.985))
+  expect_equal(c(prog$iter, prog$rate, prog$mse), c(4, 0.09, 1.2))
+  # a higher error rate is no progress, however low the squared error
+  expect_equal(bochner:::falkon_progress(prog, e(0.1, 0.5), 5L, 0.01)$iter, 4L)
+  expect_equal(bochner:::falkon_progress(prog, e(0.09, 1.1), 5L, 0.01)$iter, 5L)
   # regression: the squared error alone (rate Inf)
   reg <- bochner:::falkon_progress(bochner:::falkon_progress(NULL), e(Inf, 2), 1L, 0.01)
   expect_equal(bochner:::falkon_progress(reg, e(Inf, 1.99), 2L, 0.01)$iter, 1L)
