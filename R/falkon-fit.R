@@ -12,8 +12,19 @@
 
 # The passes a CG path is expected to take at least (patience plus a few):
 # a fit whose H = K_nm' W K_nm costs fewer passes than this forms H once
-# (falkon_fit_squared()).
+# (falkon_use_gram()).
 falkon_gram_passes <- 10
+
+# Whether a CG path with k right-hand sides for each of L lambdas forms H =
+# K_nm' W K_nm once and iterates on it (m x m products) instead of passing
+# over the rows at every iteration.  The pass that forms H takes K_nm I as
+# K_nm and computes H's upper triangle (src/falkon.c): n m^2 / 2
+# multiply-adds, as many as m / (4 k L) passes of 2 n m k L; and those
+# passes, with few columns, run slower per multiply-add (at m = 1024 on
+# Shuttle, 14 columns: 19 against H's 30 GFMA/s on 2 threads).
+falkon_use_gram <- function(m, k, L, maxit) {
+  m <= 4 * k * L * min(maxit, falkon_gram_passes)
+}
 
 # lambda when nothing can be held out to choose it: 1e-6, the middle of the
 # default grid.
@@ -169,10 +180,10 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   k <- ncol(Y)
   L <- length(lambdas)
   apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
-  if (prep$m <= 2 * k * L * min(maxit, falkon_gram_passes)) {
+  if (falkon_use_gram(prep$m, k, L, maxit)) {
     # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
-    # U = I, m columns) costs what m / (2 k L) passes cost, and every
-    # iteration is then the m x m product H U
+    # U = I) costs what m / (4 k L) passes cost, and every iteration is
+    # then the m x m product H U
     H <- rows$pass(prep, U = diag(prep$m), w = wt)
     apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
   }

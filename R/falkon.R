@@ -55,8 +55,11 @@
 #' another from the largest, warm-started, until one fails to improve on the
 #' last; see [falkon_control()]) and the
 #' number of iterations along the CG path (the held-out error costs only
-#' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops
-#' `control$patience` (3) iterations after its best point): the fit kept is the
+#' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops after
+#' `control$patience` (3) iterations without progress: a lower held-out
+#' error rate, or a held-out squared error at least 1 % lower,
+#' `control$path_gain`; a candidate \eqn{\lambda} without progress of its
+#' own that long leaves the passes): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  With the default `centers` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
@@ -455,7 +458,7 @@ falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
                 "the CG state" = c(m, 8 * L * k),
                 "the scaled data and its training rows" = c(2 * n, d),
                 "the targets and scores" = c(n, 4 * k))
-  if (m <= 2 * k * L * falkon_gram_passes) parts[["K_nm' K_nm"]] <- c(m, m)
+  if (falkon_use_gram(m, k, L, Inf)) parts[["K_nm' K_nm"]] <- c(m, m)
   check_memory(parts, "falkon()", "centers", advice = "use fewer centres")
 }
 

@@ -238,6 +238,12 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
     rhs <- falkon_knm_apply(prep, xt, V = sweep(Y, 2L, offset), nthreads = nthreads) / length(tr)
     factors <- falkon_precond_all(prep, lambdas, nthreads)
     apply_knm <- function(U) falkon_knm_apply(prep, xt, U = U, nthreads = nthreads)
+    # H = K_nm' K_nm where falkon() forms it for each lambda alone, so that
+    # every lambda's column is the fit falkon() gives (falkon_fit_squared())
+    if (falkon_use_gram(prep$m, k, 1L, extra$iter)) {
+      H <- apply_knm(diag(prep$m))
+      apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
+    }
     res <- falkon_cg(apply_knm, rhs, prep, factors, lambdas, length(tr), extra$iter,
                      tol = control$tol, nthreads = nthreads)
     scores <- falkon_kernel_predict(prep, xs[te, , drop = FALSE], res$alpha, nthreads)

@@ -17,7 +17,10 @@
  * then
  *   T_b = w_b * (Kb U + V_b)          (threaded product, products.c)
  *   Kg' T_g for each group g of rows  (threaded over tiles of out, gemm.c)
- * and the groups' results are added along a fixed tree (below).
+ * and the groups' results are added along a fixed tree (below).  With U the
+ * identity (the pass that forms H = K_nm' W K_nm for few centres) T_b is
+ * w_b * Kb without the product, and only the upper triangle of each group's
+ * Kg' T_g is computed and then mirrored: half the work of the plain pass.
  * With a cache (K_nm computed once by kernel_matrix() when it fits the
  * memory budget, R/falkon-fit.R) Kb is the cached block, read in place: the
  * same products on the same numbers, so the cached and the evaluated passes
@@ -197,6 +200,7 @@ typedef struct {
  * either end. */
 typedef struct {
     int m, k;
+    int sym;                /* the pass forms H = K_nm' W K_nm (below) */
     tree_meta meta;
     double **val;
     group_piece head, tail;
@@ -213,12 +217,31 @@ static R_xlen_t group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
 typedef struct {
     const double *kb, *tb;
     ptrdiff_t ldk;
-    int rows, m, k, tile, ngroups;
+    int rows, m, k, tile, ngroups, sym;
     const int *goff, *grows;        /* the groups' offsets in the block and rows */
     const R_xlen_t *gidx;
     const tree_meta *meta;
     double **val;
 } group_job;
+
+/* Rows i0 .. i0 + mr - 1 of a group's leaf Kg' Tg (m x k, leading dimension ldl),
+ * Kg and Tg its 'rows' rows.  With sym (Tg = W Kg, k = m: the leaf of H = K' W K)
+ * only the entries on and above the diagonal, the others zero: a symmetric
+ * matrix for half the work, mirrored when the pass is finished (pass_finish()).
+ * Each entry computed is the same gemm.c chain in any tile. */
+static void group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
+                       int rows, int m, int k, int sym, int i0, int mr, double *leaf,
+                       ptrdiff_t ldl)
+{
+    if (!sym) {
+        bochner_gemm_tn(kg + (ptrdiff_t) i0 * ldk, ldk, tg, ldt, mr, k, rows, leaf + i0, ldl, 0);
+        return;
+    }
+    bochner_gemm_tn(kg + (ptrdiff_t) i0 * ldk, ldk, tg + (ptrdiff_t) i0 * ldt, ldt, mr, k - i0,
+                    rows, leaf + i0 + (ptrdiff_t) i0 * ldl, ldl, 0);
+    for (int j = 0; j < i0 + mr && j < k; j++)
+        for (int i = j + 1 > i0 ? j + 1 : i0; i < i0 + mr; i++) leaf[i + (ptrdiff_t) j * ldl] = 0.0;
+}
 
 static void group_tile(void *ctx, R_xlen_t t, int thread)
 {
@@ -227,8 +250,8 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
     tree_meta meta = *p->meta;
     for (int g = 0; g < p->ngroups; g++) {
-        bochner_gemm_tn(p->kb + p->goff[g] + (ptrdiff_t) i0 * p->ldk, p->ldk, p->tb + p->goff[g],
-                        p->rows, mr, p->k, p->grows[g], p->val[meta.len] + i0, p->m, 0);
+        group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g], p->m,
+                   p->k, p->sym, i0, mr, p->val[meta.len], p->m);
         tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
     }
 }
@@ -241,8 +264,8 @@ static void group_update(const double *kb, ptrdiff_t ldk, const double *tb, int 
     int tile = (m + 3) / 4;
     tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
     if (tile > 240) tile = 240;
-    group_job p = {kb, tb, ldk, rows, m, k, tile, ngroups, goff, grows, gidx, &st->meta,
-                   st->val};
+    group_job p = {kb, tb, ldk, rows, m, k, tile, ngroups, st->sym, goff, grows, gidx,
+                   &st->meta, st->val};
     bochner_parallel_blocks((m + tile - 1) / tile,
                             bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
                             group_tile, &p);
@@ -274,6 +297,16 @@ static void piece_alloc(group_piece *pc, R_xlen_t group, R_xlen_t first, R_xlen_
     pc->t = rows ? (double *) R_alloc((size_t) rows * (size_t) k, sizeof(double)) : NULL;
 }
 
+/* Whether U (m x k) is the identity: an O(m^2) look against the pass's O(n m^2). */
+static int is_identity(const double *U, int m, int k)
+{
+    if (!U || k != m) return 0;
+    for (int j = 0; j < k; j++)
+        for (int i = 0; i < m; i++)
+            if (U[i + (ptrdiff_t) j * m] != (i == j ? 1.0 : 0.0)) return 0;
+    return 1;
+}
+
 /* The pass over rows row0 .. row0 + n - 1 of a pass over 'total' rows:
  * st gets the nodes of its complete groups and its partial groups; ku
  * (n x k) = K_nm U unless ku is NULL (given U); U (m x k) or NULL, V (n x k)
@@ -293,6 +326,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     const R_xlen_t G = group_rows(m);
     st->m = m;
     st->k = k;
+    st->sym = 0;
     st->meta.len = 0;
     st->val = NULL;
     piece_alloc(&st->head, 0, row0, 0, d, k);
@@ -323,6 +357,9 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     for (int i = 0; i < most; i++)
         st->val[i] = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
 
+    const int ident = is_identity(U, m, k);
+    /* K' W (K I) is symmetric unless V is added or each column has its own weights */
+    st->sym = ident && !V && !(w && wcols);
     nthreads = bochner_falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
     R_xlen_t nb = block_rows;
     if (nb <= 0) {
@@ -372,7 +409,16 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
             ldk = rows;
         }
         if (U) {
-            bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            if (ident) {
+                /* U = I (the pass that forms H = K_nm' W K_nm): K_b I is K_b itself,
+                 * the same doubles as the product (each entry K_ij plus zeros), for
+                 * half the pass's work */
+                for (int j = 0; j < k; j++)
+                    memcpy(tb + (ptrdiff_t) j * rows, kb + (ptrdiff_t) j * ldk,
+                           sizeof(double) * (size_t) rows);
+            } else {
+                bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+            }
             if (ku)
                 for (int j = 0; j < k; j++)
                     memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
@@ -408,7 +454,8 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     return BOCHNER_OK;
 }
 
-/* out (m x k) = [init +] the sum of the stack's nodes, left to right. */
+/* out (m x k) = [init +] the sum of the stack's nodes, left to right (for H, its
+ * upper triangle mirrored). */
 static void pass_finish(const pass_state *st, const double *init, double *out)
 {
     size_t mk = (size_t) st->m * (size_t) st->k;
@@ -416,6 +463,10 @@ static void pass_finish(const pass_state *st, const double *init, double *out)
     else memcpy(out, st->val[0], sizeof(double) * mk);
     for (int s = 1; s < st->meta.len; s++)
         for (size_t i = 0; i < mk; i++) out[i] += st->val[s][i];
+    if (st->sym)
+        for (int j = 0; j < st->k; j++)
+            for (int i = j + 1; i < st->m; i++)
+                out[i + (ptrdiff_t) j * st->m] = out[j + (ptrdiff_t) i * st->m];
     if (init)
         for (size_t i = 0; i < mk; i++) out[i] = init[i] + out[i];
 }
@@ -586,10 +637,10 @@ static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
     PROTECT(head);
     PROTECT(tail);
     int len = st->meta.len;
-    SEXP out = PROTECT(allocVector(VECSXP, 7));
-    SEXP names = PROTECT(allocVector(STRSXP, 7));
-    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail"};
-    for (int i = 0; i < 7; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
+    SEXP out = PROTECT(allocVector(VECSXP, 8));
+    SEXP names = PROTECT(allocVector(STRSXP, 8));
+    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail", "sym"};
+    for (int i = 0; i < 8; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
     setAttrib(out, R_NamesSymbol, names);
     SET_VECTOR_ELT(out, 0, ScalarInteger(st->m));
     SET_VECTOR_ELT(out, 1, ScalarInteger(st->k));
@@ -608,6 +659,7 @@ static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
     }
     SET_VECTOR_ELT(out, 5, head);
     SET_VECTOR_ELT(out, 6, tail);
+    SET_VECTOR_ELT(out, 7, ScalarLogical(st->sym));
     UNPROTECT(4);
     return out;
 }
@@ -628,6 +680,7 @@ static void state_read(SEXP s, pass_state *st)
         error("'state' must be a pass state");
     st->m = asInteger(list_elt(s, "m"));
     st->k = asInteger(list_elt(s, "k"));
+    st->sym = asLogical(list_elt(s, "sym")) == TRUE;
     SEXP lev = list_elt(s, "level"), idx = list_elt(s, "index"), nodes = list_elt(s, "nodes");
     if (st->m < 1 || st->k < 1 || TYPEOF(lev) != INTSXP || TYPEOF(idx) != REALSXP ||
         TYPEOF(nodes) != VECSXP || XLENGTH(lev) != XLENGTH(idx) ||
@@ -652,7 +705,7 @@ typedef struct {
 } pending_group;
 
 typedef struct {
-    int m, k, d, code, npar;
+    int m, k, d, code, npar, sym;
     const double *c, *par;          /* the centres (m x d) and the kernel */
     R_xlen_t total, G;              /* rows of the pass, rows per group */
     tree_meta meta;
@@ -691,7 +744,7 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
                                            kb, 1);
         bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        bochner_gemm_tn(kb, rows, p->t, f->G, f->m, f->k, rows, leaf, f->m, 0);
+        group_leaf(kb, rows, p->t, f->G, rows, f->m, f->k, f->sym, 0, f->m, leaf, f->m);
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
         SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, f->G, p->t, f->G, p->group,
@@ -742,7 +795,8 @@ static void fold_in(fold_state *f, SEXP s)
 {
     pass_state st;
     state_read(s, &st);
-    if (st.m != f->m || st.k != f->k) error("the pass states have different sizes");
+    if (st.m != f->m || st.k != f->k || st.sym != f->sym)
+        error("the pass states have different sizes");
     fold_piece(f, list_elt(s, "head"));
     for (int i = 0; i < st.meta.len; i++) {
         fold_flush(f, 0, NULL);
@@ -765,6 +819,7 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEX
     fold_state f;
     f.m = sb.m;
     f.k = sb.k;
+    f.sym = sb.sym;
     f.d = ncols(centres);
     f.c = REAL(centres);
     f.code = asInteger(code);
@@ -784,7 +839,7 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEX
     SEXP tail = R_NilValue;
     fold_flush(&f, 1, &tail);
     PROTECT(tail);
-    pass_state out = {f.m, f.k, f.meta, f.val, {0}, {0}};
+    pass_state out = {f.m, f.k, f.sym, f.meta, f.val, {0}, {0}};
     SEXP res = state_sexp(&out, VECTOR_ELT(f.held, 0), tail);
     UNPROTECT(2);
     return res;

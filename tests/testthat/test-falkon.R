@@ -22,6 +22,16 @@ test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes inclu
     K <- kernel_matrix(ker, x, C)
     expect_equal(knm(x, C, ker, U, V, w), crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
     expect_equal(knm(x, C, ker, U = U), crossprod(K, K %*% U), tolerance = 1e-12)
+    # U = I: H = K' W K from its upper triangle, exactly symmetric; not with V
+    # added or one diagonal per column
+    I <- diag(m)
+    H <- knm(x, C, ker, I, w = w)
+    expect_equal(H, crossprod(K, w * K), tolerance = 1e-12)
+    expect_identical(H, t(H))
+    VI <- matrix(rnorm(n * m), n)
+    expect_equal(knm(x, C, ker, I, V = VI, w = w), crossprod(K, w * (K + VI)), tolerance = 1e-12)
+    WI <- matrix(runif(n * m), n)
+    expect_equal(knm(x, C, ker, I, w = WI), crossprod(K, WI * K), tolerance = 1e-12)
     both <- bochner:::falkon_knm_apply(list(centres = C, code = bochner:::kernel_code(ker),
                                             par = bochner:::kernel_parameters(ker)),
                                        x, U = U, nthreads = 1L, keep_ku = TRUE)
@@ -95,6 +105,20 @@ test_that("the pass is identical for any thread count, block size and chunking",
   st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
               bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
   expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
+  # the pass that forms H (U = I, upper triangles): the same for threads,
+  # blocks and chunks, a partial group included
+  I <- diag(60)
+  H <- knm(x, C, ker, I, w = w, nth = 1L)
+  expect_identical(knm(x, C, ker, I, w = w, nth = 2L), H)
+  expect_identical(knm(x, C, ker, I, w = w, block = 37, nth = 2L), H)
+  partI <- function(r) {
+    .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
+          bochner:::kernel_parameters(ker), I, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
+  }
+  stI <- .Call(bochner:::C_falkon_pass_fold, partI(1:1234), partI(1235:3000), 3000, C,
+               bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
+  expect_identical(.Call(bochner:::C_falkon_pass_finish, stI, NULL), H)
+  expect_identical(H, t(H))
 })
 
 test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
