@@ -98,26 +98,23 @@ test_that("the pass is identical for any thread count, block size and chunking",
   expect_identical(knm(x, C, ker, U, w = w, block = 37, nth = 2L), one)
   expect_identical(knm(x, C, ker, U, w = w, block = 3000, nth = 1L), one)
   # chunks in order, their passes' states folded (test-falkon-chunks.R)
-  part <- function(r) {
-    .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
-          bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
+  chunked <- function(U) {
+    part <- function(r) {
+      .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
+            bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
+    }
+    st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
+                bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
+    .Call(bochner:::C_falkon_pass_finish, st, NULL)
   }
-  st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
-              bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
-  expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
+  expect_identical(chunked(U), one)
   # the pass that forms H (U = I, upper triangles): the same for threads,
   # blocks and chunks, a partial group included
   I <- diag(60)
   H <- knm(x, C, ker, I, w = w, nth = 1L)
   expect_identical(knm(x, C, ker, I, w = w, nth = 2L), H)
   expect_identical(knm(x, C, ker, I, w = w, block = 37, nth = 2L), H)
-  partI <- function(r) {
-    .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
-          bochner:::kernel_parameters(ker), I, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
-  }
-  stI <- .Call(bochner:::C_falkon_pass_fold, partI(1:1234), partI(1235:3000), 3000, C,
-               bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
-  expect_identical(.Call(bochner:::C_falkon_pass_finish, stI, NULL), H)
+  expect_identical(chunked(I), H)
   expect_identical(H, t(H))
 })
 
