@@ -259,9 +259,11 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   many CG iterations (squared loss).
 #' @param path_gain What counts as an improvement for `patience`: a fall of
 #'   the held-out error rate (classes) or of the held-out squared error by
-#'   at least this fraction since the last improvement, in (0, 1).  The fit
-#'   kept is still the one of least held-out error (for classes, the error
-#'   rate with the squared error breaking ties).
+#'   at least this fraction since the last improvement, in (0, 1), where an
+#'   iteration is a pass over the rows; with few centres, where the
+#'   iterations are products with \eqn{K_{nm}^T W K_{nm}} formed once, any
+#'   fall.  The fit kept is still the one of least held-out error (for
+#'   classes, the error rate with the squared error breaking ties).
 #' @param newton_patience For the logistic loss, stop once the held-out
 #'   log-loss has not improved for this many Newton steps.  Along the
 #'   decreasing \eqn{\lambda} the held-out log-loss falls, then rises: on
