@@ -225,7 +225,8 @@ typedef struct {
 } group_job;
 
 /* Rows i0 .. i0 + mr - 1 of a group's leaf Kg' Tg (m x k, leading dimension ldl),
- * Kg and Tg its 'rows' rows.  With sym (Tg = W Kg, k = m: the leaf of H = K' W K)
+ * Kg and Tg its 'rows' rows: each entry one chain over the group's rows, a gemm.c
+ * chain or, for k <= 8, the 8-lane chain of bochner_dot_tn().  With sym (Tg = W Kg, k = m: the leaf of H = K' W K)
  * only the entries on and above the diagonal, the others zero: a symmetric
  * matrix for half the work, mirrored when the pass is finished (pass_finish()).
  * Each entry computed is the same gemm.c chain in any tile. */
@@ -233,6 +234,12 @@ static void group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdif
                        int rows, int m, int k, int sym, int i0, int mr, double *leaf,
                        ptrdiff_t ldl)
 {
+    if (!sym && k <= 8) {
+        /* few right-hand sides: dot products of Kg's columns read in place (the
+         * packed product would copy every column of the block to use it k times) */
+        bochner_dot_tn(kg + (ptrdiff_t) i0 * ldk, ldk, tg, ldt, mr, k, rows, leaf + i0, ldl);
+        return;
+    }
     if (!sym) {
         bochner_gemm_tn(kg + (ptrdiff_t) i0 * ldk, ldk, tg, ldt, mr, k, rows, leaf + i0, ldl, 0);
         return;

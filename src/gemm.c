@@ -374,6 +374,138 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 #endif /* BOCHNER_X86 */
 
 /* ------------------------------------------------------------------------- */
+/* Dot products: t(a) %*% b for few columns of b                             */
+/* ------------------------------------------------------------------------- */
+
+/* c (m x n) = t(a) %*% b, a (k x m, lda), b (k x n <= 8, ldb): the sums over many rows
+ * that a product with few columns makes (falkon's K_g' T_g over a group of rows).  The
+ * packed product copies each 24-column panel of a to use it n times; here a's columns
+ * are read in place, 8 rows at a time.  Its own chain: each c(i,j) is 8 partial sums,
+ * lane q over l = q, q + 8, q + 16, ... in order, s_q = fma(a[l,i], b[l,j], s_q) from 0
+ * (path 0: s_q + a[l,i] * b[l,j]), then ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)):
+ * the same doubles whatever m, the position of column i or the leading dimensions, and
+ * on paths 1 and 2. */
+static double dot_lanes_sum(const double *s)
+{
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+#if BOCHNER_X86
+/* JB columns of a against N columns of b */
+B512_INLINE void dot512(const int JB, const int N, const double *a, ptrdiff_t lda,
+                        const double *b, ptrdiff_t ldb, int k, double *c, ptrdiff_t ldc)
+{
+    __m512d s[12][8];
+#pragma GCC unroll 12
+    for (int jb = 0; jb < JB; jb++)
+#pragma GCC unroll 8
+        for (int j = 0; j < N; j++) s[jb][j] = _mm512_setzero_pd();
+    for (int l = 0; l < k; l += 8) {
+        const __mmask8 mk = lanes8(k - l);
+        __m512d t[8];
+#pragma GCC unroll 8
+        for (int j = 0; j < N; j++) t[j] = _mm512_maskz_loadu_pd(mk, b + (ptrdiff_t) j * ldb + l);
+#pragma GCC unroll 12
+        for (int jb = 0; jb < JB; jb++) {
+            const __m512d x = _mm512_maskz_loadu_pd(mk, a + (ptrdiff_t) jb * lda + l);
+#pragma GCC unroll 8
+            for (int j = 0; j < N; j++) s[jb][j] = _mm512_fmadd_pd(x, t[j], s[jb][j]);
+        }
+    }
+    double lane[8] __attribute__((aligned(64)));
+    for (int jb = 0; jb < JB; jb++)
+        for (int j = 0; j < N; j++) {
+            _mm512_store_pd(lane, s[jb][j]);
+            c[jb + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane);
+        }
+}
+
+/* all m columns of a, JB at a time: JB N accumulators, the N columns of b and one of a
+ * in the 32 registers, and with few columns of b many columns of a, so that enough
+ * independent chains hide the FMA's latency */
+B512_INLINE void dot512_cols(const int JB, const int N, const double *a, ptrdiff_t lda,
+                             const double *b, ptrdiff_t ldb, int m, int k, double *c,
+                             ptrdiff_t ldc)
+{
+    int i = 0;
+    for (; i + JB <= m; i += JB) dot512(JB, N, a + (ptrdiff_t) i * lda, lda, b, ldb, k, c + i, ldc);
+    for (; i < m; i++) dot512(1, N, a + (ptrdiff_t) i * lda, lda, b, ldb, k, c + i, ldc);
+}
+
+__attribute__((target("avx512f"), noinline))
+static void dot_tn512(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                      int n, int k, double *c, ptrdiff_t ldc)
+{
+    switch (n) {
+    case 1: dot512_cols(12, 1, a, lda, b, ldb, m, k, c, ldc); break;
+    case 2: dot512_cols(8, 2, a, lda, b, ldb, m, k, c, ldc); break;
+    case 3: dot512_cols(6, 3, a, lda, b, ldb, m, k, c, ldc); break;
+    case 4: dot512_cols(5, 4, a, lda, b, ldb, m, k, c, ldc); break;
+    case 5: dot512_cols(4, 5, a, lda, b, ldb, m, k, c, ldc); break;
+    case 6: dot512_cols(4, 6, a, lda, b, ldb, m, k, c, ldc); break;
+    case 7: dot512_cols(3, 7, a, lda, b, ldb, m, k, c, ldc); break;
+    default: dot512_cols(2, 8, a, lda, b, ldb, m, k, c, ldc); break;
+    }
+}
+
+/* path 1: the same fma chains, lane by lane (gcc turns fma() into the instruction) */
+__attribute__((target("avx2,fma"), noinline))
+static void dot_tn256(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                      int n, int k, double *c, ptrdiff_t ldc)
+{
+    for (int j = 0; j < n; j++) {
+        const double *bj = b + (ptrdiff_t) j * ldb;
+        for (int i = 0; i < m; i++) {
+            const double *ai = a + (ptrdiff_t) i * lda;
+            double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            int l = 0;
+            for (; l + 8 <= k; l += 8)
+                for (int q = 0; q < 8; q++) s[q] = __builtin_fma(ai[l + q], bj[l + q], s[q]);
+            for (int q = 0; l + q < k; q++) s[q] = __builtin_fma(ai[l + q], bj[l + q], s[q]);
+            c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(s);
+        }
+    }
+}
+#endif /* BOCHNER_X86 */
+
+static void dot_tn_portable(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                            int m, int n, int k, double *c, ptrdiff_t ldc)
+{
+    for (int j = 0; j < n; j++) {
+        const double *bj = b + (ptrdiff_t) j * ldb;
+        for (int i = 0; i < m; i++) {
+            const double *ai = a + (ptrdiff_t) i * lda;
+            double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int l = 0; l < k; l++) s[l % 8] = s[l % 8] + ai[l] * bj[l];
+            c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(s);
+        }
+    }
+}
+
+void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,
+                         ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+    if (n > 8) Rf_error("bochner_dot_tn: at most 8 columns");
+#if BOCHNER_X86
+    switch (isa) {
+    case 2: dot_tn512(a, lda, b, ldb, m, n, k, c, ldc); return;
+    case 1: dot_tn256(a, lda, b, ldb, m, n, k, c, ldc); return;
+    default: break;
+    }
+#else
+    (void) isa;
+#endif
+    dot_tn_portable(a, lda, b, ldb, m, n, k, c, ldc);
+}
+
+void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                    int n, int k, double *c, ptrdiff_t ldc)
+{
+    bochner_dot_tn_path(bochner_cpu_isa(), a, lda, b, ldb, m, n, k, c, ldc);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Entry points                                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -415,7 +547,7 @@ void bochner_gemm_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 }
 
 /* ------------------------------------------------------------------------- */
-/* Test hook: .Call(C_tile_product, x, w, isa)                               */
+/* Test hook: .Call(C_tile_product, x, w, isa, transa)                       */
 /* ------------------------------------------------------------------------- */
 
 /* x %*% w (transa = 0) or t(x) %*% w (transa = 1) computed in 256 x 256 tiles on code path
@@ -429,7 +561,9 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa)
     if (INTEGER(isa)[0] == -2) return ScalarInteger(best);
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    const int tr = asLogical(transa) == TRUE;
+    /* transa 2: t(x) %*% w by bochner_dot_tn_path() (ncol(w) <= 8) */
+    const int dot = TYPEOF(transa) == INTSXP && XLENGTH(transa) == 1 && INTEGER(transa)[0] == 2;
+    const int tr = dot || asLogical(transa) == TRUE;
     const int n = tr ? ncols(x) : nrows(x), d = tr ? nrows(x) : ncols(x), m = ncols(w);
     if (nrows(w) != d)
         error("non-conformable arguments: inner dimension of x = %d, nrow(w) = %d", d, nrows(w));
@@ -443,6 +577,11 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa)
         const int nj = m - j0 < TILE ? m - j0 : TILE;
         for (int r0 = 0; r0 < n; r0 += TILE) {
             const int nr = n - r0 < TILE ? n - r0 : TILE;
+            if (dot) {
+                if (m > 8) error("'w' must have at most 8 columns for dot products");
+                bochner_dot_tn_path(path, xx + (ptrdiff_t) r0 * d, d, ww, d, nr, m, d, a + r0, n);
+                continue;
+            }
             bochner_gemm_path(path, tr, tr ? xx + (ptrdiff_t) r0 * d : xx + r0, tr ? d : n,
                               ww + (ptrdiff_t) j0 * d, d, nr, nj, d,
                               a + (ptrdiff_t) j0 * n + r0, n, 0);

@@ -1,6 +1,7 @@
 # Tests for the tile product kernel (src/gemm.c).
 # isa: 0 = portable C, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
-# transa = TRUE: t(x) %*% w, x packed from its columns (the Z'Z path, no transposed copy)
+# transa = TRUE: t(x) %*% w, x packed from its columns (the Z'Z path, no transposed copy);
+# transa = 2L: t(x) %*% w by the dot products of bochner_dot_tn (at most 8 columns of w)
 tile_product <- function(x, w, isa = -1L, transa = FALSE)
   .Call(bochner:::C_tile_product, x, w, as.integer(isa), transa)
 best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L, FALSE)
@@ -42,6 +43,34 @@ test_that("tile product matches x %*% w for every code path and edge size", {
   expect_identical(bad, character())
   expect_lt(worst[["rel"]], 1e-13)
   expect_lt(worst[["scaled"]], 1e-13)
+})
+
+test_that("dot products t(x) %*% w (at most 8 columns) follow their 8-lane chain on every path", {
+  # the chain in plain R: lane q sums rows q, q + 8, ... in order, then a fixed tree;
+  # path 0 adds a * b (as R does), paths 1 and 2 fuse it (the same doubles on both)
+  lanes <- function(a, b) {
+    s <- numeric(8)
+    for (l in seq_along(a)) s[(l - 1) %% 8 + 1] <- s[(l - 1) %% 8 + 1] + a[l] * b[l]
+    ((s[1] + s[5]) + (s[3] + s[7])) + ((s[2] + s[6]) + (s[4] + s[8]))
+  }
+  set.seed(5)
+  best <- best_isa()
+  for (d in c(0L, 1L, 7L, 8L, 13L, 300L)) for (m in c(1L, 2L, 3L, 4L, 7L, 257L)) {
+    x <- rand_mat(d, m)
+    w <- rand_mat(d, 8)
+    for (n in 1:8) {
+      ws <- w[, seq_len(n), drop = FALSE]
+      p0 <- tile_product(x, ws, 0L, 2L)
+      expect_identical(p0, outer(seq_len(m), seq_len(n),
+                                 Vectorize(function(i, j) lanes(x[, i], ws[, j]))))
+      got <- tile_product(x, ws, best, 2L)
+      if (best == 2L) expect_identical(tile_product(x, ws, 1L, 2L), got)
+      ref <- crossprod(x, ws)
+      expect_lt(max(abs(got - ref) / pmax(crossprod(abs(x), abs(ws)), .Machine$double.xmin)),
+                1e-13)
+    }
+  }
+  expect_error(tile_product(x, rand_mat(300, 9), -1L, 2L), "at most 8 columns")
 })
 
 test_that("d = 1 and degenerate shapes", {
