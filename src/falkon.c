@@ -225,14 +225,15 @@ typedef struct {
 } group_job;
 
 /* Rows i0 .. i0 + mr - 1 of a group's leaf Kg' Tg (m x k, leading dimension ldl),
- * Kg and Tg its 'rows' rows: each entry one chain over the group's rows, a gemm.c
- * chain or, for k <= 8, the 8-lane chain of bochner_dot_tn().  With sym (Tg = W Kg, k = m: the leaf of H = K' W K)
- * only the entries on and above the diagonal, the others zero: a symmetric
- * matrix for half the work, mirrored when the pass is finished (pass_finish()).
- * Each entry computed is the same gemm.c chain in any tile. */
+ * Kg and Tg its 'rows' rows: each entry one chain over the group's rows, the same
+ * in any tile (for k <= 8 the 8-lane chain of bochner_dot_tn(), else a gemm.c
+ * chain; doing 9-16 columns as two dot products read a cached K_nm twice and was
+ * slower than the packed product: Shuttle's 14-column pass 0.065 -> 0.084 s).
+ * With sym (Tg = W Kg, k = m: the leaf of H = K' W K) only the entries on and
+ * above the diagonal, the others zero: a symmetric matrix for half the work,
+ * mirrored when the pass is finished (pass_finish()). */
 static void group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
-                       int rows, int m, int k, int sym, int i0, int mr, double *leaf,
-                       ptrdiff_t ldl)
+                       int rows, int k, int sym, int i0, int mr, double *leaf, ptrdiff_t ldl)
 {
     if (!sym && k <= 8) {
         /* few right-hand sides: dot products of Kg's columns read in place (the
@@ -257,8 +258,8 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
     tree_meta meta = *p->meta;
     for (int g = 0; g < p->ngroups; g++) {
-        group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g], p->m,
-                   p->k, p->sym, i0, mr, p->val[meta.len], p->m);
+        group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g], p->k,
+                   p->sym, i0, mr, p->val[meta.len], p->m);
         tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
     }
 }
@@ -751,7 +752,7 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
                                            kb, 1);
         bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        group_leaf(kb, rows, p->t, f->G, rows, f->m, f->k, f->sym, 0, f->m, leaf, f->m);
+        group_leaf(kb, rows, p->t, f->G, rows, f->k, f->sym, 0, f->m, leaf, f->m);
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
         SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, f->G, p->t, f->G, p->group,

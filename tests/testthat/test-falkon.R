@@ -11,8 +11,9 @@ knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0,
 test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes included", {
   set.seed(1)
   ker <- gaussian_kernel(1.3)
+  # k <= 8: dot products; k = 12 and U = I: the packed product
   for (case in list(c(n = 200, m = 17, k = 3), c(n = 1, m = 1, k = 1), c(n = 50, m = 1, k = 2),
-                    c(n = 1, m = 5, k = 1))) {
+                    c(n = 1, m = 5, k = 1), c(n = 300, m = 30, k = 12))) {
     n <- case[["n"]]; m <- case[["m"]]; k <- case[["k"]]
     x <- matrix(rnorm(n * 3), n)
     C <- matrix(rnorm(m * 3), m)
@@ -108,6 +109,10 @@ test_that("the pass is identical for any thread count, block size and chunking",
     .Call(bochner:::C_falkon_pass_finish, st, NULL)
   }
   expect_identical(chunked(U), one)
+  U12 <- matrix(rnorm(720), 60)
+  one12 <- knm(x, C, ker, U12, w = w, nth = 1L)
+  expect_identical(knm(x, C, ker, U12, w = w, block = 37, nth = 2L), one12)
+  expect_identical(chunked(U12), one12)
   # the pass that forms H (U = I, upper triangles): the same for threads,
   # blocks and chunks, a partial group included
   I <- diag(60)
