@@ -75,7 +75,8 @@ void bochner_gemm_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 void bochner_gemm_path(int isa, int transa, const double *a, ptrdiff_t lda, const double *b,
                        ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                        int accumulate);
-/* c (m x n <= 8) = t(a) %*% b, a (k x m): dot products with their own 8-lane chain */
+/* c (m x n) = t(a) %*% b, a (k x m): dot products with their own 8-lane chain, for few
+ * columns of b (8 at a time) */
 void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                     int n, int k, double *c, ptrdiff_t ldc);
 void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,

@@ -377,10 +377,11 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 /* Dot products: t(a) %*% b for few columns of b                             */
 /* ------------------------------------------------------------------------- */
 
-/* c (m x n) = t(a) %*% b, a (k x m, lda), b (k x n <= 8, ldb): the sums over many rows
- * that a product with few columns makes (falkon's K_g' T_g over a group of rows).  The
- * packed product copies each 24-column panel of a to use it n times; here a's columns
- * are read in place, 8 rows at a time.  Its own chain: each c(i,j) is 8 partial sums,
+/* c (m x n) = t(a) %*% b, a (k x m, lda), b (k x n, ldb; 8 columns at a time): the sums
+ * over many rows that a product with few columns makes (falkon's K_g' T_g over a group
+ * of rows, at most 8 right-hand sides).  The packed product copies each 24-column panel
+ * of a to use it n times; here a's columns are read in place, 8 rows at a time.  Its
+ * own chain: each c(i,j) is 8 partial sums,
  * lane q over l = q, q + 8, q + 16, ... in order, s_q = fma(a[l,i], b[l,j], s_q) from 0
  * (path 0: s_q + a[l,i] * b[l,j]), then ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)):
  * the same doubles whatever m, the position of column i or the leading dimensions, and
@@ -482,21 +483,23 @@ static void dot_tn_portable(const double *a, ptrdiff_t lda, const double *b, ptr
     }
 }
 
+/* (callable from the threads: no R API; more than 8 columns go 8 at a time) */
 void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,
                          ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc)
 {
-    if (m <= 0 || n <= 0) return;
-    if (n > 8) Rf_error("bochner_dot_tn: at most 8 columns");
+    if (m <= 0) return;
+    for (int j0 = 0; j0 < n; j0 += 8) {
+        const int nj = n - j0 < 8 ? n - j0 : 8;
+        const double *bj = b + (ptrdiff_t) j0 * ldb;
+        double *cj = c + (ptrdiff_t) j0 * ldc;
 #if BOCHNER_X86
-    switch (isa) {
-    case 2: dot_tn512(a, lda, b, ldb, m, n, k, c, ldc); return;
-    case 1: dot_tn256(a, lda, b, ldb, m, n, k, c, ldc); return;
-    default: break;
-    }
+        if (isa == 2) { dot_tn512(a, lda, bj, ldb, m, nj, k, cj, ldc); continue; }
+        if (isa == 1) { dot_tn256(a, lda, bj, ldb, m, nj, k, cj, ldc); continue; }
 #else
-    (void) isa;
+        (void) isa;
 #endif
-    dot_tn_portable(a, lda, b, ldb, m, n, k, c, ldc);
+        dot_tn_portable(a, lda, bj, ldb, m, nj, k, cj, ldc);
+    }
 }
 
 void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
@@ -561,7 +564,7 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa)
     if (INTEGER(isa)[0] == -2) return ScalarInteger(best);
     if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
     if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    /* transa 2: t(x) %*% w by bochner_dot_tn_path() (ncol(w) <= 8) */
+    /* transa 2: t(x) %*% w by bochner_dot_tn_path() */
     const int dot = TYPEOF(transa) == INTSXP && XLENGTH(transa) == 1 && INTEGER(transa)[0] == 2;
     const int tr = dot || asLogical(transa) == TRUE;
     const int n = tr ? ncols(x) : nrows(x), d = tr ? nrows(x) : ncols(x), m = ncols(w);
@@ -578,7 +581,6 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa)
         for (int r0 = 0; r0 < n; r0 += TILE) {
             const int nr = n - r0 < TILE ? n - r0 : TILE;
             if (dot) {
-                if (m > 8) error("'w' must have at most 8 columns for dot products");
                 bochner_dot_tn_path(path, xx + (ptrdiff_t) r0 * d, d, ww, d, nr, m, d, a + r0, n);
                 continue;
             }
