@@ -392,12 +392,13 @@ static double dot_lanes_sum(const double *s)
 }
 
 #if BOCHNER_X86
-/* JB columns of a against N columns of b */
+/* JB columns of a against the n <= N columns of b (columns n .. N - 1 held at zero:
+ * kernels for N = 1 and 4 only, which keeps the library small) */
 B512_INLINE void dot512(const int JB, const int N, const double *a, ptrdiff_t lda,
-                        const double *b, ptrdiff_t ldb, int k, double *c, ptrdiff_t ldc)
+                        const double *b, ptrdiff_t ldb, int n, int k, double *c, ptrdiff_t ldc)
 {
-    __m512d s[12][8];
-#pragma GCC unroll 12
+    __m512d s[8][8];
+#pragma GCC unroll 8
     for (int jb = 0; jb < JB; jb++)
 #pragma GCC unroll 8
         for (int j = 0; j < N; j++) s[jb][j] = _mm512_setzero_pd();
@@ -405,48 +406,56 @@ B512_INLINE void dot512(const int JB, const int N, const double *a, ptrdiff_t ld
         const __mmask8 mk = lanes8(k - l);
         __m512d t[8];
 #pragma GCC unroll 8
-        for (int j = 0; j < N; j++) t[j] = _mm512_maskz_loadu_pd(mk, b + (ptrdiff_t) j * ldb + l);
-#pragma GCC unroll 12
+        for (int j = 0; j < N; j++)
+            t[j] = _mm512_maskz_loadu_pd(j < n ? mk : 0, b + (ptrdiff_t) (j < n ? j : 0) * ldb + l);
+#pragma GCC unroll 8
         for (int jb = 0; jb < JB; jb++) {
             const __m512d x = _mm512_maskz_loadu_pd(mk, a + (ptrdiff_t) jb * lda + l);
 #pragma GCC unroll 8
             for (int j = 0; j < N; j++) s[jb][j] = _mm512_fmadd_pd(x, t[j], s[jb][j]);
         }
     }
-    double lane[8] __attribute__((aligned(64)));
-    for (int jb = 0; jb < JB; jb++)
-        for (int j = 0; j < N; j++) {
-            _mm512_store_pd(lane, s[jb][j]);
-            c[jb + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane);
-        }
+    /* stores at constant indices (j < N, unrolled), so that s stays in registers */
+    double lane[8 * 8] __attribute__((aligned(64)));
+#pragma GCC unroll 8
+    for (int jb = 0; jb < JB; jb++) {
+#pragma GCC unroll 8
+        for (int j = 0; j < N; j++) _mm512_store_pd(lane + 8 * j, s[jb][j]);
+        for (int j = 0; j < n; j++) c[jb + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane + 8 * j);
+    }
 }
+
+static void dot_tn256(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                      int n, int k, double *c, ptrdiff_t ldc);
 
 /* all m columns of a, JB at a time: JB N accumulators, the N columns of b and one of a
  * in the 32 registers, and with few columns of b many columns of a, so that enough
- * independent chains hide the FMA's latency */
+ * independent chains hide the FMA's latency.  The last block overlaps the one before
+ * (its columns computed again, the same doubles); fewer than JB columns take path 1's
+ * loop (the same chains; an AVX-512F CPU has AVX2 and FMA): no kernel for the tails. */
 B512_INLINE void dot512_cols(const int JB, const int N, const double *a, ptrdiff_t lda,
-                             const double *b, ptrdiff_t ldb, int m, int k, double *c,
+                             const double *b, ptrdiff_t ldb, int m, int n, int k, double *c,
                              ptrdiff_t ldc)
 {
-    int i = 0;
-    for (; i + JB <= m; i += JB) dot512(JB, N, a + (ptrdiff_t) i * lda, lda, b, ldb, k, c + i, ldc);
-    for (; i < m; i++) dot512(1, N, a + (ptrdiff_t) i * lda, lda, b, ldb, k, c + i, ldc);
+    if (m < JB) {
+        dot_tn256(a, lda, b, ldb, m, n, k, c, ldc);
+        return;
+    }
+    for (int i = 0; i < m; i += JB) {
+        const int i0 = i + JB <= m ? i : m - JB;
+        /* N columns of b at a time against the same JB columns of a (in cache) */
+        for (int j0 = 0; j0 < n; j0 += N)
+            dot512(JB, N, a + (ptrdiff_t) i0 * lda, lda, b + (ptrdiff_t) j0 * ldb, ldb,
+                   n - j0 < N ? n - j0 : N, k, c + i0 + (ptrdiff_t) j0 * ldc, ldc);
+    }
 }
 
 __attribute__((target("avx512f"), noinline))
 static void dot_tn512(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                       int n, int k, double *c, ptrdiff_t ldc)
 {
-    switch (n) {
-    case 1: dot512_cols(12, 1, a, lda, b, ldb, m, k, c, ldc); break;
-    case 2: dot512_cols(8, 2, a, lda, b, ldb, m, k, c, ldc); break;
-    case 3: dot512_cols(6, 3, a, lda, b, ldb, m, k, c, ldc); break;
-    case 4: dot512_cols(5, 4, a, lda, b, ldb, m, k, c, ldc); break;
-    case 5: dot512_cols(4, 5, a, lda, b, ldb, m, k, c, ldc); break;
-    case 6: dot512_cols(4, 6, a, lda, b, ldb, m, k, c, ldc); break;
-    case 7: dot512_cols(3, 7, a, lda, b, ldb, m, k, c, ldc); break;
-    default: dot512_cols(2, 8, a, lda, b, ldb, m, k, c, ldc); break;
-    }
+    if (n == 1) dot512_cols(8, 1, a, lda, b, ldb, m, n, k, c, ldc);
+    else dot512_cols(5, 4, a, lda, b, ldb, m, n, k, c, ldc);
 }
 
 /* path 1: the same fma chains, lane by lane (gcc turns fma() into the instruction) */
