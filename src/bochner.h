@@ -76,7 +76,7 @@ void bochner_gemm_path(int isa, int transa, const double *a, ptrdiff_t lda, cons
                        ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                        int accumulate);
 /* c (m x n) = t(a) %*% b, a (k x m): dot products with their own 8-lane chain, for few
- * columns of b (8 at a time) */
+ * columns of b */
 void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                     int n, int k, double *c, ptrdiff_t ldc);
 void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,

@@ -377,7 +377,7 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
 /* Dot products: t(a) %*% b for few columns of b                             */
 /* ------------------------------------------------------------------------- */
 
-/* c (m x n) = t(a) %*% b, a (k x m, lda), b (k x n, ldb; 8 columns at a time): the sums
+/* c (m x n) = t(a) %*% b, a (k x m, lda), b (k x n, ldb): the sums
  * over many rows that a product with few columns makes (falkon's K_g' T_g over a group
  * of rows, at most 8 right-hand sides).  The packed product copies each 24-column panel
  * of a to use it n times; here a's columns are read in place, 8 rows at a time.  Its
@@ -492,23 +492,18 @@ static void dot_tn_portable(const double *a, ptrdiff_t lda, const double *b, ptr
     }
 }
 
-/* (callable from the threads: no R API; more than 8 columns go 8 at a time) */
+/* (callable from the threads: no R API) */
 void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,
                          ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc)
 {
-    if (m <= 0) return;
-    for (int j0 = 0; j0 < n; j0 += 8) {
-        const int nj = n - j0 < 8 ? n - j0 : 8;
-        const double *bj = b + (ptrdiff_t) j0 * ldb;
-        double *cj = c + (ptrdiff_t) j0 * ldc;
+    if (m <= 0 || n <= 0) return;
 #if BOCHNER_X86
-        if (isa == 2) { dot_tn512(a, lda, bj, ldb, m, nj, k, cj, ldc); continue; }
-        if (isa == 1) { dot_tn256(a, lda, bj, ldb, m, nj, k, cj, ldc); continue; }
+    if (isa == 2) { dot_tn512(a, lda, b, ldb, m, n, k, c, ldc); return; }
+    if (isa == 1) { dot_tn256(a, lda, b, ldb, m, n, k, c, ldc); return; }
 #else
-        (void) isa;
+    (void) isa;
 #endif
-        dot_tn_portable(a, lda, bj, ldb, m, nj, k, cj, ldc);
-    }
+    dot_tn_portable(a, lda, b, ldb, m, n, k, c, ldc);
 }
 
 void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,

@@ -1,7 +1,7 @@
 # Tests for the tile product kernel (src/gemm.c).
 # isa: 0 = portable C, 1 = AVX2+FMA, 2 = AVX-512F, -1 = automatic; unsupported requests clamp down.
 # transa = TRUE: t(x) %*% w, x packed from its columns (the Z'Z path, no transposed copy);
-# transa = 2L: t(x) %*% w by the dot products of bochner_dot_tn (8 columns of w at a time)
+# transa = 2L: t(x) %*% w by the dot products of bochner_dot_tn
 tile_product <- function(x, w, isa = -1L, transa = FALSE)
   .Call(bochner:::C_tile_product, x, w, as.integer(isa), transa)
 best_isa <- function() .Call(bochner:::C_tile_product, NULL, NULL, -2L, FALSE)
@@ -70,7 +70,7 @@ test_that("dot products t(x) %*% w follow their 8-lane chain on every path", {
                 1e-13)
     }
   }
-  # more than 8 columns: 8 at a time, each column the same chain
+  # more than 8 columns: each column the same chain
   w11 <- rand_mat(300, 11)
   expect_identical(tile_product(x, w11, best, 2L)[, 9:11], tile_product(x, w11[, 9:11], best, 2L))
 })
