@@ -26,6 +26,12 @@ falkon_use_gram <- function(m, k, L, maxit) {
   m <= 4 * k * L * min(maxit, falkon_gram_passes)
 }
 
+# The CG operator on H: H = apply_knm(I) formed in one pass, then U -> H U.
+falkon_gram_operator <- function(apply_knm, m, nthreads) {
+  H <- apply_knm(diag(m))
+  function(U) .Call(C_matprod, H, U, nthreads)
+}
+
 # lambda when nothing can be held out to choose it: 1e-6, the middle of the
 # default grid.
 falkon_fallback_lambda <- 1e-6
@@ -192,8 +198,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
     # U = I) costs what m / (4 k L) passes cost, and every iteration is
     # then the m x m product H U
-    H <- rows$pass(prep, U = diag(prep$m), w = wt)
-    apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
+    apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
   }
   score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
   # one CG path over the candidates 'lams' (factors: one per candidate),

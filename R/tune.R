@@ -241,8 +241,7 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
     # H = K_nm' K_nm where falkon() forms it for each lambda alone, so that
     # every lambda's column is the fit falkon() gives (falkon_fit_squared())
     if (falkon_use_gram(prep$m, k, 1L, extra$iter)) {
-      H <- apply_knm(diag(prep$m))
-      apply_knm <- function(U) .Call(C_matprod, H, U, nthreads)
+      apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
     }
     res <- falkon_cg(apply_knm, rhs, prep, factors, lambdas, length(tr), extra$iter,
                      tol = control$tol, nthreads = nthreads)
