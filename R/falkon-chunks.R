@@ -160,11 +160,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
       centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling)
                  else centres_at(sample.int(ntr, min(centers, ntr)))
       dimnames(centres) <- NULL
-      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(Y), control)
-      prep <- falkon_prepare(kernel, centres, nthreads)
-      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
-      fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
+      falkon_fit_fixed(kernel, centres, !is.matrix(centers), rows, Y, wt, val, lambda, iter,
+                       loss, control, nthreads)
     }
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,

@@ -182,7 +182,6 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
              else if (is.null(val)) falkon_fallback_lambda else control$lambdas
   if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
   maxit <- if (identical(iter, "auto")) control$max_iter else iter
-  rhs <- rows$pass(prep, V = Yc, w = wt) / ntr
   k <- ncol(Y)
   L <- length(lambdas)
   apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
@@ -200,6 +199,11 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     # then the m x m product H U
     apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
   }
+  # a path over the rows that starts at alpha0 takes its first residual,
+  # K_nm' W (Y - K_nm alpha0) / n, from one pass (U = alpha0, V = -Y) that
+  # stands for the right-hand side's too: one pass fewer a warm start
+  resid_at <- if (!on_h) function(a) -rows$pass(prep, U = a, V = -Yc, w = wt) / ntr
+  rhs <- if (on_h || is.null(alpha0)) rows$pass(prep, V = Yc, w = wt) / ntr
   score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
   # one CG path over the candidates 'lams' (factors: one per candidate),
   # with the held-out error after every iteration
@@ -242,9 +246,10 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
         out
       }
     }
+    resid0 <- if (!is.null(start) && !is.null(resid_at)) resid_at(start)
     if (!is.null(start)) start <- start[, rep(seq_len(k), Lg), drop = FALSE]
     res <- falkon_cg(apply_knm, rhs, prep, factors, lams, ntr, maxit, tol = control$tol,
-                     callback = callback, nthreads = nthreads, alpha0 = start)
+                     callback = callback, nthreads = nthreads, alpha0 = start, resid0 = resid0)
     if (is.null(val) || is.null(best$alpha)) {
       best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
                    lambda = lams[1L], error = NA_real_)
@@ -272,6 +277,52 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   list(alpha = best$alpha, offset = offset, prep = falkon_unfactored(prep), lambda = best$lambda,
        iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error,
        valid_scores = best$valid_scores)
+}
+
+# A fit on given centres (m x d).  With the squared loss, lambda = "auto",
+# a held-out slice and more centres than the candidates' factors fit at
+# once (falkon_sequential()), centres drawn uniformly in random order
+# ('uniform') choose lambda on their first m / 4 (themselves a uniform
+# sample; falkon_pilot_size()): every candidate in one CG path there, a
+# pass costing a quarter of a full one.  The fit on all m centres then
+# runs the chosen lambda alone, warm-started from that fit (its alpha
+# padded with zeros is the same function).  The candidates one after
+# another at full size, each with its own path and factorisation, took 20
+# passes (387 of 457 s) at n = 10^6, m = 10^4 (bench/falkon-notes.md).
+falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, iter, loss,
+                             control, nthreads, n = 0, d = 0) {
+  m <- nrow(centres)
+  L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+  mp <- if (loss == "squared" && uniform && identical(lambda, "auto") && !is.null(val)) {
+    falkon_pilot_size(m, L, control)
+  }
+  if (is.null(mp)) {
+    falkon_check_memory(m, NROW(val$x), L, ncol(Y), control, n, d)
+    prep <- falkon_prepare(kernel, centres, nthreads)
+    fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
+    return(fit_fn(prep, rows, Y, w, val, lambda, iter, control, nthreads))
+  }
+  falkon_check_memory(mp, NROW(val$x), L, ncol(Y), control, n, d)
+  falkon_check_memory(m, NROW(val$x), 1L, ncol(Y), control, n, d)
+  prep <- falkon_prepare(kernel, centres[seq_len(mp), , drop = FALSE], nthreads)
+  first <- falkon_fit_squared(prep, rows, Y, w, val, lambda, iter, control, nthreads)
+  prep <- NULL   # its factors go before the full one is allocated
+  prep <- falkon_prepare(kernel, centres, nthreads)
+  alpha0 <- rbind(first$alpha, matrix(0, m - mp, ncol(first$alpha)))
+  res <- falkon_fit_squared(prep, rows, Y, w, val, first$lambda, iter, control, nthreads, alpha0)
+  res$centres_path <- data.frame(centers = c(mp, m), lambda = c(first$lambda, res$lambda),
+                                 iter = c(first$iter, res$iter), error = c(first$error, res$error))
+  res
+}
+
+# The centres that choose lambda before a fit on m of them (falkon_fit_fixed()):
+# m / 4, or fewer where the L candidates' factors would not fit at once; NULL
+# where m itself fits them (no choice before the fit) or too few would.
+falkon_pilot_size <- function(m, L, control) {
+  if (!falkon_sequential(m, L, control)) return(NULL)
+  mp <- floor(m / 4)
+  while (mp >= 2 && falkon_sequential(mp, L, control)) mp <- floor(mp / 2)
+  if (mp < min(control$start_centers, m / 4)) NULL else mp
 }
 
 # The number of centres grown until the held-out error stops improving:

@@ -107,9 +107,12 @@ factor_solve <- function(F, B, which, trans, nthreads) {
 # accumulated too and returned as k_alpha (so a Newton step needs no pass to
 # evaluate its direction; one group only).  Stops when every column's
 # residual has fallen by 'tol' (relative) or after 'iter' iterations.
+# resid0 (with alpha0): rhs - K_nm' W K_nm alpha0 / n (m x k), from one
+# pass the caller combined with its right-hand side's (V = -Y, U = alpha0);
+# rhs may then be NULL, and 'tol' is relative to the first residual.
 falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-14,
-                      callback = NULL, nthreads, alpha0 = NULL) {
-  k <- ncol(rhs)
+                      callback = NULL, nthreads, alpha0 = NULL, resid0 = NULL) {
+  k <- if (is.null(rhs)) ncol(resid0) else ncol(rhs)
   L <- length(factors)
   group <- rep(seq_len(L), each = k)
   # A^-1 U or A^-T U for U holding the columns of groups gs, k each
@@ -132,15 +135,24 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
                          TRUE, gs),
          z = z, ku = attr(q, "ku"))
   }
-  b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
-  alpha <- matrix(0, nrow(b), ncol(b))
   k_alpha <- 0
-  r <- b
-  if (!is.null(alpha0)) {
+  if (is.null(alpha0)) {
+    b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
+    alpha <- matrix(0, nrow(b), ncol(b))
+    r <- b
+  } else {
     # warm start at beta0 = A T alpha0: r = b - BHB beta0, where A^-1 beta0
-    # = T alpha0 and T^-1 A^-1 beta0 = alpha0 (no products with A, no solves)
+    # = T alpha0 and T^-1 A^-1 beta0 = alpha0 (no products with A, no solves);
+    # the rows' part rhs - K' W K alpha0 / n from one pass, or resid0
     v0 <- .Call(C_falkon_factor_tprod, factors[[1L]], alpha0, FALSE, nthreads)
-    r <- b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
+    if (is.null(resid0)) {
+      b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
+      r <- b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
+    } else {
+      r <- A_solve(T_solve(resid0[, rep(seq_len(k), L), drop = FALSE], TRUE) -
+                     sweep(v0, 2L, lam, "*"), TRUE)
+      b <- r
+    }
     alpha <- alpha0
   }
   p <- r

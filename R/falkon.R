@@ -50,8 +50,11 @@
 #'
 #' **Defaults.**  With `lambda = "auto"` and `iter = "auto"` a held-out
 #' slice of the rows (10 %, at most 2000 rows) chooses \eqn{\lambda} from
-#' `control$lambdas` (all solved in the same passes over the data, or, when
-#' their preconditioners would not fit in `control$factor_bytes`, one after
+#' `control$lambdas` (all solved in the same passes over the data; when
+#' their preconditioners would not fit in `control$factor_bytes`, all of
+#' them on the first quarter of uniform centres, which costs a quarter of
+#' the passes, the fit on all the centres then running the chosen
+#' \eqn{\lambda} warm-started from that fit; with other centres, one after
 #' another from the largest, warm-started, until one fails to improve on the
 #' last; see [falkon_control()]) and the
 #' number of iterations along the CG path (the held-out error costs only
@@ -213,16 +216,13 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
                                 iter, control, nthreads)
     } else {
       centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
-      L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
-      falkon_check_memory(nrow(centres), length(split$valid), L, ncol(resp$Y), control, n,
-                          ncol(xs))
+      d <- ncol(xs)
       # the scaled copy is not needed while fitting (the training rows and
       # the held-out ones have theirs): it goes, and comes back if the
       # fitted values need it
       if (length(split$valid)) xs <- NULL
-      prep <- falkon_prepare(resolved, centres, nthreads)
-      fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
-      res <- fit_fn(prep, rows, Y, wt, val, lambda, iter, control, nthreads)
+      res <- falkon_fit_fixed(resolved, centres, !is.matrix(centers) && landmarks == "uniform",
+                              rows, Y, wt, val, lambda, iter, loss, control, nthreads, n, d)
     }
     res$scores <- falkon_fit_scores(res, rows, split, n)
     res
@@ -298,12 +298,17 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   doubles each, \eqn{8 m^2} bytes), and at most a quarter of
 #'   `getOption("bochner.max_bytes")` or the memory available.  Within it
 #'   `lambda = "auto"` runs every candidate in one CG path; beyond it (by
-#'   default from about 9000 centres with the three default candidates) the
-#'   fit holds one array and runs the candidates one after another from the
-#'   largest, each path warm-started from the best coefficients so far,
-#'   stopping at the first candidate whose held-out error does not improve,
-#'   and the held-out scores are computed from the kernel at every iteration
-#'   instead of from a held \eqn{n_{val} \times m} block.
+#'   default from about 6500 centres with the three default candidates) the
+#'   fit holds one array, and the held-out scores are computed from the
+#'   kernel at every iteration instead of from a held \eqn{n_{val} \times m}
+#'   block.  Uniform centres (the default `landmarks`) then compare the
+#'   candidates in one CG path on their first \eqn{m/4} (fewer if those
+#'   too would not fit), and the fit on all \eqn{m} runs the chosen one,
+#'   warm-started from that fit (at \eqn{n = 10^6}, \eqn{m = 10^4}: 10 full
+#'   passes and 17 quarter passes instead of 20 full ones); other centres
+#'   run the candidates one after another from the largest, each path
+#'   warm-started from the best coefficients so far, stopping at the first
+#'   candidate whose held-out error does not improve.
 #'   `factor_bytes = 0` always fits them one after another.
 #' @return A list of the settings.
 #' @examples

@@ -276,3 +276,17 @@ test_that("falkon on chunks is identical under every future plan, and the in-mem
   future::plan(future.batchtools::batchtools_local)
   expect_identical(falkon_plan_fit(files), ref)
 })
+
+test_that("on chunks, lambda chosen on the first quarter of many centres: the in-memory fit", {
+  pieces <- falkon_pieces()
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
+  ctl <- list(factor_bytes = 5e5, start_centers = 32)
+  fc <- falkon(reg, y = "y", centers = 200, seed = 3, control = ctl)
+  fm <- falkon(x, all$y, centers = 200, seed = 3, control = ctl)
+  expect_identical(fm$centres_path$centers, c(50, 200))
+  expect_identical(fc$centres_path, fm$centres_path)
+  expect_identical(fc$validation, fm$validation)
+  expect_identical(fc$alpha, fm$alpha)
+})

@@ -176,3 +176,82 @@ test_that("factor_bytes is checked and the memory guard counts the factors", {
   # the data's copies count: 10^6 rows of 20 columns are 320 MB more
   expect_error(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl, 1e6, 20), "centers")
 })
+
+test_that("many uniform centres choose lambda on their first quarter, then fit it on all", {
+  # 200 centres: three candidates' factors (8 m^2 each) exceed factor_bytes,
+  # their first 50 fit it, so lambda is chosen on those 50 (all candidates
+  # in one path) and the 200-centre fit runs that lambda, warm-started
+  set.seed(35)
+  n <- 1200
+  x <- matrix(runif(n * 2, -2, 2), n)
+  y <- sin(2 * x[, 1]) * cos(x[, 2]) + rnorm(n, sd = 0.1)
+  ker <- gaussian_kernel(0.7)
+  ctl <- list(lambdas = c(1e-2, 1e-4, 1e-6), factor_bytes = 5e5, start_centers = 32)
+  expect_identical(bochner:::falkon_pilot_size(200, 3, bochner:::falkon_control_list(ctl)), 50)
+  expect_null(bochner:::falkon_pilot_size(100, 3, bochner:::falkon_control_list(ctl)))
+  expect_null(bochner:::falkon_pilot_size(200, 3,
+                                          bochner:::falkon_control_list(c(ctl["lambdas"],
+                                                                          factor_bytes = 0))))
+  fit <- falkon(x, y, kernel = ker, centers = 200, seed = 4, control = ctl)
+  expect_identical(fit$centres_path$centers, c(50, 200))
+  expect_identical(fit$m, 200L)
+  expect_identical(fit$lambda, fit$centres_path$lambda[1])
+  expect_identical(unique(fit$validation$lambda), fit$lambda)
+  # the same two steps by hand, from the fit's centres and the same split
+  ctl_l <- bochner:::falkon_control_list(ctl)
+  set.seed(4)
+  split <- bochner:::falkon_split(n, "auto", "auto", ctl_l)
+  xs <- bochner:::rff_apply_scaling(x, fit$scaling)
+  rows <- bochner:::falkon_rows(xs[split$train, ], 1L)
+  resp <- bochner:::ridge_response(y, n)
+  val <- bochner:::falkon_heldout(xs, resp, rep(1, n), split$valid)
+  Y <- resp$Y[split$train, , drop = FALSE]
+  w <- rep(1, length(split$train))
+  p50 <- bochner:::falkon_prepare(fit$kernel, fit$centres[1:50, ], 1L)
+  first <- bochner:::falkon_fit_squared(p50, rows, Y, w, val, "auto", "auto", ctl_l, 1L)
+  expect_setequal(unique(first$validation$lambda), ctl$lambdas)
+  expect_identical(first$lambda, fit$lambda)
+  p200 <- bochner:::falkon_prepare(fit$kernel, fit$centres, 1L)
+  full <- bochner:::falkon_fit_squared(p200, rows, Y, w, val, first$lambda, "auto", ctl_l, 1L,
+                                       rbind(first$alpha, matrix(0, 150, 1)))
+  expect_identical(unname(fit$alpha), unname(full$alpha))
+  # centres given as a matrix keep the candidates one after another
+  fm <- falkon(x, y, kernel = ker, centers = x[1:200, ], seed = 4, control = ctl)
+  expect_null(fm$centres_path)
+  expect_identical(unique(fm$validation$lambda), ctl$lambdas[seq_along(unique(fm$validation$lambda))])
+})
+
+test_that("a warm start's residual from one pass is the residual of the two passes", {
+  # falkon_cg() from alpha0: resid0 = (K' Y - K' K alpha0) / n from one
+  # pass, against the right-hand side and K' K alpha0 from two
+  set.seed(36)
+  n <- 600
+  m <- 60
+  x <- matrix(rnorm(n * 3), n)
+  y <- cbind(sin(x[, 1]) + rnorm(n, sd = 0.1), cos(x[, 2]))
+  ker <- gaussian_kernel(1.2)
+  prep <- bochner:::falkon_prepare(ker, x[seq_len(m), ], 1L)
+  rows <- bochner:::falkon_rows(x, 1L)
+  lams <- c(1e-2, 1e-3)
+  F <- bochner:::falkon_precond_all(prep, lams, 1L)
+  a0 <- matrix(rnorm(m * 2, sd = 0.1), m)
+  apply_knm <- function(U) rows$pass(prep, U = U)
+  rhs <- rows$pass(prep, V = y) / n
+  resid0 <- -rows$pass(prep, U = a0, V = -y) / n
+  Knm <- kernel_matrix(ker, x, x[seq_len(m), ])
+  expect_equal(resid0, crossprod(Knm, y - Knm %*% a0) / n, tolerance = 1e-12)
+  start <- a0[, c(1, 2, 1, 2)]
+  # K_mm is nearly singular: the fits are compared by their values K alpha
+  two <- bochner:::falkon_cg(apply_knm, rhs, prep, F, lams, n, 60, tol = 1e-13,
+                             nthreads = 1L, alpha0 = start)
+  one <- bochner:::falkon_cg(apply_knm, NULL, prep, F, lams, n, 60, tol = 1e-13,
+                             nthreads = 1L, alpha0 = start, resid0 = resid0)
+  expect_lt(max(abs(Knm %*% (one$alpha - two$alpha))), 1e-8)
+  # and both solve the Nystrom system of each lambda
+  T <- get_factor(prep$F, 0L)
+  for (g in 1:2) {
+    lam <- lams[g]
+    direct <- solve(crossprod(Knm) / n + lam * crossprod(T), crossprod(Knm, y) / n)
+    expect_lt(max(abs(Knm %*% (one$alpha[, 2 * g - 1:0] - direct))), 1e-6)
+  }
+})
