@@ -160,7 +160,9 @@ print.summary.falkon <- function(x, ...) {
                 nrow(x$validation)))
   }
   if (!is.null(x$centres_path)) {
-    cat("\nCentres grown while the held-out error fell:\n")
+    # the growth of the default centres, or the quarter that chose lambda
+    # (falkon_fit_fixed()) and the fit on all
+    cat("\nHeld-out error by number of centres:\n")
     print(x$centres_path, row.names = FALSE)
   }
   print_training_summary(x)

@@ -255,3 +255,16 @@ test_that("a warm start's residual from one pass is the residual of the two pass
     expect_lt(max(abs(Knm %*% (one$alpha[, 2 * g - 1:0] - direct))), 1e-6)
   }
 })
+
+test_that("summary() shows the quarter that chose lambda and the fit on all centres", {
+  set.seed(37)
+  x <- matrix(runif(900 * 2, -2, 2), 900)
+  y <- sin(2 * x[, 1]) + rnorm(900, sd = 0.1)
+  fit <- falkon(x, y, kernel = gaussian_kernel(0.7), centers = 200, seed = 1,
+                control = list(factor_bytes = 5e5, start_centers = 32))
+  out <- capture.output(print(summary(fit)))
+  at <- grep("Held-out error by number of centres", out)
+  expect_length(at, 1L)
+  expect_match(out[at + 2L], "^ +50 ")
+  expect_match(out[at + 3L], "^ +200 ")
+})
