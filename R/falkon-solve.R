@@ -136,24 +136,23 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
          z = z, ku = attr(q, "ku"))
   }
   k_alpha <- 0
+  each_group <- rep(seq_len(k), L)
+  b <- if (is.null(resid0)) A_solve(T_solve(rhs[, each_group, drop = FALSE], TRUE), TRUE)
+  r <- b
+  alpha <- alpha0
   if (is.null(alpha0)) {
-    b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
     alpha <- matrix(0, nrow(b), ncol(b))
-    r <- b
   } else {
     # warm start at beta0 = A T alpha0: r = b - BHB beta0, where A^-1 beta0
     # = T alpha0 and T^-1 A^-1 beta0 = alpha0 (no products with A, no solves);
     # the rows' part rhs - K' W K alpha0 / n from one pass, or resid0
     v0 <- .Call(C_falkon_factor_tprod, factors[[1L]], alpha0, FALSE, nthreads)
-    if (is.null(resid0)) {
-      b <- A_solve(T_solve(rhs[, rep(seq_len(k), L), drop = FALSE], TRUE), TRUE)
-      r <- b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
+    r <- if (is.null(resid0)) {
+      b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
     } else {
-      r <- A_solve(T_solve(resid0[, rep(seq_len(k), L), drop = FALSE], TRUE) -
-                     sweep(v0, 2L, lam, "*"), TRUE)
-      b <- r
+      A_solve(T_solve(resid0[, each_group, drop = FALSE], TRUE) - sweep(v0, 2L, lam, "*"), TRUE)
     }
-    alpha <- alpha0
+    if (is.null(b)) b <- r
   }
   p <- r
   rs <- colSums(r^2)
