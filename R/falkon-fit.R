@@ -149,6 +149,14 @@ falkon_progress <- function(prog, e, t, gain) {
   prog
 }
 
+# Whether a CG path over the rows carries the training rows' scores K_nm
+# alpha (n x k for each of L lambdas) along: when those, the passes' K_nm U
+# and the best iterate's copy, three n x k L arrays, take at most a
+# sixteenth of memory_limit().
+falkon_track_scores <- function(n, k, L) {
+  24 * as.double(n) * k * L <= memory_limit() / 16
+}
+
 # Whether lambda = "auto" fits its candidates one after another: when the
 # factors of all L at once (one m x m array each) would hold more than
 # control$factor_bytes or a quarter of memory_limit().
@@ -199,10 +207,21 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     # then the m x m product H U
     apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
   }
+  # on passes over the rows, the scores K_nm alpha of the training rows come
+  # along the path from the passes' K_nm U (falkon_cg()): the fitted values
+  # then cost no kernel evaluation over the rows (at 10^6 rows and 10^4
+  # centres, most of a pass).  Where the n x k L scores would be large, the
+  # caller evaluates them once at the end instead.
+  track <- !on_h && falkon_track_scores(ntr, k, L)
+  if (track) apply_knm <- function(U) rows$pass(prep, U = U, w = wt, keep_ku = TRUE)
   # a path over the rows that starts at alpha0 takes its first residual,
   # K_nm' W (Y - K_nm alpha0) / n, from one pass (U = alpha0, V = -Y) that
-  # stands for the right-hand side's too: one pass fewer a warm start
-  resid_at <- if (!on_h) function(a) -rows$pass(prep, U = a, V = -Yc, w = wt) / ntr
+  # stands for the right-hand side's too: one pass fewer a warm start; the
+  # pass's K_nm alpha0 starts the scores
+  resid_at <- if (!on_h) function(a) {
+    q <- rows$pass(prep, U = a, V = -Yc, w = wt, keep_ku = track)
+    list(resid = -q / ntr, ku = attr(q, "ku"))
+  }
   rhs <- if (on_h || is.null(alpha0)) rows$pass(prep, V = Yc, w = wt) / ntr
   score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
   # one CG path over the candidates 'lams' (factors: one per candidate),
@@ -220,7 +239,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     running <- rep(TRUE, Lg)
     callback <- NULL
     if (!is.null(val)) {
-      callback <- function(alpha, t) {
+      callback <- function(alpha, t, k_alpha = NULL) {
         gs <- which(running)
         f <- score(alpha[, rep(running, each = k), drop = FALSE])
         for (i in seq_along(gs)) {
@@ -233,9 +252,10 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
           e <- as.numeric(e)
           path <<- rbind(path, data.frame(iter = t, lambda = lams[g], error = e))
           if (e < best$error) {
+            gc <- (g - 1L) * k + seq_len(k)
             best <<- list(error = e, iter = t, lambda = lams[g],
-                          alpha = alpha[, (g - 1L) * k + seq_len(k), drop = FALSE],
-                          valid_scores = fg)
+                          alpha = alpha[, gc, drop = FALSE], valid_scores = fg,
+                          train_scores = if (!is.null(k_alpha)) k_alpha[, gc, drop = FALSE])
           }
         }
         if (!identical(iter, "auto")) return(FALSE)
@@ -246,13 +266,15 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
         out
       }
     }
-    resid0 <- if (!is.null(start) && !is.null(resid_at)) resid_at(start)
+    r0 <- if (!is.null(start) && !is.null(resid_at)) resid_at(start)
     if (!is.null(start)) start <- start[, rep(seq_len(k), Lg), drop = FALSE]
     res <- falkon_cg(apply_knm, rhs, prep, factors, lams, ntr, maxit, tol = control$tol,
-                     callback = callback, nthreads = nthreads, alpha0 = start, resid0 = resid0)
+                     callback = callback, nthreads = nthreads, alpha0 = start,
+                     resid0 = r0$resid, k_alpha0 = r0$ku)
     if (is.null(val) || is.null(best$alpha)) {
       best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
-                   lambda = lams[1L], error = NA_real_)
+                   lambda = lams[1L], error = NA_real_,
+                   train_scores = if (!is.null(res$k_alpha)) res$k_alpha[, seq_len(k), drop = FALSE])
     }
     list(best = best, path = path)
   }
@@ -276,7 +298,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   }
   list(alpha = best$alpha, offset = offset, prep = falkon_unfactored(prep), lambda = best$lambda,
        iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error,
-       valid_scores = best$valid_scores)
+       valid_scores = best$valid_scores, train_scores = best$train_scores)
 }
 
 # A fit on given centres (m x d).  With the squared loss, lambda = "auto",
@@ -468,15 +490,16 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
 }
 
 # The scores offset + K alpha of all n rows, in their order, from what the
-# fit already holds: the training rows' cached K_nm (rows$predict reads it
-# when it belongs to the fit's centres) and the held-out rows' scores of
+# fit already holds: the training rows' scores carried along the CG path
+# (falkon_track_scores()) or else the cached K_nm (rows$predict reads it
+# when it belongs to the fit's centres), and the held-out rows' scores of
 # the kept point of the path; NULL when those are missing (the caller then
-# evaluates the kernel).  The fitted values cost one product instead of a
-# kernel evaluation over all rows.
+# evaluates the kernel).  The fitted values cost at most one product
+# instead of a kernel evaluation over all rows.
 falkon_fit_scores <- function(res, rows, split, n) {
   nv <- length(split$valid)
   if (nv && is.null(res$valid_scores)) return(NULL)
-  ft <- rows$predict(res$prep, res$alpha)
+  ft <- if (!is.null(res$train_scores)) res$train_scores else rows$predict(res$prep, res$alpha)
   ft <- ft + rep(res$offset, each = nrow(ft))
   if (!nv) return(ft)
   f <- matrix(0, n, ncol(ft))

@@ -104,14 +104,17 @@ factor_solve <- function(F, B, which, trans, nthreads) {
 # columns keep their alpha and leave the passes (which then carry fewer
 # right-hand sides), and the path stops when no group is left.  When
 # apply_knm's results carry K_nm U as attribute "ku", K_nm alpha is
-# accumulated too and returned as k_alpha (so a Newton step needs no pass to
-# evaluate its direction; one group only).  Stops when every column's
+# accumulated too (callback(alpha, t, k_alpha) sees it) and returned as
+# k_alpha: a Newton step needs no pass to evaluate its direction, and a
+# squared-loss fit none for its fitted values.  A warm start needs
+# k_alpha0 = K_nm alpha0 for it (the resid0 pass gives it).  Stops when every column's
 # residual has fallen by 'tol' (relative) or after 'iter' iterations.
 # resid0 (with alpha0): rhs - K_nm' W K_nm alpha0 / n (m x k), from one
 # pass the caller combined with its right-hand side's (V = -Y, U = alpha0);
 # rhs may then be NULL, and 'tol' is relative to the first residual.
 falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-14,
-                      callback = NULL, nthreads, alpha0 = NULL, resid0 = NULL) {
+                      callback = NULL, nthreads, alpha0 = NULL, resid0 = NULL,
+                      k_alpha0 = NULL) {
   k <- if (is.null(rhs)) ncol(resid0) else ncol(rhs)
   L <- length(factors)
   group <- rep(seq_len(L), each = k)
@@ -135,8 +138,10 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
                          TRUE, gs),
          z = z, ku = attr(q, "ku"))
   }
-  k_alpha <- 0
   each_group <- rep(seq_len(k), L)
+  # NULL until the first pass shows whether the passes return K_nm U
+  k_alpha <- NULL
+  can_track <- is.null(alpha0) || !is.null(k_alpha0)
   b <- if (is.null(resid0)) A_solve(T_solve(rhs[, each_group, drop = FALSE], TRUE), TRUE)
   r <- b
   alpha <- alpha0
@@ -170,20 +175,26 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     pAp <- colSums(pc * h$value)
     a <- ifelse(ac & pAp > 0, rs[cols] / pAp, 0)
     alpha[, cols] <- alpha[, cols, drop = FALSE] + sweep(h$z, 2L, a, "*")
-    if (!is.null(h$ku)) k_alpha <- k_alpha + sweep(h$ku, 2L, a, "*")
+    if (can_track && !is.null(h$ku)) {
+      if (is.null(k_alpha)) {
+        k_alpha <- if (is.null(k_alpha0)) matrix(0, nrow(h$ku), k * L)
+                   else k_alpha0[, each_group, drop = FALSE]
+      }
+      k_alpha[, cols] <- k_alpha[, cols, drop = FALSE] + sweep(h$ku, 2L, a, "*")
+    }
     r[, cols] <- r[, cols, drop = FALSE] - sweep(h$value, 2L, a, "*")
     rs_new <- colSums(r[, cols, drop = FALSE]^2)
     p[, cols] <- r[, cols, drop = FALSE] + sweep(pc, 2L, ifelse(ac, rs_new / rs[cols], 0), "*")
     rs[cols] <- rs_new
     done <- t
     if (is.null(callback)) next
-    out <- callback(alpha, t)
+    out <- callback(alpha, t, k_alpha)
     if (isTRUE(out)) break
     if (is.numeric(out)) running[out] <- FALSE
     if (!any(running)) break
   }
   list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
-       k_alpha = if (is.matrix(k_alpha) && is.null(alpha0)) k_alpha)
+       k_alpha = k_alpha)
 }
 
 # ---------------------------------------------------------------------------

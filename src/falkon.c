@@ -372,13 +372,14 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     R_xlen_t nb = block_rows;
     if (nb <= 0) {
         if (kc) {
-            /* the cached K_nm (n x m, column-major): no kernel scratch, large blocks (T_b at
-             * most 32 MB), so each column is read in long runs and the pass opens
-             * few parallel regions.  8 MB blocks (256-row runs of each column) made
-             * the k = 1 pass at n = 10^5, m = 4000 faster on one thread (1.51 ->
-             * 1.28 ns per entry) but slower on two (0.82 -> 0.94). */
-            nb = (R_xlen_t) ((32u << 20) / (8u * (unsigned) k));
-            if (nb < 4096) nb = 4096;
+            /* the cached K_nm (n x m, column-major): whole groups, about 16 MB of it a
+             * block, which the product T_b = K_b U leaves in the last-level cache for
+             * the leaves that read it again.  Blocks of T_b up to 32 MB (all of
+             * Shuttle's 38 600 rows at k = 7) read K_nm twice from memory: 6-18 %
+             * slower passes at m = 1024 (k = 1, 7, 14) and 0-7 % at n = 10^5,
+             * m = 4000, 2 threads (bench/falkon-notes.md). */
+            nb = (R_xlen_t) ((16u << 20) / (8u * (unsigned) m)) / G * G;
+            if (nb < G) nb = G;
         } else {
             /* whole groups, rounded down, about 8 MB of kernel block: it stays in
              * the last-level cache for the two products that read it */

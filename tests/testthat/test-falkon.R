@@ -85,6 +85,16 @@ test_that("the fitted values, taken from the cached kernel block, equal predict(
   # without a held-out slice (lambda and iter given)
   f1 <- falkon(x, y, centers = 40, lambda = 1e-4, iter = 10, seed = 1)
   expect_equal(unname(fitted(f1)), unname(predict(f1, x)), tolerance = 1e-10)
+  # paths over the rows (more centres than H pays for: 120 with one column,
+  # 240 with two), whose scores come along the path, also warm-started (the
+  # candidates one after another)
+  for (bytes in c(1e9, 0)) {
+    ctl <- list(factor_bytes = bytes)
+    fr <- falkon(x, y, centers = 200, seed = 1, control = ctl)
+    expect_equal(unname(fitted(fr)), unname(predict(fr, x)), tolerance = 1e-10)
+    fc <- falkon(x, cls, centers = 300, seed = 1, control = ctl)
+    expect_identical(unname(fitted(fc)), unname(predict(fc, x)))
+  }
 })
 
 test_that("the pass is identical for any thread count, block size and chunking", {
@@ -199,13 +209,45 @@ test_that("a candidate retired from the CG path keeps its coefficients; the othe
                         nthreads = 1L)
   }
   # group 1 leaves after iteration 3; group 2 stops at 10
-  both <- cg(10, function(alpha, t) if (t == 3) 1L else FALSE)
+  both <- cg(10, function(alpha, t, ...) if (t == 3) 1L else FALSE)
   expect_equal(both$iter, 10L)
   expect_identical(both$alpha[, 1:2], cg(3)$alpha[, 1:2])
   alone <- bochner:::falkon_cg(apply_knm, rhs, prep, factors[2], lams[2], n, 10, nthreads = 1L)
   expect_equal(both$alpha[, 3:4], alone$alpha, tolerance = 1e-12)
   # the path ends when every group has left
-  expect_equal(cg(10, function(alpha, t) if (t == 2) 1:2 else FALSE)$iter, 2L)
+  expect_equal(cg(10, function(alpha, t, ...) if (t == 2) 1:2 else FALSE)$iter, 2L)
+})
+
+test_that("the scores carried along the CG path are K_nm alpha, cold or warm-started", {
+  set.seed(4)
+  n <- 300
+  x <- matrix(rnorm(n * 3), n)
+  Y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.1), x[, 2] * x[, 3])
+  prep <- bochner:::falkon_prepare(gaussian_kernel(0.3), x[1:40, ], 1L)
+  lams <- c(1e-2, 1e-5)
+  factors <- bochner:::falkon_precond_all(prep, lams, 1L)
+  Knm <- kernel_matrix(gaussian_kernel(0.3), x, x[1:40, ])
+  apply_knm <- function(U) bochner:::falkon_knm_apply(prep, x, U = U, nthreads = 1L, keep_ku = TRUE)
+  rhs <- bochner:::falkon_knm_apply(prep, x, V = Y, nthreads = 1L) / n
+  seen <- NULL
+  cold <- bochner:::falkon_cg(apply_knm, rhs, prep, factors, lams, n, 8, nthreads = 1L,
+                              callback = function(alpha, t, k_alpha) {
+                                if (t == 5) seen <<- list(alpha = alpha, k_alpha = k_alpha)
+                                if (t == 3) 1L else FALSE
+                              })
+  # the first group retired after iteration 3: its scores stay with its alpha
+  expect_equal(cold$k_alpha, Knm %*% cold$alpha, tolerance = 1e-10)
+  expect_equal(seen$k_alpha, Knm %*% seen$alpha, tolerance = 1e-10)
+  # a warm start needs K_nm alpha0: the residual's pass gives it
+  a0 <- cold$alpha[, 3:4]
+  q <- bochner:::falkon_knm_apply(prep, x, U = a0, V = -Y, nthreads = 1L, keep_ku = TRUE)
+  expect_equal(attr(q, "ku"), Knm %*% a0, tolerance = 1e-12)
+  warm <- bochner:::falkon_cg(apply_knm, NULL, prep, factors[2], lams[2], n, 4, nthreads = 1L,
+                              alpha0 = a0, resid0 = -q / n, k_alpha0 = attr(q, "ku"))
+  expect_equal(warm$k_alpha, Knm %*% warm$alpha, tolerance = 1e-10)
+  # without K_nm alpha0 a warm start carries none
+  expect_null(bochner:::falkon_cg(apply_knm, NULL, prep, factors[2], lams[2], n, 4,
+                                  nthreads = 1L, alpha0 = a0, resid0 = -q / n)$k_alpha)
 })
 
 test_that("only a fall of the error rate or a real fall of the squared error is progress", {
