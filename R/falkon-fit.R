@@ -6,6 +6,8 @@
 #   rows$n                               the number of training rows
 #   rows$pass(prep, U, V, w, keep_ku)    K_nm' diag(w) (K_nm U + V), one pass
 #   rows$predict(prep, alpha)            K_nm alpha
+#   rows$carry_scores(prep)              whether a CG path should carry K_nm alpha
+#                                        along for the fitted values
 # with V (n x k) and w (n, or n x k) in the rows' order.  A chunked fit
 # gives the same interface summed over its chunks; the held-out rows 'val'
 # (falkon_heldout()) are held in memory: list(x, Y, w, cls).
@@ -44,16 +46,21 @@ falkon_fallback_lambda <- 1e-6
 falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
   n <- nrow(x)
   cache <- new.env(parent = emptyenv())
+  fits_cache <- function(m) 8 * as.double(n) * m <= min(cache_bytes, memory_limit() / 4)
   cached_k <- function(prep) {
     if (!is.null(cache$K) && identical(cache$centres, prep$centres)) return(cache$K)
     cache$K <- NULL   # release the old one before the new is computed
-    if (8 * as.double(n) * prep$m > min(cache_bytes, memory_limit() / 4)) return(NULL)
+    if (!fits_cache(prep$m)) return(NULL)
     cache$K <- .Call(C_falkon_kernel_cache, x, prep$centres, prep$code, prep$par,
                      as.double(block_rows), nthreads)
     cache$centres <- prep$centres
     cache$K
   }
   list(n = n, d = ncol(x),
+       # without K_nm cached, the fitted values would cost a kernel
+       # evaluation over the rows: a CG path carries them along instead
+       # (with the cache they cost one product, less than carrying them)
+       carry_scores = function(prep) !fits_cache(prep$m),
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
          falkon_collect(prep)
          falkon_knm_apply(prep, x, U = U, V = V, w = w, nthreads = nthreads,
@@ -207,12 +214,13 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     # then the m x m product H U
     apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
   }
-  # on passes over the rows, the scores K_nm alpha of the training rows come
-  # along the path from the passes' K_nm U (falkon_cg()): the fitted values
-  # then cost no kernel evaluation over the rows (at 10^6 rows and 10^4
-  # centres, most of a pass).  Where the n x k L scores would be large, the
-  # caller evaluates them once at the end instead.
-  track <- !on_h && falkon_track_scores(ntr, k, L)
+  # on passes that evaluate the kernel, the scores K_nm alpha of the
+  # training rows come along the path from the passes' K_nm U (falkon_cg()):
+  # the fitted values then cost no kernel evaluation over the rows (at 10^6
+  # rows and 10^4 centres, most of a pass).  Not with K_nm cached (on
+  # Shuttle the n x k L arithmetic of every iteration cost more than the one
+  # product it saves), nor where the scores would be large.
+  track <- !on_h && rows$carry_scores(prep) && falkon_track_scores(ntr, k, L)
   if (track) apply_knm <- function(U) rows$pass(prep, U = U, w = wt, keep_ku = TRUE)
   # a path over the rows that starts at alpha0 takes its first residual,
   # K_nm' W (Y - K_nm alpha0) / n, from one pass (U = alpha0, V = -Y) that

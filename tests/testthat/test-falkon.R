@@ -85,11 +85,11 @@ test_that("the fitted values, taken from the cached kernel block, equal predict(
   # without a held-out slice (lambda and iter given)
   f1 <- falkon(x, y, centers = 40, lambda = 1e-4, iter = 10, seed = 1)
   expect_equal(unname(fitted(f1)), unname(predict(f1, x)), tolerance = 1e-10)
-  # paths over the rows (more centres than H pays for: 120 with one column,
-  # 240 with two), whose scores come along the path, also warm-started (the
-  # candidates one after another)
+  # paths over the rows evaluating the kernel (more centres than H pays
+  # for: 120 with one column, 240 with two; no cache), whose scores come
+  # along the path, also warm-started (the candidates one after another)
   for (bytes in c(1e9, 0)) {
-    ctl <- list(factor_bytes = bytes)
+    ctl <- list(factor_bytes = bytes, cache_bytes = 0)
     fr <- falkon(x, y, centers = 200, seed = 1, control = ctl)
     expect_equal(unname(fitted(fr)), unname(predict(fr, x)), tolerance = 1e-10)
     fc <- falkon(x, cls, centers = 300, seed = 1, control = ctl)
@@ -248,6 +248,20 @@ test_that("the scores carried along the CG path are K_nm alpha, cold or warm-sta
   # without K_nm alpha0 a warm start carries none
   expect_null(bochner:::falkon_cg(apply_knm, NULL, prep, factors[2], lams[2], n, 4,
                                   nthreads = 1L, alpha0 = a0, resid0 = -q / n)$k_alpha)
+  # the squared-loss fit carries them when its passes evaluate the kernel
+  # (130 centres: more than H pays for with one column), not on a cached K_nm
+  prep <- bochner:::falkon_prepare(gaussian_kernel(0.3), x[1:130, ], 1L)
+  Knm <- kernel_matrix(gaussian_kernel(0.3), x, x[1:130, ])
+  ctl <- bochner:::falkon_control_list(list())
+  val <- list(x = x[1:50, ], Y = Y[1:50, 1, drop = FALSE], w = rep(1, 50), cls = NULL)
+  for (cache in c(0, 1e9)) {
+    rows <- bochner:::falkon_rows(x, 1L, cache_bytes = cache)
+    expect_identical(rows$carry_scores(prep), cache == 0)
+    res <- bochner:::falkon_fit_squared(prep, rows, Y[, 1, drop = FALSE], rep(1, n), val,
+                                        "auto", "auto", ctl, 1L)
+    if (cache == 0) expect_equal(res$train_scores, Knm %*% res$alpha, tolerance = 1e-10)
+    else expect_null(res$train_scores)
+  }
 })
 
 test_that("only a fall of the error rate or a real fall of the squared error is progress", {
