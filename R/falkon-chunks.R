@@ -178,8 +178,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 
 # The training rows of a chunked fit as the fits of R/falkon-fit.R see them
 # (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
-# alpha), each one pass over the chunks, and $carry_scores().  V and w (rows in training order)
-# are cut by chunk and sent to the chunk's worker only.  A chunk's part of a
+# alpha), each one pass over the chunks, and $carry_scores().  V and w
+# (rows in training order) are cut by chunk and sent to the chunk's worker
+# only.  A chunk's part of a
 # pass is the state of src/falkon.c's pass over its rows (numbered as the
 # training rows of the whole fit): the sums of its complete row groups and
 # the rows of the groups it shares with its neighbours (their x rows, at

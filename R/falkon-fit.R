@@ -1,6 +1,7 @@
-# falkon()'s two fits: the squared loss along the CG path and the logistic
-# loss along its Newton steps, each choosing lambda and the number of steps
-# on held-out rows when asked to (val not NULL).
+# falkon()'s squared-loss fit along the CG path, choosing lambda, the
+# number of iterations and (growing) the number of centres on held-out rows
+# when asked to (val not NULL); the logistic loss's fit is in
+# R/falkon-logistic.R and sees the rows the same way.
 #
 # The fits see the training rows only through 'rows' (falkon_rows()):
 #   rows$n                               the number of training rows
@@ -260,10 +261,10 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
           e <- as.numeric(e)
           path <<- rbind(path, data.frame(iter = t, lambda = lams[g], error = e))
           if (e < best$error) {
-            gc <- (g - 1L) * k + seq_len(k)
+            gcols <- (g - 1L) * k + seq_len(k)
             best <<- list(error = e, iter = t, lambda = lams[g],
-                          alpha = alpha[, gc, drop = FALSE], valid_scores = fg,
-                          train_scores = if (!is.null(k_alpha)) k_alpha[, gc, drop = FALSE])
+                          alpha = alpha[, gcols, drop = FALSE], valid_scores = fg,
+                          train_scores = if (!is.null(k_alpha)) k_alpha[, gcols, drop = FALSE])
           }
         }
         if (!identical(iter, "auto")) return(FALSE)
@@ -282,7 +283,8 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     if (is.null(val) || is.null(best$alpha)) {
       best <- list(alpha = res$alpha[, seq_len(k), drop = FALSE], iter = res$iter,
                    lambda = lams[1L], error = NA_real_,
-                   train_scores = if (!is.null(res$k_alpha)) res$k_alpha[, seq_len(k), drop = FALSE])
+                   train_scores = if (!is.null(res$k_alpha))
+                                    res$k_alpha[, seq_len(k), drop = FALSE])
     }
     list(best = best, path = path)
   }
@@ -433,68 +435,6 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
   }
   res$centres_path <- path
   res
-}
-
-# The logistic loss's targets and offsets: two classes give one score (the
-# log-odds of the second level), more one score per class.
-falkon_logistic_targets <- function(Y, w) {
-  if (ncol(Y) == 2L) Y <- Y[, 2L, drop = FALSE]
-  prior <- colSums(Y * w) / sum(w)
-  prior <- pmin(pmax(prior, 1e-6), 1 - 1e-6)
-  list(Y = Y, offset = if (ncol(Y) == 1L) stats::qlogis(prior) else log(prior))
-}
-
-# lambda's schedule: 1e-1, 1e-2, ... (a factor of 10 a step) down to the
-# target, then 'extra' more steps at the target.  Against a factor of 100
-# a step, the finer path gave better probabilities (test log-loss, 100 vs
-# 10: Satellite 0.264 vs 0.222, spam 0.234 vs 0.207, Vehicle 0.438 vs
-# 0.395; DNA the other way, 0.134 vs 0.144) for about 20 % more time.
-falkon_schedule <- function(target, extra) {
-  top <- -1
-  bottom <- log10(target)
-  s <- if (bottom < top) 10^seq(top, bottom, by = -1) else numeric()
-  s <- s[s > target * (1 + 1e-9)]
-  c(s, rep(target, 1L + extra))
-}
-
-falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nthreads) {
-  prep$lean <- falkon_lean(prep$m, control)
-  # every Newton step refactors A: G is kept unless memory is short
-  if (!prep$lean) falkon_keep_g(prep, nthreads)
-  ntr <- rows$n
-  wt <- falkon_unit_weights(w)
-  wv <- if (is.null(wt)) rep(1, ntr) else wt
-  tg <- falkon_logistic_targets(Y, wv)
-  target <- if (!identical(lambda, "auto")) min(lambda)
-            else if (is.null(val)) falkon_fallback_lambda else min(control$lambdas)
-  schedule <- falkon_schedule(target, control$newton_steps)
-  # the early steps (larger lambda, better conditioned) need fewer iterations
-  cg_iter <- if (identical(iter, "auto")) ifelse(schedule > target, 5L, 10L)
-             else rep(iter, length(schedule))
-  path <- NULL
-  best <- list(error = Inf)
-  callback <- NULL
-  if (!is.null(val)) {
-    Yv <- falkon_logistic_targets(val$Y, val$w)$Y
-    score <- falkon_heldout_scorer(prep, val, control, nthreads)
-    callback <- function(alpha, t) {
-      f <- sweep(score(alpha), 2L, tg$offset, "+", check.margin = FALSE)
-      e <- falkon_logloss(f, Yv, val$w)
-      path <<- rbind(path, data.frame(step = t, lambda = schedule[t], error = e))
-      if (e < best$error) best <<- list(error = e, step = t, alpha = alpha, valid_scores = f)
-      t - best$step >= control$newton_patience
-    }
-  }
-  res <- falkon_newton(prep, rows, tg$Y, wv, tg$offset, schedule, cg_iter, nthreads, callback)
-  alpha <- res$alpha
-  steps <- res$steps
-  if (!is.null(best$alpha)) {
-    alpha <- best$alpha
-    steps <- best$step
-  }
-  list(alpha = alpha, offset = tg$offset, prep = falkon_unfactored(prep), lambda = schedule[steps],
-       iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr,
-       valid_scores = best$valid_scores)
 }
 
 # The scores offset + K alpha of all n rows, in their order, from what the

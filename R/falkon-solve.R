@@ -1,5 +1,6 @@
-# FALKON's solver: the preconditioner, conjugate gradient on the
-# preconditioned system, and the Newton steps of the logistic loss.  These
+# FALKON's solver: the preconditioner and conjugate gradient on the
+# preconditioned system (the logistic loss's Newton steps, built on them,
+# are in R/falkon-logistic.R).  These
 # are internal building blocks, also for the chunked fit (falkon on
 # data_chunks): everything that touches the n rows goes through one
 # operator, apply_knm(U, V, w) = K_nm' diag(w) (K_nm U + V) (an m x k
@@ -107,8 +108,9 @@ factor_solve <- function(F, B, which, trans, nthreads) {
 # accumulated too (callback(alpha, t, k_alpha) sees it) and returned as
 # k_alpha: a Newton step needs no pass to evaluate its direction, and a
 # squared-loss fit none for its fitted values.  A warm start needs
-# k_alpha0 = K_nm alpha0 for it (the resid0 pass gives it).  Stops when every column's
-# residual has fallen by 'tol' (relative) or after 'iter' iterations.
+# k_alpha0 = K_nm alpha0 for it (the resid0 pass gives it).  Stops when
+# every column's residual has fallen by 'tol' (relative) or after 'iter'
+# iterations.
 # resid0 (with alpha0): rhs - K_nm' W K_nm alpha0 / n (m x k), from one
 # pass the caller combined with its right-hand side's (V = -Y, U = alpha0);
 # rhs may then be NULL, and 'tol' is relative to the first residual.
@@ -195,81 +197,4 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
   }
   list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
        k_alpha = k_alpha)
-}
-
-# ---------------------------------------------------------------------------
-# Logistic loss: Newton steps (Meanti et al. 2020, LogisticFalkon).
-
-# Class probabilities from scores f (n x k): k = 1 a binary model's
-# log-odds of the second class, else softmax over the k columns.
-falkon_probabilities <- function(f) {
-  if (ncol(f) == 1L) return(stats::plogis(f))
-  e <- exp(f - apply(f, 1L, max))
-  e / rowSums(e)
-}
-
-# The weighted mean log-loss of scores f against targets Y (n x k, 0/1).
-falkon_logloss <- function(f, Y, w) {
-  if (ncol(f) == 1L) {
-    ll <- -(Y[, 1L] * stats::plogis(f[, 1L], log.p = TRUE) +
-              (1 - Y[, 1L]) * stats::plogis(-f[, 1L], log.p = TRUE))
-  } else {
-    mx <- apply(f, 1L, max)
-    lse <- mx + log(rowSums(exp(f - mx)))
-    ll <- lse - rowSums(f * Y)
-  }
-  sum(w * ll) / sum(w)
-}
-
-# Newton's method on (1/n) sum w_i loss(y_i, offset + K alpha) +
-# (lambda / 2) alpha' T'T alpha, lambda following the decreasing 'schedule'
-# (the last value is the target), 'cg_iter[t]' CG iterations for step t.
-# Each step solves H delta = -g with the per-class diagonal of the Hessian,
-# H_c = K' diag(w p_c (1 - p_c)) K / n + lambda T'T (the multinomial
-# Hessian's cross-class terms are left out), preconditioned with A'A = s T
-# T' / m + lambda I for the mean curvature s, then halves the step until
-# the objective decreases (K delta comes from the CG's passes, so the line
-# search costs no pass).  'Y' are the 0/1 targets (one column for two classes), 'w' the
-# case weights (mean 1), 'offset' the fixed intercepts (k values).
-# callback(alpha, f_step, t) sees the iterate after each step and may
-# return TRUE to stop.
-falkon_newton <- function(prep, rows, Y, w, offset, schedule, cg_iter, nthreads,
-                          callback = NULL) {
-  n <- rows$n
-  k <- ncol(Y)
-  alpha <- matrix(0, prep$m, k)
-  f <- matrix(offset, n, k, byrow = TRUE)
-  # products with T read its upper half in place (no transposed copy)
-  penalty <- function(a, lambda) lambda / 2 * sum(falkon_tprod(prep, a, FALSE, nthreads)^2)
-  steps <- 0L
-  for (t in seq_along(schedule)) {
-    lambda <- schedule[t]
-    p <- falkon_probabilities(f)
-    curv <- w * p * (1 - p)
-    grad <- rows$pass(prep, V = p - Y, w = w) / n +
-      lambda * falkon_tprod(prep, falkon_tprod(prep, alpha, FALSE, nthreads), TRUE, nthreads)
-    s <- max(mean(curv), 1e-8)
-    falkon_precond(prep, lambda, s, nthreads)
-    apply_h <- function(U) rows$pass(prep, U = U, w = curv, keep_ku = TRUE)
-    sol <- falkon_cg(apply_h, -grad, prep, list(prep$F), lambda, n, cg_iter[t],
-                     nthreads = nthreads)
-    delta <- sol$alpha
-    Kd <- if (is.null(sol$k_alpha)) rows$predict(prep, delta) else sol$k_alpha
-    obj <- falkon_logloss(f, Y, w) + penalty(alpha, lambda)
-    step <- 1
-    repeat {
-      f_new <- f + step * Kd
-      a_new <- alpha + step * delta
-      obj_new <- falkon_logloss(f_new, Y, w) + penalty(a_new, lambda)
-      if (is.finite(obj_new) && obj_new <= obj || step < 1e-4) break
-      step <- step / 2
-    }
-    if (is.finite(obj_new) && obj_new <= obj) {
-      alpha <- a_new
-      f <- f_new
-    }
-    steps <- t
-    if (!is.null(callback) && isTRUE(callback(alpha, t))) break
-  }
-  list(alpha = alpha, f = f, steps = steps)
 }

@@ -68,7 +68,7 @@ test_that("the package's Cholesky solves like solve(), the same for any thread c
   expect_error(.Call(bochner:::C_ridge_solve, -diag(3), diag(3), 0, 1L), "positive definite")
 })
 
-test_that("the fitted values, taken from the cached kernel block, equal predict()", {
+test_that("the fitted values, from a cached K_nm or carried along the path, equal predict()", {
   set.seed(14)
   x <- matrix(rnorm(1200), 600)
   y <- sin(2 * x[, 1]) + x[, 2] + rnorm(600, sd = 0.2)
