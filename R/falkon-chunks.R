@@ -180,13 +180,12 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
 # (falkon_rows()): $n, $pass(prep, U, V, w, keep_ku) and $predict(prep,
 # alpha), each one pass over the chunks, and $carry_scores().  V and w
 # (rows in training order) are cut by chunk and sent to the chunk's worker
-# only.  A chunk's part of a
-# pass is the state of src/falkon.c's pass over its rows (numbered as the
-# training rows of the whole fit): the sums of its complete row groups and
-# the rows of the groups it shares with its neighbours (their x rows, at
-# most 1023 at each end); the states are folded in chunk order as they come
-# (C_falkon_pass_fold) and finished into the in-memory result, bit for bit.
-# K U and K alpha are bound in order.
+# only.  A chunk's part of a pass is the state of src/falkon.c's pass over
+# its rows (numbered as the training rows of the whole fit): the sums of
+# its complete row groups and the rows of the groups it shares with its
+# neighbours (their x rows, at most 1023 at each end); the states are
+# folded in chunk order as they come (C_falkon_pass_fold) and finished into
+# the in-memory result, bit for bit.  K U and K alpha are bound in order.
 falkon_rows_chunks <- function(ctx) {
   counts <- ctx$rows - lengths(ctx$drop)
   start <- cumsum(c(0, counts))
