@@ -91,6 +91,22 @@ static void tile_portable_tn(const double *x, ptrdiff_t ldx, const double *w, pt
  * MR x kc doubles on the stack (at most 24*384*8 = 72 KB). */
 #define GEMM_KC_MAX 384
 
+/* x %*% w with at most this many columns reads x's rows in place instead of packing them:
+ * a panel used by one or two column blocks is cheaper read twice from L2 than copied once,
+ * when its lines are prefetched (below).  Shuttle's K_b U with 14 columns, 38 600 x 1024,
+ * 2 threads: 0.029 s packed, 0.018 read in place (bench/falkon-notes.md). */
+#define GEMM_DIRECT_COLS 16
+
+/* Ask for the cache lines of rows p[0 .. r-1] of a column read in place (into L2).  A
+ * product with few columns (falkon's K_b U) walks x's columns, each in a page of its own,
+ * where the hardware prefetchers do not follow; the next micro-panel's lines requested one
+ * panel ahead arrive before they are read (no effect on the arithmetic). */
+static inline void bochner_prefetch_rows(const double *p, int r)
+{
+    for (int i = 0; i < r; i += 8) __builtin_prefetch(p + i, 0, 2);
+    __builtin_prefetch(p + r - 1, 0, 2);
+}
+
 #if BOCHNER_X86
 
 /* ------------------------------------------------------------------------- */
@@ -107,7 +123,8 @@ B512_INLINE __mmask8 lanes8(int r)
 /* c[0:8*MV, 0:NR] (masked rows) (+)= xp (packed, 8*MV rows x kc) * w[0:kc, 0:NR] (ldw) */
 B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const double *xp,
                          ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
-                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc,
+                         const double *pf)
 {
 #define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
@@ -122,6 +139,7 @@ B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
+        if (DIRECT && pf) bochner_prefetch_rows(pf + l * xs, 24);
         /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
         const __m512d x0 = DIRECT ? _mm512_maskz_loadu_pd(m0, xl) : _mm512_load_pd(xl);
         const __m512d x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_pd(m1, xl + 8)
@@ -148,15 +166,17 @@ B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const dou
  * DIRECT, xs = ldx) times all nj columns */
 B512_INLINE void rows512(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
                          const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
-                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc)
+                         ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc,
+                         const double *pf)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
         kern512(DIRECT, MV, 8, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                acc);
+                acc, j0 ? NULL : pf);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
-#define K512(NR) kern512(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc)
+#define K512(NR) kern512(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc, \
+                         j0 ? NULL : pf)
     switch (nj - j0) {
     case 7: K512(7); break;
     case 6: K512(6); break;
@@ -224,14 +244,15 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const double *src = x + pc * ldx + i0;
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (!transa && nj <= 8) {
-                /* one micro-kernel column block: each panel would be read once, so
-                 * the rows are read in place (the same FMAs on the same values; a
-                 * product with few columns, as K U in falkon's passes, no longer
-                 * copies all of x) */
-                if (mv == 3)      rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-                else if (mv == 2) rows512(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-                else              rows512(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (!transa && nj <= GEMM_DIRECT_COLS) {
+                /* one or two micro-kernel column blocks: the rows are read in place
+                 * (the same FMAs on the same values; a product with few columns, as
+                 * K U in falkon's passes, no longer copies all of x), the next
+                 * panel's lines prefetched */
+                const double *pf = i0 + 48 <= nr ? src + 24 : NULL;
+                if (mv == 3)      rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else if (mv == 2) rows512(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else              rows512(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
                 continue;
             }
             /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
@@ -243,9 +264,9 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 if (mv > 2) _mm512_store_pd(dst + 16, _mm512_maskz_loadu_pd(m2, src + 16));
             }
             const int xs = 8 * mv;
-            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
         }
     }
 }
@@ -263,7 +284,8 @@ B256_INLINE __m256i lanes4(int r)
 
 B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const double *xp,
                          ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
-                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
+                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc,
+                         const double *pf)
 {
 #define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3)
@@ -278,12 +300,17 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
+        if (DIRECT && pf) bochner_prefetch_rows(pf + l * xs, 12);
         /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
-        const __m256d x0 = DIRECT ? _mm256_maskload_pd(xl, m0) : _mm256_load_pd(xl);
-        const __m256d x1 = (MV > 1) ? (DIRECT ? _mm256_maskload_pd(xl + 4, m1)
-                                              : _mm256_load_pd(xl + 4)) : x0;
-        const __m256d x2 = (MV > 2) ? (DIRECT ? _mm256_maskload_pd(xl + 8, m2)
-                                              : _mm256_load_pd(xl + 8)) : x0;
+        /* DIRECT 2: a whole panel, plain loads (a masked load is slow on AMD) */
+        const __m256d x0 = DIRECT == 2 ? _mm256_loadu_pd(xl)
+                           : DIRECT ? _mm256_maskload_pd(xl, m0) : _mm256_load_pd(xl);
+        const __m256d x1 = (MV > 1) ? (DIRECT == 2 ? _mm256_loadu_pd(xl + 4)
+                                       : DIRECT ? _mm256_maskload_pd(xl + 4, m1)
+                                                : _mm256_load_pd(xl + 4)) : x0;
+        const __m256d x2 = (MV > 2) ? (DIRECT == 2 ? _mm256_loadu_pd(xl + 8)
+                                       : DIRECT ? _mm256_maskload_pd(xl + 8, m2)
+                                                : _mm256_load_pd(xl + 8)) : x0;
         const double *wl = w + l;
 #define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
             a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
@@ -304,15 +331,17 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
  * DIRECT, xs = ldx) times all nj columns */
 B256_INLINE void rows256(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
                          const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
-                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc)
+                         ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc,
+                         const double *pf)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
         kern256(DIRECT, MV, 4, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                acc);
+                acc, j0 ? NULL : pf);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
-#define K256(NR) kern256(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc)
+#define K256(NR) kern256(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc, \
+                         j0 ? NULL : pf)
     switch (nj - j0) {
     case 3: K256(3); break;
     case 2: K256(2); break;
@@ -340,11 +369,13 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             const double *src = x + pc * ldx + i0;
             const double *wp = w + pc;
             double *ci = c + i0;
-            if (!transa && nj <= 4) {
-                /* one column block: rows read in place, as in tile512 */
-                if (mv == 3)      rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-                else if (mv == 2) rows256(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-                else              rows256(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (!transa && nj <= GEMM_DIRECT_COLS) {
+                /* few column blocks: rows read in place, as in tile512 */
+                const double *pf = i0 + 24 <= nr ? src + 12 : NULL;
+                if (mr == 12)     rows256(2, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else if (mv == 3) rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else if (mv == 2) rows256(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else              rows256(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
                 continue;
             }
             double *dst = xp;
@@ -364,9 +395,9 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 }
             }
             const int xs = 4 * mv;
-            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
-            else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc);
+            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
         }
     }
 }
@@ -393,7 +424,7 @@ static double dot_lanes_sum(const double *s)
 
 #if BOCHNER_X86
 /* JB columns of a against the n <= N columns of b (columns n .. N - 1 held at zero:
- * kernels for N = 1 and 4 only, which keeps the library small) */
+ * kernels for N = 1, 4 and 7 only, which keeps the library small) */
 B512_INLINE void dot512(const int JB, const int N, const double *a, ptrdiff_t lda,
                         const double *b, ptrdiff_t ldb, int n, int k, double *c, ptrdiff_t ldc)
 {
@@ -454,27 +485,95 @@ __attribute__((target("avx512f"), noinline))
 static void dot_tn512(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                       int n, int k, double *c, ptrdiff_t ldc)
 {
+    /* 7 columns (Shuttle's classes) in one sweep, not 4 + 3 and a column of zeros:
+     * 18.4 -> 21.3 GFMA/s on Zen 4 */
     if (n == 1) dot512_cols(8, 1, a, lda, b, ldb, m, n, k, c, ldc);
+    else if (n == 7) dot512_cols(3, 7, a, lda, b, ldb, m, n, k, c, ldc);
     else dot512_cols(5, 4, a, lda, b, ldb, m, n, k, c, ldc);
 }
 
-/* path 1: the same fma chains, lane by lane (gcc turns fma() into the instruction) */
+/* path 1: the same chains, lanes 0-3 and 4-7 of each in two ymm registers; JB columns of
+ * a against N <= 3 columns of b (columns n .. N - 1 held at zero), 2 JB N + N + 1 of the 16
+ * registers.  One entry at a time (two chains, masked loads) ran at 6.4-7.0 GFMA/s on
+ * Zen 4, this at 8.4-10.5 (1024 rows, 1-8 columns of b). */
+B256_INLINE void dot256(const int JB, const int N, const double *a, ptrdiff_t lda,
+                        const double *b, ptrdiff_t ldb, int n, int k, double *c, ptrdiff_t ldc)
+{
+    __m256d s[4][3][2];
+#pragma GCC unroll 4
+    for (int jb = 0; jb < JB; jb++)
+#pragma GCC unroll 3
+        for (int j = 0; j < N; j++) s[jb][j][0] = s[jb][j][1] = _mm256_setzero_pd();
+    /* plain loads on whole steps of 8 rows (a masked load is slow on AMD), masked on the
+     * last: the lanes past k add fma(0, 0, s) = s */
+    for (int l = 0; l < k; l += 8) {
+        const int whole = l + 8 <= k;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            const __m256i mk = lanes4(k - l - 4 * h);
+            __m256d t[3];
+#pragma GCC unroll 3
+            for (int j = 0; j < N; j++) {
+                const double *bp = b + (ptrdiff_t) (j < n ? j : 0) * ldb + l + 4 * h;
+                t[j] = j >= n ? _mm256_setzero_pd()
+                              : whole ? _mm256_loadu_pd(bp) : _mm256_maskload_pd(bp, mk);
+            }
+#pragma GCC unroll 4
+            for (int jb = 0; jb < JB; jb++) {
+                const double *ap = a + (ptrdiff_t) jb * lda + l + 4 * h;
+                const __m256d x = whole ? _mm256_loadu_pd(ap) : _mm256_maskload_pd(ap, mk);
+#pragma GCC unroll 3
+                for (int j = 0; j < N; j++) s[jb][j][h] = _mm256_fmadd_pd(x, t[j], s[jb][j][h]);
+            }
+        }
+    }
+    double lane[8] __attribute__((aligned(32)));
+#pragma GCC unroll 4
+    for (int jb = 0; jb < JB; jb++)
+#pragma GCC unroll 3
+        for (int j = 0; j < N; j++) {
+            _mm256_store_pd(lane, s[jb][j][0]);
+            _mm256_store_pd(lane + 4, s[jb][j][1]);
+            if (j < n) c[jb + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane);
+        }
+}
+
+/* all m columns of a, JB at a time (the last block overlapping the one before: the same
+ * doubles), N columns of b at a time; fewer than JB columns one by one */
+B256_INLINE void dot256_cols(const int JB, const int N, const double *a, ptrdiff_t lda,
+                             const double *b, ptrdiff_t ldb, int m, int n, int k, double *c,
+                             ptrdiff_t ldc)
+{
+    for (int j0 = 0; j0 < n; j0 += N) {
+        const int nj = n - j0 < N ? n - j0 : N;
+        const double *bj = b + (ptrdiff_t) j0 * ldb;
+        double *cj = c + (ptrdiff_t) j0 * ldc;
+        if (m < JB) {
+            for (int i = 0; i < m; i++)
+                dot256(1, N, a + (ptrdiff_t) i * lda, lda, bj, ldb, nj, k, cj + i, ldc);
+            continue;
+        }
+        if (nj == 1 && N > 1 && m >= 4) {
+            /* a last single column: the one-column kernel, not N - 1 columns of zeros */
+            for (int i = 0; i < m; i += 4) {
+                const int i0 = i + 4 <= m ? i : m - 4;
+                dot256(4, 1, a + (ptrdiff_t) i0 * lda, lda, bj, ldb, 1, k, cj + i0, ldc);
+            }
+            continue;
+        }
+        for (int i = 0; i < m; i += JB) {
+            const int i0 = i + JB <= m ? i : m - JB;
+            dot256(JB, N, a + (ptrdiff_t) i0 * lda, lda, bj, ldb, nj, k, cj + i0, ldc);
+        }
+    }
+}
+
 __attribute__((target("avx2,fma"), noinline))
 static void dot_tn256(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                       int n, int k, double *c, ptrdiff_t ldc)
 {
-    for (int j = 0; j < n; j++) {
-        const double *bj = b + (ptrdiff_t) j * ldb;
-        for (int i = 0; i < m; i++) {
-            const double *ai = a + (ptrdiff_t) i * lda;
-            double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            int l = 0;
-            for (; l + 8 <= k; l += 8)
-                for (int q = 0; q < 8; q++) s[q] = __builtin_fma(ai[l + q], bj[l + q], s[q]);
-            for (int q = 0; l + q < k; q++) s[q] = __builtin_fma(ai[l + q], bj[l + q], s[q]);
-            c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(s);
-        }
-    }
+    if (n == 1) dot256_cols(4, 1, a, lda, b, ldb, m, n, k, c, ldc);
+    else dot256_cols(2, 3, a, lda, b, ldb, m, n, k, c, ldc);
 }
 #endif /* BOCHNER_X86 */
 
