@@ -7,6 +7,8 @@
 #               (the reference BLAS, about ten times slower, at n = 1e4)
 #   gemm        square A %*% B at m = 2000 and 4000 (reference BLAS: 2000 only):
 #               .Call(C_matprod, a, b, threads) against a %*% b; 2 m^3 flops
+#   thin        a tall x (38 600 x 1024) times 1, 7 and 14 columns: falkon's K_nm U;
+#               .Call(C_matprod, x, w, threads) against x %*% w; 2 n 1024 k flops
 #   gauss_block kernel_matrix(gaussian_kernel(1), x, C), x 2000 x d, C 4000 x d,
 #               d = 16 and 64, against plain R's
 #               exp(-(outer(rowSums(x^2), rowSums(C^2), "+") - 2 * tcrossprod(x, C)) / 2);
@@ -80,6 +82,19 @@ child <- function(label, out) {
                   timed(function() .Call(bochner:::C_matprod, a, b, th)))
     add("gemm", size, "R", 2 * m^3, "GFLOP/s", timed(function() a %*% b))
   }
+  # a tall matrix times a few columns: falkon's K_nm U over its cached K_nm (Shuttle's
+  # 38 600 x 1024), one column per class and lambda; read from memory, so the product
+  # is bound by how fast it streams x
+  nt <- round(38600 * sqrt(scale))
+  x <- matrix(runif(nt * 1024), nt, 1024)
+  for (k in c(1L, 7L, 14L)) {
+    w <- matrix(runif(1024 * k), 1024, k)
+    size <- sprintf("%d x 1024 by %d", nt, k)
+    if (mine) add("thin", size, "bochner", 2 * nt * 1024 * k, "GFLOP/s",
+                  timed(function() .Call(bochner:::C_matprod, x, w, th)))
+    add("thin", size, "R", 2 * nt * 1024 * k, "GFLOP/s", timed(function() x %*% w))
+  }
+  rm(x)
   for (d in c(16L, 64L)) {
     x <- matrix(rnorm(2000 * d), 2000); C <- matrix(rnorm(4000 * d), 4000)
     size <- sprintf("2000 x 4000, d = %d", d)
