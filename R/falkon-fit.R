@@ -157,6 +157,18 @@ falkon_progress <- function(prog, e, t, gain) {
   prog
 }
 
+# The fall of the held-out squared error that counts as progress
+# (falkon_progress()): where an iteration is a product with H, which costs
+# next to nothing, any fall, and no candidate leaves the path (on
+# bench/falkon-defaults.R's Shuttle split the 256-centre path on H reached
+# 0.5 % held-out error, and so stopped the growth, only after falls of
+# under 1 %); where it is a pass over the rows, control$path_gain for
+# regression, and for classes, where it only breaks ties of the error
+# rate, control$tie_gain.
+falkon_path_gain <- function(on_h, classes, control) {
+  if (on_h) 0 else if (classes) control$tie_gain else control$path_gain
+}
+
 # Whether a CG path over the rows carries the training rows' scores K_nm
 # alpha (n x k for each of L lambdas) along: when those, the passes' K_nm U
 # and the best iterate's copy, three n x k L arrays, take at most a
@@ -201,14 +213,8 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   k <- ncol(Y)
   L <- length(lambdas)
   apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
-  # where an iteration is a product with H, which costs next to nothing,
-  # any fall of the held-out error is progress and no candidate leaves the
-  # path; where it is a pass over the rows, a fall of control$path_gain
-  # (on bench/falkon-defaults.R's Shuttle split the 256-centre path on H
-  # reached 0.5 % held-out error, and so stopped the growth, only after
-  # falls of under 1 %)
   on_h <- falkon_use_gram(prep$m, k, L, maxit)
-  gain <- if (on_h) 0 else control$path_gain
+  gain <- falkon_path_gain(on_h, !is.null(val$cls), control)
   if (on_h) {
     # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
     # U = I) costs what m / (4 k L) passes cost, and every iteration is

@@ -287,6 +287,26 @@ test_that("only a fall of the error rate or a real fall of the squared error is 
   expect_equal(bochner:::falkon_progress(reg, e(Inf, 1.99), 2L, 0.01)$iter, 1L)
   expect_equal(bochner:::falkon_progress(reg, e(Inf, 1.97), 2L, 0.01)$iter, 2L)
   expect_error(falkon_control(path_gain = 0), "path_gain")
+  expect_error(falkon_control(tie_gain = 1), "tie_gain")
+})
+
+test_that("classes stop on tie_gain and regression on path_gain", {
+  ctl <- falkon_control(path_gain = 0.02, tie_gain = 0.05)
+  expect_identical(bochner:::falkon_path_gain(FALSE, TRUE, ctl), 0.05)
+  expect_identical(bochner:::falkon_path_gain(FALSE, FALSE, ctl), 0.02)
+  expect_identical(bochner:::falkon_path_gain(TRUE, TRUE, ctl), 0)
+  expect_identical(bochner:::falkon_path_gain(TRUE, FALSE, ctl), 0)
+  # a regression path over the rows (300 centres, one lambda: no H) answers to
+  # path_gain, and tie_gain leaves it alone
+  set.seed(8)
+  x <- matrix(rnorm(1500 * 2), 1500, 2)
+  reg <- sin(2 * x[, 1]) * cos(x[, 2])
+  fit <- function(...) {
+    set.seed(1)
+    falkon(x, reg, centers = 300, lambda = 1e-9, nthreads = 1, control = falkon_control(...))
+  }
+  expect_lt(fit(path_gain = 0.9)$iter, fit(path_gain = 0.001)$iter)
+  expect_identical(fit(tie_gain = 0.9)$alpha, fit(tie_gain = 0.001)$alpha)
 })
 
 test_that("with every row a centre and a small lambda it is exact kernel ridge", {
