@@ -250,9 +250,9 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                  * K U in falkon's passes, no longer copies all of x), the next
                  * panel's lines prefetched */
                 const double *pf = i0 + 48 <= nr ? src + 24 : NULL;
-                if (mv == 3)      rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else if (mv == 2) rows512(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else              rows512(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                /* a last panel of fewer rows too: its masked lanes load zeros (and
+                 * are not stored), one kernel instead of three */
+                rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
                 continue;
             }
             /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
@@ -372,10 +372,9 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             if (!transa && nj <= GEMM_DIRECT_COLS) {
                 /* few column blocks: rows read in place, as in tile512 */
                 const double *pf = i0 + 24 <= nr ? src + 12 : NULL;
-                if (mr == 12)     rows256(2, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else if (mv == 3) rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else if (mv == 2) rows256(1, 2, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else              rows256(1, 1, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                /* a last panel of fewer rows: masked loads, the one masked kernel */
+                if (mr == 12) rows256(2, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                else          rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
                 continue;
             }
             double *dst = xp;
