@@ -161,7 +161,14 @@ test_that("BOCHNER_MAX_ISA caps the dispatcher (used under valgrind)", {
     out <- system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
                    env = paste0("BOCHNER_MAX_ISA=", cap))
     got <- strsplit(tail(out, 1), " ")[[1]]
-    expect_identical(got[1], as.character(min(as.integer(cap), best_isa())), label = paste(out, collapse = "\n"))
+    # this process's own path is the machine's best only when it runs uncapped (valgrind
+    # may run the suite with BOCHNER_MAX_ISA=0); capped, the child may go above it
+    if (nzchar(Sys.getenv("BOCHNER_MAX_ISA"))) {
+      expect_lte(as.integer(got[1]), as.integer(cap), label = paste(out, collapse = "\n"))
+    } else {
+      expect_identical(got[1], as.character(min(as.integer(cap), best_isa())),
+                       label = paste(out, collapse = "\n"))
+    }
     expect_identical(got[2], "TRUE")
   }
 })
