@@ -282,6 +282,14 @@ B256_INLINE __m256i lanes4(int r)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_set_epi64x(3, 2, 1, 0));
 }
 
+/* 4 rows of a panel: packed (DIRECT 0, aligned), read in place masked (1), or read in
+ * place whole (2: plain loads, as a masked load is slow on AMD) */
+B256_INLINE __m256d xload256(const int DIRECT, const double *p, __m256i mask)
+{
+    return DIRECT == 2 ? _mm256_loadu_pd(p) : DIRECT ? _mm256_maskload_pd(p, mask)
+                                                     : _mm256_load_pd(p);
+}
+
 B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const double *xp,
                          ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
                          ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc,
@@ -301,16 +309,9 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
         if (DIRECT && pf) bochner_prefetch_rows(pf + l * xs, 12);
-        /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
-        /* DIRECT 2: a whole panel, plain loads (a masked load is slow on AMD) */
-        const __m256d x0 = DIRECT == 2 ? _mm256_loadu_pd(xl)
-                           : DIRECT ? _mm256_maskload_pd(xl, m0) : _mm256_load_pd(xl);
-        const __m256d x1 = (MV > 1) ? (DIRECT == 2 ? _mm256_loadu_pd(xl + 4)
-                                       : DIRECT ? _mm256_maskload_pd(xl + 4, m1)
-                                                : _mm256_load_pd(xl + 4)) : x0;
-        const __m256d x2 = (MV > 2) ? (DIRECT == 2 ? _mm256_loadu_pd(xl + 8)
-                                       : DIRECT ? _mm256_maskload_pd(xl + 8, m2)
-                                                : _mm256_load_pd(xl + 8)) : x0;
+        const __m256d x0 = xload256(DIRECT, xl, m0);
+        const __m256d x1 = (MV > 1) ? xload256(DIRECT, xl + 4, m1) : x0;
+        const __m256d x2 = (MV > 2) ? xload256(DIRECT, xl + 8, m2) : x0;
         const double *wl = w + l;
 #define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
             a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
