@@ -325,17 +325,33 @@ static void apply_qt_left(double *B, int n, int m, const double *V, const double
 /* Eigenvalues of the symmetric tridiagonal (d, e), e[i] joining i and i+1,
  * by implicit QL with Wilkinson shifts (tql1); each rotation is applied to
  * the rows of G (n x m), so that G becomes S'G for the eigenvectors S of T.
- * 0, or 1 when an eigenvalue did not converge. */
+ * 0, or 1 when an eigenvalue did not converge.
+ *
+ * An off-diagonal is negligible when it is below eps times the norm of T
+ * (tnorm, the largest row sum, which the rotations do not change), as in
+ * EISPACK's tql1, not only below eps times its two diagonal neighbours.
+ * The neighbour test alone never deflates a block whose entries are all at
+ * rounding level: a rank-deficient Gram matrix (more features than rows, or
+ * fewer distinct directions than features) has many eigenvalues of order
+ * eps ||T|| whose off-diagonals stay of the same order under QL, and the
+ * iteration ran out.  The norm test accepts an absolute error of eps ||T||
+ * in each eigenvalue, which is what eigen() (LAPACK) promises too, and the
+ * ridge path never resolves below 1e-10 of the trace. */
 static int tridiagonal_ql(double *d, double *e, int n, double *G, int m)
 {
     if (n <= 1) return 0;
     e[n - 1] = 0.0;
+    double tnorm = 0.0;
+    for (int i = 0; i < n; i++) {
+        double row = fabs(d[i]) + fabs(e[i]) + (i > 0 ? fabs(e[i - 1]) : 0.0);
+        if (row > tnorm) tnorm = row;
+    }
     for (int l = 0; l < n; l++) {
         int iter = 0, mm;
         do {
             for (mm = l; mm < n - 1; mm++) {
                 double dd = fabs(d[mm]) + fabs(d[mm + 1]);
-                if (fabs(e[mm]) <= DBL_EPSILON * dd) break;
+                if (fabs(e[mm]) <= DBL_EPSILON * (dd > tnorm ? dd : tnorm)) break;
             }
             if (mm != l) {
                 if (iter++ == QL_MAXIT) return 1;
