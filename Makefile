@@ -2,7 +2,7 @@
 R ?= R
 RSCRIPT ?= Rscript
 
-.PHONY: demo test install install-quick document check site site-check bench bench-transform clean sanitize sanitize-openblas valgrind test-deps
+.PHONY: demo test install install-quick document check site site-check bench bench-quick bench-transform clean sanitize sanitize-openblas valgrind test-deps
 
 # The plot goes to bochner-demo.png here (git-ignored, removed by make
 # clean), or to BOCHNER_DEMO_PNG when that is set.
@@ -57,23 +57,18 @@ SITE_SHOTS ?= /tmp/bochner-site-shots
 site-check:
 	python3 .ci/site-check "$(SITE_SHOTS)" "$(SITE_DIR)"
 
-# Every benchmark; each records its figures under bench/ (see bench/README.md).
+# The benchmarks (bench/README.md): every suite of bench/suites/ through the one
+# entry point bench/run.R, each writing bench/results/<suite>.csv and the page
+# bench/<suite>.md; bench-quick at reduced sizes (every suite, <= 15 minutes on
+# 2 cores); one suite: `Rscript bench/run.R kmeans [--quick]`.
 bench: install-quick
-	$(RSCRIPT) bench/transform.R
-	$(RSCRIPT) bench/cosine.R
-	$(RSCRIPT) bench/kmeans.R
-	$(RSCRIPT) bench/polynomial.R
-	$(RSCRIPT) bench/svm.R
-	$(RSCRIPT) bench/threads.R
-	$(RSCRIPT) bench/default_transform.R
-	$(RSCRIPT) bench/scale.R
-	$(RSCRIPT) bench/maps.R
-	$(RSCRIPT) bench/workflow.R
-	$(RSCRIPT) bench/gemm.R
-	$(RSCRIPT) bench/ridge_path.R
+	$(RSCRIPT) bench/run.R
+
+bench-quick: install-quick
+	$(RSCRIPT) bench/run.R --quick
 
 bench-transform: install-quick
-	$(RSCRIPT) bench/transform.R
+	$(RSCRIPT) bench/run.R transform
 
 # The test suite against an ASan+UBSan build (gcc), see .ci/sanitize.
 sanitize:

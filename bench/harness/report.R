@@ -1,0 +1,169 @@
+# A suite's rows and page.  bench_start() reads the command line and the
+# machine; bench_add() records one fit and repetition; bench_finish() writes
+# <out>/results/<suite>.csv (one row per fit and repetition, replaced by each
+# run: history is in git) and <out>/<suite>.md, generated from that file, whose
+# first screen is the current table (figure, peer, ratio, CPU, BLAS, threads,
+# load, command).  <out> is bench/ unless --out=DIR.
+
+.bench <- new.env()
+
+# Command line of a suite: --quick (reduced sizes, the `make bench-quick` run),
+# --tiny (the smallest, for tests/testthat/test-bench.R), --reps=N, --out=DIR.
+bench_start <- function(suite, title, args = commandArgs(trailingOnly = TRUE)) {
+  opt <- function(name, default) {
+    hit <- grep(paste0("^--", name, "="), args, value = TRUE)
+    if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
+  }
+  size <- if ("--tiny" %in% args) "tiny" else if ("--quick" %in% args) "quick" else "full"
+  .bench$suite <- suite
+  .bench$title <- title
+  .bench$size <- size
+  .bench$reps <- as.integer(opt("reps", if (size == "full") 3L else if (size == "quick") 2L else 1L))
+  .bench$out <- opt("out", "bench")
+  .bench$rows <- list()
+  .bench$started <- Sys.time()
+  .bench$machine <- bench_machine()
+  .bench$command <- paste0("Rscript bench/run.R ", suite,
+                           c(full = "", quick = " --quick", tiny = " --tiny")[[size]])
+  m <- .bench$machine
+  cat(sprintf("== suite %s (%s sizes, %d repetitions): %s, %d cores; %s; load %s; bochner %s (%s)\n",
+              suite, size, .bench$reps, m$cpu, m$cores, m$blas, m$load_start, m$bochner, m$commit))
+  invisible(list(size = size, quick = size != "full", tiny = size == "tiny", reps = .bench$reps))
+}
+
+# Pick by size: bench_size(full, quick, tiny = quick).
+bench_size <- function(full, quick, tiny = quick) {
+  switch(.bench$size, full = full, quick = quick, tiny = tiny)
+}
+
+# One fit and repetition.  res: a row of bench_fit(), bench_time() or
+# bench_sklearn() (NULL: nothing recorded, e.g. a peer skipped).  metric /
+# value: the figure of merit when res does not carry one; other columns of
+# res (the score's extra figures) go to `more` as name=value pairs.
+bench_add <- function(question, case, method, role = c("bochner", "peer", "baseline"),
+                      res, rep = 1L, metric = NULL, value = NULL) {
+  role <- match.arg(role)
+  if (is.null(res)) return(invisible())
+  base <- c("elapsed", "cpu", "peak_mb", "blas", "threads", "status", "runs", "metric", "value")
+  extra <- setdiff(names(res), base)
+  more <- if (length(extra)) {
+    paste(sprintf("%s=%s", extra, vapply(extra, function(k) format(signif(as.numeric(res[[k]][1L]), 5)), "")),
+          collapse = ";")
+  } else ""
+  row <- data.frame(
+    suite = .bench$suite, size = .bench$size, question = question, case = case,
+    method = method, role = role, rep = rep,
+    metric = metric %||% (if (!is.null(res$metric)) as.character(res$metric[1L]) else "none"),
+    value = value %||% (if (!is.null(res$value)) as.numeric(res$value[1L]) else NA_real_),
+    elapsed = res$elapsed[1L], cpu = res$cpu[1L], peak_mb = res$peak_mb[1L],
+    blas = res$blas[1L], threads = res$threads[1L], status = res$status[1L], more = more,
+    stringsAsFactors = FALSE)
+  .bench$rows[[length(.bench$rows) + 1L]] <- row
+  cat(sprintf("  %-22s %-26s %-22s %s = %s  %.3f s (CPU %.3f)  peak %s MB  %s, %s thr  %s\n",
+              question, case, method, row$metric, format(signif(row$value, 4)), row$elapsed,
+              row$cpu, format(round(row$peak_mb, 1)), row$blas, row$threads, row$status))
+  invisible(row)
+}
+
+bench_fmt <- function(v, digits = 3) {
+  ifelse(is.na(v), "-", ifelse(abs(v) >= 100, formatC(v, format = "f", digits = 0),
+                               formatC(signif(v, digits), format = "fg", digits = digits, flag = "#")))
+}
+
+# Medians over repetitions, one row per question, case, method, BLAS and threads.
+bench_summary <- function(r) {
+  key <- paste(r$question, r$case, r$method, r$blas, r$threads, sep = "\r")
+  do.call(rbind, lapply(split(r, factor(key, unique(key))), function(s) {
+    med <- function(v) if (all(is.na(v))) NA_real_ else stats::median(v, na.rm = TRUE)
+    data.frame(s[1L, c("question", "case", "method", "role", "metric", "blas", "threads")],
+               value = med(s$value), elapsed = med(s$elapsed), cpu = med(s$cpu),
+               peak_mb = med(s$peak_mb), reps = nrow(s),
+               status = paste(unique(s$status), collapse = ", "), more = s$more[nrow(s)],
+               stringsAsFactors = FALSE)
+  }))
+}
+
+# headline: list of figures, each list(figure, question, case, ours, peer = NULL,
+#   measure = "elapsed" | "cpu" | "value" | "peak_mb", threads = NULL, blas = NULL):
+#   the median of the bochner method's measure, the peer's, and bochner / peer.
+# about: lines of markdown saying what the suite measures (after the table).
+bench_finish <- function(headline = list(), about = character()) {
+  rows <- do.call(rbind, .bench$rows)
+  if (is.null(rows)) stop("suite ", .bench$suite, " recorded no rows")
+  m <- .bench$machine
+  load_end <- bench_load()
+  minutes <- as.numeric(difftime(Sys.time(), .bench$started, units = "mins"))
+  for (k in c("value", "elapsed", "cpu", "peak_mb")) rows[[k]] <- signif(rows[[k]], 5)
+  rows$cpu_model <- m$cpu
+  rows$load_start <- m$load_start
+  rows$load_end <- load_end
+  rows$bochner <- m$bochner
+  rows$commit <- m$commit
+  rows$date <- format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")
+  dir.create(file.path(.bench$out, "results"), showWarnings = FALSE, recursive = TRUE)
+  csv <- file.path(.bench$out, "results", paste0(.bench$suite, ".csv"))
+  utils::write.csv(rows, csv, row.names = FALSE)
+
+  s <- bench_summary(rows)
+  pick <- function(method, h) {
+    k <- s[s$question == h$question & s$case == h$case & s$method == method, , drop = FALSE]
+    if (!is.null(h$threads)) k <- k[k$threads %in% h$threads, , drop = FALSE]
+    if (!is.null(h$blas)) k <- k[k$blas %in% h$blas, , drop = FALSE]
+    k[!is.na(k[[h$measure %||% "elapsed"]]), , drop = FALSE][1L, ]
+  }
+  load <- sprintf("%s at the start, %s at the end", m$load_start, load_end)
+  hl <- vapply(headline, function(h) {
+    meas <- h$measure %||% "elapsed"
+    o <- pick(h$ours, h)
+    ov <- o[[meas]]
+    if (is.null(h$peer)) {
+      p <- "-"; pv <- NA_real_
+    } else {
+      pr <- pick(h$peer, h)
+      pv <- pr[[meas]]
+      p <- if (is.na(pv)) sprintf("%s: not measured (see Skipped)", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
+    }
+    sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | `%s` |", h$figure, bench_fmt(ov), p,
+            if (is.na(pv) || is.na(ov)) "-" else formatC(ov / pv, format = "f", digits = 2),
+            m$cpu, if (is.na(o$blas)) "-" else o$blas, if (is.na(o$threads)) "-" else o$threads,
+            paste0(m$load_start, " / ", load_end), .bench$command)
+  }, "")
+  size_line <- switch(.bench$size,
+    full = "Full sizes.",
+    quick = paste("**Quick sizes** (`--quick`, `make bench-quick`): reduced data and repetitions, a check",
+                  "that every measurement runs; do not quote these figures, rerun at full size."),
+    tiny = "**Tiny sizes** (`--tiny`, the harness test): not figures at all.")
+  page <- c(
+    paste0("# ", .bench$title), "",
+    sprintf("Generated by `%s` from `bench/results/%s.csv`; do not edit (history is in git). %s",
+            .bench$command, .bench$suite, size_line),
+    sprintf("Median of %d repetition(s); ratio = bochner / peer (below 1: bochner is faster or smaller).",
+            .bench$reps),
+    sprintf("Machine shared with other work: load average %s (1/5/15 min).", load), "",
+    "| figure | bochner | peer | ratio | CPU | BLAS | threads | load (start / end) | command |",
+    "|---|---:|---|---:|---|---|---:|---|---|",
+    hl, "",
+    if (length(about)) c(about, ""),
+    "## Machine and run", "",
+    sprintf("- CPU: %s (%s; %s), %d cores, %s GiB", m$cpu, m$caches, m$simd, m$cores, m$ram_gb),
+    sprintf("- BLAS of the suite's process: %s (LAPACK %s); each row names its own process's BLAS", m$blas, m$lapack),
+    sprintf("- R %s; bochner %s from %s; commit %s", m$r, m$bochner, m$bochner_lib, m$commit),
+    sprintf("- load average %s; run took %.1f minutes; recorded %s", load, minutes, rows$date[1L]),
+    "- elapsed and CPU (user + system) seconds of the call alone; peak = resident high-water mark",
+    "  (VmHWM) during the fit beyond the mark before it, for fits in a fresh process (`-` otherwise)",
+    "", "## Every measurement", "",
+    "| question | case | method | role | figure | elapsed (s) | CPU (s) | peak (MB) | BLAS | threads | reps | status | more |",
+    "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|---|",
+    sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |", s$question, s$case,
+            s$method, s$role, ifelse(s$metric == "none", "-", paste(s$metric, bench_fmt(s$value, 4))),
+            bench_fmt(s$elapsed), bench_fmt(s$cpu), bench_fmt(s$peak_mb), s$blas,
+            ifelse(is.na(s$threads), "-", s$threads), s$reps, s$status, gsub(";", "; ", s$more)),
+    "")
+  skips <- sort(ls(bench_skips))
+  if (length(skips)) page <- c(page, "## Skipped", "", paste("-", skips), "")
+  md <- file.path(.bench$out, paste0(.bench$suite, ".md"))
+  writeLines(page, md)
+  cat(sprintf("== suite %s: %d rows -> %s, %s (%.1f minutes; load %s)\n", .bench$suite,
+              nrow(rows), csv, md, minutes, load))
+  invisible(rows)
+}

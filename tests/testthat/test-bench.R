@@ -1,0 +1,33 @@
+# The bench harness (bench/harness/, bench/run.R) runs: one suite at its
+# smallest size (--tiny) into a temporary directory, so that the harness
+# cannot rot unnoticed.  bench/ is not in the package tarball (.Rbuildignore):
+# the source tree is found through BOCHNER_SOURCE_DIR, which .ci/run exports.
+# Skipped on CRAN: CRAN has no BOCHNER_SOURCE_DIR (and no bench/); in the
+# project's CI (.ci/run) NOT_CRAN is unset, so the variable is what marks it.
+test_that("bench/run.R runs the kmeans suite at its smallest size", {
+  src <- Sys.getenv("BOCHNER_SOURCE_DIR")
+  if (!nzchar(src)) skip_on_cran()
+  skip_if(!nzchar(src) || !file.exists(file.path(src, "bench", "run.R")),
+          "bench/ not found (set BOCHNER_SOURCE_DIR to the source tree)")
+  out <- tempfile("bench-test-")
+  dir.create(out)
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  log <- suppressWarnings(system2(
+    file.path(R.home("bin"), "Rscript"),
+    c("-e", shQuote(sprintf("setwd(%s); source('bench/run.R')", deparse(src))),
+      "kmeans", "--tiny", paste0("--out=", out)),
+    env = sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")),
+    stdout = TRUE, stderr = TRUE))
+  status <- attr(log, "status")
+  expect_true(is.null(status) || status == 0L, info = paste(log, collapse = "\n"))
+  csv <- file.path(out, "results", "kmeans.csv")
+  expect_true(file.exists(csv), info = paste(log, collapse = "\n"))
+  r <- utils::read.csv(csv, stringsAsFactors = FALSE)
+  expect_true(all(c("question", "method", "rep", "elapsed", "cpu", "peak_mb", "blas",
+                    "threads", "load_start", "load_end", "commit") %in% names(r)))
+  expect_true(all(r$size == "tiny"))
+  expect_true(all(r$status[r$role == "bochner"] == "ok"))
+  page <- readLines(file.path(out, "kmeans.md"))
+  expect_match(page[1L], "^# ")
+  expect_true(any(grepl("^\\| figure \\| bochner \\| peer \\| ratio \\| CPU \\| BLAS \\| threads", page)))
+})
