@@ -56,19 +56,15 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
   check_no_dots(..., .who = "predict()")
-  type <- check_choice(type, c("response", "class", "prob", "decision"), "type")
-  regression <- object$type == "regression"
-  if (regression && type %in% c("class", "prob")) {
-    stop_arg("type", "= \"", type, "\" needs a classification fit; this one is a regression")
-  }
-  if (type == "prob" && object$loss != "logistic") {
-    stop_arg("type", "= \"prob\" needs a fit with loss = \"logistic\" (the squared loss ",
-             "gives scores, not probabilities)")
-  }
+  type <- fit_predict_type(object, type, c("response", "class", "prob", "decision"),
+                           if (object$loss != "logistic") {
+                             paste("a fit with loss = \"logistic\" (the squared loss",
+                                   "gives scores, not probabilities)")
+                           })
   if (missing(newdata) || is.null(newdata)) {
-    if (regression || type %in% c("class", "response")) return(rff_fitted(object))
-    stop_arg("newdata", "is required for type = \"", type, "\"")
+    return(fit_training_predictions(object, type, c("class", "response")))
   }
+  regression <- object$type == "regression"
   nthreads <- check_threads(nthreads)
   score <- function(xc) {
     xs <- rff_apply_scaling(xc, object$scaling)
@@ -97,28 +93,7 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
          }))
 }
 
-#' @rdname predict.falkon
-#' @export
-fitted.falkon <- function(object, ...) rff_fitted(object)
-
-#' @export
-residuals.falkon <- function(object, ...) {
-  if (is.null(object$residuals)) {
-    stop("residuals are for regression; this falkon fit is a classification", call. = FALSE)
-  }
-  stats::naresid(object$na.action, object$residuals)
-}
-
-#' @export
-formula.falkon <- function(x, ...) fit_formula_of(x)
-#' @export
-terms.falkon <- function(x, ...) fit_terms(x)
-#' @export
-nobs.falkon <- function(object, ...) fit_nobs(object)
-#' @export
-model.frame.falkon <- function(formula, ...) fit_model_frame(formula)
-
-falkon_description <- function(x) {
+fit_description.falkon <- function(x) {
   what <- if (x$type == "regression") "regression"
           else sprintf("classification, %d classes%s", length(x$levels),
                        if (x$loss == "squared") " by one-hot targets" else "")
@@ -135,14 +110,8 @@ falkon_description <- function(x) {
 }
 
 #' @export
-print.falkon <- function(x, ...) {
-  cat(falkon_description(x), sep = "\n")
-  invisible(x)
-}
-
-#' @export
 summary.falkon <- function(object, ...) {
-  out <- c(list(description = falkon_description(object),
+  out <- c(list(description = fit_description(object),
                 alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
                 validation = object$validation, centres_path = object$centres_path),
            training_summary(object))

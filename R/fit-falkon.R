@@ -249,7 +249,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
 falkon.formula <- function(formula, data = NULL, ..., subset, weights,
                            na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), falkon.default, na.action, ...,
-              response = "y ~ a + b")
+              chunked = falkon.data_chunks, response = "y ~ a + b")
 }
 
 #' Settings of falkon()
@@ -492,5 +492,5 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
                  centres_path = out$centres_path,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),
-            class = "falkon")
+            class = bochner_fit_class("falkon"))
 }

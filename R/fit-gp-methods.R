@@ -77,24 +77,6 @@ logLik.rff_gp <- function(object, ...) {
   structure(object$logLik, df = length(object$theta), nobs = object$n, class = "logLik")
 }
 
-#' @export
-fitted.rff_gp <- function(object, ...) rff_fitted(object)
-
-#' @export
-residuals.rff_gp <- function(object, ...) stats::naresid(object$na.action, object$residuals)
-
-#' @export
-formula.rff_gp <- function(x, ...) fit_formula_of(x)
-
-#' @export
-terms.rff_gp <- function(x, ...) fit_terms(x)
-
-#' @export
-nobs.rff_gp <- function(object, ...) fit_nobs(object)
-
-#' @export
-model.frame.rff_gp <- function(formula, ...) fit_model_frame(formula)
-
 #' Plot a Gaussian process fit of one input
 #'
 #' The posterior mean over the range of the input with its pointwise bands

@@ -114,9 +114,13 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
       if (!se.fit && interval == "none") return(rff_fitted(object))
       stop_arg("newdata", "is required: the fit keeps its training rows only up to 10000")
     }
-    newdata <- object$data$x
+    # the kept rows are already the design matrix (a formula fit's newdata
+    # would be a data frame): no second pass through the formula
+    x <- object$data$x
+    nd <- list(x = x, xs = rff_apply_scaling(x, object$scaling))
+  } else {
+    nd <- gp_newdata(object, newdata)
   }
-  nd <- gp_newdata(object, newdata)
   if (!is.numeric(weights) || !length(weights) %in% c(1L, nrow(nd$x)) || anyNA(weights) ||
       any(!is.finite(weights)) || any(weights <= 0)) {
     stop_arg("weights", "must be positive numbers: one, or one per row of 'newdata'")

@@ -349,7 +349,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     fit$x_train <- P$x
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
   }
-  class(fit) <- "rff_gp"
+  class(fit) <- bochner_fit_class("rff_gp")
   mv <- gp_moments(fit, xs, nthreads, var = FALSE)
   fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
   fit$residuals <- y - fit$fitted

@@ -13,6 +13,7 @@
 # pass as over all rows).
 
 #' @rdname chunked_fits
+#' @name chunked_fits
 #' @export
 kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
                                       method = c("rff", "nystrom"), D = 500, nstart = 10,

@@ -45,7 +45,7 @@
 #'   `y ~ .`), one-sided for k-means and feature maps (`~ a + b`).
 #' @param data A data frame (or list or environment) holding the formula's
 #'   variables; by default the formula's environment.  Or data in chunks
-#'   from [data_chunks()] for [rff_ridge()], [rff_svm()] and
+#'   from [data_chunks()] for [rff_ridge()], [rff_svm()], [falkon()] and
 #'   [kernel_kmeans()]: the formula then names columns of every chunk
 #'   (`y ~ a + b`, `y ~ .`, `~ a + b`), without transformations,
 #'   interactions, `subset` or `weights` (they would need all rows at
@@ -119,48 +119,24 @@ fit_model_frame <- function(fit) {
 }
 
 #' @export
-formula.rff_svm <- function(x, ...) fit_formula_of(x)
-#' @export
-formula.rff_ridge <- function(x, ...) fit_formula_of(x)
-#' @export
 formula.kernel_kmeans <- function(x, ...) fit_formula_of(x)
 #' @export
 formula.random_features <- function(x, ...) fit_formula_of(x)
 
-#' @export
-terms.rff_svm <- function(x, ...) fit_terms(x)
-#' @export
-terms.rff_ridge <- function(x, ...) fit_terms(x)
 #' @export
 terms.kernel_kmeans <- function(x, ...) fit_terms(x)
 #' @export
 terms.random_features <- function(x, ...) fit_terms(x)
 
 #' @export
-nobs.rff_svm <- function(object, ...) fit_nobs(object)
-#' @export
-nobs.rff_ridge <- function(object, ...) fit_nobs(object)
-#' @export
 nobs.kernel_kmeans <- function(object, ...) fit_nobs(object)
 #' @export
 nobs.random_features <- function(object, ...) fit_nobs(object)
 
 #' @export
-model.frame.rff_svm <- function(formula, ...) fit_model_frame(formula)
-#' @export
-model.frame.rff_ridge <- function(formula, ...) fit_model_frame(formula)
-#' @export
 model.frame.kernel_kmeans <- function(formula, ...) fit_model_frame(formula)
 #' @export
 model.frame.random_features <- function(formula, ...) fit_model_frame(formula)
-
-#' @export
-residuals.rff_ridge <- function(object, ...) {
-  if (is.null(object$residuals)) {
-    stop("residuals are for regression; this rff_ridge fit is a classification", call. = FALSE)
-  }
-  stats::naresid(object$na.action, object$residuals)
-}
 
 # Shared pieces of the machines' print() and summary(): the lines on the
 # training fit (the caller gives the regression line), the residual

@@ -364,20 +364,13 @@ predict.rff_ridge <- function(object, newdata,
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
   check_no_dots(..., .who = "predict()")
-  type <- check_choice(type, c("response", "class", "decision", "prob"), "type")
-  regression <- object$type == "regression"
-  if (regression && type %in% c("class", "prob")) {
-    stop_arg("type", "= \"", type, "\" needs a classification fit; this one is a regression")
-  }
-  if (type == "prob" && is.null(object$calibration)) {
-    stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
-  }
+  type <- fit_predict_type(object, type, c("response", "class", "decision", "prob"),
+                           if (is.null(object$calibration)) "a fit with probability = TRUE")
   if (missing(newdata) || is.null(newdata)) {
-    if (regression || type %in% c("class", "response")) return(rff_fitted(object))
-    stop_arg("newdata", "is required for type = \"", type, "\"")
+    return(fit_training_predictions(object, type, c("class", "response")))
   }
   dec <- rff_new_decision(object, newdata, nthreads, na.action)
-  if (regression) return(stats::setNames(drop(dec), rownames(dec)))
+  if (object$type == "regression") return(stats::setNames(drop(dec), rownames(dec)))
   colnames(dec) <- object$levels
   switch(type,
          decision = dec,
@@ -385,11 +378,7 @@ predict.rff_ridge <- function(object, newdata,
          rff_complete_rows(dec, function(d) rff_decision_classes(d, object$levels)))
 }
 
-#' @rdname predict.rff_ridge
-#' @export
-fitted.rff_ridge <- function(object, ...) rff_fitted(object)
-
-rff_ridge_description <- function(x) {
+fit_description.rff_ridge <- function(x) {
   kern <- kernel_summary(x$kernel)
   what <- if (x$type == "regression") "regression"
           else sprintf("classification, %d classes by one-hot targets", length(x$levels))
@@ -404,14 +393,8 @@ rff_ridge_description <- function(x) {
 }
 
 #' @export
-print.rff_ridge <- function(x, ...) {
-  cat(rff_ridge_description(x), sep = "\n")
-  invisible(x)
-}
-
-#' @export
 summary.rff_ridge <- function(object, ...) {
-  out <- c(list(description = rff_ridge_description(object),
+  out <- c(list(description = fit_description(object),
                 weight_norm = sqrt(colSums(object$weights^2)),
                 intercept = object$intercept),
            training_summary(object))
@@ -436,7 +419,7 @@ new_rff_ridge <- function(sol, resp, map, D, lambda, path, criterion, n, scaling
                           n_features = map$n_features, lambda = lambda, path = path,
                           criterion = criterion, n = n),
                      list(...), list(map = map, scaling = scaling, input = input)),
-                   class = "rff_ridge")
+                   class = bochner_fit_class("rff_ridge"))
   if (resp$type != "regression") {
     colnames(fit$weights) <- resp$levels
     names(fit$intercept) <- resp$levels

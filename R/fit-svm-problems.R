@@ -30,7 +30,7 @@ new_rff_svm <- function(W, map, levels, multiclass, pairs, settings, class.weigh
                         max_iter = max_iter, shrinking = shrinking, iter = iter,
                         converged = converged, n_sv = n_sv, n = n, ..., map = map,
                         scaling = scaling, input = input),
-                   class = "rff_svm")
+                   class = bochner_fit_class("rff_svm"))
   colnames(fit$weights) <- names(fit$intercept) <- svm_problem_names(fit)
   fit
 }

@@ -320,13 +320,10 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
   check_no_dots(..., .who = "predict()")
-  type <- check_choice(type, c("class", "decision", "prob"), "type")
-  if (type == "prob" && is.null(object$calibration)) {
-    stop_arg("type", "= \"prob\" needs a fit with probability = TRUE")
-  }
+  type <- fit_predict_type(object, type, c("class", "decision", "prob"),
+                           if (is.null(object$calibration)) "a fit with probability = TRUE")
   if (missing(newdata) || is.null(newdata)) {
-    if (type == "class") return(rff_fitted(object))
-    stop_arg("newdata", "is required for type = \"", type, "\"")
+    return(fit_training_predictions(object, type, "class"))
   }
   dec <- rff_new_decision(object, newdata, nthreads, na.action)
   colnames(dec) <- svm_problem_names(object)
@@ -339,11 +336,7 @@ predict.rff_svm <- function(object, newdata, type = c("class", "decision", "prob
          }))
 }
 
-#' @rdname predict.rff_svm
-#' @export
-fitted.rff_svm <- function(object, ...) rff_fitted(object)
-
-rff_svm_description <- function(x) {
+fit_description.rff_svm <- function(x) {
   kern <- kernel_summary(x$kernel)
   c(sprintf("Support vector machine on %d random features (%s loss, cost = %s), %d classes%s",
             x$n_features, if (x$loss == "hinge") "hinge" else "squared hinge",
@@ -361,12 +354,6 @@ rff_svm_description <- function(x) {
 }
 
 #' @export
-print.rff_svm <- function(x, ...) {
-  cat(rff_svm_description(x), sep = "\n")
-  invisible(x)
-}
-
-#' @export
 summary.rff_svm <- function(object, ...) {
   nprob <- length(object$iter)
   problems <- data.frame(
@@ -378,7 +365,7 @@ summary.rff_svm <- function(object, ...) {
     stringsAsFactors = FALSE)
   rownames(problems) <- NULL
   tab <- table(fitted = object$fitted)
-  structure(list(description = rff_svm_description(object), problems = problems[seq_len(nprob), ],
+  structure(list(description = fit_description(object), problems = problems[seq_len(nprob), ],
                  fitted_counts = tab, accuracy = object$accuracy,
                  class.weights = object$class.weights, epsilon = object$epsilon),
             class = "summary.rff_svm")

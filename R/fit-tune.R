@@ -353,9 +353,7 @@ print.rff_tune <- function(x, ...) {
               if (falkon) "centers" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
               label, b[[x$measure]], b$sd))
   cat("Refitted on all the data with these values ($fit):\n")
-  desc <- if (inherits(x$fit, "rff_svm")) rff_svm_description(x$fit)
-          else if (inherits(x$fit, "falkon")) utils::capture.output(print(x$fit))
-          else rff_ridge_description(x$fit)
+  desc <- fit_description(x$fit)
   cat(paste0("  ", desc), sep = "\n")
   invisible(x)
 }
