@@ -18,5 +18,5 @@ obj <- job$fit(d)
 t <- proc.time() - t0
 peak <- bench_hwm_mb() - base
 score <- if (!is.null(job$score)) job$score(obj, d) else list()
-saveRDS(list(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]],
+saveRDS(list(obj = if (isTRUE(job$keep)) obj, elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]],
              peak_mb = peak, blas = bench_blas(), score = score), args[2L])

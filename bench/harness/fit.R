@@ -41,18 +41,19 @@ bench_data_file <- function(d) {
 #   threads         options(bochner.threads), OMP_NUM_THREADS and OPENBLAS_NUM_THREADS
 #   blas            "default", "reference" or "openblas" (see bench_blas_path())
 #   packages        attached in the child before the fit
-# Functions defined at a suite's top level are sent by reference to the global
-# environment, where the child has sourced the harness; closures travel with
-# their environment (keep big data out of them: pass it as `data`).
+# Functions defined at a suite's top level travel with the suite's small
+# global objects (bench_capture()); the child has sourced the harness;
+# closures travel with their environment (keep big data out: pass it as `data`).
 # Returns a one-row data.frame: elapsed, cpu, peak_mb, blas, threads, status and
 # the score's figures (NA when the child failed).
 bench_fit <- function(fit, data = NULL, score = NULL, warmup = NULL, threads = 1L,
                       blas = "default", packages = character(), seed = 1L,
-                      timeout = 3600) {
+                      timeout = 3600, keep = FALSE) {
   job <- tempfile("bench-job-", fileext = ".rds")
   out <- tempfile("bench-out-", fileext = ".rds")
+  fit <- bench_capture(fit); score <- bench_capture(score); warmup <- bench_capture(warmup)
   saveRDS(list(fit = fit, data = data, score = score, warmup = warmup, threads = threads,
-               packages = packages, seed = seed), job)
+               packages = packages, seed = seed, keep = keep), job)
   lib <- paste(.libPaths(), collapse = ":")
   env <- c(sprintf("R_LD_LIBRARY_PATH=%s", bench_blas_path(blas)),
            sprintf("OPENBLAS_NUM_THREADS=%d", threads), sprintf("OMP_NUM_THREADS=%d", threads),
@@ -69,10 +70,45 @@ bench_fit <- function(fit, data = NULL, score = NULL, warmup = NULL, threads = 1
   }
   r <- readRDS(out)
   unlink(out)
+  if (keep) return(r$obj)
   row <- data.frame(elapsed = r$elapsed, cpu = r$cpu, peak_mb = r$peak_mb, blas = r$blas,
                     threads = threads, status = "ok")
   if (length(r$score)) row <- cbind(row, as.data.frame(r$score, check.names = FALSE))
   row
+}
+
+# f() run in a fresh process under a BLAS and threads (as bench_fit()), its
+# value returned: for suites whose child times many short calls with
+# bench_time() (one process per BLAS setting) and returns their rows.
+bench_in_child <- function(f, threads = 1L, blas = "default", timeout = 3600) {
+  bench_fit(f, threads = threads, blas = blas, timeout = timeout, keep = TRUE)
+}
+
+# f with the suite's small global objects (functions, lists of functions,
+# settings; under 1 MB each, not the harness's bench_*) in an environment of
+# its own, so that f and what it calls exist in the child process, which has
+# only the harness in its global environment.
+bench_capture <- function(f) {
+  if (!is.function(f) || !identical(environment(f), globalenv())) return(f)
+  e <- new.env(parent = globalenv())
+  for (nm in ls(globalenv())) {
+    if (startsWith(nm, "bench_") || nm == "%||%") next
+    v <- get(nm, envir = globalenv())
+    if (is.environment(v) || utils::object.size(v) > 1e6) next
+    if (is.function(v) && identical(environment(v), globalenv())) environment(v) <- e
+    assign(nm, v, envir = e)
+  }
+  environment(f) <- e
+  f
+}
+
+# A job for bench_fit() / bench_in_child(): function(d) f(d, args), where the
+# suite's own f travels inside the closure (a function of the suite's global
+# environment would not exist in the child) and args = list(...).
+bench_job <- function(f, ...) {
+  f <- bench_capture(f)
+  args <- list(...)
+  function(d) f(d, args)
 }
 
 # A call timed here, best of `runs` (one run when it takes over `slow`
@@ -89,5 +125,5 @@ bench_time <- function(f, runs = 3L, slow = 15) {
     if (t[["elapsed"]] > slow) break
   }
   data.frame(elapsed = min(e), cpu = min(cp), peak_mb = NA_real_, blas = bench_blas(),
-             threads = NA_integer_, status = "ok", runs = length(e))
+             threads = getOption("bochner.threads", NA_integer_), status = "ok", runs = length(e))
 }

@@ -66,8 +66,8 @@ bench_add <- function(question, case, method, role = c("bochner", "peer", "basel
 }
 
 bench_fmt <- function(v, digits = 3) {
-  ifelse(is.na(v), "-", ifelse(abs(v) >= 100, formatC(v, format = "f", digits = 0),
-                               formatC(signif(v, digits), format = "fg", digits = digits, flag = "#")))
+  ifelse(is.na(v), "-", ifelse(v != 0 & abs(v) < 1e-3, formatC(v, format = "e", digits = digits - 1), ifelse(abs(v) >= 100, formatC(v, format = "f", digits = 0),
+                               formatC(signif(v, digits), format = "fg", digits = digits, flag = "#"))))
 }
 
 # Medians over repetitions, one row per question, case, method, BLAS and threads.
@@ -121,7 +121,7 @@ bench_finish <- function(headline = list(), about = character()) {
     } else {
       pr <- pick(h$peer, h)
       pv <- pr[[meas]]
-      p <- if (is.na(pv)) sprintf("%s: not measured (see Skipped)", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
+      p <- if (is.na(pv)) sprintf("%s: not measured in this run", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
     }
     sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | `%s` |", h$figure, bench_fmt(ov), p,
             if (is.na(pv) || is.na(ov)) "-" else formatC(ov / pv, format = "f", digits = 2),
