@@ -8,7 +8,7 @@
 # Gaussian kernel with that sigma, exact, nstart starts (the default fit
 # otherwise).  Prints the mean adjusted Rand index, the number of seeds
 # with ARI >= 0.99, and the mean sigma.  Needs mlbench and mclust.
-#   Rscript bench/kmeans_bandwidth.R 20 10     # 20 seeds, nstart = 10
+#   Rscript bench/investigations/kmeans_bandwidth.R 20 10     # 20 seeds, nstart = 10
 # frac10 is the package's rule (R/kmeans.R, kkm_bandwidth()).
 suppressMessages(library(bochner))
 ari <- function(a, b) {

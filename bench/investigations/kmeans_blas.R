@@ -1,8 +1,8 @@
 # Exact kernel k-means against kernlab::kkmeans at n = 2000 on the rings of
 # bench/kmeans.R (radii 1 and 3, noise sd 0.1, Gaussian sigma = 1, one
 # thread) under whichever BLAS this process loaded; run it once per BLAS:
-#   Rscript bench/kmeans_blas.R
-#   OPENBLAS_NUM_THREADS=1 R_LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread:/usr/lib/R/lib:/usr/lib/x86_64-linux-gnu Rscript bench/kmeans_blas.R
+#   Rscript bench/investigations/kmeans_blas.R
+#   OPENBLAS_NUM_THREADS=1 R_LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread:/usr/lib/R/lib:/usr/lib/x86_64-linux-gnu Rscript bench/investigations/kmeans_blas.R
 suppressPackageStartupMessages(library(bochner))
 set.seed(1)
 n <- 2000

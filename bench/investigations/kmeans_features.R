@@ -6,7 +6,7 @@
 # features, computed once and shared by all.  Reports the best objective of
 # the starts (within-cluster sum of squares on the features), the adjusted
 # Rand index against the labels and seconds per start.
-#   Rscript bench/kmeans_features.R 10000,100000 10     # sizes, nstart
+#   Rscript bench/investigations/kmeans_features.R 10000,100000 10     # sizes, nstart
 library(bochner)
 args <- commandArgs(TRUE)
 sizes <- as.numeric(strsplit(if (length(args)) args[1] else "10000,100000", ",")[[1]])

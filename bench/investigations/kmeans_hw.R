@@ -2,7 +2,7 @@
 # time of Lloyd alone and of Lloyd + Hartigan-Wong, passes, moves, and the
 # points the passes examined (hw_checks; without live sets n per pass).
 # Run once per library to compare versions:
-#   R_LIBS=<library> Rscript bench/kmeans_hw.R
+#   R_LIBS=<library> Rscript bench/investigations/kmeans_hw.R
 library(bochner)
 set.seed(1)
 n <- 2e5

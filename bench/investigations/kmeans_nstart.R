@@ -3,7 +3,7 @@
 # demo, the vignette and the examples and mlbench's smiley, 20 draws each;
 # counts the draws with adjusted Rand index >= 0.99 for each nstart, and the
 # median seconds of one fit.  Needs mlbench.
-#   Rscript bench/kmeans_nstart.R
+#   Rscript bench/investigations/kmeans_nstart.R
 library(bochner)
 ari <- function(a, b) {
   tab <- table(a, b); n <- sum(tab); c2 <- function(v) sum(v * (v - 1) / 2)

@@ -8,12 +8,14 @@
 # probabilistic fits) or RMSE (regression).  Ported from bench/falkon.R (with
 # bench/falkon-report.R's targets of issue 23 as the headline), bench/svm.R
 # (rff_svm against D on spam) and bench/machines.R (LiblineaR on the features).
+# Full runs add synth_1e6 (regression, 10^6 rows, d = 20, RMSE floor 0.5):
+# falkon(centers = 1e4) beside rff_ridge (minutes each; no peer reaches it).
 source("bench/harness/harness.R")
 o <- bench_start("machines", "Kernel machines: falkon(), rff_svm(), rff_ridge() against their peers")
 reps <- bench_size(1L, 1L, 1L)   # one fit each: the sets are many and the exact peers slow
 
 sets <- bench_size(c("Vehicle", "Vowel", "DNA", "Satellite", "spam", "Shuttle", "diamonds",
-                     "synth_class_1e5"), c("Vehicle", "spam", "synth_class_1e4"), "Vehicle")
+                     "synth_class_1e5", "synth_1e6"), c("Vehicle", "spam", "synth_class_1e4"), "Vehicle")
 blases <- bench_size(c("reference", "openblas"), "default", "default")
 threads <- bench_size(c(1L, 2L), 2L, 1L)
 
@@ -22,7 +24,8 @@ ours <- list(
   falkon_logistic = function(d) falkon(d$xtr, d$ytr, loss = "logistic"),
   rff_svm = function(d) rff_svm(d$xtr, d$ytr),
   rff_svm_prob = function(d) rff_svm(d$xtr, d$ytr, probability = TRUE),
-  rff_ridge = function(d) rff_ridge(d$xtr, d$ytr))
+  rff_ridge = function(d) rff_ridge(d$xtr, d$ytr),
+  falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, centers = 1e4))
 peers <- c("ksvm", "ksvm_C10", "ksvm_prob", "e1071", "LiblineaR_rff", "glmnet_rff")
 fit_of <- function(m) {
   if (!is.null(ours[[m]])) return(ours[[m]])
@@ -47,6 +50,7 @@ warm <- function(d) {
   f(bench_slice(d, 300))
 }
 which_peers <- function(name, cls) {
+  if (name == "synth_1e6") return(character())
   if (startsWith(name, "synth_class")) return(c("e1071", "LiblineaR_rff", "glmnet_rff"))
   p <- c("ksvm", "ksvm_C10", "e1071", "glmnet_rff", if (cls) c("ksvm_prob", "LiblineaR_rff"))
   if (o$quick) p <- setdiff(p, c("ksvm_C10"))
@@ -61,6 +65,7 @@ for (name in sets) {
   cat(sprintf("== %s\n", case))
   mine <- c("falkon", if (cls) c("falkon_logistic", "rff_svm", "rff_svm_prob"), "rff_ridge")
   theirs <- which_peers(name, cls)
+  if (name == "synth_1e6") { mine <- c("falkon_m1e4", "rff_ridge"); theirs <- character() }
   files <- list()
   data_for <- function(m) {
     if (is.null(files[[m]])) { dm <- d; attr(dm, "method") <- m; files[[m]] <<- bench_data_file(dm) }
@@ -81,7 +86,7 @@ for (name in sets) {
                   bench_fit(fit_of(m), data_for(m), score, warm, threads = max(threads), blas = blas), r)
       }
     }
-    if (!startsWith(name, "synth_class") || !o$quick) {
+    if (name != "synth_1e6" && (!startsWith(name, "synth_class") || !o$quick)) {
       for (m in c("nystrom", "svc")) {
         if (startsWith(name, "synth_class") && m == "svc" && o$quick) next
         bench_add("default fits", case, paste0("sklearn_", m), "peer",
@@ -114,6 +119,11 @@ for (name in sets) {
   th <- max(threads)
   bl <- if (o$quick) NULL else "OpenBLAS"
   peer <- if (startsWith(name, "synth_class")) "e1071" else "ksvm"
+  if (name == "synth_1e6") {
+    hl <- c(hl, list(list(figure = sprintf("%s: falkon(centers = 1e4) seconds", case), question = "default fits",
+                          case = case, ours = "falkon_m1e4", peer = "rff_ridge", threads = th)))
+    next
+  }
   hl <- c(hl, list(
     list(figure = sprintf("%s: falkon() seconds", case), question = "default fits", case = case,
          ours = "falkon", peer = peer, threads = th),
