@@ -9,7 +9,9 @@
 
 # Command line of a suite: --quick (reduced sizes, the `make bench-quick` run),
 # --tiny (the smallest, for tests/testthat/test-bench.R), --reps=N, --out=DIR.
-bench_start <- function(suite, title, args = commandArgs(trailingOnly = TRUE)) {
+# reps: repetitions per size (full, quick, tiny); --reps=N overrides.
+bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L),
+                        args = commandArgs(trailingOnly = TRUE)) {
   opt <- function(name, default) {
     hit <- grep(paste0("^--", name, "="), args, value = TRUE)
     if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
@@ -18,7 +20,7 @@ bench_start <- function(suite, title, args = commandArgs(trailingOnly = TRUE)) {
   .bench$suite <- suite
   .bench$title <- title
   .bench$size <- size
-  .bench$reps <- as.integer(opt("reps", if (size == "full") 3L else if (size == "quick") 2L else 1L))
+  .bench$reps <- as.integer(opt("reps", reps[[size]]))
   .bench$out <- opt("out", "bench")
   .bench$rows <- list()
   .bench$started <- Sys.time()

@@ -6,7 +6,9 @@
 # its convergence, hyperparameter and co2 studies are investigations
 # (bench/investigations/gp.R).  Each fit in a fresh process.
 source("bench/harness/harness.R")
-o <- bench_start("gp", "Gaussian processes: rff_gp() against kernlab::gausspr and GauPro")
+# repetitions: the 80/20 splits (accuracy) and the fits at large n
+o <- bench_start("gp", "Gaussian processes: rff_gp() against kernlab::gausspr and GauPro",
+                 reps = c(full = 2L, quick = 1L, tiny = 1L))
 
 raw <- list(
   BostonHousing = function() {
@@ -48,7 +50,7 @@ for (s in sets) {
   d0 <- raw[[s]]()
   if (is.null(d0)) next
   n <- nrow(d0$x)
-  for (split in seq_len(bench_size(2L, 1L, 1L))) {
+  for (split in seq_len(o$reps)) {
     set.seed(100 + split)
     te <- sample(n, round(0.2 * n))
     sc <- scale(d0$x[-te, , drop = FALSE])
@@ -75,7 +77,7 @@ f <- bench_data_file(list(xtr = big$x, ytr = big$y))
 rm(big)
 for (D in bench_size(c(512L, 1024L), 512L, 128L)) {
   for (th in bench_size(c(1L, 2L), 2L, 1L)) {
-    for (r in seq_len(if (o$quick) 1L else o$reps)) {
+    for (r in seq_len(o$reps)) {
       bench_add("large n, fixed hyperparameters", sprintf("Friedman 1, n = %.0e, D = %d", n_big, D),
                 "rff_gp_fixed", "bochner",
                 bench_fit(bench_job(function(d, a) {

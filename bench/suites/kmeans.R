@@ -50,7 +50,7 @@ unlink(data)
 n_mb <- bench_size(1e6, 1e5, 5e3)
 clusters <- bench_clusters(n_mb, 10L, 10L, seed = 1L)
 data <- bench_data_file(list(x = clusters$x, truth = clusters$truth))
-for (method in c("rff", "nystrom")) {
+for (method in bench_size(c("rff", "nystrom"), c("rff", "nystrom"), "rff")) {
   for (th in bench_size(c(1L, 2L), 2L, 1L)) {
     for (r in seq_len(if (o$tiny) 1L else o$reps)) {
       res <- bench_fit(eval(bquote(function(d) {

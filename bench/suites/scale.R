@@ -8,11 +8,11 @@
 # memory); its SVM, k-means-replay, falkon and Slurm projection steps are
 # investigations (bench/investigations/scale.R).
 source("bench/harness/harness.R")
-o <- bench_start("scale", "Data in chunks on local workers")
+o <- bench_start("scale", "Data in chunks on local workers", reps = c(full = 2L, quick = 1L, tiny = 1L))
 for (p in c("future", "future.apply")) if (!bench_have(p)) quit(status = 0)
 
-nfiles <- bench_size(100L, 10L, 4L)
-rows <- bench_size(100000L, 10000L, 2000L)
+nfiles <- bench_size(100L, 4L, 4L)
+rows <- bench_size(100000L, 25000L, 2000L)
 dir <- tempfile("bench-scale-")
 dir.create(dir)
 files <- file.path(dir, sprintf("part-%03d.rds", seq_len(nfiles)))
@@ -54,7 +54,7 @@ case <- sprintf("n = %.0e in %d files, d = 20", nfiles * rows, nfiles)
 for (w in c(1L, 2L)) {
   fw <- bench_data_file(list(files = files, workers = w))
   for (what in names(fits)) {
-    for (r in seq_len(if (o$quick) 1L else o$reps)) {
+    for (r in seq_len(o$reps)) {
       bench_add(sprintf("%s from chunks", what), case, sprintf("%s_%dworker%s", what, w, if (w > 1) "s" else ""),
                 "bochner", suppressWarnings(bench_fit(fits[[what]], fw, chunk_score, warmup = start_workers, threads = 1L)), r)
     }
@@ -66,7 +66,7 @@ mem <- function(d) {
   all <- do.call(rbind, lapply(d$files, readRDS))
   rff_ridge(as.matrix(all[, 1:20]), all$y, kernel = gaussian_kernel(4), D = 1024, lambda = 1, seed = 1, nthreads = 2)
 }
-for (r in seq_len(if (o$quick) 1L else o$reps)) {
+for (r in seq_len(o$reps)) {
   bench_add("ridge from chunks", case, "ridge_in_memory_2threads", "baseline",
             bench_fit(mem, f, function(obj, d) list(metric = "train_rmse", value = obj$rmse), threads = 2L), r)
 }

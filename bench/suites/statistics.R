@@ -103,7 +103,7 @@ for (n in bench_size(c(500L, 1000L, 2000L, 4000L), c(500L, 1000L), 200L)) {
     kernlab_kpca5 = if (n <= 2000 && requireNamespace("kernlab", quietly = TRUE))
       list("peer", function() kernlab::kpca(a, kernel = "rbfdot", kpar = list(sigma = 0.5), features = 5)),
     kcca_rff512 = list("bochner", function() kernel_cca(a, b, k, k, rank = 2, D = 512)),
-    kernlab_kcca = if (n <= 1000 && requireNamespace("kernlab", quietly = TRUE))
+    kernlab_kcca = if (n <= bench_size(1000L, 500L) && requireNamespace("kernlab", quietly = TRUE))
       list("peer", function() kernlab::kcca(a, b, kernel = "rbfdot", kpar = list(sigma = 0.5), ncomps = 2)))
   for (nm in names(timed)) {
     if (is.null(timed[[nm]])) next

@@ -16,7 +16,8 @@ test_that("bench/run.R runs the kmeans suite at its smallest size", {
     file.path(R.home("bin"), "Rscript"),
     c("-e", shQuote(sprintf("setwd(%s); source('bench/run.R')", deparse(src))),
       "kmeans", "--tiny", paste0("--out=", out)),
-    env = sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")),
+    # R CMD check's R_TESTS names a startup file relative to its tests/ directory
+    env = c(sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")), "R_TESTS="),
     stdout = TRUE, stderr = TRUE))
   status <- attr(log, "status")
   expect_true(is.null(status) || status == 0L, info = paste(log, collapse = "\n"))
