@@ -86,3 +86,27 @@ kernel_name_hint <- function(kernel) {
   if (is.null(ctor)) return(sprintf(", not a name (\"%s\")", kernel))
   sprintf(", not a name: \"%s\" is %s here", kernel, ctor)
 }
+
+# Arguments renamed by the one vocabulary of ?bochner_arguments (issue 37):
+# the old name keeps working for one release, with a message naming the
+# new one.  One entry per function, old = "new".
+renamed_arguments <- list(
+  "falkon()" = c(centers = "m"),
+  "kernel_kmeans()" = c(iter.max = "max_iter")
+)
+
+# The arguments '...' of 'who' less the renamed ones, whose values are
+# assigned to their new names in 'env' (the caller's frame), each with a
+# message.  Then check_no_dots() on what is left.
+take_renamed <- function(env, who, ...) {
+  dots <- list(...)
+  table <- renamed_arguments[[who]]
+  for (old in intersect(names(dots), names(table))) {
+    new <- table[[old]]
+    message(sprintf("%s: '%s' is now called '%s'; the old name works until the next release",
+                    who, old, new))
+    assign(new, dots[[old]], envir = env)
+    dots[[old]] <- NULL
+  }
+  do.call(check_no_dots, c(dots, list(.who = who)))
+}

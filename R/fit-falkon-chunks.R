@@ -64,7 +64,7 @@
 #'
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
-#' @param kernel,centers,lambda,iter,scale,seed,control As for [falkon()].
+#' @param kernel,m,lambda,iter,scale,seed,control As for [falkon()].
 #' @param loss As for [falkon()].
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
@@ -82,19 +82,19 @@
 #'   a <- runif(300, -3, 3)
 #'   data.frame(a = a, b = runif(300), y = sin(a) + rnorm(300, sd = 0.1))
 #' })
-#' fit <- falkon(data_chunks(pieces), y = "y", centers = 50, seed = 1)
+#' fit <- falkon(data_chunks(pieces), y = "y", m = 50, seed = 1)
 #' fit
 #' mem <- falkon(do.call(rbind, pieces)[c("a", "b")], do.call(rbind, pieces)$y,
-#'               centers = 50, seed = 1)
+#'               m = 50, seed = 1)
 #' identical(fit$alpha, mem$alpha)
 #' @export
-falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
+falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                                lambda = "auto", loss = c("squared", "logistic"),
                                landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
                                weights = NULL, scale = TRUE, seed = NULL, control = list(),
                                nthreads = chunks_threads(), passes = c("parallel", "chained"),
                                ...) {
-  check_no_dots(...)
+  take_renamed(environment(), "falkon()", ...)
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
   landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
@@ -115,8 +115,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
   sv <- falkon_keep_rng(chunks_survey(x, y, what))
   info <- survey_response(sv, y)
   n <- sv$n
-  grow <- is.null(centers)
-  centers <- falkon_check_centers(centers, matrix(0, 0L, sv$d), n)
+  grow <- is.null(m)
+  m <- falkon_check_centers(m, matrix(0, 0L, sv$d), n)
   scaling <- if (scale) survey_scaling(sv) else NULL
   input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = n)
   ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
@@ -152,15 +152,15 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), centers
       cm
     }
     if (grow && loss == "squared" && !is.null(val)) {
-      centers <- min(centers, ntr)
-      order <- sample.int(ntr, centers)
-      falkon_fit_growing(centers, function(m) centres_at(order[seq_len(m)]), TRUE, kernel, rows,
+      m <- min(m, ntr)
+      order <- sample.int(ntr, m)
+      falkon_fit_growing(m, function(m) centres_at(order[seq_len(m)]), TRUE, kernel, rows,
                          Y, wt, val, lambda, iter, control, nthreads)
     } else {
-      centres <- if (is.matrix(centers)) rff_apply_scaling(centers, scaling)
-                 else centres_at(sample.int(ntr, min(centers, ntr)))
+      centres <- if (is.matrix(m)) rff_apply_scaling(m, scaling)
+                 else centres_at(sample.int(ntr, min(m, ntr)))
       dimnames(centres) <- NULL
-      falkon_fit_fixed(kernel, centres, !is.matrix(centers), rows, Y, wt, val, lambda, iter,
+      falkon_fit_fixed(kernel, centres, !is.matrix(m), rows, Y, wt, val, lambda, iter,
                        loss, control, nthreads)
     }
   })

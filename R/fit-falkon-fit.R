@@ -348,7 +348,7 @@ falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, 
   prep <- falkon_prepare(kernel, centres, nthreads)
   alpha0 <- rbind(first$alpha, matrix(0, m - mp, ncol(first$alpha)))
   res <- falkon_fit_squared(prep, rows, Y, w, val, first$lambda, iter, control, nthreads, alpha0)
-  res$centres_path <- data.frame(centers = c(mp, m), lambda = c(first$lambda, res$lambda),
+  res$centres_path <- data.frame(m = c(mp, m), lambda = c(first$lambda, res$lambda),
                                  iter = c(first$iter, res$iter), error = c(first$error, res$error))
   res
 }
@@ -414,7 +414,7 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
     res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, step_control, nthreads, alpha0)
-    path <- rbind(path, data.frame(centers = m, lambda = res$lambda, iter = res$iter,
+    path <- rbind(path, data.frame(m = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     # classes: a step must gain grow_min (absolute) and two held-out points
     # (less is noise)

@@ -46,7 +46,7 @@ falkon_fitted_values <- function(object, xs, nthreads, scores = NULL) {
 #' @param ... Unused.
 #' @return A numeric vector (regression), a factor (classes), or a matrix.
 #' @examples
-#' fit <- falkon(mpg ~ wt + hp, data = mtcars, centers = 20, seed = 1)
+#' fit <- falkon(mpg ~ wt + hp, data = mtcars, m = 20, seed = 1)
 #' predict(fit, mtcars[1:3, ])
 #' @export
 predict.falkon <- function(object, newdata, type = c("response", "class", "prob", "decision"),

@@ -30,7 +30,7 @@ falkon_prepare <- function(kernel, centres, nthreads) {
     stop_arg("kernel", "gives non-finite values on the centres: scale the data or change ",
              "the kernel's parameters")
   }
-  if (is.null(F)) stop_arg("centers", "give a Gram matrix that is not positive semi-definite")
+  if (is.null(F)) stop_arg("m", "give a Gram matrix that is not positive semi-definite")
   list(centres = centres, code = code, par = par, kernel = kernel, m = nrow(centres), F = F)
 }
 

@@ -65,7 +65,7 @@
 #' lower, `control$path_gain`); a candidate \eqn{\lambda} without progress of its
 #' own that long leaves the passes): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
-#' rows.  With the default `centers` (squared loss) the number of centres
+#' rows.  With the default `m` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
 #' warm-started from the last on nested centres (and, after the first,
 #' trying only the last \eqn{\lambda} and the next smaller one, or with
@@ -118,13 +118,14 @@
 #'   or a factor, character or logical vector (classification).
 #' @param kernel A kernel object, any with an exact Gram matrix (see
 #'   [kernel_matrix()]).
-#' @param centers The number of centres \eqn{m} (at most the number of
-#'   rows), or a matrix of centres with the columns of `x` (in its units).
-#'   `NULL` for [falkon_default_centers()].
+#' @param m The number of Nystrom centres (at most the number of rows), or
+#'   a matrix of centres with the columns of `x` (in its units).  `NULL`
+#'   for [falkon_default_centers()].  (Called `centers` before 0.2.0; that
+#'   name still works, with a message, see [bochner_arguments].)
 #' @param lambda The penalty \eqn{\lambda} (positive, see Details), a vector
 #'   of candidates, or `"auto"`.
 #' @param loss `"squared"` or `"logistic"`.
-#' @param landmarks How `centers` rows are chosen: `"uniform"`, `"kmeans"`
+#' @param landmarks How the `m` centres are chosen: `"uniform"`, `"kmeans"`
 #'   or `"leverage"`, as in [nystrom_features()].
 #' @param iter The number of CG iterations (for the logistic loss, per
 #'   Newton step), or `"auto"` (chosen on the held-out slice, at most
@@ -146,7 +147,7 @@
 #' set.seed(1)
 #' x <- matrix(runif(2000, -3, 3), ncol = 2)
 #' y <- sin(x[, 1]) * cos(x[, 2]) + rnorm(1000, sd = 0.1)
-#' fit <- falkon(x, y, centers = 200)
+#' fit <- falkon(x, y, m = 200)
 #' fit
 #' sqrt(mean((predict(fit, x) - sin(x[, 1]) * cos(x[, 2]))^2))
 #'
@@ -157,12 +158,12 @@ falkon <- function(x, ...) UseMethod("falkon")
 
 #' @rdname falkon
 #' @export
-falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = NULL,
+falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                            lambda = "auto", loss = c("squared", "logistic"),
                            landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
                            weights = NULL, scale = TRUE, seed = NULL, control = list(),
                            nthreads = bochner_threads(), ...) {
-  check_no_dots(..., .who = "falkon()")
+  take_renamed(environment(), "falkon()", ...)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   n <- nrow(x)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
@@ -178,8 +179,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   control <- falkon_control_list(control)
   nthreads <- check_threads(nthreads)
-  grow <- is.null(centers)
-  centers <- falkon_check_centers(centers, x, n)
+  grow <- is.null(m)
+  m <- falkon_check_centers(m, x, n)
   if (kernel$name == "min" && !scale) check_min_data(x, "x")
 
   input <- input_description(x)
@@ -194,7 +195,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
 
   # a small fit runs on one thread: its parallel regions cost more than
   # they save (as the passes' own rule in src/falkon.c)
-  m_most <- if (is.matrix(centers)) nrow(centers) else centers
+  m_most <- if (is.matrix(m)) nrow(m) else m
   if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
@@ -205,24 +206,24 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), centers = N
     val <- falkon_heldout(xs, resp, w, split$valid)
     if (grow && loss == "squared" && !is.null(val)) {
       nested <- landmarks == "uniform"
-      centers <- min(centers, length(split$train))   # centres are training rows
-      order <- if (nested) sample.int(length(split$train), centers)
+      m <- min(m, length(split$train))   # centres are training rows
+      order <- if (nested) sample.int(length(split$train), m)
       centres_for <- function(m) {
         if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))
         cm <- xs[split$train[order[seq_len(m)]], , drop = FALSE]
         dimnames(cm) <- NULL
         cm
       }
-      res <- falkon_fit_growing(centers, centres_for, nested, resolved, rows, Y, wt, val, lambda,
+      res <- falkon_fit_growing(m, centres_for, nested, resolved, rows, Y, wt, val, lambda,
                                 iter, control, nthreads)
     } else {
-      centres <- falkon_centres(centers, xs, split$train, resolved, landmarks, scaling, nthreads)
+      centres <- falkon_centres(m, xs, split$train, resolved, landmarks, scaling, nthreads)
       d <- ncol(xs)
       # the scaled copy is not needed while fitting (the training rows and
       # the held-out ones have theirs): it goes, and comes back if the
       # fitted values need it
       if (length(split$valid)) xs <- NULL
-      res <- falkon_fit_fixed(resolved, centres, !is.matrix(centers) && landmarks == "uniform",
+      res <- falkon_fit_fixed(resolved, centres, !is.matrix(m) && landmarks == "uniform",
                               rows, Y, wt, val, lambda, iter, loss, control, nthreads, n, d)
     }
     res$scores <- falkon_fit_scores(res, rows, split, n)
@@ -382,13 +383,13 @@ falkon_control_list <- function(control) {
 #' evaluates the kernel again and 1000 centres keep a pass at seconds.  The
 #' cap of 5000 keeps the \eqn{m \times m} factors at a few hundred
 #' megabytes and their \eqn{O(m^3)} factorisations at seconds.  With the
-#' default `centers`, [falkon()] grows the number of centres up to this one
+#' default `m`, [falkon()] grows the number of centres up to this one
 #' only while the held-out error falls.  On `bench/falkon-defaults.R`'s
 #' sets, 25 \eqn{\sqrt n} centres gained 1.8 points over half as many on
 #' Letter (13 333 rows); on a noisy 10^5-row problem 4000 centres gained
 #' 2.6 points over the 1000 of the budget this rule replaces (\eqn{6 \cdot
 #' 10^7 / n}, set when every pass evaluated the kernel).  See
-#' `bench/falkon-defaults.md`.  Give `centers` to go beyond.
+#' `bench/falkon-defaults.md`.  Give `m` to go beyond.
 #' @param n Number of training rows, a whole number.
 #' @return A whole number.
 #' @examples
@@ -416,12 +417,12 @@ falkon_check_lambda <- function(lambda) {
 falkon_check_centers <- function(centers, x, n) {
   if (is.null(centers)) return(falkon_default_centers(n))
   if (is.matrix(centers) || is.data.frame(centers)) {
-    cm <- as_data_matrix(centers, "centers")
-    if (ncol(cm) != ncol(x)) stop_arg("centers", "has ", ncol(cm), " column(s) but 'x' has ", ncol(x))
+    cm <- as_data_matrix(centers, "m")
+    if (ncol(cm) != ncol(x)) stop_arg("m", "has ", ncol(cm), " column(s) but 'x' has ", ncol(x))
     return(cm)
   }
-  m <- check_count(centers, "centers")
-  if (m > n) stop_arg("centers", "must be at most nrow(x) = ", n, " (got ", m, "): centres are rows of 'x'")
+  m <- check_count(centers, "m")
+  if (m > n) stop_arg("m", "must be at most nrow(x) = ", n, " (got ", m, "): centres are rows of 'x'")
   m
 }
 
@@ -464,7 +465,7 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
 # targets and scores.  The cached K_nm is left out: it is
 # held only within control$cache_bytes and a quarter of memory_limit().
 falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
-  check_allocation(m, m, "the centres' Gram matrix", arg = "centers")
+  check_allocation(m, m, "the centres' Gram matrix", arg = "m")
   # one array, or one per candidate and G = T T' / m kept (falkon_keep_g())
   arrays <- if (falkon_sequential(m, L, control)) 1 else L + 1
   block <- if (control$block_rows > 0) control$block_rows
@@ -477,7 +478,7 @@ falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
                 "the scaled data and its training rows" = c(2 * n, d),
                 "the targets and scores" = c(n, 4 * k))
   if (falkon_use_gram(m, k, L, Inf)) parts[["K_nm' K_nm"]] <- c(m, m)
-  check_memory(parts, "falkon()", "centers", advice = "use fewer centres")
+  check_memory(parts, "falkon()", "m", advice = "use fewer centres")
 }
 
 # One constructor for the fitted class.

@@ -6,13 +6,13 @@
 # chunk's feature blocks in order, through the in-memory pass
 # (C_kmeans_hartigan_block) with each start's sums, counts and live sets
 # carried from block to block; a start stops when a pass makes no move (at
-# most iter.max passes), and its sums are then recomputed from the rows.
+# most max_iter passes), and its sums are then recomputed from the rows.
 # The clusters of the rows are kept here between passes (one integer per
 # row and start).  The passes start, as in memory, from Lloyd's last
 # partition: every row at its nearest of the centres Lloyd's last pass
 # assigned to ('assigned'; if an empty cluster took a row in that pass,
 # one more pass makes a partition of rows at their nearest centres).
-chunked_hartigan <- function(x, map, runs, sv, iter.max, nthreads, what) {
+chunked_hartigan <- function(x, map, runs, sv, max_iter, nthreads, what) {
   S <- length(runs)
   active <- rep(TRUE, S)
   far <- which(vapply(runs, function(r) is.null(r$assigned), logical(1)))
@@ -74,7 +74,7 @@ chunked_hartigan <- function(x, map, runs, sv, iter.max, nthreads, what) {
       runs[[s]]$trace <- c(runs[[s]]$trace,
                            sum(pmax(0, fresh[[s]]$s2 - state[[s]]$counts * rowSums(C^2))))
       state[[s]]$sums <- fresh[[s]]$sums
-      if (passes[s] >= iter.max) active[s] <- FALSE
+      if (passes[s] >= max_iter) active[s] <- FALSE
     }
   }
   for (s in seq_len(S)) {

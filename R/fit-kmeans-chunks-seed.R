@@ -10,10 +10,10 @@
 # chunk by chunk rather than row by row).
 
 # The nstart runs, the best one returned with every start's objective.
-replay_fit <- function(x, sv, map, k, nstart, iter.max, hartigan, nthreads, what) {
+replay_fit <- function(x, sv, map, k, nstart, max_iter, hartigan, nthreads, what) {
   seeds <- replay_plus_plus(x, sv, map, k, nstart, nthreads, what)
-  runs <- chunked_lloyd(x, map, seeds, iter.max, sv$names, nthreads, what)
-  if (hartigan) runs <- chunked_hartigan(x, map, runs, sv, iter.max, nthreads, what)
+  runs <- chunked_lloyd(x, map, seeds, max_iter, sv$names, nthreads, what)
+  if (hartigan) runs <- chunked_hartigan(x, map, runs, sv, max_iter, nthreads, what)
   obj <- vapply(runs, `[[`, numeric(1), "tot.withinss")
   run <- runs[[which.min(obj)]]   # the first of equal objectives, as in memory
   run$start_objectives <- obj

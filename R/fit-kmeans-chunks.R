@@ -17,11 +17,11 @@
 #' @export
 kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
                                       method = c("rff", "nystrom"), D = 500, nstart = 10,
-                                      iter.max = 100, seed = NULL, map = NULL,
+                                      max_iter = 100, seed = NULL, map = NULL,
                                       nthreads = chunks_threads(), rounds = 5,
                                       algorithm = c("Hartigan-Wong", "Lloyd"),
                                       seeding = c("auto", "kmeans++", "kmeans||"), ...) {
-  check_no_dots(..., .who = "kernel_kmeans()")
+  take_renamed(environment(), "kernel_kmeans()", ...)
   if (missing(centers)) stop_arg("centers", "is required: the number of clusters")
   if (length(centers) != 1L) {
     stop_arg("centers", "must be the number of clusters for data in chunks (an initial ",
@@ -32,7 +32,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
   method <- check_choice(method, c("rff", "nystrom"), "method")
   if (is.null(map)) D <- check_count(D, "D")
   nstart <- check_count(nstart, "nstart")
-  iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
+  max_iter <- check_count(max_iter, "max_iter", upper = .Machine$integer.max - 1)
   rounds <- check_count(rounds, "rounds")
   algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
   seeding <- check_choice(seeding, c("auto", "kmeans++", "kmeans||"), "seeding")
@@ -63,15 +63,15 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
       map <- random_features(sv$sample, resolve_kernel(kernel, sv$sample), D = D, type = "phase")
     }
     if (seeding == "kmeans++") {
-      run <- replay_fit(x, sv, map, k, nstart, iter.max, algorithm == "Hartigan-Wong",
+      run <- replay_fit(x, sv, map, k, nstart, max_iter, algorithm == "Hartigan-Wong",
                         nthreads, what)
     } else {
-      seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, iter.max, names = sv$names,
+      seeded <- kmpar_seed(x, sv, map, k, rounds, nstart, max_iter, names = sv$names,
                            nthreads = nthreads, what = what)
-      run <- chunked_lloyd(x, map, list(seeded$centers), iter.max, sv$names, nthreads,
+      run <- chunked_lloyd(x, map, list(seeded$centers), max_iter, sv$names, nthreads,
                            what)[[1L]]
       if (algorithm == "Hartigan-Wong") {
-        run <- chunked_hartigan(x, map, list(run), sv, iter.max, nthreads, what)[[1L]]
+        run <- chunked_hartigan(x, map, list(run), sv, max_iter, nthreads, what)[[1L]]
       }
       run$start_objectives <- seeded$start_objectives
     }
@@ -90,8 +90,8 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
          list(rows = sv$rows))
   class(fit) <- c("kernel_kmeans_chunked", "kernel_kmeans")
   if (!fit$converged) {
-    warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
-                    iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
+    warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'max_iter'",
+                    max_iter, if (max_iter == 1L) "" else "s"), call. = FALSE)
   }
   fit
 }
@@ -117,7 +117,7 @@ centre_distances <- function(Z, C, nthreads) .Call(C_kmeans_centre_distances, Z,
 # seed drawn here, and returns only the rows that can be kept (those with
 # l d^2 / u above its own share of phi): the sample is exact, and the same
 # for every plan.
-kmpar_seed <- function(x, sv, map, k, rounds, nstart, iter.max, names, nthreads, what) {
+kmpar_seed <- function(x, sv, map, k, rounds, nstart, max_iter, names, nthreads, what) {
   g <- sample.int(sv$n, 1L)
   ch <- findInterval(g - 1, cumsum(c(0, sv$rows)), rightmost.closed = FALSE)
   row <- g - sum(sv$rows[seq_len(ch - 1L)])
@@ -139,7 +139,7 @@ kmpar_seed <- function(x, sv, map, k, rounds, nstart, iter.max, names, nthreads,
   weights <- chunks_apply(x, kmpar_weight_task,
                           list(names = names, map = map, cand = cand, nthreads = nthreads), what,
                           combine = function(acc, w, i) if (is.null(acc)) w else acc + w)
-  cluster_candidates(cand, weights, k, nstart, iter.max, nthreads)
+  cluster_candidates(cand, weights, k, nstart, max_iter, nthreads)
 }
 
 # The in-memory engine on the k-means|| candidates weighted by the rows
@@ -148,7 +148,7 @@ kmpar_seed <- function(x, sv, map, k, rounds, nstart, iter.max, names, nthreads,
 # nearest to carry no weight and are left out; with fewer candidates than
 # k, the missing centres repeat the first ones, and the empty clusters of
 # the first pass over the chunks are re-seeded as in memory.
-cluster_candidates <- function(cand, weights, k, nstart, iter.max, nthreads) {
+cluster_candidates <- function(cand, weights, k, nstart, max_iter, nthreads) {
   keep <- weights > 0
   cand <- cand[keep, , drop = FALSE]
   weights <- as.double(weights[keep])
@@ -156,7 +156,7 @@ cluster_candidates <- function(cand, weights, k, nstart, iter.max, nthreads) {
     C <- cand[rep_len(seq_len(nrow(cand)), k), , drop = FALSE]
     return(list(centers = C, start_objectives = NA_real_))
   }
-  res <- .Call(C_kmeans_lloyd, cand, k, weights, NULL, TRUE, 0L, nstart, iter.max, nthreads)
+  res <- .Call(C_kmeans_lloyd, cand, k, weights, NULL, TRUE, 0L, nstart, max_iter, nthreads)
   list(centers = res$centers, start_objectives = res$start_objectives)
 }
 
@@ -256,7 +256,7 @@ lloyd_combine <- function(acc, p, i) {
 # run stops when no point moves.  An empty cluster takes the row farthest
 # from its centre among clusters of two or more (as in memory), from the
 # candidates the chunks returned.  One run per start.
-chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
+chunked_lloyd <- function(x, map, C, max_iter, names, nthreads, what) {
   st <- lapply(C, function(c) list(C = c, trace = numeric(0), reseeded = 0L, t = 0L,
                                    converged = FALSE, done = FALSE))
   totss <- NA_real_
@@ -278,7 +278,7 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
       far <- chunks_apply(x, lloyd_chunk_task, args, what, combine = lloyd_combine_starts)
       for (q in seq_along(empty)) accs[[empty[q]]]$far <- far[[q]]$far
     }
-    for (j in seq_along(live)) st[[live[j]]] <- lloyd_advance(st[[live[j]]], accs[[j]], iter.max)
+    for (j in seq_along(live)) st[[live[j]]] <- lloyd_advance(st[[live[j]]], accs[[j]], max_iter)
   }
   lapply(st, function(s) {
     acc <- s$acc
@@ -292,7 +292,7 @@ chunked_lloyd <- function(x, map, C, iter.max, names, nthreads, what) {
 }
 
 # One start's step of chunked_lloyd from the sums of its pass.
-lloyd_advance <- function(s, acc, iter.max) {
+lloyd_advance <- function(s, acc, max_iter) {
   fix <- lloyd_fix_empty(acc)
   s$reseeded <- s$reseeded + fix$reseeded
   # the centres this pass assigned to: the rows' nearest of them are the
@@ -308,7 +308,7 @@ lloyd_advance <- function(s, acc, iter.max) {
     return(s)
   }
   s$C <- s$Cnew
-  if (s$t >= iter.max) {
+  if (s$t >= max_iter) {
     s$done <- TRUE
     return(s)
   }

@@ -8,7 +8,7 @@ kkm_check_memory <- function(n, nf, k, arg) {
                "kernel_kmeans()", arg)
 }
 
-kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
+kkm_fit_exact <- function(x, start, kernel, nstart, max_iter, seed, nthreads,
                           algo = kkm_algo_default) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
@@ -22,7 +22,7 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   res <- with_seed(seed, tryCatch(
     .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
           start$k, algo$weights, start$init, algo$hartigan, algo$seeding, nstart,
-          iter.max, nthreads),
+          max_iter, nthreads),
     error = function(e) {
       if (is_allocation_error(e)) {
         kkm_gram_refusal(n, start$k, "and allocating them failed")
@@ -37,10 +37,10 @@ kkm_fit_exact <- function(x, start, kernel, nstart, iter.max, seed, nthreads,
   fit
 }
 
-kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, map = NULL,
+kkm_fit_rff <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads, map = NULL,
                         algo = kkm_algo_default, batch = NULL) {
   if (!is.null(map)) {
-    return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+    return(with_seed(seed, kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                                             "the features of 'x'", arg = "map",
                                             algo = algo, batch = batch)))
   }
@@ -57,7 +57,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
   with_seed(seed, {
     map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
            else random_features(x, resolved, D = D)
-    kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+    kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                      "the random features of 'x'", arg = "D", algo = algo, batch = batch)
   })
 }
@@ -66,7 +66,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads, m
 # same k-means as on random features, on the rank-restricted Nystrom map
 # (Wang, Gittens & Mahoney 2019: a (1 + eps) approximation of the kernel
 # k-means objective).  One stream: the landmarks, then the seeding.
-kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthreads,
+kkm_fit_nystrom <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads,
                             algo = kkm_algo_default, batch = NULL) {
   nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "D")
   if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "D")
@@ -74,7 +74,7 @@ kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthread
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
                             nthreads = nthreads)
-    fit <- kkm_lloyd_on_map(x, start, map, nstart, iter.max, nthreads,
+    fit <- kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                             "the Nystrom features of 'x'", arg = "D", algo = algo,
                             batch = batch)
   })
@@ -84,13 +84,13 @@ kkm_fit_nystrom <- function(x, start, kernel, D, nstart, iter.max, seed, nthread
 
 # Lloyd's k-means on the features of x under a map ('what' and 'arg' say what
 # would not fit in memory, and which argument to change).
-kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, arg,
+kkm_lloyd_on_map <- function(x, start, map, nstart, max_iter, nthreads, what, arg,
                              algo = kkm_algo_default, batch = NULL) {
-  if (!is.null(batch)) return(kkm_minibatch(x, start$k, map, batch, nstart, iter.max, nthreads, algo))
+  if (!is.null(batch)) return(kkm_minibatch(x, start$k, map, batch, nstart, max_iter, nthreads, algo))
   check_allocation(nrow(x), map$n_features, what, arg = arg)
   Z <- stats::predict(map, x, nthreads = nthreads)
   res <- .Call(C_kmeans_lloyd, Z, start$k, algo$weights, start$init, algo$hartigan, algo$seeding,
-               nstart, iter.max, nthreads)
+               nstart, max_iter, nthreads)
   fit <- kkm_result(res, x, start$k, map$kernel, "rff", nstart)
   fit$map <- map
   fit$D <- map_size(map)
@@ -107,9 +107,9 @@ kkm_lloyd_on_map <- function(x, start, map, nstart, iter.max, nthreads, what, ar
 # given so far (its count v_c: c <- (v_c c + sum of its new points) /
 # (v_c + m_c), the per-point learning rate 1 / v_c).  Stops when no centre
 # moves by more than 1e-3 of the root mean square distance of the batch to
-# its centres, or after iter.max steps.  A last pass over x in row blocks
+# its centres, or after max_iter steps.  A last pass over x in row blocks
 # assigns every row and gives the exact within and total sums of squares.
-kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
+kkm_minibatch <- function(x, k, map, batch, nstart, max_iter, nthreads, algo) {
   n <- nrow(x)
   batch <- min(batch, n)
   w <- algo$weights
@@ -125,7 +125,7 @@ kkm_minibatch <- function(x, k, map, batch, nstart, iter.max, nthreads, algo) {
   trace <- sum(res$withinss) * scale / sum(wt(first))
   steps <- 0L
   converged <- FALSE
-  while (steps < iter.max) {
+  while (steps < max_iter) {
     idx <- sort(sample.int(n, batch))
     Z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
     # the Lloyd step of the chunked fit on the batch: nearest centres,

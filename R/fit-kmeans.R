@@ -45,7 +45,7 @@
 #' leave clusters split or merged more often); every point starts in the
 #' cluster of its nearest centre.  Then assignment (each point to the nearest cluster mean; ties go
 #' to the lowest cluster number) and update alternate until no point moves or
-#' `iter.max` iterations (Lloyd).  With `algorithm = "Hartigan-Wong"` (the
+#' `max_iter` iterations (Lloyd).  With `algorithm = "Hartigan-Wong"` (the
 #' default), passes of single-point moves follow: in the order of the
 #' points, point \eqn{i} leaves its cluster \eqn{a} for the cluster \eqn{b}
 #' that minimises \eqn{\frac{|b|}{|b|+1} d(i, b)} when that is less than
@@ -130,7 +130,7 @@
 #'   `"nystrom"` the size of the mini-batches of mini-batch k-means
 #'   (Sculley, 2010) for data whose features do not fit in memory: the
 #'   centres start from k-means on the features of one batch (with `nstart`
-#'   starts, `seeding` and `algorithm`), then each of at most `iter.max`
+#'   starts, `seeding` and `algorithm`), then each of at most `max_iter`
 #'   steps maps a fresh random batch, assigns it and moves every centre to
 #'   the running mean of the points it has been given; it stops early when
 #'   no centre moves by more than 1e-3 of the batch's root mean square
@@ -149,7 +149,8 @@
 #'   part in the fit and join their nearest cluster afterwards.
 #' @param seeding `"kmeans++"`, `"kmeans||"` (see Details) or `"auto"`:
 #'   k-means|| from 100 000 rows, k-means++ below.
-#' @param iter.max Maximum number of iterations per start.
+#' @param max_iter Maximum number of iterations per start.  (`iter.max`, as
+#'   [stats::kmeans()] calls it, still works for one release, with a message.)
 #' @param seed `NULL` to use the current random number stream, or a number to
 #'   draw from `set.seed(seed)` and leave the user's stream as it was.
 #' @param nthreads Number of threads, see [bochner_threads()].  The result
@@ -226,12 +227,12 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 #' @export
 kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   method = c("exact", "rff", "nystrom"), D = 500, nstart = 10,
-                                  iter.max = 100, seed = NULL, map = NULL,
+                                  max_iter = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
                                   seeding = c("auto", "kmeans++", "kmeans||"),
                                   batch = NULL, weights = NULL,
                                   nthreads = bochner_threads(), ...) {
-  check_no_dots(..., .who = "kernel_kmeans()")
+  take_renamed(environment(), "kernel_kmeans()", ...)
   nstart_given <- !missing(nstart)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   weights <- kkm_weights(weights, nrow(x))
@@ -255,7 +256,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   algo <- list(hartigan = hartigan, seeding = as.integer(seeding == "kmeans||"))
   start <- kkm_centers(centers, nrow(x))
   nstart <- check_count(nstart, "nstart")
-  iter.max <- check_count(iter.max, "iter.max", upper = .Machine$integer.max - 1)
+  max_iter <- check_count(max_iter, "max_iter", upper = .Machine$integer.max - 1)
   nthreads <- check_threads(nthreads)
   if (!is.null(map)) {
     if (method != "rff") stop_arg("map", "is for method = \"rff\"")
@@ -291,11 +292,11 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   }
   algo$weights <- weights
   if (method == "exact") {
-    fit <- kkm_fit_exact(x, start, kernel, nstart, iter.max, seed, nthreads, algo)
+    fit <- kkm_fit_exact(x, start, kernel, nstart, max_iter, seed, nthreads, algo)
   } else if (method == "nystrom") {
-    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, iter.max, seed, nthreads, algo, batch)
+    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, max_iter, seed, nthreads, algo, batch)
   } else {
-    fit <- kkm_fit_rff(x, start, kernel, D, nstart, iter.max, seed, nthreads, map, algo, batch)
+    fit <- kkm_fit_rff(x, start, kernel, D, nstart, max_iter, seed, nthreads, map, algo, batch)
   }
   fit$algorithm <- algorithm
   fit$seeding <- seeding
@@ -305,8 +306,8 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   fit$weights <- weights
   if (length(zero)) fit <- kkm_add_zero_weight_rows(fit, all_x, zero, nthreads)
   if (!fit$converged && is.null(batch)) {
-    warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'iter.max'",
-                    iter.max, if (iter.max == 1L) "" else "s"), call. = FALSE)
+    warning(sprintf("kernel k-means did not converge in %d iteration%s; increase 'max_iter'",
+                    max_iter, if (max_iter == 1L) "" else "s"), call. = FALSE)
   }
   fit
 }

@@ -155,7 +155,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   # the best values and this seed (the formula method's fit$call, update())
   # gives the same fit
   args <- c(list(x = x, y = y, scale = scale, seed = seed, nthreads = nthreads),
-            if (falkon) list(centers = best$D) else list(D = best$D),
+            if (falkon) list(m = best$D) else list(D = best$D),
             if (is.null(sigma)) list(kernel = kernel)
             else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
             if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
@@ -203,7 +203,7 @@ tune_refit_call <- function(call, tuned) {
   if (!is.null(call$sigma)) args$kernel <- tuned$fit$kernel
   best <- if (tuned$method == "svm") list(cost = b$cost) else list(lambda = b$lambda)
   if (tuned$method == "falkon") {
-    return(as.call(c(list(as.name("falkon")), args, list(centers = b$D), best)))
+    return(as.call(c(list(as.name("falkon")), args, list(m = b$D), best)))
   }
   as.call(c(list(as.name(paste0("rff_", tuned$method))), args, list(D = b$D), best))
 }
@@ -350,7 +350,7 @@ print.rff_tune <- function(x, ...) {
   cat(sprintf("Tuning of %s by %d-fold cross-validation over %d combinations\n",
               if (falkon) "falkon" else paste0("rff_", x$method), x$folds, nrow(x$table)))
   cat(sprintf("  best: %s = %d, sigma = %s, %s: cross-validated %s %.4g (sd %.2g across folds)\n",
-              if (falkon) "centers" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
+              if (falkon) "m" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
               label, b[[x$measure]], b$sd))
   cat("Refitted on all the data with these values ($fit):\n")
   desc <- fit_description(x$fit)

@@ -67,7 +67,7 @@ falkon_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_centers 
   if (!is_sparse_matrix(x) && !is.data.frame(x)) x <- as.matrix(x)
   args <- list(x = x, y = y, ...)
   if (is.null(args$loss)) args$loss <- if (mode == "classification") "logistic" else "squared"
-  if (!is.null(num_centers)) args$centers <- min(num_centers, NROW(x))
+  if (!is.null(num_centers)) args$m <- min(num_centers, NROW(x))
   if (!is.null(rbf_sigma)) {
     args$kernel <- gaussian_kernel(sigma = 1 / sqrt(2 * check_positive(rbf_sigma, "rbf_sigma")))
   }
@@ -148,7 +148,7 @@ falkon_caret <- list(
   fit = function(x, y, wts, param, lev, last, classProbs, ...) {
     if (!is.data.frame(x) && !is_sparse_matrix(x)) x <- as.matrix(x)
     args <- list(x = x, y = y, kernel = gaussian_kernel(sigma = 1 / sqrt(2 * param$sigma)),
-                 centers = min(as.integer(param$centers), NROW(x)), lambda = param$lambda, ...)
+                 m = min(as.integer(param$centers), NROW(x)), lambda = param$lambda, ...)
     if (!is.null(wts)) args$weights <- wts
     if (is.factor(y) && isTRUE(classProbs) && is.null(args$loss)) args$loss <- "logistic"
     do.call(falkon.default, args)

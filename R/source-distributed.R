@@ -135,7 +135,7 @@
 #'   fit's exact leave-one-out would need another pass over the chunks).
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
-#' @param nstart,iter.max For `kernel_kmeans()`, the starts (with
+#' @param nstart,max_iter For `kernel_kmeans()`, the starts (with
 #'   `seeding = "kmeans||"`, on the weighted k-means|| candidates), and the
 #'   most Lloyd iterations (and Hartigan-Wong passes).
 #' @param seeding For `kernel_kmeans()`, `"kmeans++"` (the in-memory fit

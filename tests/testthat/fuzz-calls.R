@@ -91,7 +91,7 @@ calls <- list(
                                    list(x = X, centers = function() pick(c(num_pool, list(c(1, 2, 1, 2, 1, 2, 1, 2, 1, 2)))),
                                         kernel = kernelp, method = C, D = N,
                                         nstart = function() pick(list(1, 2, 0, NA, 1.5, "2")),
-                                        iter.max = N, seed = N, nthreads = N,
+                                        max_iter = N, seed = N, nthreads = N,
                                         algorithm = C)),
   predict.kernel_kmeans = function() {
     obj <- pick(fit_objects()[c(2, 2, 2, 3)])

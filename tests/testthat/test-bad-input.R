@@ -171,19 +171,19 @@ fit_km_rff <- kernel_kmeans(X, 2, K1, method = "rff", D = 8, seed = 1)
 fit_svm <- rff_svm(X, YC, K1, D = 8, seed = 1)
 fit_ridge <- rff_ridge(X, YN, K1, D = 8, seed = 1)
 fit_ridge_class <- rff_ridge(X, YC, K1, D = 8, seed = 1)
-fit_falkon <- falkon(X, YN, K1, centers = 3, lambda = 1e-3, iter = 5, seed = 1)
-fit_falkon_class <- falkon(X, YC, K1, centers = 3, lambda = 1e-3, iter = 5, seed = 1,
+fit_falkon <- falkon(X, YN, K1, m = 3, lambda = 1e-3, iter = 5, seed = 1)
+fit_falkon_class <- falkon(X, YC, K1, m = 3, lambda = 1e-3, iter = 5, seed = 1,
                            loss = "logistic")
 
 specs <- c(
-  spec("falkon", list(x = X, y = YN, kernel = K1, centers = 3, lambda = 1e-3, loss = "squared",
+  spec("falkon", list(x = X, y = YN, kernel = K1, m = 3, lambda = 1e-3, loss = "squared",
                       landmarks = "uniform", iter = 5, weights = rep(1, 6), scale = TRUE,
                       seed = 1, control = list(), nthreads = 1),
-       x = "data", y = "response", kernel = "kernel", centers = "falkon_centers",
+       x = "data", y = "response", kernel = "kernel", m = "falkon_centers",
        lambda = "lambda", loss = "choice", landmarks = "choice", iter = "count",
        weights = "case_weights", scale = "flag", seed = "seed", control = "falkon_control",
        nthreads = "count"),
-  spec("falkon", list(x = X, y = YC, kernel = K1, centers = 3, loss = "logistic", iter = 5),
+  spec("falkon", list(x = X, y = YC, kernel = K1, m = 3, loss = "logistic", iter = 5),
        y = "labels"),
   spec("falkon", list(x = X, y = YN, kernel = K1), x = "data_required"),
   spec("predict.falkon", list(object = fit_falkon, newdata = X, type = "response", nthreads = 1),
@@ -284,9 +284,9 @@ specs <- c(
        diameter = "positive"),
   spec("rff_dimension", list(eps = 0.1, kernel = K1, x = X), x = "data"),
   without(spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "exact", D = 8,
-                                     nstart = 1, iter.max = 10, seed = 1, nthreads = 1),
+                                     nstart = 1, max_iter = 10, seed = 1, nthreads = 1),
                x = "data", centers = "centers", kernel = "kernel", method = "choice",
-               nstart = "count", iter.max = "count", seed = "seed", nthreads = "count"),
+               nstart = "count", max_iter = "count", seed = "seed", nthreads = "count"),
           "kernel NULL_value"),
   spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1), x = "data_required"),
   spec("kernel_kmeans", list(x = X, centers = 2, kernel = K1, method = "rff", D = 8),

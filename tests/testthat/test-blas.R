@@ -49,7 +49,7 @@ out$ridge_prob <- predict(rff_ridge(x, cls, D = 100, seed = 6, probability = TRU
 out$falkon <- falkon(x[1:500, ], y[1:500], seed = 7, nthreads = 2,
                      control = list(start_centers = 64))
 out$falkon_pred <- predict(out$falkon, xn)
-out$falkon_prob <- predict(falkon(x[1:300, ], cls[1:300], centers = 100, loss = "logistic",
+out$falkon_prob <- predict(falkon(x[1:300, ], cls[1:300], m = 100, loss = "logistic",
                                   seed = 8), xn, type = "prob")
 saveRDS(out, commandArgs(TRUE)[1])
 '

@@ -84,12 +84,12 @@ test_that("falkon_caret's parts do what caret expects", {
   g <- m$grid(x, iris$Species, len = 3)
   expect_identical(g$lambda, 10^(-3:-5))
   # falkon()'s own default bandwidth, in kernlab's parametrisation
-  f0 <- falkon(x, iris$Species, centers = 20, lambda = 1e-3, iter = 2, seed = 1)
+  f0 <- falkon(x, iris$Species, m = 20, lambda = 1e-3, iter = 2, seed = 1)
   expect_equal(g$sigma[1], 1 / (2 * f0$kernel$sigma^2), tolerance = 1e-12)
   expect_identical(g$centers[1], falkon_default_centers(150))
   param <- data.frame(sigma = 0.125, lambda = 1e-4, centers = 40)
   fit <- m$fit(x, iris$Species, NULL, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
-  ref <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40, lambda = 1e-4,
+  ref <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), m = 40, lambda = 1e-4,
                 seed = 1, iter = 5)
   expect_identical(fit$alpha, ref$alpha)
   expect_identical(m$predict(fit, iris[1:3, 1:4]), as.character(predict(ref, x[1:3, ])))
@@ -99,7 +99,7 @@ test_that("falkon_caret's parts do what caret expects", {
   # case weights reach falkon()
   w <- rep(1:2, 75)
   wfit <- m$fit(x, iris$Species, w, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
-  expect_identical(wfit$alpha, falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40,
+  expect_identical(wfit$alpha, falkon(x, iris$Species, gaussian_kernel(sigma = 2), m = 40,
                                       lambda = 1e-4, weights = w, seed = 1, iter = 5)$alpha)
 })
 

@@ -79,7 +79,7 @@ test_that("distributed Lloyd visits the in-memory clusterings", {
   Z <- predict(map, x)
   C0 <- Z[c(5, 100, 200), ]
   init <- max.col(-bochner:::centre_distances(Z, C0, 1L), ties.method = "first")
-  mem <- kernel_kmeans(x, init, method = "rff", map = map, iter.max = 50, algorithm = "Lloyd")
+  mem <- kernel_kmeans(x, init, method = "rff", map = map, max_iter = 50, algorithm = "Lloyd")
   run <- bochner:::chunked_lloyd(chunks, map, list(C0), 50L, c("a", "b"), 1L, "test")[[1L]]
   expect_true(run$converged)
   expect_equal(run$iter, mem$iter)
@@ -122,7 +122,7 @@ test_that("empty clusters are re-seeded with the farthest row, as in memory", {
   expect_gte(run$reseeded, 1L)
   expect_true(all(run$size > 0))
   init <- max.col(-bochner:::centre_distances(Z, C0, 1L), ties.method = "first")
-  mem <- kernel_kmeans(x, init, method = "rff", map = map, iter.max = 50, algorithm = "Lloyd")
+  mem <- kernel_kmeans(x, init, method = "rff", map = map, max_iter = 50, algorithm = "Lloyd")
   expect_equal(run$size, mem$size)
   expect_equal(run$reseeded, mem$reseeded)
   expect_equal(run$trace, mem$trace, tolerance = 1e-10)
@@ -258,7 +258,7 @@ test_that("a batchtools scheduler (its local backend) gives the fits of sequenti
     list(ridge = rff_ridge(reg, y = "y", kernel = K1, D = 16, lambda = 0.1, seed = 1),
          svm = suppressWarnings(rff_svm(cls, y = "class", kernel = K1, D = 16, seed = 3,
                                         rounds = 2)),
-         km = suppressWarnings(kernel_kmeans(inputs, 2, K1, D = 8, seed = 2, iter.max = 2,
+         km = suppressWarnings(kernel_kmeans(inputs, 2, K1, D = 8, seed = 2, max_iter = 2,
                                              rounds = 1)))
   }
   future::plan(future::sequential)

@@ -26,8 +26,8 @@ test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and 
   for (case in list(list(reg, "y", all$y, "response"),
                     list(cls, "class", all$class, "decision"))) {
     # the bandwidth rule, lambda and the iterations chosen on the held-out rows
-    fc <- falkon(case[[1]], y = case[[2]], centers = 100, seed = 3)
-    fm <- falkon(x, case[[3]], centers = 100, seed = 3)
+    fc <- falkon(case[[1]], y = case[[2]], m = 100, seed = 3)
+    fm <- falkon(x, case[[3]], m = 100, seed = 3)
     expect_identical(fc$scaling, fm$scaling)
     expect_identical(fc$kernel$sigma, fm$kernel$sigma)
     expect_identical(fc$centres, fm$centres)
@@ -42,7 +42,7 @@ test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and 
   expect_equal(fc$accuracy, fm$accuracy)
   expect_output(print(fc), "FALKON classification, 3 classes")
   # chained passes (one chunk at a time): the same fit
-  fh <- falkon(cls, y = "class", centers = 100, seed = 3, passes = "chained")
+  fh <- falkon(cls, y = "class", m = 100, seed = 3, passes = "chained")
   expect_identical(fh$alpha, fm$alpha)
   expect_error(falkon(cls, y = "class", passes = "serial"), "'passes'")
   # the default number of centres, grown along the held-out error with warm
@@ -63,14 +63,14 @@ test_that("three classes through per-iteration passes, chunks smaller than a row
   K <- gaussian_kernel(2)
   # m = 120 centres against 2 k L iter = 2 x 3 x 1 x 6 = 36: no H, a pass per
   # iteration
-  fc <- falkon(ch, y = "class", kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5)
-  fm <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5)
+  fc <- falkon(ch, y = "class", kernel = K, m = 120, lambda = 1e-4, iter = 6, seed = 5)
+  fm <- falkon(x, all$class, kernel = K, m = 120, lambda = 1e-4, iter = 6, seed = 5)
   expect_identical(fc$alpha, fm$alpha)
   expect_identical(predict(fc, x, type = "decision"), predict(fm, x, type = "decision"))
   # in memory: the same doubles on one or two threads and for any block size
-  f2 <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5,
+  f2 <- falkon(x, all$class, kernel = K, m = 120, lambda = 1e-4, iter = 6, seed = 5,
                nthreads = 2L, control = list(block_rows = 300))
-  f1 <- falkon(x, all$class, kernel = K, centers = 120, lambda = 1e-4, iter = 6, seed = 5,
+  f1 <- falkon(x, all$class, kernel = K, m = 120, lambda = 1e-4, iter = 6, seed = 5,
                nthreads = 1L, control = list(block_rows = 17))
   expect_identical(f2$alpha, fm$alpha)
   expect_identical(f1$alpha, fm$alpha)
@@ -168,8 +168,8 @@ test_that("given centres, lambda and iterations: a fixed number of passes, the s
   x <- as.matrix(all[1:5])
   ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
   K <- gaussian_kernel(2)
-  fc <- falkon(ch, y = "y", kernel = K, centers = 40, lambda = 1e-3, iter = 8, seed = 1)
-  fm <- falkon(x, all$y, kernel = K, centers = 40, lambda = 1e-3, iter = 8, seed = 1)
+  fc <- falkon(ch, y = "y", kernel = K, m = 40, lambda = 1e-3, iter = 8, seed = 1)
+  fm <- falkon(x, all$y, kernel = K, m = 40, lambda = 1e-3, iter = 8, seed = 1)
   expect_null(fc$validation)
   expect_identical(fc$iter, 8L)
   expect_identical(fc$alpha, fm$alpha)
@@ -177,8 +177,8 @@ test_that("given centres, lambda and iterations: a fixed number of passes, the s
   expect_equal(fc$rmse, fm$rmse, tolerance = 1e-10)
   # centres as a matrix (in the units of the data), without standardising
   cm <- x[c(5, 50, 150, 250), ]
-  fc2 <- falkon(ch, y = "y", kernel = K, centers = cm, lambda = 1e-2, iter = 4, scale = FALSE)
-  fm2 <- falkon(x, all$y, kernel = K, centers = cm, lambda = 1e-2, iter = 4, scale = FALSE)
+  fc2 <- falkon(ch, y = "y", kernel = K, m = cm, lambda = 1e-2, iter = 4, scale = FALSE)
+  fm2 <- falkon(x, all$y, kernel = K, m = cm, lambda = 1e-2, iter = 4, scale = FALSE)
   expect_identical(fc2$centres, fm2$centres)
   expect_identical(predict(fc2, x), predict(fm2, x))
   # predictions on chunks: one element per chunk, as predict() on each
@@ -192,8 +192,8 @@ test_that("the logistic loss on chunks is the in-memory fit, bit for bit", {
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[1:5])
   ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
-  fc <- falkon(ch, y = "class", loss = "logistic", centers = 60, seed = 4)
-  fm <- falkon(x, all$class, loss = "logistic", centers = 60, seed = 4)
+  fc <- falkon(ch, y = "class", loss = "logistic", m = 60, seed = 4)
+  fm <- falkon(x, all$class, loss = "logistic", m = 60, seed = 4)
   expect_identical(fc$lambda, fm$lambda)
   expect_identical(fc$newton_steps, fm$newton_steps)
   expect_identical(fc$alpha, fm$alpha)
@@ -206,7 +206,7 @@ test_that("falkon on chunks refuses what needs the rows in memory", {
   expect_error(falkon(ch, y = "class", landmarks = "kmeans"), "'landmarks'")
   expect_error(falkon(ch, y = "class", weights = rep(1, 60)), "'weights'")
   expect_error(falkon(ch), "'y'")
-  expect_error(falkon(ch, y = "class", centers = 61), "'centers'")
+  expect_error(falkon(ch, y = "class", m = 61), "'m'")
   expect_error(falkon(ch, y = "class", lambda = 0), "'lambda'")
   expect_error(falkon(ch, y = "nope"), "nope")
 })
@@ -235,11 +235,11 @@ falkon_plan_setup <- function(env = parent.frame()) {
 # the three-class fit choosing lambda and the iterations (through H = K' K).
 falkon_plan_fit <- function(files, cls = FALSE) {
   x <- as.matrix(do.call(rbind, lapply(files$reg, readRDS))[1:5])
-  fit <- falkon(data_chunks(files$reg), y = "y", kernel = gaussian_kernel(2), centers = 30,
+  fit <- falkon(data_chunks(files$reg), y = "y", kernel = gaussian_kernel(2), m = 30,
                 lambda = 1e-3, iter = 4, seed = 2)
   out <- list(alpha = fit$alpha, centres = fit$centres, rmse = fit$rmse, pred = predict(fit, x))
   if (!cls) return(out)
-  fc <- falkon(data_chunks(files$cls), y = "class", centers = 60, seed = 2)
+  fc <- falkon(data_chunks(files$cls), y = "class", m = 60, seed = 2)
   c(out, list(cls_alpha = fc$alpha, cls_lambda = fc$lambda, cls_iter = fc$iter,
               cls_pred = predict(fc, x, type = "decision")))
 }
@@ -251,11 +251,11 @@ test_that("falkon on chunks is identical under every future plan, and the in-mem
   all <- do.call(rbind, setup$pieces)
   x <- as.matrix(all[1:5])
   ref <- falkon_plan_fit(files, cls = TRUE)
-  fm <- falkon(x, all$y, kernel = gaussian_kernel(2), centers = 30, lambda = 1e-3, iter = 4,
+  fm <- falkon(x, all$y, kernel = gaussian_kernel(2), m = 30, lambda = 1e-3, iter = 4,
                seed = 2)
   expect_identical(ref$alpha, fm$alpha)
   expect_identical(ref$pred, predict(fm, x))
-  cm <- falkon(x, all$class, centers = 60, seed = 2)
+  cm <- falkon(x, all$class, m = 60, seed = 2)
   expect_identical(ref$cls_lambda, cm$lambda)
   expect_identical(ref$cls_iter, cm$iter)
   expect_identical(ref$cls_alpha, cm$alpha)
@@ -283,9 +283,9 @@ test_that("on chunks, lambda chosen on the first quarter of many centres: the in
   x <- as.matrix(all[1:5])
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
   ctl <- list(factor_bytes = 5e5, start_centers = 32)
-  fc <- falkon(reg, y = "y", centers = 200, seed = 3, control = ctl)
-  fm <- falkon(x, all$y, centers = 200, seed = 3, control = ctl)
-  expect_identical(fm$centres_path$centers, c(50, 200))
+  fc <- falkon(reg, y = "y", m = 200, seed = 3, control = ctl)
+  fm <- falkon(x, all$y, m = 200, seed = 3, control = ctl)
+  expect_identical(fm$centres_path$m, c(50, 200))
   expect_identical(fc$centres_path, fm$centres_path)
   expect_identical(fc$validation, fm$validation)
   expect_identical(fc$alpha, fm$alpha)
@@ -295,15 +295,15 @@ test_that("falkon's formula method on data_chunks() reaches the chunked fit", {
   pieces <- falkon_pieces()
   all <- do.call(rbind, pieces)
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
-  fc <- falkon(y ~ ., data = reg, centers = 40, seed = 3)
-  fm <- falkon(y ~ ., data = all[c(1:5, 6)], centers = 40, seed = 3)
+  fc <- falkon(y ~ ., data = reg, m = 40, seed = 3)
+  fm <- falkon(y ~ ., data = all[c(1:5, 6)], m = 40, seed = 3)
   expect_false(is.null(fc$chunks))
   expect_identical(fc$alpha, fm$alpha)
   expect_identical(fc$centres, fm$centres)
   # (a chunked fit keeps no row names of the data frame it predicts on)
   expect_identical(unname(predict(fc, all)), unname(predict(fm, all)))
-  fc <- falkon(class ~ v1 + v2, data = data_chunks(pieces), centers = 40, seed = 3)
-  fm <- falkon(class ~ v1 + v2, data = all, centers = 40, seed = 3)
+  fc <- falkon(class ~ v1 + v2, data = data_chunks(pieces), m = 40, seed = 3)
+  fm <- falkon(class ~ v1 + v2, data = all, m = 40, seed = 3)
   expect_identical(fc$alpha, fm$alpha)
   expect_error(falkon(y ~ ., data = reg, subset = v1 > 0), "subset")
 })

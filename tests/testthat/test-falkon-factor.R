@@ -112,8 +112,8 @@ test_that("lambda = \"auto\" one candidate at a time picks the simultaneous path
   y <- sin(2 * x[, 1]) * cos(x[, 2]) + rnorm(n, sd = 0.05)
   ker <- gaussian_kernel(0.7)
   ctl <- list(lambdas = c(1e-1, 1e-3, 1e-5, 1e-7), tol = 1e-14)
-  both <- falkon(x, y, kernel = ker, centers = 150, seed = 2, iter = 300, control = ctl)
-  one <- falkon(x, y, kernel = ker, centers = 150, seed = 2, iter = 300,
+  both <- falkon(x, y, kernel = ker, m = 150, seed = 2, iter = 300, control = ctl)
+  one <- falkon(x, y, kernel = ker, m = 150, seed = 2, iter = 300,
                 control = c(ctl, factor_bytes = 0))
   expect_equal(one$lambda, both$lambda)
   # the candidates were tried from the largest, each improving on the last
@@ -171,10 +171,10 @@ test_that("factor_bytes is checked and the memory guard counts the factors", {
   old <- options(bochner.max_bytes = 8 * 3000^2)
   on.exit(options(old))
   expect_true(bochner:::falkon_sequential(2000, 3, ctl))   # a quarter of the limit
-  expect_error(bochner:::falkon_check_memory(3000, 100, 3, 1, ctl), "centers")
+  expect_error(bochner:::falkon_check_memory(3000, 100, 3, 1, ctl), "'m' is too large")
   expect_silent(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl))
   # the data's copies count: 10^6 rows of 20 columns are 320 MB more
-  expect_error(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl, 1e6, 20), "centers")
+  expect_error(bochner:::falkon_check_memory(1000, 100, 3, 1, ctl, 1e6, 20), "'m' is too large")
 })
 
 test_that("many uniform centres choose lambda on their first quarter, then fit it on all", {
@@ -192,8 +192,8 @@ test_that("many uniform centres choose lambda on their first quarter, then fit i
   expect_null(bochner:::falkon_pilot_size(200, 3,
                                           bochner:::falkon_control_list(c(ctl["lambdas"],
                                                                           factor_bytes = 0))))
-  fit <- falkon(x, y, kernel = ker, centers = 200, seed = 4, control = ctl)
-  expect_identical(fit$centres_path$centers, c(50, 200))
+  fit <- falkon(x, y, kernel = ker, m = 200, seed = 4, control = ctl)
+  expect_identical(fit$centres_path$m, c(50, 200))
   expect_identical(fit$m, 200L)
   expect_identical(fit$lambda, fit$centres_path$lambda[1])
   expect_identical(unique(fit$validation$lambda), fit$lambda)
@@ -216,7 +216,7 @@ test_that("many uniform centres choose lambda on their first quarter, then fit i
                                        rbind(first$alpha, matrix(0, 150, 1)))
   expect_identical(unname(fit$alpha), unname(full$alpha))
   # centres given as a matrix keep the candidates one after another
-  fm <- falkon(x, y, kernel = ker, centers = x[1:200, ], seed = 4, control = ctl)
+  fm <- falkon(x, y, kernel = ker, m = x[1:200, ], seed = 4, control = ctl)
   expect_null(fm$centres_path)
   expect_identical(unique(fm$validation$lambda), ctl$lambdas[seq_along(unique(fm$validation$lambda))])
 })
@@ -260,7 +260,7 @@ test_that("summary() shows the quarter that chose lambda and the fit on all cent
   set.seed(37)
   x <- matrix(runif(900 * 2, -2, 2), 900)
   y <- sin(2 * x[, 1]) + rnorm(900, sd = 0.1)
-  fit <- falkon(x, y, kernel = gaussian_kernel(0.7), centers = 200, seed = 1,
+  fit <- falkon(x, y, kernel = gaussian_kernel(0.7), m = 200, seed = 1,
                 control = list(factor_bytes = 5e5, start_centers = 32))
   out <- capture.output(print(summary(fit)))
   at <- grep("Held-out error by number of centres", out)

@@ -79,20 +79,20 @@ test_that("the fitted values, from a cached K_nm or carried along the path, equa
     expect_equal(unname(fitted(fr)), unname(predict(fr, x)), tolerance = 1e-10)
     fc <- falkon(x, cls, seed = 1, control = ctl)
     expect_identical(unname(fitted(fc)), unname(predict(fc, x)))
-    fl <- falkon(x, cls, loss = "logistic", centers = 50, seed = 1, control = ctl)
+    fl <- falkon(x, cls, loss = "logistic", m = 50, seed = 1, control = ctl)
     expect_identical(unname(fitted(fl)), unname(predict(fl, x)))
   }
   # without a held-out slice (lambda and iter given)
-  f1 <- falkon(x, y, centers = 40, lambda = 1e-4, iter = 10, seed = 1)
+  f1 <- falkon(x, y, m = 40, lambda = 1e-4, iter = 10, seed = 1)
   expect_equal(unname(fitted(f1)), unname(predict(f1, x)), tolerance = 1e-10)
   # paths over the rows evaluating the kernel (more centres than H pays
   # for: 120 with one column, 240 with two; no cache), whose scores come
   # along the path, also warm-started (the candidates one after another)
   for (bytes in c(1e9, 0)) {
     ctl <- list(factor_bytes = bytes, cache_bytes = 0)
-    fr <- falkon(x, y, centers = 200, seed = 1, control = ctl)
+    fr <- falkon(x, y, m = 200, seed = 1, control = ctl)
     expect_equal(unname(fitted(fr)), unname(predict(fr, x)), tolerance = 1e-10)
-    fc <- falkon(x, cls, centers = 300, seed = 1, control = ctl)
+    fc <- falkon(x, cls, m = 300, seed = 1, control = ctl)
     expect_identical(unname(fitted(fc)), unname(predict(fc, x)))
   }
 })
@@ -162,8 +162,8 @@ test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
   }
   # a fit holding K_nm equals one evaluating it every pass
   y <- factor(x[, 1] + x[, 2]^2 > 1)
-  a <- falkon(x, y, centers = 60, seed = 2)
-  b <- falkon(x, y, centers = 60, seed = 2, control = list(cache_bytes = 0))
+  a <- falkon(x, y, m = 60, seed = 2)
+  b <- falkon(x, y, m = 60, seed = 2, control = list(cache_bytes = 0))
   expect_identical(a$alpha, b$alpha)
   expect_identical(a$iter, b$iter)
 })
@@ -180,7 +180,7 @@ test_that("conjugate gradient reaches the direct solve of the Nystrom system", {
     C <- x[1:m, ]
     ker <- gaussian_kernel(0.4)     # K_mm's condition number about 1e4: alpha itself is
     lambda <- 1e-3                  # accurate to 1e-12, not only K alpha
-    fit <- falkon(x, y, kernel = ker, centers = C, lambda = lambda, iter = 300, scale = FALSE,
+    fit <- falkon(x, y, kernel = ker, m = C, lambda = lambda, iter = 300, scale = FALSE,
                   weights = w, control = list(tol = 1e-15))
     K <- kernel_matrix(ker, x, C)
     Kmm <- kernel_matrix(ker, C)
@@ -303,7 +303,7 @@ test_that("classes stop on tie_gain and regression on path_gain", {
   reg <- sin(2 * x[, 1]) * cos(x[, 2])
   fit <- function(...) {
     set.seed(1)
-    falkon(x, reg, centers = 300, lambda = 1e-9, nthreads = 1, control = falkon_control(...))
+    falkon(x, reg, m = 300, lambda = 1e-9, nthreads = 1, control = falkon_control(...))
   }
   expect_lt(fit(path_gain = 0.9)$iter, fit(path_gain = 0.001)$iter)
   expect_identical(fit(tie_gain = 0.9)$alpha, fit(tie_gain = 0.001)$alpha)
@@ -316,7 +316,7 @@ test_that("with every row a centre and a small lambda it is exact kernel ridge",
   y <- cos(3 * x[, 1]) - x[, 2] + rnorm(n, sd = 0.05)
   ker <- gaussian_kernel(0.5)
   lambda <- 1e-5
-  fit <- falkon(x, y, kernel = ker, centers = x, lambda = lambda, iter = 2000, scale = FALSE,
+  fit <- falkon(x, y, kernel = ker, m = x, lambda = lambda, iter = 2000, scale = FALSE,
                 control = list(tol = 1e-15))
   K <- kernel_matrix(ker, x)
   ybar <- mean(y)
@@ -334,7 +334,7 @@ test_that("the logistic loss matches glm() on the same Nystrom features", {
   y <- factor(ifelse(runif(n) < p, "b", "a"))
   C <- x[1:8, ]
   ker <- gaussian_kernel(1.5)
-  fit <- falkon(x, y, kernel = ker, centers = C, lambda = 1e-12, loss = "logistic", iter = 100,
+  fit <- falkon(x, y, kernel = ker, m = C, lambda = 1e-12, loss = "logistic", iter = 100,
                 scale = FALSE, control = list(newton_steps = 12, tol = 1e-15))
   K <- kernel_matrix(ker, x, C)
   b0 <- qlogis(mean(y == "b"))
@@ -363,20 +363,20 @@ test_that("fits are reproducible with set.seed() or seed =, and do not depend on
   x <- matrix(rnorm(1200), 600)
   y <- factor(x[, 1] * x[, 2] > 0)
   set.seed(11)
-  a <- falkon(x, y, centers = 50, nthreads = 1)
+  a <- falkon(x, y, m = 50, nthreads = 1)
   set.seed(11)
-  b <- falkon(x, y, centers = 50, nthreads = 2)
+  b <- falkon(x, y, m = 50, nthreads = 2)
   expect_identical(a$alpha, b$alpha)
   expect_identical(a$lambda, b$lambda)
-  c1 <- falkon(x, y, centers = 50, seed = 3, control = list(block_rows = 17))
-  c2 <- falkon(x, y, centers = 50, seed = 3)
+  c1 <- falkon(x, y, m = 50, seed = 3, control = list(block_rows = 17))
+  c2 <- falkon(x, y, m = 50, seed = 3)
   expect_identical(c1$alpha, c2$alpha)
   expect_gt(mean(predict(a, x) == y), 0.9)
   # large enough for the fit and its passes to use two threads
   x <- matrix(rnorm(6000), 3000)
   y <- factor(x[, 1] * x[, 2] > 0)
-  a <- falkon(x, y, centers = 1000, seed = 4, nthreads = 1)
-  b <- falkon(x, y, centers = 1000, seed = 4, nthreads = 2)
+  a <- falkon(x, y, m = 1000, seed = 4, nthreads = 1)
+  b <- falkon(x, y, m = 1000, seed = 4, nthreads = 2)
   expect_identical(a$alpha, b$alpha)
   expect_identical(a$iter, b$iter)
 })
@@ -387,11 +387,11 @@ test_that("default centres grow fourfold while the held-out error falls", {
   y <- sin(6 * x[, 1]) * cos(4 * x[, 2]) + rnorm(3000, sd = 0.05)
   fit <- falkon(x, y, seed = 1, control = list(start_centers = 16))
   path <- fit$centres_path
-  expect_equal(path$centers[1], 16)
+  expect_equal(path$m[1], 16)
   expect_gt(nrow(path), 1)
-  expect_true(all(diff(path$centers) > 0))
-  expect_true(fit$m %in% path$centers)
-  expect_equal(fit$lambda, path$lambda[path$centers == fit$m])
+  expect_true(all(diff(path$m) > 0))
+  expect_true(fit$m %in% path$m)
+  expect_equal(fit$lambda, path$lambda[path$m == fit$m])
   # each step kept improved by control$grow_gain, except possibly the last
   e <- path$error
   if (length(e) > 2L) expect_true(all(e[2:(length(e) - 1)] < 0.97 * e[1:(length(e) - 2)]))
@@ -425,7 +425,7 @@ test_that("default centres grow fourfold while the held-out error falls", {
   expect_gt(length(e), 1L)
   expect_true(all(e[-length(e)] >= 0.02))
   expect_lt(e[length(e)], 0.02)
-  expect_equal(fl$m, fl$centres_path$centers[length(e)])
+  expect_equal(fl$m, fl$centres_path$m[length(e)])
   hard <- factor(sin(3 * x2[, 1]) * cos(3 * x2[, 2]) > 0)
   # (grow_min = 0.01: 32 -> 128 -> 512 centres, 14 %, 3 %, 2.25 %; above
   # 2 grow_min throughout, so the gain decides)
@@ -441,12 +441,12 @@ test_that("default centres grow fourfold while the held-out error falls", {
   fj <- falkon(x2, hard, seed = 1,
                control = list(start_centers = 32, grow_min = 0.05, grow_jump = 0.01))
   expect_gt(fj$centres_path$error[1], 0.01)
-  expect_equal(fj$centres_path$centers[1:2], c(32, most))
+  expect_equal(fj$centres_path$m[1:2], c(32, most))
   # ... but not when the next size (800) is over half of them
   fn <- falkon(x2, hard, seed = 1,
                control = list(start_centers = 200, grow_min = 0.001, grow_jump = 0.01))
   expect_gt(fn$centres_path$error[1], 0.01)
-  expect_equal(fn$centres_path$centers[1:2], c(200, 800))
+  expect_equal(fn$centres_path$m[1:2], c(200, 800))
   # grow_patience shortens every step's path but the last
   fp <- falkon(x2, hard, seed = 1,
                control = list(start_centers = 32, grow_jump = 1, grow_patience = 1,
@@ -468,15 +468,15 @@ test_that("integer case weights are repeated rows", {
   C <- x[1:10, ]
   ker <- gaussian_kernel(1)
   rows <- rep(1:80, wt)
-  fr <- falkon(x[rows, ], y[rows], kernel = ker, centers = C, lambda = 1e-3, iter = 200,
+  fr <- falkon(x[rows, ], y[rows], kernel = ker, m = C, lambda = 1e-3, iter = 200,
                scale = FALSE, control = list(tol = 1e-15))
-  fw2 <- falkon(x, y, kernel = ker, centers = C, lambda = 1e-3, iter = 200, scale = FALSE,
+  fw2 <- falkon(x, y, kernel = ker, m = C, lambda = 1e-3, iter = 200, scale = FALSE,
                 weights = wt, control = list(tol = 1e-15))
   expect_equal(fw2$alpha, fr$alpha, tolerance = 1e-8)
 })
 
 test_that("formula, data frame and sparse input", {
-  fit <- falkon(mpg ~ wt + hp + factor(cyl), data = mtcars, centers = 20, lambda = 1e-3,
+  fit <- falkon(mpg ~ wt + hp + factor(cyl), data = mtcars, m = 20, lambda = 1e-3,
                 iter = 30, seed = 1)
   expect_equal(nobs(fit), 32L)
   expect_equal(length(predict(fit, mtcars[1:5, ])), 5L)
@@ -490,8 +490,8 @@ test_that("formula, data frame and sparse input", {
   d <- matrix(rbinom(600, 1, 0.2) * runif(600), 100)
   y <- d[, 1] + d[, 2] + rnorm(100, sd = 0.05)
   s <- Matrix::Matrix(d, sparse = TRUE)
-  a <- falkon(s, y, centers = 20, lambda = 1e-3, iter = 30, seed = 2)
-  b <- falkon(d, y, centers = 20, lambda = 1e-3, iter = 30, seed = 2)
+  a <- falkon(s, y, m = 20, lambda = 1e-3, iter = 30, seed = 2)
+  b <- falkon(d, y, m = 20, lambda = 1e-3, iter = 30, seed = 2)
   # (sparse data are scaled, not centred: the kernel's rounding differs)
   expect_equal(predict(a, s[1:10, ]), predict(b, d[1:10, ]), tolerance = 1e-9)
 })
@@ -502,8 +502,8 @@ test_that("bad input is refused, naming the argument", {
   expect_error(falkon(replace(x, 3, NA), y), "'x'")
   expect_error(falkon(x, replace(y, 2, NA)), "'y'")
   expect_error(falkon(x, factor(rep("a", 50))), "'y'.*one class")
-  expect_error(falkon(x, y, centers = 51), "'centers'")
-  expect_error(falkon(x, y, centers = matrix(0, 3, 3)), "'centers'")
+  expect_error(falkon(x, y, m = 51), "'m'")
+  expect_error(falkon(x, y, m = matrix(0, 3, 3)), "'m'")
   expect_error(falkon(x, y, lambda = 0), "'lambda'")
   expect_error(falkon(x, y, lambda = -1), "'lambda'")
   expect_error(falkon(x, y, loss = "logistic"), "'loss'")
@@ -513,11 +513,11 @@ test_that("bad input is refused, naming the argument", {
   expect_error(falkon(x, y, kernel = "gaussian"), "'kernel'")
   old <- options(bochner.max_bytes = 1000)
   on.exit(options(old))
-  expect_error(falkon(x, y, centers = 40), "'centers'.*too large")
+  expect_error(falkon(x, y, m = 40), "'m'.*too large")
   options(old)
-  fit <- falkon(x, y, centers = 10, lambda = 1e-3, iter = 5)
+  fit <- falkon(x, y, m = 10, lambda = 1e-3, iter = 5)
   expect_error(predict(fit, matrix(0, 2, 3)), "'newdata'")
   expect_error(predict(fit, x, type = "class"), "'type'")
-  fc <- falkon(x, factor(x[, 1] > 0), centers = 10, lambda = 1e-3, iter = 5)
+  fc <- falkon(x, factor(x[, 1] > 0), m = 10, lambda = 1e-3, iter = 5)
   expect_error(predict(fc, x, type = "prob"), "'type'.*logistic")
 })

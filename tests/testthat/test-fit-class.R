@@ -5,7 +5,7 @@
 scaled <- function(fit, x) scale(x, fit$scaling$center, fit$scaling$scale)
 
 test_that("every supervised machine's fit is a bochner_fit", {
-  fits <- list(falkon = falkon(mpg ~ wt + hp, data = mtcars, centers = 10, seed = 1),
+  fits <- list(falkon = falkon(mpg ~ wt + hp, data = mtcars, m = 10, seed = 1),
                rff_ridge = rff_ridge(mpg ~ wt + hp, data = mtcars, D = 16, seed = 1),
                rff_svm = rff_svm(Species ~ ., data = iris, D = 16, seed = 1),
                rff_gp = rff_gp(mpg ~ wt + hp, data = mtcars, D = 16, seed = 1))
@@ -40,7 +40,7 @@ test_that("coef() of rff_ridge and rff_svm reproduces the decision values", {
 
 test_that("coef() of falkon gives alpha with its centres", {
   x <- as.matrix(mtcars[, c("wt", "hp")])
-  fit <- falkon(x, mtcars$mpg, centers = 12, seed = 4)
+  fit <- falkon(x, mtcars$mpg, m = 12, seed = 4)
   b <- coef(fit)
   C <- attr(b, "centres")
   expect_identical(dim(C), c(12L, 2L))
@@ -73,10 +73,10 @@ test_that("predict() without newdata answers for a formula GP (issue 42 item 3)"
 })
 
 test_that("plot() of a falkon fit draws residuals, or says why not (issue 42 item 7)", {
-  fit <- falkon(mpg ~ wt + hp, data = mtcars, centers = 10, seed = 7)
+  fit <- falkon(mpg ~ wt + hp, data = mtcars, m = 10, seed = 7)
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
   expect_identical(plot(fit), fit)
-  cls <- falkon(Species ~ ., data = iris, centers = 10, seed = 7)
+  cls <- falkon(Species ~ ., data = iris, m = 10, seed = 7)
   expect_error(plot(cls), "falkon fit is a\\s+classification: use predict")
 })

@@ -112,9 +112,9 @@ test_that("chunked kernel k-means is the in-memory fit from the same seed", {
   # Hartigan-Wong from a Lloyd run cut short by iter.max: from its last
   # partition, as in memory
   ch <- suppressWarnings(kernel_kmeans(data_chunks(parts), 7, gaussian_kernel(2), D = 24,
-                                       seed = 4, nstart = 3, iter.max = 3))
+                                       seed = 4, nstart = 3, max_iter = 3))
   mem <- suppressWarnings(kernel_kmeans(x, 7, gaussian_kernel(2), method = "rff", D = 24,
-                                        seed = 4, nstart = 3, iter.max = 3))
+                                        seed = 4, nstart = 3, max_iter = 3))
   expect_false(mem$converged)
   expect_equal(ch$start_objectives, mem$start_objectives, tolerance = 1e-10)
   expect_identical(ch$size, mem$size)

@@ -400,7 +400,7 @@ test_that("an initial assignment is used as given", {
   fit_f <- kernel_kmeans(x, factor(letters[init]), gaussian_kernel(1))
   expect_equal(fit_f$cluster, fit$cluster)
   # one iteration from the assignment: the first trace value is its objective
-  one <- suppressWarnings(kernel_kmeans(x, init, gaussian_kernel(1), iter.max = 1))
+  one <- suppressWarnings(kernel_kmeans(x, init, gaussian_kernel(1), max_iter = 1))
   K <- kernel_matrix(gaussian_kernel(1), x)
   obj <- sum(vapply(1:3, function(c) {
     i <- init == c
@@ -442,7 +442,7 @@ test_that("the objective never increases across iterations", {
   for (seed in 1:5) {
     for (method in c("exact", "rff")) {
       fit <- kernel_kmeans(x, 6, gaussian_kernel(0.7), method = method, D = 100,
-                           seed = seed, iter.max = 200)
+                           seed = seed, max_iter = 200)
       expect_gt(length(fit$trace), 2)
       expect_true(all(diff(fit$trace) <= 1e-12 * fit$trace[1]), label = paste(method, seed))
       expect_equal(fit$trace[length(fit$trace)], fit$tot.withinss, tolerance = 1e-12)
@@ -614,10 +614,10 @@ test_that("seed reproduces a fit and leaves the user's stream alone", {
   expect_identical(c1, c2)
 })
 
-test_that("not converging within iter.max warns and says so", {
+test_that("not converging within max_iter warns and says so", {
   set.seed(45)
   x <- matrix(rnorm(400), 200)
-  expect_warning(fit <- kernel_kmeans(x, 8, gaussian_kernel(0.5), iter.max = 1, seed = 1,
+  expect_warning(fit <- kernel_kmeans(x, 8, gaussian_kernel(0.5), max_iter = 1, seed = 1,
                                       algorithm = "Lloyd"),
                  "did not converge in 1 iteration")
   expect_false(fit$converged)
@@ -699,7 +699,7 @@ test_that("bad input gets clear errors naming the argument", {
   expect_error(kernel_kmeans(x, c(0:8, 1), k), "'centers' as an initial assignment must hold whole numbers 1..k")
   expect_error(kernel_kmeans(x, c(1:9, 11), k), "'centers' assigns points to cluster 11 but 'x' has only 10")
   expect_error(kernel_kmeans(x, matrix(0, 2, 2), k), "'centers' .* not supported")
-  expect_error(kernel_kmeans(x, 2, k, iter.max = 0), "'iter.max' must be at least 1")
+  expect_error(kernel_kmeans(x, 2, k, max_iter = 0), "'max_iter' must be at least 1")
   expect_error(kernel_kmeans(x, 2, k, nstart = 0), "'nstart' must be at least 1")
   expect_error(kernel_kmeans(x, 2, k, method = "lloyd"), "'method' must be one of \"exact\", \"rff\", \"nystrom\" \\(got \"lloyd\"\\)")
   expect_error(kernel_kmeans(x, 2, k, method = "rff", D = 0), "'D' must be at least 1")

@@ -170,13 +170,13 @@ test_that("falkon_parsnip_fit maps parsnip's arguments to falkon()'s", {
   x <- as.matrix(iris[, 1:4])
   a <- falkon_parsnip_fit(x, iris$Species, cost = 2, rbf_sigma = 0.125, num_centers = 40,
                           seed = 1, iter = 5)
-  b <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), centers = 40,
+  b <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), m = 40,
               lambda = 1 / (2 * 150), loss = "logistic", seed = 1, iter = 5)
   expect_identical(a$alpha, b$alpha)
   expect_identical(a$loss, "logistic")
   reg <- falkon_parsnip_fit(x[, -1], x[, 1], cost = 5, num_centers = 30, mode = "regression",
                             seed = 1, iter = 5)
-  ref <- falkon(x[, -1], x[, 1], centers = 30, lambda = 1 / (2 * 5 * 150), seed = 1, iter = 5)
+  ref <- falkon(x[, -1], x[, 1], m = 30, lambda = 1 / (2 * 5 * 150), seed = 1, iter = 5)
   expect_identical(reg$alpha, ref$alpha)
   expect_identical(reg$lambda, 1 / 1500)
   # more centres than rows asked for: all rows
@@ -197,7 +197,7 @@ test_that("the falkon engine fits, predicts classes and probabilities through pa
                               "bochner_falkon", num_centers = 40, seed = 1, iter = 5)
   fit <- parsnip::fit(spec, Species ~ ., data = iris)
   ref <- falkon(as.matrix(iris[, 1:4]), iris$Species, gaussian_kernel(sigma = 2),
-                centers = 40, lambda = 1 / (10 * 150), loss = "logistic", seed = 1, iter = 5)
+                m = 40, lambda = 1 / (10 * 150), loss = "logistic", seed = 1, iter = 5)
   rows <- c(1, 51, 101, 120)
   expect_identical(predict(fit, iris[rows, ])$.pred_class,
                    unname(predict(ref, as.matrix(iris[rows, 1:4]))))
@@ -208,7 +208,7 @@ test_that("the falkon engine fits, predicts classes and probabilities through pa
   reg <- parsnip::fit(parsnip::set_engine(parsnip::svm_rbf(mode = "regression"),
                                           "bochner_falkon", num_centers = 20, seed = 1),
                       mpg ~ ., data = mtcars)
-  refr <- falkon(as.matrix(mtcars[, -1]), mtcars$mpg, centers = 20, seed = 1)
+  refr <- falkon(as.matrix(mtcars[, -1]), mtcars$mpg, m = 20, seed = 1)
   expect_equal(predict(reg, mtcars)$.pred, unname(predict(refr, as.matrix(mtcars[, -1]))),
                tolerance = 1e-12)
 })

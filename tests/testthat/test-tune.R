@@ -91,7 +91,7 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
   })
   ref <- sapply(lambdas, function(l) {
     mean(unlist(lapply(1:3, function(f) {
-      fit <- falkon(x[fold != f, ], y[fold != f], gaussian_kernel(1), centers = centres[[f]],
+      fit <- falkon(x[fold != f, ], y[fold != f], gaussian_kernel(1), m = centres[[f]],
                     lambda = l, iter = 15, scale = FALSE)
       (predict(fit, x[fold == f, ]) - y[fold == f])^2
     })))
@@ -101,7 +101,7 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
   expect_s3_class(tuned$fit, "falkon")
   expect_identical(tuned$fit$lambda, tuned$best$lambda)
   expect_identical(tuned$fit$m, 30L)
-  expect_output(print(tuned), "centers = 30")
+  expect_output(print(tuned), "m = 30")
   # classes: the accuracy, over a grid of sigma
   cl <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, method = "falkon", D = 40,
                  sigma = c(0.5, 2), lambda = c(1e-6, 1e-2), folds = 3, seed = 1, iter = 10)

@@ -17,7 +17,7 @@ test_that("an unseen level is refused by default, naming the factor and the opti
   expect_false("6" %in% d$train$Mitoses)
   fits <- list(rff_svm(Class ~ ., data = d$train, D = 64, seed = 1),
                rff_ridge(Class ~ ., data = d$train, D = 64, seed = 1),
-               falkon(Class ~ ., data = d$train, centers = 50, lambda = 1e-3, iter = 10,
+               falkon(Class ~ ., data = d$train, m = 50, lambda = 1e-3, iter = 10,
                       seed = 1))
   for (fit in fits) {
     expect_error(predict(fit, d$test), "factor Mitoses that the fit never saw: 6", fixed = TRUE)

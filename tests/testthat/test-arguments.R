@@ -1,0 +1,64 @@
+# One vocabulary (?bochner_arguments): every exported function and every
+# method of an exported generic, read through its formals.
+
+exported_formals <- function() {
+  ns <- asNamespace("bochner")
+  ex <- getNamespaceExports("bochner")
+  fs <- sort(ex[vapply(ex, function(e) is.function(get(e, envir = ns)), TRUE)])
+  objs <- ls(ns, all.names = TRUE)
+  meths <- unlist(lapply(fs, function(f) {
+    grep(paste0("^", gsub(".", "[.]", f, fixed = TRUE), "[.]"), objs, value = TRUE)
+  }))
+  all <- unique(c(fs, meths))
+  stats::setNames(lapply(all, function(f) names(formals(get(f, envir = ns)))), all)
+}
+
+test_that("the formals of the exports speak one vocabulary", {
+  fl <- exported_formals()
+  expect_gt(length(fl), 60)
+  has <- function(arg) names(fl)[vapply(fl, function(a) arg %in% a, TRUE)]
+  # names the page gives another word for, nowhere
+  for (synonym in c("centres", "iter.max", "maxit", "iterations", "tolerance", "threads",
+                    "n_threads", "num_threads", "random_state", "n_centers", "landmark_count",
+                    "n_features", "num_landmarks")) {
+    expect_identical(has(synonym), character(0), label = synonym)
+  }
+  # centers = clusters: kernel_kmeans() only
+  expect_setequal(has("centers"), c("kernel_kmeans.default", "kernel_kmeans.data_chunks"))
+  # m = Nystrom centres: the Nystrom map and falkon
+  expect_setequal(has("m"), c("nystrom_features.default", "falkon.default",
+                              "falkon.data_chunks"))
+  # the documented exception: rff_svm's inner tolerance (see ?bochner_arguments)
+  expect_setequal(has("epsilon"), c("rff_svm.default", "rff_svm.data_chunks"))
+  # seeds and threads under one name each, wherever a function draws or threads
+  for (f in names(fl)) {
+    a <- fl[[f]]
+    expect_false(any(c("rng_seed", "set_seed", "random_seed") %in% a), label = f)
+    expect_false(any(c("cores", "ncores", "n_cores", "num_cores") %in% a), label = f)
+  }
+  # every kernel argument is called kernel (or kernel_x / kernel_y for two samples)
+  expect_identical(has("kern"), character(0))
+})
+
+test_that("a renamed argument still works for one release, with a message naming the new one", {
+  renamed <- bochner:::renamed_arguments
+  fl <- exported_formals()
+  for (who in names(renamed)) {
+    f <- sub("()", "", who, fixed = TRUE)
+    for (old in names(renamed[[who]])) {
+      new <- renamed[[who]][[old]]
+      for (meth in grep(paste0("^", f, "[.](default|data_chunks)$"), names(fl), value = TRUE)) {
+        expect_true(new %in% fl[[meth]], label = paste(meth, new))
+        expect_false(old %in% fl[[meth]], label = paste(meth, old))
+      }
+    }
+  }
+  x <- as.matrix(mtcars[, c("wt", "hp")])
+  expect_message(old <- falkon(x, mtcars$mpg, centers = 10, seed = 1), "'centers' is now called 'm'")
+  expect_identical(old$alpha, falkon(x, mtcars$mpg, m = 10, seed = 1)$alpha)
+  expect_message(old <- kernel_kmeans(x, 2, gaussian_kernel(1), iter.max = 5, seed = 1),
+                 "'iter.max' is now called 'max_iter'")
+  expect_identical(old$cluster, kernel_kmeans(x, 2, gaussian_kernel(1), max_iter = 5, seed = 1)$cluster)
+  # an unknown argument is still refused
+  expect_error(falkon(x, mtcars$mpg, centres = 10), "unused argument")
+})
