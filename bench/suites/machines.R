@@ -9,7 +9,7 @@
 # bench/falkon-report.R's targets of issue 23 as the headline), bench/svm.R
 # (rff_svm against D on spam) and bench/machines.R (LiblineaR on the features).
 # Full runs add synth_1e6 (regression, 10^6 rows, d = 20, RMSE floor 0.5):
-# falkon(centers = 1e4) beside rff_ridge (minutes each; no peer reaches it).
+# falkon(m = 1e4) beside rff_ridge (minutes each; no peer reaches it).
 source("bench/harness/harness.R")
 # one fit each: the sets are many and the exact peers slow
 o <- bench_start("machines", "Kernel machines: falkon(), rff_svm(), rff_ridge() against their peers",
@@ -27,7 +27,7 @@ ours <- list(
   rff_svm = function(d) rff_svm(d$xtr, d$ytr),
   rff_svm_prob = function(d) rff_svm(d$xtr, d$ytr, probability = TRUE),
   rff_ridge = function(d) rff_ridge(d$xtr, d$ytr),
-  falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, centers = 1e4))
+  falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4))
 peers <- c("ksvm", "ksvm_C10", "ksvm_prob", "e1071", "LiblineaR_rff", "glmnet_rff")
 fit_of <- function(m) {
   if (!is.null(ours[[m]])) return(ours[[m]])
@@ -122,7 +122,7 @@ for (name in sets) {
   bl <- if (o$quick) NULL else "OpenBLAS"
   peer <- if (startsWith(name, "synth_class")) "e1071" else "ksvm"
   if (name == "synth_1e6") {
-    hl <- c(hl, list(list(figure = sprintf("%s: falkon(centers = 1e4) seconds", case), question = "default fits",
+    hl <- c(hl, list(list(figure = sprintf("%s: falkon(m = 1e4) seconds", case), question = "default fits",
                           case = case, ours = "falkon_m1e4", peer = "rff_ridge", threads = th)))
     next
   }

@@ -47,7 +47,7 @@ fits <- list(
   },
   kmeans = function(d) {
     ch <- data_chunks(d$files, reader = function(p) readRDS(p)[, -21L])
-    kernel_kmeans(ch, 10, gaussian_kernel(4), D = 256, seed = 1, iter.max = 3, rounds = 2,
+    kernel_kmeans(ch, 10, gaussian_kernel(4), D = 256, seed = 1, max_iter = 3, rounds = 2,
                   seeding = "kmeans||", algorithm = "Lloyd", nthreads = 1)
   })
 case <- sprintf("n = %.0e in %d files, d = 20", nfiles * rows, nfiles)
