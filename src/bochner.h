@@ -82,6 +82,17 @@ void bochner_dot_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t l
 void bochner_dot_tn_path(int isa, const double *a, ptrdiff_t lda, const double *b,
                          ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc);
 
+/* sgemm.c: the same product of float operands, float K-blocks of 256 summed into double
+ * results (the error bound is in sgemm.c's header) */
+void bochner_sgemm(const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                   int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);
+void bochner_sgemm_tn(const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);
+void bochner_sgemm_path(int isa, int transa, const float *a, ptrdiff_t lda, const float *b,
+                        ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                        int accumulate);
+void bochner_to_float(const double *x, R_xlen_t n, float *y);
+
 /* products.c: tiled, threaded products on that kernel */
 void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
@@ -89,6 +100,9 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 void bochner_crossproduct(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                           int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                           int upper, int nthreads);
+void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
+                      ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                      int accumulate, int upper, int nthreads);
 void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
                        ptrdiff_t ldt);
@@ -287,6 +301,9 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
                             SEXP nthreads);
 SEXP bochner_max_threads(void);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
+SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
+SEXP bochner_sproduct_call(SEXP a, SEXP b, SEXP transa, SEXP nthreads);
+SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);

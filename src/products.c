@@ -21,6 +21,7 @@
 
 typedef struct {
     const double *a, *b;
+    const float *fa, *fb;      /* single precision (bochner_sproduct): a, b NULL */
     ptrdiff_t lda, ldb, ldc;
     int m, n, k, accumulate;
     int transa;                /* 1: c (+)= t(a) %*% b, a (k x m, lda) */
@@ -39,7 +40,26 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) (bi * p->trows), j0 = (int) (bj * TILE);
     int mr = p->m - i0 < p->trows ? p->m - i0 : p->trows;
     int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
-    const double *ai = p->transa ? p->a + (ptrdiff_t) i0 * p->lda : p->a + i0;
+    const ptrdiff_t aoff = p->transa ? (ptrdiff_t) i0 * p->lda : i0;
+    if (p->fa) {
+        /* float operands, double results (sgemm.c): the same tiles and strips */
+        const float *ai = p->fa + aoff;
+        void (*sgemm)(const float *, ptrdiff_t, const float *, ptrdiff_t, int, int, int,
+                      double *, ptrdiff_t, int) = p->transa ? bochner_sgemm_tn : bochner_sgemm;
+        if (p->tiles && bi == bj) {
+            for (int q = 0; q < nc; q += DIAG_STRIP) {
+                int w = nc - q < DIAG_STRIP ? nc - q : DIAG_STRIP;
+                int rows = q + w < mr ? q + w : mr;
+                sgemm(ai, p->lda, p->fb + (ptrdiff_t) (j0 + q) * p->ldb, p->ldb, rows, w, p->k,
+                      p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc, p->ldc, p->accumulate);
+            }
+            return;
+        }
+        sgemm(ai, p->lda, p->fb + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
+              p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
+        return;
+    }
+    const double *ai = p->a + aoff;
     void (*gemm)(const double *, ptrdiff_t, const double *, ptrdiff_t, int, int, int, double *,
                  ptrdiff_t, int) = p->transa ? bochner_gemm_tn : bochner_gemm;
     if (p->tiles && bi == bj) {
@@ -58,21 +78,24 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
          p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
 }
 
-static void product(int transa, const double *a, ptrdiff_t lda, const double *b,
-                    ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
-                    int accumulate, int upper, int nthreads)
+static void product(int transa, const double *a, const float *fa, ptrdiff_t lda,
+                    const double *b, const float *fb, ptrdiff_t ldb, int m, int n, int k,
+                    double *c, ptrdiff_t ldc, int accumulate, int upper, int nthreads)
 {
     if (m <= 0 || n <= 0) return;
-    product_job p = {a, b, lda, ldb, ldc, m, n, k, accumulate, transa, c,
+    product_job p = {a, b, fa, fb, lda, ldb, ldc, m, n, k, accumulate, transa, c,
                      (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL, TILE};
-    double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0);
+    /* a float multiply-add costs about half a double one */
+    double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0) /
+                  (fa ? 2.0 : 1.0);
+    const int panel = fa ? 48 : 24;    /* the widest micro-panel of the kernels */
     int nth = bochner_threads_for(nthreads, work);
     if (!upper && p.tm * p.tn < nth) {
         /* a thin result (as K_b U with one column, falkon's passes): fewer rows per
          * tile, whole 24-row micro-panels, so every thread gets some; an entry is the
          * same chain whatever its tile */
         int r = (m + nth - 1) / nth;
-        p.trows = (r + 23) / 24 * 24;
+        p.trows = (r + panel - 1) / panel * panel;
         p.tm = (m + p.trows - 1) / p.trows;
     }
     R_xlen_t ntiles = p.tm * p.tn;
@@ -91,7 +114,7 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
                      int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                      int upper, int nthreads)
 {
-    product(0, a, lda, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
+    product(0, a, NULL, lda, b, NULL, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
 }
 
 /* c (m x n) = [c +] t(a) %*% b, a (k x m, lda): Z'Z and Z'Y straight from Z's columns */
@@ -99,7 +122,17 @@ void bochner_crossproduct(const double *a, ptrdiff_t lda, const double *b, ptrdi
                           int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                           int upper, int nthreads)
 {
-    product(1, a, lda, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
+    product(1, a, NULL, lda, b, NULL, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
+}
+
+/* The same products of float operands into double results (sgemm.c: float K-blocks of 256
+ * summed in double): c (m x n) = [c +] a %*% b, or t(a) %*% b with transa, a and b float.
+ * Tiles, strips and threads as above, so the results are identical for any thread count. */
+void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
+                      ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
+                      int accumulate, int upper, int nthreads)
+{
+    product(transa, NULL, a, lda, NULL, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
 }
 
 /* Copy the strict upper triangle of the square matrix g (n x n) to the
