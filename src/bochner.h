@@ -66,6 +66,10 @@ void bochner_sincos_scaled(double *c, double *s, const double *x, ptrdiff_t n,
 void bochner_exp_scaled(double *y, const double *x, ptrdiff_t n, double scale);
 void bochner_exp_distances(double *col, double *v, const double *xn, int n, double ynj,
                            double scale);
+/* the same with float results (single-precision kernel blocks and features) */
+void bochner_exp_scaled_f(float *y, const double *x, ptrdiff_t n, double scale);
+void bochner_cos_affine_f(float *y, const double *x, ptrdiff_t n, double shift, double scale);
+void bochner_sincos_scaled_f(float *c, float *s, const double *x, ptrdiff_t n, double scale);
 
 /* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
@@ -304,6 +308,7 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_sproduct_call(SEXP a, SEXP b, SEXP transa, SEXP nthreads);
 SEXP bochner_float_matrix_call(SEXP x);
+SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);

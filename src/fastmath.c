@@ -42,6 +42,24 @@
  * against libm about 2 ulp (tests/testthat/test-fastmath.R).
  */
 
+/*
+ * Single precision (issue 38: float kernel blocks and features), bochner_*_f below:
+ * double arguments (the double results of the float product, sgemm.c), float results.
+ * exp: the same reduction in double, then the degree-8 Taylor polynomial instead of 13
+ * (truncation 2e-10 relative on |r| <= 0.35).  cos and sin: reduced by pi/2 (quadrant by
+ * bit masks, fm_reduce2), so that every zero of the result falls at r = 0, then Taylor
+ * polynomials through r^10 and r^11 on |r| <= pi/4 (truncation 1.1e-10 and 9e-12
+ * relative): each about half the double one's work, rounded to float once.  Bound relied
+ * on and tested (tests/testthat/test-fastmath-single.R, against R's exp, cos and sin of
+ * the same doubles): within 1 ulp of float, the double computation adding at most 1e-3
+ * of a float ulp to the final rounding's half ulp (relative error 1.1e-10 plus the
+ * reduction's 2^-53 relative); for cos and sin results below 1e-13 (arguments within
+ * 1e-13 of a multiple of pi/2) 1e-20 absolute instead: the reduction carries pi/2 to 86
+ * bits, 3e-22 absolute at |x| = 1e5, as for the double ones.
+ * Arguments the reductions do not cover (exp beyond [-708, 709], cos and sin beyond 1e5,
+ * Inf, NaN) take libm, as for the double ones.
+ */
+
 #include <math.h>
 #include <float.h>
 #include <stdint.h>
@@ -69,8 +87,10 @@
 #if defined(_OPENMP) && _OPENMP >= 201307
 # define FM_PRAGMA(x) _Pragma(#x)
 # define FM_SIMD_OR(v) FM_PRAGMA(omp simd reduction(|:v))
+# define FM_SIMD FM_PRAGMA(omp simd)
 #else
 # define FM_SIMD_OR(v)
+# define FM_SIMD
 #endif
 
 #define FM_BLOCK 512          /* 4 KiB per array: stays in L1 */
@@ -209,6 +229,135 @@ static inline double fm_exp(double t)
     return fm_exp_poly(r) * two_k;
 }
 
+/* exp r for a float result: degree 8, |r| <= 0.35 (truncation 2e-10 relative) */
+static inline double fm_exp_poly8(double r)
+{
+    double p = 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    return p * r + 1.0;
+}
+
+/* exp t for a float result, t in [-708, 709] (others: the libm fix-up) */
+static inline double fm_exp8(double t)
+{
+    double v = t * FM_LOG2E + FM_MAGIC;
+    double k = v - FM_MAGIC;
+    double r = (t - k * FM_LN2_HI) - k * FM_LN2_LO;
+    double two_k = fm_double((fm_bits(v) + 1023u) << 52);
+    return fm_exp_poly8(r) * two_k;
+}
+
+/* Float cos and sin reduce by pi/2, not pi: the zeros of the result then fall at r = 0,
+ * where the polynomials are accurate relative to it (reducing by pi puts cos's zeros at
+ * the interval's ends, where a short polynomial's absolute error is thousands of float
+ * ulps of a small result).  r = (t - k PIO2_1) - k PIO2_2 as fm_reduce (PIO2_1 has 33
+ * bits: k PIO2_1 exact for |k| < 2^20), |r| <= pi/4; the quadrant k mod 4 (the low bits
+ * of t 2/pi + MAGIC) picks cos r or sin r and the sign, by bit masks (vectorised). */
+static const double FM_2_PI   = 0x1.45f306dc9c883p-1;   /* 2/pi */
+static const double FM_PIO2_1 = 0x1.921fb544p+0;        /* pi/2, top 33 bits */
+static const double FM_PIO2_2 = 0x1.0b4611a626331p-34;  /* pi/2 - FM_PIO2_1 */
+
+static inline double fm_reduce2(double t, uint64_t *q)
+{
+    double v = t * FM_2_PI + FM_MAGIC;
+    double k = v - FM_MAGIC;
+    *q = fm_bits(v) & 3u;             /* k mod 4, k negative too */
+    return (t - k * FM_PIO2_1) - k * FM_PIO2_2;
+}
+
+/* cos r, |r| <= pi/4: Taylor through r^10 (truncation 1.1e-10 relative) */
+static inline double fm_cos_poly5(double z)
+{
+    double p = -1.0 / 3628800.0;
+    p = p * z + 1.0 / 40320.0;
+    p = p * z - 1.0 / 720.0;
+    p = p * z + 1.0 / 24.0;
+    p = p * z - 0.5;
+    return 1.0 + z * p;
+}
+
+/* sin r, |r| <= pi/4: Taylor through r^11 (truncation 9e-12 relative) */
+static inline double fm_sin_poly5(double r, double z)
+{
+    double p = -1.0 / 39916800.0;
+    p = p * z + 1.0 / 362880.0;
+    p = p * z - 1.0 / 5040.0;
+    p = p * z + 1.0 / 120.0;
+    p = p * z - 1.0 / 6.0;
+    return r + r * (z * p + 0.0);     /* sin(-0) = -0, as fm_sin_poly */
+}
+
+/* cos t and sin t from the quadrant q and r: cos t = C, -S, -C, S and sin t = S, C, -S, -C
+ * for q = 0 .. 3 (C = cos r, S = sin r), times the scale (its bits in sc) */
+static inline double fm_quad_cos(uint64_t q, double cr, double sr, uint64_t sc)
+{
+    uint64_t swap = 0 - (q & 1u);
+    uint64_t v = (fm_bits(sr) & swap) | (fm_bits(cr) & ~swap);
+    return fm_double(sc ^ (((q + 1u) & 2u) << 62)) * fm_double(v);
+}
+
+static inline double fm_quad_sin(uint64_t q, double cr, double sr, uint64_t sc)
+{
+    uint64_t swap = 0 - (q & 1u);
+    uint64_t v = (fm_bits(cr) & swap) | (fm_bits(sr) & ~swap);
+    return fm_double(sc ^ ((q & 2u) << 62)) * fm_double(v);
+}
+
+#define FM_DEFINE_KERNELS_F(SUF, ATTR)                                      \
+static ATTR int fm_exp_block_f##SUF(float *restrict y,                      \
+                                    const double *restrict x, int n,        \
+                                    double scale)                           \
+{                                                                           \
+    uint64_t bad = 0;                                                       \
+    FM_SIMD_OR(bad)                                                         \
+    for (int i = 0; i < n; i++) {                                           \
+        double t = x[i] * scale;                                            \
+        bad |= fm_exp_bad_bits(t);                                          \
+        y[i] = (float) fm_exp8(t);                                          \
+    }                                                                       \
+    return (int) (bad >> 63);                                               \
+}                                                                           \
+static ATTR int fm_cos_block_f##SUF(float *restrict y,                      \
+                                    const double *restrict x, int n,        \
+                                    double shift, double scale)             \
+{                                                                           \
+    uint64_t bad = 0, sc = fm_bits(scale);                                  \
+    FM_SIMD_OR(bad)                                                         \
+    for (int i = 0; i < n; i++) {                                           \
+        double t = x[i] + shift;                                            \
+        uint64_t q;                                                         \
+        bad |= fm_bad_bits(t);                                              \
+        double r = fm_reduce2(t, &q);                                       \
+        double z = r * r;                                                   \
+        y[i] = (float) fm_quad_cos(q, fm_cos_poly5(z), fm_sin_poly5(r, z), sc); \
+    }                                                                       \
+    return (int) (bad >> 63);                                               \
+}                                                                           \
+static ATTR int fm_sincos_block_f##SUF(float *restrict c, float *restrict s,\
+                                       const double *restrict x, int n,     \
+                                       double scale)                        \
+{                                                                           \
+    uint64_t bad = 0, sc = fm_bits(scale);                                  \
+    FM_SIMD_OR(bad)                                                         \
+    for (int i = 0; i < n; i++) {                                           \
+        double t = x[i];                                                    \
+        uint64_t q;                                                         \
+        bad |= fm_bad_bits(t);                                              \
+        double r = fm_reduce2(t, &q);                                       \
+        double z = r * r;                                                   \
+        double cr = fm_cos_poly5(z), sr = fm_sin_poly5(r, z);               \
+        c[i] = (float) fm_quad_cos(q, cr, sr, sc);                          \
+        s[i] = (float) fm_quad_sin(q, cr, sr, sc);                          \
+    }                                                                       \
+    return (int) (bad >> 63);                                               \
+}
+
 /* Vector loops, returning nonzero if some element needs the libm fix-up.
  * Written as a macro so the same source can be compiled twice: for the
  * baseline ISA and, on x86-64, for AVX2 (see dispatch below). */
@@ -279,6 +428,7 @@ static ATTR int fm_exp_dist_block##SUF(double *restrict col,                \
 }
 
 FM_DEFINE_KERNELS(_base, )
+FM_DEFINE_KERNELS_F(_base, )
 
 /* Runtime dispatch to AVX2 and AVX-512 builds of the same loops (4 and 8
  * lanes instead of 2; 512-bit vectors asked for explicitly, since gcc's
@@ -298,6 +448,8 @@ FM_DEFINE_KERNELS(_base, )
 # define FM_DISPATCH 1
 FM_DEFINE_KERNELS(_avx2, __attribute__((target("avx2"))))
 FM_DEFINE_KERNELS(_avx512, __attribute__((target("avx512f,prefer-vector-width=512"))))
+FM_DEFINE_KERNELS_F(_avx2, __attribute__((target("avx2"))))
+FM_DEFINE_KERNELS_F(_avx512, __attribute__((target("avx512f,prefer-vector-width=512"))))
 /* the level detected once at load (cpu.c) */
 # define FM_HAVE_AVX512() (bochner_cpu_isa() >= 2)
 # define FM_HAVE_AVX2() (bochner_cpu_isa() >= 1)
@@ -341,6 +493,30 @@ static int fm_exp_dist_block_base(double *restrict col, double *restrict v,
         double u = col[i] + xn[i] + ynj;
         v[i] = u > 0.0 ? u : 0.0;
         col[i] = exp(v[i] * scale);
+    }
+    return 0;
+}
+
+static int fm_exp_block_f_base(float *restrict y, const double *restrict x, int n,
+                               double scale)
+{
+    for (int i = 0; i < n; i++) y[i] = (float) exp(x[i] * scale);
+    return 0;
+}
+
+static int fm_cos_block_f_base(float *restrict y, const double *restrict x, int n,
+                               double shift, double scale)
+{
+    for (int i = 0; i < n; i++) y[i] = (float) (scale * cos(x[i] + shift));
+    return 0;
+}
+
+static int fm_sincos_block_f_base(float *restrict c, float *restrict s,
+                                  const double *restrict x, int n, double scale)
+{
+    for (int i = 0; i < n; i++) {
+        c[i] = (float) (scale * cos(x[i]));
+        s[i] = (float) (scale * sin(x[i]));
     }
     return 0;
 }
@@ -461,6 +637,89 @@ void bochner_exp_distances(double *col, double *v, const double *xn, int n, doub
     else if (FM_HAVE_AVX2()) kern = fm_exp_dist_block_avx2;
 #endif
     if (kern(col, v, xn, n, ynj, scale)) fm_exp_fixup(col, v, n, 0.0, scale);
+}
+
+/* ---- single precision: double arguments, float results (header above) ---- */
+
+/* y[i] = (float) exp(scale * x[i]) */
+void bochner_exp_scaled_f(float *y, const double *x, ptrdiff_t n, double scale)
+{
+    int (*kern)(float *restrict, const double *restrict, int, double) = fm_exp_block_f_base;
+#if FM_DISPATCH
+    if (FM_HAVE_AVX512()) kern = fm_exp_block_f_avx512;
+    else if (FM_HAVE_AVX2()) kern = fm_exp_block_f_avx2;
+#endif
+    for (ptrdiff_t i0 = 0; i0 < n; i0 += FM_BLOCK) {
+        int m = n - i0 < FM_BLOCK ? (int) (n - i0) : FM_BLOCK;
+        if (kern(y + i0, x + i0, m, scale))
+            for (int i = 0; i < m; i++) {
+                double t = x[i0 + i] * scale;
+                if (!(t >= -708.0 && t <= 709.0)) y[i0 + i] = (float) exp(t);
+            }
+    }
+}
+
+/* y[i] = (float) (scale * cos(x[i] + shift)) */
+void bochner_cos_affine_f(float *y, const double *x, ptrdiff_t n, double shift, double scale)
+{
+    int (*kern)(float *restrict, const double *restrict, int, double, double) =
+        fm_cos_block_f_base;
+#if FM_DISPATCH
+    if (FM_HAVE_AVX512()) kern = fm_cos_block_f_avx512;
+    else if (FM_HAVE_AVX2()) kern = fm_cos_block_f_avx2;
+#endif
+    for (ptrdiff_t i0 = 0; i0 < n; i0 += FM_BLOCK) {
+        int m = n - i0 < FM_BLOCK ? (int) (n - i0) : FM_BLOCK;
+        if (kern(y + i0, x + i0, m, shift, scale))
+            for (int i = 0; i < m; i++) {
+                double t = x[i0 + i] + shift;
+                if (fm_out_of_range(t)) y[i0 + i] = (float) (scale * cos(t));
+            }
+    }
+}
+
+/* c[i] = (float) (scale * cos(x[i])), s[i] = (float) (scale * sin(x[i])) */
+void bochner_sincos_scaled_f(float *c, float *s, const double *x, ptrdiff_t n, double scale)
+{
+    int (*kern)(float *restrict, float *restrict, const double *restrict, int, double) =
+        fm_sincos_block_f_base;
+#if FM_DISPATCH
+    if (FM_HAVE_AVX512()) kern = fm_sincos_block_f_avx512;
+    else if (FM_HAVE_AVX2()) kern = fm_sincos_block_f_avx2;
+#endif
+    for (ptrdiff_t i0 = 0; i0 < n; i0 += FM_BLOCK) {
+        int m = n - i0 < FM_BLOCK ? (int) (n - i0) : FM_BLOCK;
+        if (kern(c + i0, s + i0, x + i0, m, scale)) {
+            /* two loops, as fm_sincos_fixup: no sincos() call */
+            for (int i = 0; i < m; i++)
+                if (fm_out_of_range(x[i0 + i])) c[i0 + i] = (float) (scale * cos(x[i0 + i]));
+            for (int i = 0; i < m; i++)
+                if (fm_out_of_range(x[i0 + i])) s[i0 + i] = (float) (scale * sin(x[i0 + i]));
+        }
+    }
+}
+
+/* .Call(C_fast_math_f, x, what, scale): the float results of exp(scale x) (what 0),
+ * scale cos(x) (1) or scale sin(x) (2), returned as doubles (the test hook) */
+SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale)
+{
+    if (TYPEOF(x) != REALSXP) error("'x' must be a double vector");
+    if (TYPEOF(scale) != REALSXP || XLENGTH(scale) != 1) error("'scale' must be a number");
+    const int w = asInteger(what);
+    if (w < 0 || w > 3) error("'what' must be 0 (exp), 1 (cos), 2 (sin) or 3 (cos affine)");
+    R_xlen_t n = XLENGTH(x);
+    float *a = (float *) R_alloc((size_t) n + 1, sizeof(float));
+    float *b = (float *) R_alloc((size_t) n + 1, sizeof(float));
+    const double sc = REAL(scale)[0];
+    if (n > 0) {
+        if (w == 0) bochner_exp_scaled_f(a, REAL(x), n, sc);
+        else if (w == 3) bochner_cos_affine_f(a, REAL(x), n, 0.0, sc);
+        else bochner_sincos_scaled_f(w == 1 ? a : b, w == 1 ? b : a, REAL(x), n, sc);
+    }
+    SEXP y = PROTECT(allocVector(REALSXP, n));
+    for (R_xlen_t i = 0; i < n; i++) REAL(y)[i] = a[i];
+    UNPROTECT(1);
+    return y;
 }
 
 /* .Call(C_fast_exp, x, scale): exp(scale * x), the test hook of bochner_exp_scaled */

@@ -13,6 +13,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("rff_decision", bochner_rff_decision_call, 7),
     CALLDEF("fast_sincos", bochner_fast_sincos, 1),
     CALLDEF("fast_exp", bochner_fast_exp, 2),
+    CALLDEF("fast_math_f", bochner_fast_math_f, 3),
     CALLDEF("tile_product", bochner_tile_product_call, 4),
     CALLDEF("stile_product", bochner_stile_product_call, 4),
     CALLDEF("sproduct", bochner_sproduct_call, 4),
