@@ -143,6 +143,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
       val <- list(x = got$x, Y = chunk_targets(got$y, info$levels, y), w = rep(1, length(got$y)),
                   cls = if (!is.null(info$levels)) match(as.character(got$y), info$levels))
     }
+    ctx$single <- falkon_single(control, ntr, if (is.matrix(m)) nrow(m) else m)
     rows <- falkon_rows_chunks(ctx)
     centres_at <- function(idx) {   # training rows at positions idx
       g <- split$train[idx]
@@ -202,7 +203,7 @@ falkon_rows_chunks <- function(ctx) {
     args <- list(names = ctx$names, scaling = ctx$scaling,
                  lite = prep[c("centres", "code", "par")], U = U, keep_ku = keep_ku,
                  alpha = predict, nthreads = ctx$nthreads, block_rows = ctx$block_rows,
-                 y = ctx$y, total = total)
+                 y = ctx$y, total = total, single = isTRUE(ctx$single))
     if (!is.null(predict)) {
       parts <- falkon_keep_rng(chunks_apply(ctx$chunks, falkon_pass_task, args, ctx$what,
                                             per_chunk = per))
@@ -280,13 +281,13 @@ falkon_fetch_task <- function(raw, i, y, names, train_y, want, drop) {
 # K' diag(w) (K U + V) over its training rows, rows row0 + 1 .. of the
 # pass's 'total' (the in-memory routine), or K_c alpha with 'alpha'.
 falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nthreads,
-                             block_rows, y, total, drop, V, w, row0) {
+                             block_rows, y, total, drop, V, w, row0, single = FALSE) {
   xs <- rff_apply_scaling(chunk_xy(raw, y, names)$x, scaling)
   if (length(drop)) xs <- xs[-drop, , drop = FALSE]
   if (!is.null(alpha)) return(falkon_kernel_predict(lite, xs, alpha, nthreads, block_rows))
   .Call(C_falkon_knm_part, xs, lite$centres, lite$code, lite$par, U, V, w,
         as.double(block_rows), keep_ku, nthreads,
-        as.double(row0), as.double(total))
+        as.double(row0), as.double(total), single)
 }
 
 # A pass leaves R's random stream as it was (a scheduler such as

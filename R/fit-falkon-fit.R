@@ -40,20 +40,24 @@ falkon_gram_operator <- function(apply_knm, m, nthreads) {
 falkon_fallback_lambda <- 1e-6
 
 # Rows held in memory (x scaled, n x d).  K_nm = k(x, C) is cached for the
-# centres in use when its n m doubles fit 'cache_bytes' (and a quarter of
+# centres in use when its n m entries fit 'cache_bytes' (and a quarter of
 # memory_limit()): a pass is then two products on it instead of a kernel
 # evaluation and two products, with the same numbers (src/falkon.c).  One
-# K_nm is held at a time: new centres (a growth step) replace it.
-falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
+# K_nm is held at a time: new centres (a growth step) replace it.  With
+# single = TRUE (falkon_single()) the kernel blocks and the cache are float
+# (4 bytes an entry: twice the entries in the same cache_bytes) and the
+# passes' products float, summed in double (src/sgemm.c).
+falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0, single = FALSE) {
   n <- nrow(x)
   cache <- new.env(parent = emptyenv())
-  fits_cache <- function(m) 8 * as.double(n) * m <= min(cache_bytes, memory_limit() / 4)
+  bytes <- if (single) 4 else 8
+  fits_cache <- function(m) bytes * as.double(n) * m <= min(cache_bytes, memory_limit() / 4)
   cached_k <- function(prep) {
     if (!is.null(cache$K) && identical(cache$centres, prep$centres)) return(cache$K)
     cache$K <- NULL   # release the old one before the new is computed
     if (!fits_cache(prep$m)) return(NULL)
     cache$K <- .Call(C_falkon_kernel_cache, x, prep$centres, prep$code, prep$par,
-                     as.double(block_rows), nthreads)
+                     as.double(block_rows), nthreads, single)
     cache$centres <- prep$centres
     cache$K
   }
@@ -65,12 +69,14 @@ falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0) {
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {
          falkon_collect(prep)
          falkon_knm_apply(prep, x, U = U, V = V, w = w, nthreads = nthreads,
-                          block_rows = block_rows, keep_ku = keep_ku, K = cached_k(prep))
+                          block_rows = block_rows, keep_ku = keep_ku, K = cached_k(prep),
+                          single = single)
        },
        predict = function(prep, alpha) {
          falkon_collect(prep)
          K <- cached_k(prep)
          if (is.null(K)) falkon_kernel_predict(prep, x, alpha, nthreads, block_rows)
+         else if (single) .Call(C_sproduct, K, alpha, FALSE, nthreads)
          else .Call(C_matprod, K, alpha, nthreads)
        })
 }

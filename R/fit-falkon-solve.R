@@ -71,11 +71,13 @@ falkon_tprod <- function(prep, U, trans, nthreads) {
 
 # K_nm' diag(w) (K_nm U + V) over the rows of x (in memory), plus init;
 # with keep_ku = TRUE (and U given), K_nm U (n x k) as attribute "ku".
-# K: NULL, or the cached k(x, centres) (n x m), read instead of evaluated.
+# K: NULL, or the cached k(x, centres) (n x m), read instead of evaluated
+# (in float with single = TRUE, the kernel blocks and products then float).
 falkon_knm_apply <- function(prep, x, U = NULL, V = NULL, w = NULL, init = NULL,
-                             nthreads, block_rows = 0, keep_ku = FALSE, K = NULL) {
+                             nthreads, block_rows = 0, keep_ku = FALSE, K = NULL,
+                             single = FALSE) {
   out <- .Call(C_falkon_knm_apply, x, prep$centres, prep$code, prep$par, U, V, w, init,
-               as.double(block_rows), keep_ku, nthreads, K)
+               as.double(block_rows), keep_ku, nthreads, K, single)
   if (is.list(out)) out <- structure(out[[1L]], ku = out[[2L]])
   out
 }

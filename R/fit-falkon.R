@@ -200,7 +200,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   out <- with_seed(seed, {
     split <- falkon_split(n, lambda, iter, control)
     xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
-    rows <- falkon_rows(xt, nthreads, control$block_rows, control$cache_bytes)
+    rows <- falkon_rows(xt, nthreads, control$block_rows, control$cache_bytes,
+                        single = falkon_single(control, nrow(xt), m_most))
     Y <- resp$Y[split$train, , drop = FALSE]
     wt <- w[split$train]
     val <- falkon_heldout(xs, resp, w, split$valid)
@@ -321,6 +322,22 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   warm-started from the best coefficients so far, stopping at the first
 #'   candidate whose held-out error does not improve.
 #'   `factor_bytes = 0` always fits them one after another.
+#' @param precision `"double"`, `"single"` or `"auto"`: whether the kernel
+#'   blocks (and the cached \eqn{K_{nm}}) are stored in single precision, the
+#'   passes' products then running in double on those values (the same float
+#'   kernel matrix in every pass).  The preconditioner's Cholesky factors, the
+#'   conjugate-gradient vectors and everything returned stay double.  In single
+#'   precision `cache_bytes` holds twice the entries.  `"auto"` chooses
+#'   single precision when \eqn{K_{nm}} fits the cache only in single
+#'   precision (the passes then read it instead of evaluating the kernel)
+#'   and no candidate \eqn{\lambda} is below \eqn{10^{-7}}; otherwise double:
+#'   for small fits, for fits cached either way (the float cache saves memory,
+#'   not time: its passes cost up to 30 % more CPU) and for ill-conditioned
+#'   ones (a tiny \eqn{\lambda}, as the default candidates' \eqn{10^{-8}}: on
+#'   the Letter split single precision lost 0.43 points of accuracy there,
+#'   nothing on seven other sets at \eqn{10^{-6}} and above).  The
+#'   measurements are in bench/investigations/falkon-precision.md.  Results are identical for any
+#'   thread count, block size and chunking at a given precision.
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -330,7 +347,8 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            max_validation = 2000, newton_steps = 2, newton_patience = 2,
                            tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
-                           grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9) {
+                           grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9,
+                           precision = c("auto", "double", "single")) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -352,8 +370,26 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        grow_min = check_probability(grow_min, "grow_min"),
        grow_jump = check_number(grow_jump, "grow_jump", lower = 0),
        grow_patience = check_count(grow_patience, "grow_patience"),
-       factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0))
+       factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0),
+       precision = check_choice(precision[1L], c("auto", "double", "single"), "precision"))
 }
+
+# Whether a fit on n training rows with at most m centres stores its kernel blocks in
+# float (falkon_control(precision)): "single" always, "double" never, "auto" when K_nm
+# fits the cache only in float (then the passes read it instead of evaluating the kernel)
+# and no candidate lambda is below 1e-7 (the rule's evidence in falkon_control()'s
+# documentation and bench/investigations/falkon-precision.md: Letter at lambda = 1e-8 lost 0.43 points in
+# float, the sets at 1e-6 and above nothing; with K_nm cached either way, the float
+# cache's passes cost 0-30 % more CPU, not less).
+falkon_single <- function(control, n, m) {
+  precision <- if (is.null(control$precision)) "auto" else control$precision
+  if (precision != "auto") return(precision == "single")
+  budget <- min(control$cache_bytes, memory_limit() / 4)
+  entries <- as.double(n) * m
+  8 * entries > budget && 4 * entries <= budget &&
+    min(control$lambdas) >= falkon_single_min_lambda
+}
+falkon_single_min_lambda <- 1e-7
 
 falkon_control_list <- function(control) {
   if (!is.list(control)) stop_arg("control", "must be a list, such as falkon_control(max_iter = 50)")

@@ -96,6 +96,14 @@ void bochner_sgemm_path(int isa, int transa, const float *a, ptrdiff_t lda, cons
                         ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                         int accumulate);
 void bochner_to_float(const double *x, R_xlen_t n, float *y);
+/* gemm.c: a float operand read in place by the double kernels' chains (falkon's float K_nm) */
+void bochner_gemm_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                     int n, int k, double *c, ptrdiff_t ldc, int accumulate);
+void bochner_dot_tn_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                       int n, int k, double *c, ptrdiff_t ldc);
+void bochner_round_float(double *x, R_xlen_t n);
+void bochner_widen_float(const float *src, ptrdiff_t lds, int rows, int m, double *dst,
+                         ptrdiff_t ldd, int nthreads);
 
 /* products.c: tiled, threaded products on that kernel */
 void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
@@ -104,6 +112,8 @@ void bochner_product(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 void bochner_crossproduct(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                           int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate,
                           int upper, int nthreads);
+void bochner_product_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                        int n, int k, double *c, ptrdiff_t ldc, int nthreads);
 void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
                       ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                       int accumulate, int upper, int nthreads);
@@ -342,25 +352,25 @@ void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b,
 int bochner_falkon_threads(int nthreads, double work);
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *kc,
-                             const double *U, const double *V, const double *w, int wcols,
-                             int k, double *out, double *ku, int accumulate,
-                             R_xlen_t block_rows, int nthreads);
+                             const float *kcf, const double *U, const double *V,
+                             const double *w, int wcols, int k, double *out, double *ku,
+                             int accumulate, R_xlen_t block_rows, int single, int nthreads);
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads, SEXP K);
+                                   SEXP nthreads, SEXP K, SEXP single);
 SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
                                  SEXP block_rows, SEXP nthreads);
 SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                   SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
-                                  SEXP row0, SEXP total);
+                                  SEXP row0, SEXP total, SEXP single);
 SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
                                    SEXP par);
 SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
-                                      SEXP block_rows, SEXP nthreads);
+                                      SEXP block_rows, SEXP nthreads, SEXP single);
 SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
 SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);

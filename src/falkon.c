@@ -34,7 +34,23 @@
  * of its block (the kernel centres the data at the mean of C), so the
  * result is identical, bit for bit, for any number of threads, any block
  * size and any cut of the rows into parts.  User interrupts are checked
- * between blocks. */
+ * between blocks.
+ *
+ * Single precision (falkon_control(precision), issue 38): K_nm is stored in
+ * float, half the bytes: the cache (falkon_kernel_cache(single)) holds the
+ * double entries rounded, and each evaluated block is rounded in place, so
+ * the cached and evaluated passes still agree bit for bit.  With at most 8
+ * right-hand sides a cached block is read in place by gemm.c's _xf kernels
+ * (the double kernels' chains on the widened entries), otherwise widened
+ * into a block of double scratch; either way the passes run the double
+ * products above on it: every pass applies the same operator, the
+ * float-rounded kernel matrix, exactly as a double fit on a kernel perturbed
+ * by 6e-8 relative an entry.  Products in float (sgemm.c) were tried first:
+ * their rounding differs from pass to pass, and CG drifted from the double
+ * fit by 8e-4 relative in its predictions at lambda = 1e-3 with 50 centres
+ * (2e-6 at 1e-2; 0.2 at 1e-6), against 2e-4 and 1e-8 and 6e-3 with the
+ * double products on the rounded matrix (bench/investigations/falkon-precision.md).  The float
+ * scratch, the identities above and the trees are otherwise unchanged. */
 #include "bochner.h"
 #include <string.h>
 
@@ -201,6 +217,7 @@ typedef struct {
 typedef struct {
     int m, k;
     int sym;                /* the pass forms H = K_nm' W K_nm (below) */
+    int single;             /* kernel blocks and T stored and multiplied in float (below) */
     tree_meta meta;
     double **val;
     group_piece head, tail;
@@ -216,6 +233,7 @@ static R_xlen_t group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
  * complete groups (in order) on its own copy of the stack's metadata. */
 typedef struct {
     const double *kb, *tb;
+    const float *kf;                /* a float block read in place (k <= 8): kb NULL */
     ptrdiff_t ldk;
     int rows, m, k, tile, ngroups, sym;
     const int *goff, *grows;        /* the groups' offsets in the block and rows */
@@ -258,21 +276,26 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
     tree_meta meta = *p->meta;
     for (int g = 0; g < p->ngroups; g++) {
-        group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g], p->k,
-                   p->sym, i0, mr, p->val[meta.len], p->m);
+        if (p->kf)      /* group_leaf's dot products, Kg float (gemm.c: the same chains) */
+            bochner_dot_tn_xf(p->kf + p->goff[g] + (ptrdiff_t) i0 * p->ldk, p->ldk,
+                              p->tb + p->goff[g], p->rows, mr, p->k, p->grows[g],
+                              p->val[meta.len] + i0, p->m);
+        else
+            group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g],
+                       p->k, p->sym, i0, mr, p->val[meta.len], p->m);
         tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
     }
 }
 
-static void group_update(const double *kb, ptrdiff_t ldk, const double *tb, int rows,
-                         int ngroups, const int *goff, const int *grows, const R_xlen_t *gidx,
-                         pass_state *st, int nthreads)
+static void group_update(const double *kb, const float *kf, ptrdiff_t ldk, const double *tb,
+                         int rows, int ngroups, const int *goff, const int *grows,
+                         const R_xlen_t *gidx, pass_state *st, int nthreads)
 {
     int m = st->m, k = st->k;
     int tile = (m + 3) / 4;
     tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
     if (tile > 240) tile = 240;
-    group_job p = {kb, tb, ldk, rows, m, k, tile, ngroups, st->sym, goff, grows, gidx,
+    group_job p = {kb, tb, kf, ldk, rows, m, k, tile, ngroups, st->sym, goff, grows, gidx,
                    &st->meta, st->val};
     bochner_parallel_blocks((m + tile - 1) / tile,
                             bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
@@ -324,17 +347,19 @@ static int is_identity(const double *U, int m, int k)
  * of the block size in global row numbers (a multiple of the group size), so
  * no group straddles two blocks. */
 static int falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
-                       int d, const double *c, int m, const double *kc, const double *U,
-                       const double *V, const double *w, int wcols, int k, double *ku,
-                       R_xlen_t row0, R_xlen_t total, R_xlen_t block_rows, int nthreads,
-                       pass_state *st)
+                       int d, const double *c, int m, const double *kc, const float *kcf,
+                       const double *U, const double *V, const double *w, int wcols, int k,
+                       double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t block_rows,
+                       int single, int nthreads, pass_state *st)
 {
-    if (m < 1 || k < 1 || (!U && !V) || row0 < 0 || n < 0 || row0 + n > total)
+    if (m < 1 || k < 1 || (!U && !V) || row0 < 0 || n < 0 || row0 + n > total ||
+        (kcf && !single))
         return BOCHNER_BAD_ARGUMENT;
     const R_xlen_t G = group_rows(m);
     st->m = m;
     st->k = k;
     st->sym = 0;
+    st->single = single;
     st->meta.len = 0;
     st->val = NULL;
     piece_alloc(&st->head, 0, row0, 0, d, k);
@@ -368,10 +393,11 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     const int ident = is_identity(U, m, k);
     /* K' W (K I) is symmetric unless V is added or each column has its own weights */
     st->sym = ident && !V && !(w && wcols);
-    nthreads = bochner_falkon_threads(nthreads, (double) n * m * (kc ? 2 * k : 2 * k + d));
+    const int cached = kc || kcf;
+    nthreads = bochner_falkon_threads(nthreads, (double) n * m * (cached ? 2 * k : 2 * k + d));
     R_xlen_t nb = block_rows;
     if (nb <= 0) {
-        if (kc) {
+        if (cached) {
             /* the cached K_nm (n x m, column-major): whole groups, about 16 MB of it a
              * block, which the product T_b = K_b U leaves in the last-level cache for
              * the leaves that read it again.  Blocks of T_b up to 32 MB (all of
@@ -390,11 +416,21 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     nb = (nb + G - 1) / G * G;
     R_xlen_t most_rows = nb < n ? nb : n;
     kernel_blocks p;
-    if (!kc) {
+    if (!cached) {
         int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, most_rows, 1,
                                         nthreads);
         if (status != BOCHNER_OK) return status;
     }
+    /* single precision: K_nm in float, a cached block widened to double in a block of
+     * scratch (in cache for the two products that read it), an evaluated one rounded to
+     * float in place: the passes then run the double products on the float kernel
+     * matrix, the same operator in every pass (see the header) */
+    /* with at most 8 right-hand sides (not the H pass) the float cache is read in place:
+     * its product and dot products (gemm.c's _xf kernels) are the double kernels' chains
+     * on the widened entries, the same doubles for half the bytes streamed */
+    const int inplace = kcf && k <= 8 && !ident;
+    double *kbd = kcf && !inplace
+                  ? (double *) R_alloc((size_t) most_rows * (size_t) m, sizeof(double)) : NULL;
     R_xlen_t gmax = nb / G + 1;
     double *tb = (double *) R_alloc((size_t) most_rows * (size_t) k, sizeof(double));
     int *goff = (int *) R_alloc((size_t) gmax, sizeof(int));
@@ -405,15 +441,23 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
         if (r_end > end) r_end = end;
         R_xlen_t i0 = r - row0;
         int rows = (int) (r_end - r);
-        const double *kb;
-        ptrdiff_t ldk;
-        if (kc) {
+        const double *kb = NULL;
+        const float *kf = inplace ? kcf + i0 : NULL;
+        ptrdiff_t ldk = (ptrdiff_t) n;
+        if (inplace) {
+            /* read in place below */
+        } else if (kcf) {
+            bochner_widen_float(kcf + i0, (ptrdiff_t) n, rows, m, kbd, rows, nthreads);
+            kb = kbd;
+            ldk = rows;
+        } else if (kc) {
             kb = kc + i0;
             ldk = (ptrdiff_t) n;
         } else {
             p.nb = rows;
             int got, status = kernel_block(&p, i0, &got, NULL, 0);
             if (status != BOCHNER_OK) return status;
+            if (single) bochner_round_float(p.kb, (R_xlen_t) rows * m);
             kb = p.kb;
             ldk = rows;
         }
@@ -425,6 +469,8 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
                 for (int j = 0; j < k; j++)
                     memcpy(tb + (ptrdiff_t) j * rows, kb + (ptrdiff_t) j * ldk,
                            sizeof(double) * (size_t) rows);
+            } else if (kf) {
+                bochner_product_xf(kf, ldk, U, m, rows, k, m, tb, rows, nthreads);
             } else {
                 bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
             }
@@ -456,7 +502,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
             grows[ng] = (int) (group_end(s / G, G, total) - s);
             gidx[ng++] = s / G;
         }
-        if (ng) group_update(kb, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
+        if (ng) group_update(kb, kf, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
         R_CheckUserInterrupt();
         r = r_end;
     }
@@ -485,13 +531,13 @@ static void pass_finish(const pass_state *st, const double *init, double *out)
  * init (or anything, with accumulate = 0). */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *kc,
-                             const double *U, const double *V, const double *w, int wcols,
-                             int k, double *out, double *ku, int accumulate,
-                             R_xlen_t block_rows, int nthreads)
+                             const float *kcf, const double *U, const double *V,
+                             const double *w, int wcols, int k, double *out, double *ku,
+                             int accumulate, R_xlen_t block_rows, int single, int nthreads)
 {
     pass_state st;
-    int status = falkon_pass(code, par, npar, x, n, d, c, m, kc, U, V, w, wcols, k, ku, 0, n,
-                             block_rows, nthreads, &st);
+    int status = falkon_pass(code, par, npar, x, n, d, c, m, kc, kcf, U, V, w, wcols, k, ku, 0,
+                             n, block_rows, single, nthreads, &st);
     if (status != BOCHNER_OK) return status;
     if (accumulate) {
         double *init = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
@@ -579,28 +625,43 @@ static pass_args read_pass_args(SEXP x, SEXP centres, SEXP par, SEXP U, SEXP V, 
     return a;
 }
 
+/* A cached K_nm in float: the raw vector of C_falkon_kernel_cache(single = TRUE), 4 bytes
+ * an entry, its dimensions in "float_dim"; NULL when K is not one. */
+static const float *float_cache(SEXP K, R_xlen_t n, int m)
+{
+    if (TYPEOF(K) != RAWSXP) return NULL;
+    SEXP dim = getAttrib(K, install("float_dim"));
+    if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || INTEGER(dim)[0] != n ||
+        INTEGER(dim)[1] != m || XLENGTH(K) != (R_xlen_t) n * m * 4)
+        error("'K' must be NULL or the cached kernel matrix of matching size");
+    return (const float *) RAW(K);
+}
+
 /* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
- * nthreads, K): the m x k matrix, or with keep_ku = TRUE (and U given) the list
- * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m). */
+ * nthreads, K, single): the m x k matrix, or with keep_ku = TRUE (and U given) the list
+ * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m: a double matrix, or in
+ * float with single = TRUE); single: kernel blocks and products in float. */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads, SEXP K)
+                                   SEXP nthreads, SEXP K, SEXP single)
 {
     pass_args a = read_pass_args(x, centres, par, U, V, w);
     R_xlen_t n = a.n;
     int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
     const double *u = a.u, *v = a.v, *pw = a.w;
     optional_matrix(init, m, k, "init");
-    const double *kc = optional_matrix(K, n, m, "K");
+    const int sp = asLogical(single) == TRUE;
+    const float *kcf = sp ? float_cache(K, n, m) : NULL;
+    const double *kc = kcf ? NULL : optional_matrix(K, n, m, "K");
     R_xlen_t nb = block_rows_arg(block_rows);
     int keep = asLogical(keep_ku) == TRUE && u != NULL;
     SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
     SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
     if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
     int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                                          REAL(centres), m, kc, u, v, pw, wcols, k, REAL(out),
-                                          keep ? REAL(ku) : NULL, !isNull(init), nb,
-                                          bochner_nthreads(asInteger(nthreads)));
+                                          REAL(centres), m, kc, kcf, u, v, pw, wcols, k,
+                                          REAL(out), keep ? REAL(ku) : NULL, !isNull(init), nb,
+                                          sp, bochner_nthreads(asInteger(nthreads)));
     bochner_stop_on_status(status, "falkon_knm_apply");
     if (keep) {
         SEXP both = PROTECT(allocVector(VECSXP, 2));
@@ -646,10 +707,10 @@ static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
     PROTECT(head);
     PROTECT(tail);
     int len = st->meta.len;
-    SEXP out = PROTECT(allocVector(VECSXP, 8));
-    SEXP names = PROTECT(allocVector(STRSXP, 8));
-    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail", "sym"};
-    for (int i = 0; i < 8; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
+    SEXP out = PROTECT(allocVector(VECSXP, 9));
+    SEXP names = PROTECT(allocVector(STRSXP, 9));
+    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail", "sym", "single"};
+    for (int i = 0; i < 9; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
     setAttrib(out, R_NamesSymbol, names);
     SET_VECTOR_ELT(out, 0, ScalarInteger(st->m));
     SET_VECTOR_ELT(out, 1, ScalarInteger(st->k));
@@ -669,6 +730,7 @@ static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
     SET_VECTOR_ELT(out, 5, head);
     SET_VECTOR_ELT(out, 6, tail);
     SET_VECTOR_ELT(out, 7, ScalarLogical(st->sym));
+    SET_VECTOR_ELT(out, 8, ScalarLogical(st->single));
     UNPROTECT(4);
     return out;
 }
@@ -690,6 +752,7 @@ static void state_read(SEXP s, pass_state *st)
     st->m = asInteger(list_elt(s, "m"));
     st->k = asInteger(list_elt(s, "k"));
     st->sym = asLogical(list_elt(s, "sym")) == TRUE;
+    st->single = asLogical(list_elt(s, "single")) == TRUE;
     SEXP lev = list_elt(s, "level"), idx = list_elt(s, "index"), nodes = list_elt(s, "nodes");
     if (st->m < 1 || st->k < 1 || TYPEOF(lev) != INTSXP || TYPEOF(idx) != REALSXP ||
         TYPEOF(nodes) != VECSXP || XLENGTH(lev) != XLENGTH(idx) ||
@@ -714,7 +777,7 @@ typedef struct {
 } pending_group;
 
 typedef struct {
-    int m, k, d, code, npar, sym;
+    int m, k, d, code, npar, sym, single;
     const double *c, *par;          /* the centres (m x d) and the kernel */
     R_xlen_t total, G;              /* rows of the pass, rows per group */
     tree_meta meta;
@@ -753,6 +816,8 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
                                            kb, 1);
         bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
+        /* single precision: the kernel rows rounded to float, as the pass's */
+        if (f->single) bochner_round_float(kb, (R_xlen_t) rows * f->m);
         group_leaf(kb, rows, p->t, f->G, rows, f->k, f->sym, 0, f->m, leaf, f->m);
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
@@ -804,7 +869,7 @@ static void fold_in(fold_state *f, SEXP s)
 {
     pass_state st;
     state_read(s, &st);
-    if (st.m != f->m || st.k != f->k || st.sym != f->sym)
+    if (st.m != f->m || st.k != f->k || st.sym != f->sym || st.single != f->single)
         error("the pass states have different sizes");
     fold_piece(f, list_elt(s, "head"));
     for (int i = 0; i < st.meta.len; i++) {
@@ -829,6 +894,7 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEX
     f.m = sb.m;
     f.k = sb.k;
     f.sym = sb.sym;
+    f.single = sb.single;
     f.d = ncols(centres);
     f.c = REAL(centres);
     f.code = asInteger(code);
@@ -848,7 +914,7 @@ SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEX
     SEXP tail = R_NilValue;
     fold_flush(&f, 1, &tail);
     PROTECT(tail);
-    pass_state out = {f.m, f.k, f.sym, f.meta, f.val, {0}, {0}};
+    pass_state out = {f.m, f.k, f.sym, f.single, f.meta, f.val, {0}, {0}};
     SEXP res = state_sexp(&out, VECTOR_ELT(f.held, 0), tail);
     UNPROTECT(2);
     return res;
@@ -870,12 +936,12 @@ SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init)
 }
 
 /* .Call(C_falkon_knm_part, x, centres, code, par, U, V, w, block_rows,
- * keep_ku, nthreads, row0, total): the state of the pass over the rows of x,
+ * keep_ku, nthreads, row0, total, single): the state of the pass over the rows of x,
  * rows row0 .. row0 + nrow(x) - 1 of a pass over 'total' rows; with keep_ku
  * (and U), K_nm U as its element "ku". */
 SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                   SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
-                                  SEXP row0, SEXP total)
+                                  SEXP row0, SEXP total, SEXP single)
 {
     pass_args a = read_pass_args(x, centres, par, U, V, w);
     R_xlen_t n = a.n;
@@ -888,8 +954,9 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
     SEXP ku = PROTECT(keep ? allocMatrix(REALSXP, (int) n, k) : R_NilValue);
     pass_state st;
     int status = falkon_pass(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                             REAL(centres), m, NULL, u, v, pw, wcols, k, keep ? REAL(ku) : NULL,
-                             (R_xlen_t) r0, (R_xlen_t) tot, block_rows_arg(block_rows),
+                             REAL(centres), m, NULL, NULL, u, v, pw, wcols, k,
+                             keep ? REAL(ku) : NULL, (R_xlen_t) r0, (R_xlen_t) tot,
+                             block_rows_arg(block_rows), asLogical(single) == TRUE,
                              bochner_nthreads(asInteger(nthreads)), &st);
     bochner_stop_on_status(status, "falkon_knm_part");
     SEXP head = PROTECT(piece_sexp(st.head.x, st.head.rows, st.head.t, st.head.rows,
@@ -902,13 +969,50 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
     return res;
 }
 
-/* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads): K_nm */
+/* K_nm in float (n x m, leading dimension n): each block evaluated in double and rounded,
+ * so the entries are the double cache's rounded to float */
+static int falkon_kernel_cache_f(int code, const double *par, int npar, const double *x,
+                                 R_xlen_t n, int d, const double *c, int m, float *out,
+                                 R_xlen_t block_rows, int nthreads)
+{
+    kernel_blocks p;
+    int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows, 1, nthreads);
+    if (status != BOCHNER_OK) return status;
+    for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
+        int rows;
+        status = kernel_block(&p, i0, &rows, NULL, 0);
+        if (status != BOCHNER_OK) return status;
+        for (int j = 0; j < m; j++)
+            bochner_to_float(p.kb + (ptrdiff_t) j * rows, rows, out + i0 + (R_xlen_t) j * n);
+        R_CheckUserInterrupt();
+    }
+    return BOCHNER_OK;
+}
+
+/* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads, single): K_nm,
+ * a double matrix, or with single = TRUE in float: a raw vector of 4 bytes an entry with
+ * its dimensions in "float_dim" (half the memory; read by C_falkon_knm_apply) */
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
-                                      SEXP block_rows, SEXP nthreads)
+                                      SEXP block_rows, SEXP nthreads, SEXP single)
 {
     check_kernel_args(x, centres, par);
     R_xlen_t n = nrows(x);
     int m = nrows(centres);
+    if (asLogical(single) == TRUE) {
+        SEXP out = PROTECT(allocVector(RAWSXP, n * (R_xlen_t) m * 4));
+        SEXP dim = PROTECT(allocVector(INTSXP, 2));
+        if (n > INT_MAX) error("too many rows for the cache of 'x'");
+        INTEGER(dim)[0] = (int) n;
+        INTEGER(dim)[1] = m;
+        setAttrib(out, install("float_dim"), dim);
+        int status = falkon_kernel_cache_f(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                           ncols(x), REAL(centres), m, (float *) RAW(out),
+                                           block_rows_arg(block_rows),
+                                           bochner_nthreads(asInteger(nthreads)));
+        bochner_stop_on_status(status, "falkon_kernel_cache");
+        UNPROTECT(2);
+        return out;
+    }
     /* allocMatrix, not bochner_alloc_output(): huge pages for a matrix this
      * size cost 1.7 s of system time here (n = 10^5, m = 1000), small pages 0.4 s */
     if (n > INT_MAX) error("too many rows for the cache of 'x'");

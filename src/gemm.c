@@ -660,6 +660,290 @@ void bochner_gemm_tn(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t 
 }
 
 /* ------------------------------------------------------------------------- */
+/* Float operand, double arithmetic: falkon's float K_nm read in place       */
+/* ------------------------------------------------------------------------- */
+
+/* c (m x n) = [c +] a %*% b with a float (m x k, lda), b and c double, n <= GEMM_DIRECT_COLS;
+ * and the dot products c (m x n) = t(a) %*% b, a float (k x m), n <= 8.  Each entry of a is
+ * widened to double exactly as it is loaded, and the chains are those of the double
+ * kernels above (the in-place product's FMA chain over l; the dot products' 8 lanes): the
+ * same doubles as the double product of a widened copy of a, on every path, for half the
+ * bytes read.  (falkon's single precision, src/falkon.c: a pass over a float cache of
+ * K_nm streams 4 bytes an entry, and needs no widened copy.) */
+
+static void tile_portable_xf(const float *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                             ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc)
+{
+    for (int j = 0; j < nj; j++) {
+        double *restrict cj = c + (ptrdiff_t) j * ldc;
+        const double *wj = w + (ptrdiff_t) j * ldw;
+        if (!acc) memset(cj, 0, sizeof(double) * (size_t) nr);
+        for (ptrdiff_t l = 0; l < d; l++) {
+            const double b = wj[l];
+            const float *restrict xl = x + l * ldx;
+            for (int i = 0; i < nr; i++) cj[i] = cj[i] + (double) xl[i] * b;
+        }
+    }
+}
+
+static void dot_tn_portable_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
+                               int m, int n, int k, double *c, ptrdiff_t ldc)
+{
+    for (int j = 0; j < n; j++) {
+        const double *bj = b + (ptrdiff_t) j * ldb;
+        for (int i = 0; i < m; i++) {
+            const float *ai = a + (ptrdiff_t) i * lda;
+            double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int l = 0; l < k; l++) s[l % 8] = s[l % 8] + (double) ai[l] * bj[l];
+            c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(s);
+        }
+    }
+}
+
+#if BOCHNER_X86
+/* 8 floats widened: lanes m of p (zeros elsewhere) */
+B512_INLINE __m512d xfload512(const float *p, __mmask8 m)
+{
+    return _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16) m, p)));
+}
+
+/* kern512's in-place kernel (DIRECT, 3 registers of rows) with x float */
+B512_INLINE void kern512xf(const int NR, const float *xp, ptrdiff_t xs, const double *w,
+                           ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc, __mmask8 m0,
+                           __mmask8 m1, __mmask8 m2, int acc, const float *pf)
+{
+#define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
+    Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
+#undef Z3
+    if (acc) {
+#define LD3(j) if (NR > j) { const double *cj = c + (j) * ldc;                  \
+            a0##j = _mm512_maskz_loadu_pd(m0, cj);                              \
+            a1##j = _mm512_maskz_loadu_pd(m1, cj + 8);                          \
+            a2##j = _mm512_maskz_loadu_pd(m2, cj + 16); }
+        LD3(0) LD3(1) LD3(2) LD3(3) LD3(4) LD3(5) LD3(6) LD3(7)
+#undef LD3
+    }
+    for (int l = 0; l < kc; l++) {
+        const float *xl = xp + l * xs;
+        if (pf) {
+            __builtin_prefetch(pf + l * xs, 0, 2);
+            __builtin_prefetch(pf + l * xs + 23, 0, 2);
+        }
+        const __m512d x0 = xfload512(xl, m0), x1 = xfload512(xl + 8, m1),
+                      x2 = xfload512(xl + 16, m2);
+        const double *wl = w + l;
+#define F3(j) if (NR > j) { const __m512d b = _mm512_set1_pd(wl[(j) * ldw]);   \
+            a0##j = _mm512_fmadd_pd(x0, b, a0##j);                              \
+            a1##j = _mm512_fmadd_pd(x1, b, a1##j);                              \
+            a2##j = _mm512_fmadd_pd(x2, b, a2##j); }
+        F3(0) F3(1) F3(2) F3(3) F3(4) F3(5) F3(6) F3(7)
+#undef F3
+    }
+#define ST3(j) if (NR > j) { double *cj = c + (j) * ldc;                        \
+        _mm512_mask_storeu_pd(cj, m0, a0##j);                                   \
+        _mm512_mask_storeu_pd(cj + 8, m1, a1##j);                               \
+        _mm512_mask_storeu_pd(cj + 16, m2, a2##j); }
+    ST3(0) ST3(1) ST3(2) ST3(3) ST3(4) ST3(5) ST3(6) ST3(7)
+#undef ST3
+}
+
+__attribute__((target("avx512f"), noinline))
+static void tile512xf(const float *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                      ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
+{
+    const int KC = bochner_gemm_blocking()->kc;
+    for (ptrdiff_t pc = 0; pc < d; pc += KC) {
+        const int kc = (int) (d - pc < KC ? d - pc : KC);
+        const int acc = acc0 || pc > 0;
+        for (int i0 = 0; i0 < nr; i0 += 24) {
+            const int mr = nr - i0 < 24 ? nr - i0 : 24;
+            const __mmask8 m0 = lanes8(mr), m1 = lanes8(mr - 8), m2 = lanes8(mr - 16);
+            const float *src = x + pc * ldx + i0;
+            const float *pf = i0 + 48 <= nr ? src + 24 : NULL;
+            double *ci = c + i0;
+            int j0 = 0;
+            for (; j0 + 8 <= nj; j0 += 8)
+                kern512xf(8, src, ldx, w + pc + j0 * ldw, ldw, kc, ci + j0 * ldc, ldc, m0, m1,
+                          m2, acc, j0 ? NULL : pf);
+            const double *wj = w + pc + j0 * ldw;
+            double *cj = ci + j0 * ldc;
+            const float *pj = j0 ? NULL : pf;
+#define KX(NR) kern512xf(NR, src, ldx, wj, ldw, kc, cj, ldc, m0, m1, m2, acc, pj)
+            switch (nj - j0) {
+            case 7: KX(7); break;
+            case 6: KX(6); break;
+            case 5: KX(5); break;
+            case 4: KX(4); break;
+            case 3: KX(3); break;
+            case 2: KX(2); break;
+            case 1: KX(1); break;
+            default: break;
+            }
+#undef KX
+        }
+    }
+}
+
+/* path 1: 12 rows, 3 ymm of 4 doubles, each from 4 floats (masked on a short panel) */
+B256_INLINE __m256d xfload256(const float *p, int r)
+{
+    if (r >= 4) return _mm256_cvtps_pd(_mm_loadu_ps(p));
+    const __m128i mk = _mm_cmpgt_epi32(_mm_set1_epi32(r), _mm_set_epi32(3, 2, 1, 0));
+    return _mm256_cvtps_pd(_mm_maskload_ps(p, mk));
+}
+
+B256_INLINE void kern256xf(const int NR, const float *xp, ptrdiff_t xs, const double *w,
+                           ptrdiff_t ldw, int kc, double *c, ptrdiff_t ldc, int mr, int acc,
+                           const float *pf)
+{
+    const __m256i m0 = lanes4(mr), m1 = lanes4(mr - 4), m2 = lanes4(mr - 8);
+#define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
+    Z3(0) Z3(1) Z3(2) Z3(3)
+#undef Z3
+    if (acc) {
+#define LD3(j) if (NR > j) { const double *cj = c + (j) * ldc;                  \
+            a0##j = _mm256_maskload_pd(cj, m0);                                 \
+            a1##j = _mm256_maskload_pd(cj + 4, m1);                             \
+            a2##j = _mm256_maskload_pd(cj + 8, m2); }
+        LD3(0) LD3(1) LD3(2) LD3(3)
+#undef LD3
+    }
+    for (int l = 0; l < kc; l++) {
+        const float *xl = xp + l * xs;
+        if (pf) __builtin_prefetch(pf + l * xs, 0, 2);
+        const __m256d x0 = xfload256(xl, mr), x1 = xfload256(xl + 4, mr - 4),
+                      x2 = xfload256(xl + 8, mr - 8);
+        const double *wl = w + l;
+#define F3(j) if (NR > j) { const __m256d b = _mm256_broadcast_sd(wl + (j) * ldw); \
+            a0##j = _mm256_fmadd_pd(x0, b, a0##j);                              \
+            a1##j = _mm256_fmadd_pd(x1, b, a1##j);                              \
+            a2##j = _mm256_fmadd_pd(x2, b, a2##j); }
+        F3(0) F3(1) F3(2) F3(3)
+#undef F3
+    }
+#define ST3(j) if (NR > j) { double *cj = c + (j) * ldc;                        \
+        _mm256_maskstore_pd(cj, m0, a0##j);                                     \
+        _mm256_maskstore_pd(cj + 4, m1, a1##j);                                 \
+        _mm256_maskstore_pd(cj + 8, m2, a2##j); }
+    ST3(0) ST3(1) ST3(2) ST3(3)
+#undef ST3
+}
+
+__attribute__((target("avx2,fma"), noinline))
+static void tile256xf(const float *x, ptrdiff_t ldx, const double *w, ptrdiff_t ldw,
+                      ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0)
+{
+    const int KC = bochner_gemm_blocking()->kc;
+    for (ptrdiff_t pc = 0; pc < d; pc += KC) {
+        const int kc = (int) (d - pc < KC ? d - pc : KC);
+        const int acc = acc0 || pc > 0;
+        for (int i0 = 0; i0 < nr; i0 += 12) {
+            const int mr = nr - i0 < 12 ? nr - i0 : 12;
+            const float *src = x + pc * ldx + i0;
+            const float *pf = i0 + 24 <= nr ? src + 12 : NULL;
+            double *ci = c + i0;
+            int j0 = 0;
+            for (; j0 + 4 <= nj; j0 += 4)
+                kern256xf(4, src, ldx, w + pc + j0 * ldw, ldw, kc, ci + j0 * ldc, ldc, mr, acc,
+                          j0 ? NULL : pf);
+            const double *wj = w + pc + j0 * ldw;
+            double *cj = ci + j0 * ldc;
+            const float *pj = j0 ? NULL : pf;
+            switch (nj - j0) {
+            case 3: kern256xf(3, src, ldx, wj, ldw, kc, cj, ldc, mr, acc, pj); break;
+            case 2: kern256xf(2, src, ldx, wj, ldw, kc, cj, ldc, mr, acc, pj); break;
+            case 1: kern256xf(1, src, ldx, wj, ldw, kc, cj, ldc, mr, acc, pj); break;
+            default: break;
+            }
+        }
+    }
+}
+
+/* the dot products' 8-lane chains (dot512, dot256) with a float: one column of a against
+ * n <= 8 columns of b, the lanes of each in one zmm (path 2) or two ymm (path 1) */
+__attribute__((target("avx512f"), noinline))
+static void dot_tn512xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                        int n, int k, double *c, ptrdiff_t ldc)
+{
+    double lane[8] __attribute__((aligned(64)));
+    for (int i = 0; i < m; i++) {
+        const float *ai = a + (ptrdiff_t) i * lda;
+        __m512d s[8];
+        for (int j = 0; j < 8; j++) s[j] = _mm512_setzero_pd();
+        for (int l = 0; l < k; l += 8) {
+            const __mmask8 mk = lanes8(k - l);
+            const __m512d x = xfload512(ai + l, mk);
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++)
+                if (j < n)
+                    s[j] = _mm512_fmadd_pd(x, _mm512_maskz_loadu_pd(mk, b + (ptrdiff_t) j * ldb + l),
+                                           s[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++)
+            if (j < n) {
+                _mm512_store_pd(lane, s[j]);
+                c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane);
+            }
+    }
+}
+
+__attribute__((target("avx2,fma"), noinline))
+static void dot_tn256xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                        int n, int k, double *c, ptrdiff_t ldc)
+{
+    double lane[8] __attribute__((aligned(32)));
+    for (int i = 0; i < m; i++) {
+        const float *ai = a + (ptrdiff_t) i * lda;
+        for (int j = 0; j < n; j++) {
+            const double *bj = b + (ptrdiff_t) j * ldb;
+            __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+            for (int l = 0; l < k; l += 8) {
+                const __m256i mk0 = lanes4(k - l), mk1 = lanes4(k - l - 4);
+                const __m256d x0 = xfload256(ai + l, k - l), x1 = xfload256(ai + l + 4, k - l - 4);
+                s0 = _mm256_fmadd_pd(x0, _mm256_maskload_pd(bj + l, mk0), s0);
+                s1 = _mm256_fmadd_pd(x1, _mm256_maskload_pd(bj + l + 4, mk1), s1);
+            }
+            _mm256_store_pd(lane, s0);
+            _mm256_store_pd(lane + 4, s1);
+            c[i + (ptrdiff_t) j * ldc] = dot_lanes_sum(lane);
+        }
+    }
+}
+#endif /* BOCHNER_X86 */
+
+/* c (m x n) = [c +] a %*% b, a float, n <= GEMM_DIRECT_COLS (callable from the threads) */
+void bochner_gemm_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                     int n, int k, double *c, ptrdiff_t ldc, int accumulate)
+{
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        if (!accumulate)
+            for (int j = 0; j < n; j++) memset(c + (ptrdiff_t) j * ldc, 0, sizeof(double) * (size_t) m);
+        return;
+    }
+#if BOCHNER_X86
+    const int isa = bochner_cpu_isa();
+    if (isa == 2) { tile512xf(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return; }
+    if (isa == 1) { tile256xf(a, lda, b, ldb, k, m, n, c, ldc, accumulate); return; }
+#endif
+    tile_portable_xf(a, lda, b, ldb, k, m, n, c, ldc, accumulate);
+}
+
+/* c (m x n) = t(a) %*% b, a float (k x m), n <= 8: bochner_dot_tn's chains */
+void bochner_dot_tn_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                       int n, int k, double *c, ptrdiff_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#if BOCHNER_X86
+    const int isa = bochner_cpu_isa();
+    if (isa == 2) { dot_tn512xf(a, lda, b, ldb, m, n, k, c, ldc); return; }
+    if (isa == 1) { dot_tn256xf(a, lda, b, ldb, m, n, k, c, ldc); return; }
+#endif
+    dot_tn_portable_xf(a, lda, b, ldb, m, n, k, c, ldc);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Test hook: .Call(C_tile_product, x, w, isa, transa)                       */
 /* ------------------------------------------------------------------------- */
 

@@ -21,7 +21,8 @@
 
 typedef struct {
     const double *a, *b;
-    const float *fa, *fb;      /* single precision (bochner_sproduct): a, b NULL */
+    const float *fa, *fb;      /* single precision (bochner_sproduct): a, b NULL; a float
+                                * times b double (bochner_product_xf): a, fb NULL */
     ptrdiff_t lda, ldb, ldc;
     int m, n, k, accumulate;
     int transa;                /* 1: c (+)= t(a) %*% b, a (k x m, lda) */
@@ -41,6 +42,12 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
     int mr = p->m - i0 < p->trows ? p->m - i0 : p->trows;
     int nc = p->n - j0 < TILE ? p->n - j0 : TILE;
     const ptrdiff_t aoff = p->transa ? (ptrdiff_t) i0 * p->lda : i0;
+    if (p->fa && p->b) {
+        /* a float, b double (bochner_product_xf): the double product's chains */
+        bochner_gemm_xf(p->fa + aoff, p->lda, p->b + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc,
+                        p->k, p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
+        return;
+    }
     if (p->fa) {
         /* float operands, double results (sgemm.c): the same tiles and strips */
         const float *ai = p->fa + aoff;
@@ -87,8 +94,8 @@ static void product(int transa, const double *a, const float *fa, ptrdiff_t lda,
                      (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL, TILE};
     /* a float multiply-add costs about half a double one */
     double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0) /
-                  (fa ? 2.0 : 1.0);
-    const int panel = fa ? 48 : 24;    /* the widest micro-panel of the kernels */
+                  (fb ? 2.0 : 1.0);
+    const int panel = fb ? 48 : 24;    /* the widest micro-panel of the kernels */
     int nth = bochner_threads_for(nthreads, work);
     if (!upper && p.tm * p.tn < nth) {
         /* a thin result (as K_b U with one column, falkon's passes): fewer rows per
@@ -133,6 +140,14 @@ void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
                       int accumulate, int upper, int nthreads)
 {
     product(transa, NULL, a, lda, NULL, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
+}
+
+/* c (m x n) = a %*% b with a float and b double, n <= 16 (gemm.c's bochner_gemm_xf): the
+ * same doubles as bochner_product() on a widened copy of a, reading half the bytes of a */
+void bochner_product_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
+                        int n, int k, double *c, ptrdiff_t ldc, int nthreads)
+{
+    product(0, NULL, a, lda, b, NULL, ldb, m, n, k, c, ldc, 0, 0, nthreads);
 }
 
 /* Copy the strict upper triangle of the square matrix g (n x n) to the

@@ -514,6 +514,45 @@ void bochner_to_float(const double *x, R_xlen_t n, float *y)
     for (R_xlen_t i = 0; i < n; i++) y[i] = (float) x[i];
 }
 
+/* x[i] = (double) (float) x[i]: a double block rounded to float values in place (falkon's
+ * single precision: an evaluated kernel block equals the float cache's entries) */
+void bochner_round_float(double *x, R_xlen_t n)
+{
+    for (R_xlen_t i = 0; i < n; i++) x[i] = (double) (float) x[i];
+}
+
+/* dst (rows x m, ldd) = src (rows x m float, lds) widened to double, threaded over blocks
+ * of columns (a copy: no rounding, any thread count) */
+typedef struct {
+    const float *src;
+    ptrdiff_t lds, ldd;
+    int rows, m;
+    double *dst;
+} widen_job;
+
+#define WIDEN_COLS 16
+static void widen_block(void *ctx, R_xlen_t b, int thread)
+{
+    (void) thread;
+    const widen_job *p = (const widen_job *) ctx;
+    int j0 = (int) b * WIDEN_COLS, j1 = p->m - j0 < WIDEN_COLS ? p->m : j0 + WIDEN_COLS;
+    for (int j = j0; j < j1; j++) {
+        const float *s = p->src + (ptrdiff_t) j * p->lds;
+        double *d = p->dst + (ptrdiff_t) j * p->ldd;
+        for (int i = 0; i < p->rows; i++) d[i] = (double) s[i];
+    }
+}
+
+void bochner_widen_float(const float *src, ptrdiff_t lds, int rows, int m, double *dst,
+                         ptrdiff_t ldd, int nthreads)
+{
+    widen_job p = {src, lds, ldd, rows, m, dst};
+    /* a copy runs at memory speed: a unit of work per 4 entries */
+    bochner_parallel_blocks((m + WIDEN_COLS - 1) / WIDEN_COLS,
+                            bochner_threads_for(nthreads, 0.25 * rows * (double) m), 1 << 20,
+                            widen_block, &p);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Test and bench hooks                                                       */
 /* ------------------------------------------------------------------------- */

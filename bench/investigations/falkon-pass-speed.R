@@ -20,7 +20,7 @@ code <- bochner:::kernel_code(ker)
 par <- bochner:::kernel_parameters(ker)
 pass <- function(C, U, nth, K = NULL, w = NULL, keep = FALSE) {
   function() .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, NULL, w, NULL, 0, keep,
-                   nth, K)
+                   nth, K, FALSE)
 }
 out <- NULL
 for (m in c(1000, 4000, 10000)) {
@@ -36,7 +36,7 @@ m <- 4000
 C <- x[sample(n, m), ]
 U <- matrix(rnorm(m), m)
 w <- matrix(runif(n), n)
-K <- .Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 2L)
+K <- .Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 2L, FALSE)
 for (nth in 1:2) {
   s <- elapsed(pass(C, U, nth, K, w, TRUE))
   out <- rbind(out, data.frame(pass = "cached", m = m, threads = nth, seconds = s,

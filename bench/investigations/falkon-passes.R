@@ -46,13 +46,13 @@ C <- xs[sample(n, m), ]
 ker <- gaussian_kernel(4)
 code <- bochner:::kernel_code(ker); par <- bochner:::kernel_parameters(ker)
 pass <- function(U, nth) function() .Call(bochner:::C_falkon_knm_apply, xs, C, code, par, U, NULL,
-                                          NULL, NULL, 0, FALSE, nth, NULL)
+                                          NULL, NULL, 0, FALSE, nth, NULL, FALSE)
 U1 <- matrix(rnorm(m), m); U26 <- matrix(rnorm(26 * m), m)
 p1 <- cpu_expr(pass(U1, 1L), 5)
 p26 <- cpu_expr(pass(U26, 1L), 5)
 nh <- 5000
 H <- function() .Call(bochner:::C_falkon_knm_apply, xs[1:nh, ], C, code, par, diag(m), NULL,
-                      NULL, NULL, 0, FALSE, 1L, NULL)
+                      NULL, NULL, 0, FALSE, 1L, NULL, FALSE)
 ph <- cpu_expr(H, 3)
 cat(sprintf("%-40s load %s  letter_1thr %.2f  letter_default %.2f  pass_k1 %.3f  pass_k26 %.3f  H_5000 %.3f\n",
             lib, load, f1, f2, p1, p26, ph))

@@ -87,13 +87,13 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
   w <- runif(n)
   code <- bochner:::kernel_code(ker)
   par <- bochner:::kernel_parameters(ker)
-  one <- .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, V, w, NULL, 0, FALSE, 1L, NULL)
+  one <- .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, V, w, NULL, 0, FALSE, 1L, NULL, FALSE)
   K <- kernel_matrix(ker, x, C)
   expect_equal(one, crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
   fold <- function(a, b) .Call(bochner:::C_falkon_pass_fold, a, b, n, C, code, par)
   part <- function(r, nth, block) {
     .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U,
-          V[r, , drop = FALSE], w[r], as.double(block), TRUE, nth, as.double(r[1] - 1), n)
+          V[r, , drop = FALSE], w[r], as.double(block), TRUE, nth, as.double(r[1] - 1), n, FALSE)
   }
   for (cuts in list(c(1, 2, 3, 1023, 1024, 1025, 4999), c(3000, 3001, 4000), sort(sample(n - 1, 25)))) {
     b <- c(0, cuts, n)
@@ -114,18 +114,18 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
                          fold(s1, s2), NULL), one)
   # a part without rows (a chunk whose rows are all held out) changes nothing
   empty <- .Call(bochner:::C_falkon_knm_part, x[0, , drop = FALSE], C, code, par, U,
-                 V[0, , drop = FALSE], w[0], 0, TRUE, 1L, 1700, n)
+                 V[0, , drop = FALSE], w[0], 0, TRUE, 1L, 1700, n, FALSE)
   expect_identical(dim(attr(empty, "ku")), c(0L, 2L))
   expect_identical(.Call(bochner:::C_falkon_pass_finish, fold(fold(s1, empty), s2), NULL), one)
   # other kernels: the shared groups' kernel rows evaluated in this session
   for (k2 in list(laplace_kernel(0.8), polynomial_kernel(2), matern_kernel(1, 1.5))) {
     c2 <- bochner:::kernel_code(k2)
     p2 <- bochner:::kernel_parameters(k2)
-    whole <- .Call(bochner:::C_falkon_knm_apply, x, C, c2, p2, U, V, w, NULL, 0, FALSE, 1L, NULL)
+    whole <- .Call(bochner:::C_falkon_knm_apply, x, C, c2, p2, U, V, w, NULL, 0, FALSE, 1L, NULL, FALSE)
     st <- NULL
     for (r in list(1:1000, 1001:1500, 1501:n)) {
       pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], C, c2, p2, U, V[r, ], w[r], 0, FALSE, 2L,
-                  r[1] - 1, n)
+                  r[1] - 1, n, FALSE)
       st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n, C, c2, p2)
     }
     expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
@@ -137,15 +137,15 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
     Um <- matrix(rnorm(mc), mc)
     n2 <- 2000
     whole <- .Call(bochner:::C_falkon_knm_apply, x[1:n2, ], Cm, code, par, Um, NULL, w[1:n2],
-                   NULL, 0, FALSE, 1L, NULL)
+                   NULL, 0, FALSE, 1L, NULL, FALSE)
     Km <- kernel_matrix(ker, x[1:n2, ], Cm)
     expect_equal(whole, crossprod(Km, w[1:n2] * (Km %*% Um)), tolerance = 1e-12)
     expect_identical(.Call(bochner:::C_falkon_knm_apply, x[1:n2, ], Cm, code, par, Um, NULL,
-                           w[1:n2], NULL, 300, FALSE, 2L, NULL), whole)
+                           w[1:n2], NULL, 300, FALSE, 2L, NULL, FALSE), whole)
     st <- NULL
     for (r in list(1:100, 101:611, 612:1300, 1301:n2)) {
       pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], Cm, code, par, Um, NULL, w[r], 0, FALSE,
-                  2L, r[1] - 1, n2)
+                  2L, r[1] - 1, n2, FALSE)
       st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n2, Cm, code, par)
     }
     expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), whole)
@@ -153,7 +153,7 @@ test_that("the pass in parts: any cut of the rows, folded in order, is the pass 
   # out of order, or rows missing: refused
   expect_error(fold(part(1701:n, 1L, 0), s1), "order")
   expect_error(.Call(bochner:::C_falkon_pass_finish, s1, NULL), "misses rows")
-  expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n),
+  expect_error(.Call(bochner:::C_falkon_knm_part, x, C, code, par, U, V, w, 0, FALSE, 1L, 5, n, FALSE),
                "'row0'")
   # waves of a pass: all of chunks_wave() for small states, fewer (but two
   # per worker) when a state is large (H = K' K with m = 2000: ~700 MB each)

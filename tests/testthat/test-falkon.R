@@ -5,7 +5,7 @@
 knm <- function(x, C, ker, U = NULL, V = NULL, w = NULL, init = NULL, block = 0, nth = 1L,
                 K = NULL) {
   .Call(bochner:::C_falkon_knm_apply, x, C, bochner:::kernel_code(ker),
-        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth, K)
+        bochner:::kernel_parameters(ker), U, V, w, init, as.double(block), FALSE, nth, K, FALSE)
 }
 
 test_that("the row pass equals K' diag(w) (K U + V) in plain R, edge sizes included", {
@@ -112,7 +112,7 @@ test_that("the pass is identical for any thread count, block size and chunking",
   chunked <- function(U) {
     part <- function(r) {
       .Call(bochner:::C_falkon_knm_part, x[r, ], C, bochner:::kernel_code(ker),
-            bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000)
+            bochner:::kernel_parameters(ker), U, NULL, w[r], 0, FALSE, 1L, r[1] - 1, 3000, FALSE)
     }
     st <- .Call(bochner:::C_falkon_pass_fold, part(1:1234), part(1235:3000), 3000, C,
                 bochner:::kernel_code(ker), bochner:::kernel_parameters(ker))
@@ -151,13 +151,13 @@ test_that("the pass on a cached K_nm is the evaluated pass, bit for bit", {
   # the cache as the fit builds it: kernel_matrix(), bit for bit, any blocks
   code <- bochner:::kernel_code(ker)
   par <- bochner:::kernel_parameters(ker)
-  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 1L), K)
-  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 37, 2L), K)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 0, 1L, FALSE), K)
+  expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, code, par, 37, 2L, FALSE), K)
   for (k2 in list(laplace_kernel(0.8), matern_kernel(1, 1.5), matern_kernel(1, 0.8))) {
     K2 <- kernel_matrix(k2, x, C)
     for (block in c(0, 37)) {
       expect_identical(.Call(bochner:::C_falkon_kernel_cache, x, C, bochner:::kernel_code(k2),
-                             bochner:::kernel_parameters(k2), block, 2L), K2)
+                             bochner:::kernel_parameters(k2), block, 2L, FALSE), K2)
     }
   }
   # a fit holding K_nm equals one evaluating it every pass
