@@ -10,9 +10,17 @@
 #   gemm         square A %*% B
 #   thin         a tall x times 1 and 14 columns (falkon's K_nm U)
 #   gauss_block  kernel_matrix(gaussian_kernel(1), x, C) against plain R
+#   ssyrk, sgemm, sthin  the single-precision product (src/sgemm.c: float operands,
+#                float K-blocks summed into double results) on the same shapes against
+#                the BLAS's ssyrk_ / sgemm_ on the same float operands, found with dlsym
+#                by bench/harness/sgemm-blas.c (compiled here with R CMD SHLIB: the BLAS's
+#                single-precision routines are not reachable from R), and beside
+#                bochner's double product; max relative difference of the results in `more`.
+#                Ported from bench/investigations/sgemm.R.
 # The products have no exported entry (they serve rff_ridge(), falkon(), ...
 # inside): they are called through bochner:::C_crossprod / C_matprod, the
-# registered routines, so that the product alone is timed.
+# registered routines, so that the product alone is timed (the single-precision ones
+# likewise: C_float_matrix, C_sproduct).
 source("bench/harness/harness.R")
 o <- bench_start("products", "The product kernel and the Gram blocks against the BLAS")
 
@@ -28,6 +36,7 @@ measure <- function(d, a) {
   th <- as.integer(a$threads)
   runs <- a$runs
   mine <- a$blas != "reference"
+  shim <- a$shim   # (a is reused below for a matrix)
   rows <- list()
   add <- function(task, case, who, work, unit, t) {
     t$task <- task; t$case <- case; t$who <- who; t$threads <- th
@@ -70,11 +79,68 @@ measure <- function(d, a) {
     add("gauss_block", case, "plain R", nb * 2 * nb, "ns/entry", bench_time(function()
       exp(-(outer(rowSums(x^2), rowSums(C^2), "+") - 2 * tcrossprod(x, C)) / 2), runs))
   }
+  # single precision, where this build has it and the shim compiled
+  if (!is.null(shim) && exists("C_sproduct", asNamespace("bochner"))) {
+    dyn.load(shim)
+    fm <- function(x) .Call(bochner:::C_float_matrix, x)
+    rel <- function(mine, blas) max(abs(mine - blas)) / max(abs(mine))
+    tod <- function(x) .Call("bench_float_to_double", x)
+    addf <- function(task, case, flops, mine, blas, double, diff) {
+      add(task, case, "bochner single", flops, "GFLOP/s", mine)
+      t <- blas; t$max_rel_diff <- diff
+      add(task, case, paste("BLAS", if (task == "ssyrk") "ssyrk" else "sgemm"), flops, "GFLOP/s", t)
+      if (!is.null(double)) add(task, case, "bochner double", flops, "GFLOP/s", double)
+    }
+    n <- if (mine) s$syrk_n else round(s$syrk_n / 5); D <- s$syrk_D
+    z <- matrix(stats::runif(n * D), n, D); fz <- fm(z)
+    g <- .Call(bochner:::C_sproduct, fz, NULL, TRUE, th); gb <- tod(.Call("bench_ssyrk", fz))
+    addf("ssyrk", sprintf("n = %d, D = %d", n, D), n * D * D,
+         bench_time(function() .Call(bochner:::C_sproduct, fz, NULL, TRUE, th), runs),
+         bench_time(function() .Call("bench_ssyrk", fz), runs),
+         bench_time(function() .Call(bochner:::C_crossprod, z, th), runs),
+         rel(g[upper.tri(g, TRUE)], gb[upper.tri(gb, TRUE)]))
+    rm(z, fz, g, gb)
+    for (m in if (mine) s$gemm_m else s$gemm_m[1L]) {
+      a1 <- matrix(stats::runif(m * m), m); b1 <- matrix(stats::runif(m * m), m)
+      fa <- fm(a1); fb <- fm(b1)
+      addf("sgemm", sprintf("m = %d", m), 2 * m^3,
+           bench_time(function() .Call(bochner:::C_sproduct, fa, fb, FALSE, th), runs),
+           bench_time(function() .Call("bench_sgemm", fa, fb), runs),
+           bench_time(function() .Call(bochner:::C_matprod, a1, b1, th), runs),
+           rel(.Call(bochner:::C_sproduct, fa, fb, FALSE, th), tod(.Call("bench_sgemm", fa, fb))))
+    }
+    nt <- s$thin_n
+    x <- matrix(stats::runif(nt * 1024), nt, 1024); fx <- fm(x)
+    for (k in s$thin_k) {
+      w <- matrix(stats::runif(1024 * k), 1024, k); fw <- fm(w)
+      addf("sthin", sprintf("%d x 1024 by %d", nt, k), 2 * nt * 1024 * k,
+           bench_time(function() .Call(bochner:::C_sproduct, fx, fw, FALSE, th), runs),
+           bench_time(function() .Call("bench_sgemm", fx, fw), runs),
+           bench_time(function() .Call(bochner:::C_matprod, x, w, th), runs),
+           rel(.Call(bochner:::C_sproduct, fx, fw, FALSE, th), tod(.Call("bench_sgemm", fx, fw))))
+    }
+  }
+  rows <- lapply(rows, function(r) { if (is.null(r$max_rel_diff)) r$max_rel_diff <- NA_real_; r })
   do.call(rbind, rows)
 }
 
+# the BLAS's single-precision routines through a shim compiled here
+shim <- local({
+  dir <- file.path(tempdir(), "sgemm-blas")
+  dir.create(dir, showWarnings = FALSE)
+  file.copy("bench/harness/sgemm-blas.c", dir, overwrite = TRUE)
+  so <- file.path(dir, "sgemm-blas.so")
+  st <- suppressWarnings(system2(file.path(R.home("bin"), "R"),
+                                 c("CMD", "SHLIB", "-o", shQuote(so), shQuote(file.path(dir, "sgemm-blas.c"))),
+                                 stdout = FALSE, stderr = FALSE))
+  if (st == 0L && file.exists(so)) so else NULL
+})
+if (is.null(shim)) bench_skip("single precision", "bench/harness/sgemm-blas.c did not compile (R CMD SHLIB)")
+if (!exists("C_sproduct", asNamespace("bochner"))) bench_skip("single precision", "this build of bochner has no C_sproduct")
+
 for (st in settings) {
-  job <- bench_job(measure, sizes = sizes, threads = as.integer(st[2]), blas = st[1], runs = o$reps)
+  job <- bench_job(measure, sizes = sizes, threads = as.integer(st[2]), blas = st[1], runs = o$reps,
+                   shim = shim)
   res <- bench_in_child(job, threads = as.integer(st[2]), blas = st[1])
   if (is.null(res$task)) {
     bench_skip(sprintf("%s BLAS, %s thread(s)", st[1], st[2]), sprintf("child failed (%s)", res$status))
@@ -82,7 +148,8 @@ for (st in settings) {
   }
   for (i in seq_len(nrow(res))) {
     r <- res[i, ]
-    bench_add(r$task, r$case, r$who, if (r$who == "bochner") "bochner" else "peer", r, 1L,
+    keep <- c("elapsed", "cpu", "peak_mb", "blas", "threads", "status", if (!is.na(r$max_rel_diff)) "max_rel_diff")
+    bench_add(r$task, r$case, r$who, if (startsWith(r$who, "bochner")) "bochner" else "peer", r[, keep], 1L,
               metric = r$unit, value = r$rate)
   }
 }
@@ -98,6 +165,14 @@ bench_finish(
     lapply(ths, function(th) hl("syrk", sprintf("n = %d, D = %d", mine_n, sizes$syrk_D), "R crossprod", th)),
     lapply(ths, function(th) hl("gemm", sprintf("m = %d", sizes$gemm_m[1L]), "R %*%", th)),
     lapply(ths, function(th) hl("thin", sprintf("%d x 1024 by %d", sizes$thin_n, sizes$thin_k[1L]), "R %*%", th)),
+    lapply(ths, function(th) {
+      h <- hl("ssyrk", sprintf("n = %d, D = %d", mine_n, sizes$syrk_D), "BLAS ssyrk", th)
+      h$ours <- "bochner single"; h$figure <- sub("^ssyrk", "single-precision Z'Z", h$figure); h
+    }),
+    lapply(ths, function(th) {
+      h <- hl("sgemm", sprintf("m = %d", sizes$gemm_m[1L]), "BLAS sgemm", th)
+      h$ours <- "bochner single"; h$figure <- sub("^sgemm", "single-precision gemm", h$figure); h
+    }),
     list(hl("gauss_block", sprintf("%d x %d, d = %d", sizes$block_n, 2 * sizes$block_n,
                                    sizes$block_d[length(sizes$block_d)]), "plain R", 1L))),
   about = c(
@@ -105,4 +180,7 @@ bench_finish(
     "same threads (R's BLAS: the row's BLAS; bochner calls none).  The figure column of the",
     "table below is GFLOP/s (products: n D^2 for syrk, 2 m^3 for gemm, 2 n 1024 k for thin)",
     "or ns per entry (Gram blocks), from the elapsed time; best of the runs.  Full runs add",
-    "the reference BLAS (a fifth of syrk's rows, one gemm size: it is about ten times slower)."))
+    "the reference BLAS (a fifth of syrk's rows, one gemm size: it is about ten times slower).",
+    "Single precision (ssyrk, sgemm, sthin): bochner's float product against the BLAS's `ssyrk_` / `sgemm_`",
+    "on the same float operands (`bench/harness/sgemm-blas.c`), with bochner's double product beside;",
+    "`max_rel_diff` in `more`: the largest difference of the two results relative to the largest entry."))

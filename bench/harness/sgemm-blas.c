@@ -1,7 +1,7 @@
-/* bench/sgemm.R's window on the BLAS's single-precision products: sgemm_ and ssyrk_ of
+/* The products suite's (bench/suites/products.R) window on the BLAS's single-precision products: sgemm_ and ssyrk_ of
  * the BLAS that R itself loaded (R_LD_LIBRARY_PATH picks it, .ci/blas-dir), found in
  * the process with dlsym, so that bochner's float product and the BLAS's are timed in
- * the same process on the same float operands.  Compiled by bench/sgemm.R (R CMD SHLIB)
+ * the same process on the same float operands.  Compiled by the suite (R CMD SHLIB)
  * into a temporary directory; not part of the package.
  *
  * Operands are the raw float matrices of .Call(bochner:::C_float_matrix, x) (4 bytes an
