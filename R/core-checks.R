@@ -89,7 +89,7 @@ check_no_dots <- function(..., .who = NULL) {
 }
 
 # Refuse an allocation of n x m doubles that cannot succeed, before trying:
-# beyond R's dimension limit, or larger than the machine's memory.  'arg'
+# beyond R's dimension limit, or more than the guard allows (memory_allowed()).  'arg'
 # names the argument whose size is to blame, so the message says what to
 # change as well as how much memory it would take.
 check_allocation <- function(n, m, what, arg = NULL) {
@@ -101,26 +101,62 @@ check_allocation <- function(n, m, what, arg = NULL) {
                  what, n, m))
   }
   bytes <- 8 * as.double(n) * as.double(m)
-  available <- physical_memory()
-  if (bytes > available) {
-    fail(sprintf("%s (%.0f x %.0f) would need %s of memory; this machine has %s",
-                 what, n, m, format_bytes(bytes), format_bytes(available)))
+  allowed <- memory_allowed()
+  if (bytes > allowed) {
+    fail(sprintf("%s (%.0f x %.0f) would need %s of memory; %s is allowed (see ?bochner_memory)",
+                 what, n, m, format_bytes(bytes), format_bytes(allowed)))
   }
   invisible(bytes)
 }
 
+#' The memory guard
+#'
+#' Before allocating, every fit, map and test of the package ([rff_svm()],
+#' [rff_ridge()], [rff_gp()], [falkon()], [kernel_kmeans()],
+#' [random_features()], [nystrom_features()], the kernel statistics, and
+#' their `predict()` methods, in memory and on chunks) estimates the largest
+#' objects it will hold at once (features, \eqn{D \times D}{D x D} or
+#' \eqn{n \times n}{n x n} systems, solver state) and refuses a computation
+#' that would need more than the guard allows, with the estimate and the
+#' argument to change (`D`, `m`, `x`, `newdata`).
+#'
+#' What the guard allows:
+#' * `options(bochner.max_bytes = )`, when set: that many bytes, as given
+#'   (`kernel_kmeans(method = "exact")` reads `bochner.max_gram_bytes`
+#'   first).
+#' * Otherwise a share, `getOption("bochner.memory_fraction", 0.5)`, of the
+#'   memory this R process can still get: the least of what the system has
+#'   available (Linux: `MemAvailable` in `/proc/meminfo`), what the process's
+#'   control group (a container's or a batch job's memory limit) leaves, and
+#'   what its address-space limit (`ulimit -v`) leaves.  The estimates
+#'   count the objects a fit keeps, not R's transient copies (a transposed
+#'   or subset matrix, a result being assembled, garbage not yet collected),
+#'   which can double the peak: the default half leaves room for one copy.
+#'   Where the system says nothing (not Linux, no limit), there is no guard
+#'   beyond R's own.
+#'
+#' @name bochner_memory
+#' @examples
+#' # a map that would need far more than any machine has is refused at once
+#' try(random_features(matrix(rnorm(10), 5), D = 1e12))
+#' # a smaller share of the available memory, for a shared machine
+#' old <- options(bochner.memory_fraction = 0.25)
+#' options(old)
+NULL
+
 # Refuse, before allocating anything, a computation whose estimated peak
-# memory exceeds memory_limit(): one guard for every fit and map, so that a
-# large 'D' or 'm' gets a message instead of the kernel's out-of-memory
-# killer.  'parts' lists the big objects held at the same time, each as
-# c(rows, columns) of doubles named by what it is; 'who' is the function;
-# 'arg' the argument to blame; 'advice' what to do about it.
+# memory exceeds what the guard allows: one guard for every fit and map, so
+# that a large 'D' or 'm' gets a message instead of the kernel's
+# out-of-memory killer.  'parts' lists the big objects held at the same
+# time, each as c(rows, columns) of doubles named by what it is; 'who' is
+# the function; 'arg' the argument to blame; 'advice' what to do about it.
 check_memory <- function(parts, who, arg, advice = sprintf("use a smaller '%s'", arg)) {
   if (as.double(length(parts)) == 0) return(invisible(0))
   doubles <- vapply(parts, function(p) prod(as.double(p)), numeric(1))
   bytes <- 8 * sum(doubles)
   limit <- memory_limit()
-  if (bytes <= limit) return(invisible(bytes))
+  allowed <- memory_allowed(limit)
+  if (bytes <= allowed) return(invisible(bytes))
   big <- order(doubles, decreasing = TRUE)[seq_len(min(3L, length(parts)))]
   shown <- vapply(big, function(i) {
     sprintf("%s %s (%s)", names(parts)[i],
@@ -129,14 +165,34 @@ check_memory <- function(parts, who, arg, advice = sprintf("use a smaller '%s'",
   }, "")
   stop_arg(arg, "is too large: ", who, " would need ", format_bytes(bytes),
            " of memory at once (estimated: ", paste(shown, collapse = ", "),
-           if (length(parts) > 3L) ", ...", "), but ", format_bytes(limit),
-           " is available", attr(limit, "source"), "; ", advice,
-           if (!nzchar(attr(limit, "source"))) " (options(bochner.max_bytes) sets the limit)")
+           if (length(parts) > 3L) ", ...", "), but ", format_bytes(allowed), " is allowed",
+           if (nzchar(attr(limit, "source"))) attr(limit, "source")
+           else sprintf(" (%.0f%% of the %s available; options(bochner.memory_fraction) sets the share, options(bochner.max_bytes) the limit)",
+                        100 * memory_fraction(), format_bytes(limit)),
+           "; ", advice)
+}
+
+# What the guard lets one computation hold: a limit set by the user as it
+# is; of the memory found available, only memory_fraction() of it.  The
+# estimates count the big objects a fit holds, not R's transient copies
+# (a transposed or subset matrix, a result being assembled, the garbage
+# not yet collected), which can double the peak: half the available memory
+# leaves room for one such copy.
+memory_allowed <- function(limit = memory_limit()) {
+  if (nzchar(attr(limit, "source"))) as.double(limit) else memory_fraction() * as.double(limit)
+}
+
+memory_fraction <- function() {
+  f <- getOption("bochner.memory_fraction", 0.5)
+  if (!is.numeric(f) || length(f) != 1L || is.na(f) || f <= 0 || f > 1) {
+    stop_arg("options(bochner.memory_fraction)", "must be one number in (0, 1]")
+  }
+  f
 }
 
 # Bytes one computation may hold at once: the first of 'options' that is
-# set (bytes), else the memory available now (Linux: MemAvailable in
-# /proc/meminfo), else no limit.  Attribute "source" names the option used.
+# set (bytes), else the memory available now (available_memory()), else no
+# limit.  Attribute "source" names the option used.
 memory_limit <- function(options = "bochner.max_bytes") {
   for (o in options) {
     value <- getOption(o)
@@ -149,13 +205,50 @@ memory_limit <- function(options = "bochner.max_bytes") {
   structure(if (is.na(avail)) Inf else avail, source = "")
 }
 
+# The memory this process can still get: the least of what the system has
+# available (Linux: MemAvailable), what its control group (a container's or
+# a batch job's memory limit) leaves, and what the address-space limit
+# (ulimit -v, RLIMIT_AS) leaves beyond the process's present size.  NA when
+# none of them is known.
 available_memory <- function() {
-  if (!file.exists("/proc/meminfo")) return(NA_real_)
-  lines <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character())
-  hit <- grep("^MemAvailable:", lines, value = TRUE)
+  found <- c(meminfo_available(), cgroup_available(), address_space_available())
+  if (all(is.na(found))) NA_real_ else max(0, min(found, na.rm = TRUE))
+}
+
+# The first field of 'file' whose name matches 'key', as a number (the
+# Linux /proc and /sys files: "Name: value kB" or "name value").
+read_field <- function(file, key) {
+  if (!file.exists(file)) return(NA_real_)
+  lines <- tryCatch(readLines(file, warn = FALSE), error = function(e) character())
+  hit <- grep(key, lines, value = TRUE)
   if (length(hit) == 0L) return(NA_real_)
-  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", hit[1L])))
-  if (is.na(kb)) NA_real_ else kb * 1024
+  suppressWarnings(as.numeric(gsub("[^0-9]", "", hit[1L])))
+}
+
+meminfo_available <- function() 1024 * read_field("/proc/meminfo", "^MemAvailable:")
+
+# cgroup v2 (memory.max, less the anonymous memory charged to it: the page
+# cache is reclaimed before the limit bites), else v1.
+cgroup_available <- function() {
+  v2 <- "/sys/fs/cgroup/memory.max"
+  if (file.exists(v2)) {
+    max <- tryCatch(readLines(v2, n = 1L, warn = FALSE), error = function(e) "max")
+    if (length(max) != 1L || identical(max, "max")) return(NA_real_)
+    used <- read_field("/sys/fs/cgroup/memory.stat", "^anon ")
+    return(as.numeric(max) - if (is.na(used)) 0 else used)
+  }
+  v1 <- "/sys/fs/cgroup/memory/memory.limit_in_bytes"
+  max <- read_field(v1, ".")
+  if (is.na(max) || max >= 2^60) return(NA_real_)   # v1 writes "no limit" as ~2^63
+  used <- read_field("/sys/fs/cgroup/memory/memory.stat", "^total_rss ")
+  max - if (is.na(used)) 0 else used
+}
+
+address_space_available <- function() {
+  limit <- .Call(C_address_space_limit)
+  if (!is.finite(limit)) return(NA_real_)
+  size <- 1024 * read_field("/proc/self/status", "^VmSize:")
+  limit - if (is.na(size)) 0 else size
 }
 
 # Case weights, one per row: finite, non-negative, not all zero.
@@ -214,23 +307,6 @@ check_choice <- function(x, choices, arg) {
   if (is.na(hit)) stop_arg(arg, "must be ", allowed, " (got \"", x, "\")")
   choices[hit]
 }
-
-# Total physical memory in bytes where the system says (Linux), else a
-# bound no allocation reaches (2^52 bytes, 4 PB).
-physical_memory <- local({
-  cached <- NULL
-  function() {
-    if (is.null(cached)) {
-      total <- NA_real_
-      if (file.exists("/proc/meminfo")) {
-        line <- grep("^MemTotal:", readLines("/proc/meminfo", n = 5L, warn = FALSE), value = TRUE)
-        if (length(line) == 1L) total <- 1024 * as.double(gsub("[^0-9]", "", line))
-      }
-      cached <<- if (is.finite(total) && total > 0) total else 2^52
-    }
-    cached
-  }
-})
 
 format_bytes <- function(bytes) {
   units <- c("bytes", "KB", "MB", "GB", "TB", "PB")

@@ -38,15 +38,9 @@
 #'
 #' The C routines use OpenMP threads, see [bochner_threads()].
 #'
-#' **Memory.** Before allocating, the fits and maps ([rff_svm()],
-#' [rff_ridge()], [random_features()] and its `predict()`,
-#' [nystrom_features()], [kernel_kmeans()]) estimate what they will hold at
-#' once (features, \eqn{D \times D} moments, solver state) and refuse a
-#' computation that would need more than the memory available (on Linux,
-#' `MemAvailable` in `/proc/meminfo`), with the estimate and the argument to
-#' change (`D`, `m`, `newdata`).  `options(bochner.max_bytes = )` sets
-#' another limit in bytes; `kernel_kmeans(method = "exact")` reads
-#' `options(bochner.max_gram_bytes = )` first.
+#' **Memory.** Fits and maps estimate what they will hold before they
+#' allocate it and refuse what would not fit, naming the argument to change:
+#' see [bochner_memory].
 #'
 #' @keywords internal
 #' @useDynLib bochner, .registration = TRUE, .fixes = "C_"

@@ -184,8 +184,14 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
   exact <- P$method == "exact"
   analytic <- !exact || (P$kind == "standard" && P$code == 1L)
   cache <- new.env()
+  ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
+  # one tick per evaluation of the likelihood; the bar's end is the
+  # iteration limit, which a converging search does not reach
+  bar <- progress_start(ctrl$maxit, "rff_gp(): maximising the marginal likelihood")
+  on.exit(progress_done(bar))
   evaluate <- function(theta) {
     if (!identical(cache$theta, theta)) {
+      progress_tick(bar)
       post <- gp_posterior(theta, P)
       cache$theta <- theta
       cache$post <- post
@@ -206,9 +212,8 @@ gp_optimise <- function(theta0, P, lower, upper, control) {
     }
     -cache$grad
   }
-  # the value per observation: the gradient of -L grows with n, and
+  # fnscale: the value per observation: the gradient of -L grows with n, and
   # L-BFGS-B's first step, of the gradient's size, would jump to the bounds
-  ctrl <- utils::modifyList(list(maxit = 200L, factr = 1e9, fnscale = P$n), control)
   stats::optim(theta0, fn, if (analytic) gr, method = "L-BFGS-B", lower = lower,
                upper = upper, control = ctrl)
 }

@@ -223,6 +223,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     stop_arg("method", "= \"exact\" takes at most 5000 rows (an n x n matrix and O(n^3) ",
              "work); x has ", n, ": use method = \"rff\"")
   }
+  gp_check_memory(sum(keep), ncol(x), D, method)
   y_center <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
   y_scale <- stats::sd(y[keep])
   if (!(y_scale > 0)) stop_arg("y", "is constant: there is nothing to model")
@@ -370,6 +371,29 @@ rff_gp.formula <- function(formula, data = NULL, ..., subset, weights,
                            na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_gp.default, na.action, ...,
               response = "y ~ a + b")
+}
+
+# What a fit holds at its peak, refused before anything is allocated when
+# it exceeds what the guard allows (check_memory(), R/checks.R).  With
+# 2D >= n (the dual form, R/gp-optim.R) the likelihood and its gradient
+# hold the 2D x n features four times (the current point's, the previous
+# point's in the optimiser's cache, the gradient G and its products) and
+# three n x n matrices (C, its inverse factor, C^-1); otherwise four
+# 2D x 2D matrices (Z'Z + s^2 I, its factor, its inverse, the gradient's)
+# and features in blocks.  The exact GP: three n x n matrices.
+gp_check_memory <- function(n, d, D, method) {
+  m <- 2 * as.double(D)
+  parts <- if (method == "exact") {
+    list("the Gram matrix, its factor and inverse" = c(3 * n, n))
+  } else if (m >= n) {
+    list("the features, at two points, and the gradient's" = c(4 * m, n),
+         "the n x n system, its factor and inverse" = c(3 * n, n),
+         "the frequencies" = c(d, D))
+  } else {
+    list("the 2D x 2D system, its factor, inverse and gradient" = c(4 * m, m),
+         "the frequencies" = c(d, D))
+  }
+  check_memory(parts, "rff_gp()", if (method == "rff") "D" else "x")
 }
 
 # The default number of frequencies: as many as an evaluation of about 2e9

@@ -256,10 +256,10 @@ predict.random_features <- function(object, newdata, nthreads = bochner_threads(
   if (missing(newdata)) stop_arg("newdata", "is required: a feature map keeps no training data")
   x <- map_input_matrix(object, newdata)
   nthreads <- check_threads(nthreads)
-  check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
   check_memory(list("the feature matrix" = c(nrow(x), object$n_features)),
                "predict() of the map", "newdata",
                "transform it in pieces (data_chunks()), or use a map with fewer features")
+  check_allocation(nrow(x), object$n_features, "the feature matrix", arg = "newdata")
   Z <- transform_with_progress(object, x, nthreads)   # R/progress.R
   rownames(Z) <- rownames(x)
   Z

@@ -245,6 +245,7 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
                           double *z, int nthreads);
 
 /* .Call entry points */
+SEXP bochner_address_space_limit_call(void);
 SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
                                 SEXP nthreads);
 SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);

@@ -6,6 +6,7 @@
 
 static const R_CallMethodDef call_methods[] = {
     CALLDEF("kernel_matrix", bochner_kernel_matrix_call, 5),
+    CALLDEF("address_space_limit", bochner_address_space_limit_call, 0),
     CALLDEF("spectral_sample", bochner_spectral_sample_call, 4),
     CALLDEF("orthogonal_frequencies", bochner_orthogonal_frequencies_call, 4),
     CALLDEF("qmc_frequencies", bochner_qmc_frequencies_call, 5),

@@ -12,7 +12,7 @@ test_that("rff_ridge with D = 1e7 on iris is refused at once, naming D", {
   old <- options(bochner.max_bytes = 2^30)
   on.exit(options(old))
   expect_error(rff_ridge(Sepal.Length ~ ., data = iris, D = 1e7),
-               "1.0 GB is available \\(options\\(bochner.max_bytes\\)\\)")
+               "1.0 GB is allowed \\(options\\(bochner.max_bytes\\)\\)")
   # a generous but real fit still works under that limit
   fit <- rff_ridge(Sepal.Length ~ ., data = iris, D = 20000, seed = 1)
   expect_s3_class(fit, "rff_ridge")

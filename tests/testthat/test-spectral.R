@@ -68,5 +68,5 @@ test_that("spectral_sample refuses kernels and sizes it cannot serve", {
   expect_error(spectral_sample(gaussian_kernel(), 3, "a"), "'d'")
   expect_error(spectral_sample(list(), 3, 2), "'kernel'")
   expect_error(spectral_sample(gaussian_kernel(), 2^31, 2), "at most")
-  expect_error(spectral_sample(gaussian_kernel(), 2^31 - 1, 2^31 - 1), "would need .* of memory; this machine has")
+  expect_error(spectral_sample(gaussian_kernel(), 2^31 - 1, 2^31 - 1), "would need .* of memory; .* is allowed")
 })
