@@ -192,7 +192,7 @@ newdata_levels <- function(mf, xlevels, unseen, arg) {
         stop_arg(arg, "has level(s) of factor ", nm, " that the fit never saw: ",
                  paste(utils::head(shown, 5L), collapse = ", "),
                  if (length(shown) > 5L) ", ...",
-                 " (first in row ", rownames(mf)[which(new)[1L]], "); options(bochner.unseen_levels = ",
+                 " (first in ", row_label(mf, which(new)[1L]), "); options(bochner.unseen_levels = ",
                  "\"zero\") codes them as all-zero dummy columns, as kernlab and e1071 do")
       }
       sentinel <- make.unique(c(xl, ".unseen"))[length(xl) + 1L]
@@ -203,6 +203,15 @@ newdata_levels <- function(mf, xlevels, unseen, arg) {
     mf[[nm]] <- factor(v, levels = levels, ordered = ordered)
   }
   list(mf = mf, unseen = zeroed)
+}
+
+# "row i", with the row's name where it is not its position: a subset of a
+# data frame keeps the names of the rows it took ("12781" may be the
+# 1 278th row of newdata).
+row_label <- function(data, i) {
+  name <- rownames(data)[i]
+  if (is.null(name) || identical(name, as.character(i))) sprintf("row %d", i)
+  else sprintf("row %d, named \"%s\"", i, name)
 }
 
 # A column of nothing but NA is logical in R, whatever it stands for: a
@@ -277,7 +286,11 @@ newdata_matrix <- function(input, newdata, arg = "newdata", fitted = "the model"
   }
   x <- as_data_matrix(newdata, arg, na_ok, empty_ok)
   if (ncol(x) != input$d) {
-    stop_arg(arg, "has ", ncol(x), " column(s) but ", fitted, " was fitted on ", input$d)
+    stop_arg(arg, "has ", ncol(x), " column(s) but ", fitted, " was fitted on ", input$d,
+             if (is.null(dim(newdata)) && length(newdata) == input$d) {
+               paste0(" (a vector is one column: for one row write x[i, , drop = FALSE] ",
+                      "or matrix(v, nrow = 1))")
+             })
   }
   x
 }

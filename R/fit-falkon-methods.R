@@ -113,7 +113,8 @@ fit_description.falkon <- function(x) {
 summary.falkon <- function(object, ...) {
   out <- c(list(description = fit_description(object),
                 alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
-                validation = object$validation, centres_path = object$centres_path),
+                validation = object$validation, centres_path = object$centres_path,
+                type = object$type),
            training_summary(object))
   structure(out, class = "summary.falkon")
 }
@@ -124,9 +125,14 @@ print.summary.falkon <- function(x, ...) {
   cat("\nNorm of the coefficients alpha:", paste(signif(x$alpha_norm, 4), collapse = ", "), "\n")
   cat("Offset:", paste(signif(x$offset, 4), collapse = ", "), "\n")
   if (!is.null(x$validation)) {
+    # the path's error is the mean squared error for a regression (shown as
+    # its root, as print() shows the training RMSE), the error rate (with a
+    # millionth of the squared error breaking ties) for classes
     best <- x$validation[which.min(x$validation$error), ]
-    cat(sprintf("Held-out error: best %.4g (of %d points on the path)\n", best$error,
-                nrow(x$validation)))
+    shown <- if (identical(x$type, "regression")) {
+      sprintf("Held-out RMSE: best %.4g", sqrt(best$error))
+    } else sprintf("Held-out error rate: best %.4g", best$error)
+    cat(sprintf("%s (of %d points on the path)\n", shown, nrow(x$validation)))
   }
   if (!is.null(x$centres_path)) {
     # the growth of the default centres, or the quarter that chose lambda

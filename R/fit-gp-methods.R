@@ -82,23 +82,29 @@ logLik.rff_gp <- function(object, ...) {
 #' The posterior mean over the range of the input with its pointwise bands
 #' (the darker band for the function, `interval = "confidence"`, the lighter
 #' one for new observations, `"prediction"`) and the training points (kept
-#' by fits of at most 10000 rows).
+#' by fits of at most 10000 rows), with a legend.  The axes are named after
+#' the formula's variables for a formula fit, or the input's column name.
 #'
 #' @param x A fit from [rff_gp()] on one input.
 #' @param level Coverage of the bands.
 #' @param n Number of points of the curve.
 #' @param xlim,ylim,xlab,ylab,main As in [graphics::plot()]; `xlim` also
-#'   sets the range the curve covers (to show an extrapolation).
+#'   sets the range the curve covers (to show an extrapolation).  By
+#'   default the labels are the variables' names and the title says which
+#'   GP it is.
+#' @param legend Where the legend goes (a keyword of
+#'   [graphics::legend()], such as `"topleft"`), or `NULL` for none.
 #' @param ... Passed on to [graphics::plot()].
 #' @return `x`, invisibly.
 #' @examples
 #' set.seed(4)
-#' x <- runif(60, 0, 5)
-#' fit <- rff_gp(x, sin(x) + rnorm(60, sd = 0.2), D = 64)
+#' d <- data.frame(time = runif(60, 0, 5))
+#' d$signal <- sin(d$time) + rnorm(60, sd = 0.2)
+#' fit <- rff_gp(signal ~ time, data = d, D = 64)
 #' plot(fit)
 #' @export
 plot.rff_gp <- function(x, level = 0.95, n = 200, xlim = NULL, ylim = NULL, xlab = NULL,
-                        ylab = "response", main = NULL, ...) {
+                        ylab = NULL, main = NULL, legend = "topleft", ...) {
   if (x$input$d != 1L) stop_arg("x", "must be a fit on one input to plot (it has ", x$input$d, ")")
   n <- check_count(n, "n", lower = 2)
   if (is.null(xlim)) xlim <- x$input$range[, 1L]
@@ -109,16 +115,41 @@ plot.rff_gp <- function(x, level = 0.95, n = 200, xlim = NULL, ylim = NULL, xlab
   pred <- predict(x, nd, interval = "prediction", level = level)
   pts <- x$data
   if (is.null(ylim)) ylim <- range(pred[, 2:3], if (!is.null(pts)) pts$y)
-  if (is.null(xlab)) xlab <- if (is.null(x$input$names)) "x" else x$input$names[1L]
-  if (is.null(main)) main <- gp_title(x)
+  labels <- gp_axis_labels(x)
+  if (is.null(xlab)) xlab <- labels[1L]
+  if (is.null(ylab)) ylab <- labels[2L]
+  if (is.null(main)) main <- if (x$method == "exact") "Exact GP regression"
+                             else sprintf("GP regression on random features (D = %d)", x$D)
   graphics::plot(grid, conf[, 1L], type = "n", xlim = xlim, ylim = ylim, xlab = xlab,
                  ylab = ylab, main = main, ...)
   band <- function(m, col) {
     graphics::polygon(c(grid, rev(grid)), c(m[, 2L], rev(m[, 3L])), col = col, border = NA)
   }
-  band(pred, grDevices::adjustcolor("steelblue", 0.2))
-  band(conf, grDevices::adjustcolor("steelblue", 0.45))
+  fills <- c(grDevices::adjustcolor("steelblue", 0.2), grDevices::adjustcolor("steelblue", 0.45))
+  band(pred, fills[1L])
+  band(conf, fills[2L])
   if (!is.null(pts)) graphics::points(pts$x[, 1L], pts$y, pch = 20, cex = 0.6)
   graphics::lines(grid, conf[, 1L], lwd = 2, col = "navy")
+  if (!is.null(legend)) {
+    pct <- sprintf("%g%%", 100 * level)
+    shown <- c("posterior mean", paste(pct, "band of the function"),
+               paste(pct, "band of new observations"), if (!is.null(pts)) "training data")
+    has <- !is.null(pts)
+    graphics::legend(legend, legend = shown, bty = "n", cex = 0.8, border = NA,
+                     fill = c(NA, fills[2:1], if (has) NA), col = c("navy", NA, NA, if (has) "black"),
+                     lwd = c(2, NA, NA, if (has) NA), pch = c(NA, NA, NA, if (has) 20))
+  }
   invisible(x)
+}
+
+# The axes' names: the formula's input and response, else the input's
+# column name and "response".
+gp_axis_labels <- function(x) {
+  tt <- if (!is.null(x$terms)) x$terms else x$input$terms
+  if (!is.null(tt)) {
+    vars <- vapply(as.list(attr(tt, "variables"))[-1L], function(v) paste(deparse(v), collapse = ""), "")
+    resp <- attr(tt, "response")
+    return(c(attr(tt, "term.labels")[1L], if (resp > 0L) vars[resp] else "response"))
+  }
+  c(if (is.null(x$input$names)) "x" else x$input$names[1L], "response")
 }

@@ -55,16 +55,20 @@ rff_decision_classes <- function(dec, levels) {
 rff_class_response <- function(y, n, arg = "y") {
   if (missing(y) || is.null(y)) stop_arg(arg, "is required: the class of each row of 'x'")
   if (is.matrix(y) || is.data.frame(y)) stop_arg(arg, "must be a vector or factor, not a matrix")
-  if (!(is.factor(y) || is.character(y) || is.logical(y) || is.numeric(y))) {
-    stop_arg(arg, "must be a factor, or a character, logical or whole-number vector")
+  # numbers are a measurement, not labels, even when whole (counts, rounded
+  # values): kernlab's ksvm() regresses on them, and reading them as classes
+  # made a rounded response 69 classes of one-vs-one problems
+  if (is.numeric(y) && !is.factor(y)) {
+    stop_arg(arg, "is numeric, but a classifier needs classes: give them as a factor ",
+             "(factor(", arg, ")), or for a numeric response use rff_ridge(), falkon() or rff_gp()")
+  }
+  if (!(is.factor(y) || is.character(y) || is.logical(y))) {
+    stop_arg(arg, "must be a factor, or a character or logical vector of classes")
   }
   if (length(y) != n) {
     stop_arg(arg, "has length ", length(y), " but 'x' has ", n, " row(s)")
   }
   if (anyNA(y)) stop_arg(arg, "contains NA (at position ", which(is.na(y))[1L], ")")
-  if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
-    stop_arg(arg, "must hold classes, but has non-integer values; for regression use rff_ridge()")
-  }
   # an ordered factor is classes too (the order is not used): a plain
   # factor with the same levels in the same order, so that comparisons with
   # the predicted classes (plain factors) are defined
@@ -143,10 +147,32 @@ rff_map_args <- function(..., map = NULL, who = NULL) {
   known <- c("type", "sampling", "method")
   unknown <- !(nm %in% known)
   if (any(unknown)) stop_unused_args(args[unknown], who)
+  if ("type" %in% nm) check_map_type(args[["type"]], who)
   if (!is.null(map)) {
     stop_arg(nm[1L], "is an argument of the map's construction; with 'map' the map is given")
   }
   args
+}
+
+# 'type' passed through a machine is the feature map's ("phase" or "pair");
+# kernlab's and e1071's 'type' names the machine instead ("C-svc",
+# "eps-regression"): say which function fits that.
+check_map_type <- function(type, who) {
+  if (is.character(type) && length(type) == 1L && !is.na(type) && !(type %in% c("phase", "pair"))) {
+    t <- tolower(type)
+    fits <- if (grepl("svr|regression", t)) {
+      "a regression: rff_ridge(), falkon() or rff_gp()"
+    } else if (grepl("svc|classification|bsvc|spoc|kbb", t)) {
+      "the classification rff_svm() fits (cost = C, the hinge loss)"
+    } else if (grepl("one", t)) {
+      "one-class novelty detection, which bochner does not fit"
+    }
+    if (!is.null(fits)) {
+      stop_arg("type", "is the feature map's here (\"phase\" or \"pair\"); kernlab's and ",
+               "e1071's type = \"", type, "\" is ", fits, if (!is.null(who)) paste0(" (in ", who, ")"))
+    }
+  }
+  invisible(type)
 }
 
 # The feature map of the (scaled) training data, sigma resolved on it;

@@ -64,7 +64,17 @@ ridge_default_grid <- function(sys) {
 # vanish together and GCV wrongly favours lambda -> 0.  So when GCV's choice
 # has df above n / 10, the exact leave-one-out decides.
 ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthreads) {
-  grid <- if (is.character(lambda)) ridge_default_grid(sys) else lambda
+  auto <- is.character(lambda)
+  at <- function(grid, criterion) {
+    ridge_path_at(spec, sys, grid, criterion, map, xs, Y, weights, nthreads)
+  }
+  path <- at(if (auto) ridge_default_grid(sys) else lambda, criterion)
+  if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]))
+  ridge_warn_edge(path, auto)
+  path
+}
+
+ridge_path_at <- function(spec, sys, grid, criterion, map, xs, Y, weights, nthreads) {
   df <- 1 + vapply(grid, function(l) sum(spec$e / (spec$e + l)), 0)
   if (criterion != "loo") {
     score <- ridge_gcv(spec, sys, grid, df, weights)
@@ -76,6 +86,60 @@ ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthrea
   names(path)[3L] <- criterion
   attr(path, "chosen") <- which.min(score)
   path
+}
+
+# The default grid extends itself, a decade (four values) at a time, while
+# its choice sits at an edge.  Downwards only to the floor the spectrum
+# resolves: the eigenvalues carry an absolute error of about eps times the
+# largest (R/ridge_path.c), so a lambda below 1e3 eps e_max regularises
+# rounding errors, not the model, and the solve near it becomes singular.
+# Upwards (a choice at the trace: an almost constant fit) two decades at
+# most: beyond them the fit is the constant.  'more' scores a grid with the
+# criterion already chosen.
+ridge_extend_path <- function(path, spec, more) {
+  floor <- 1e3 * .Machine$double.eps * max(spec$e, .Machine$double.xmin)
+  top <- path$lambda[1L]
+  step <- 10^-(1:4 / 4)
+  repeat {
+    k <- attr(path, "chosen")
+    n <- nrow(path)
+    if (k == n && path$lambda[n] * step[4L] >= floor) {
+      extra <- more(path$lambda[n] * step)
+      path <- rbind(path, extra)
+    } else if (k == 1L && path$lambda[1L] < 100 * top) {
+      extra <- more(rev(path$lambda[1L] / step))
+      path <- rbind(extra, path)
+    } else {
+      break
+    }
+    rownames(path) <- NULL
+    attr(path, "chosen") <- which.min(path[[3L]])
+  }
+  path
+}
+
+# A choice at an edge of the path is a choice the path could not make:
+# say so, with what to change.
+ridge_warn_edge <- function(path, auto) {
+  k <- attr(path, "chosen")
+  n <- nrow(path)
+  if (n < 2L || (k != 1L && k != n)) return(invisible())
+  lam <- format(path$lambda[k], digits = 3)
+  if (!auto) {
+    warning(sprintf("rff_ridge: lambda = %s, the %s value of 'lambda', was chosen: ", lam,
+                    if (k == 1L) "largest" else "smallest"),
+            "the best lambda may lie beyond the grid; extend it or use lambda = \"auto\"",
+            call. = FALSE)
+  } else if (k == n) {
+    warning(sprintf("rff_ridge: lambda = %s, the smallest the features resolve, was chosen: ", lam),
+            "the fit interpolates the training data; a wider bandwidth (a larger sigma), ",
+            "fewer features (D) or more rows usually predict better", call. = FALSE)
+  } else {
+    warning(sprintf("rff_ridge: lambda = %s, the largest of the path, was chosen: ", lam),
+            "the features explain almost none of the response; try a narrower bandwidth ",
+            "(a smaller sigma) or another kernel", call. = FALSE)
+  }
+  invisible()
 }
 
 # GCV: the weighted residual sum of squares over the total weight, divided
