@@ -118,7 +118,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   grow <- is.null(m)
   m <- falkon_check_centers(m, matrix(0, 0L, sv$d), n)
   scaling <- if (scale) survey_scaling(sv) else NULL
-  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = n)
+  input <- survey_input(sv, n)
   ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
               first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,
               nthreads = nthreads, block_rows = control$block_rows, what = what,

@@ -42,7 +42,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
   if (k > sv$n) stop_arg("centers", "asks for ", k, " clusters but the chunks have ", sv$n, " row(s)")
   # the in-memory rule: k-means++ below kkm_parallel_from rows
   if (seeding == "auto") seeding <- if (sv$n >= kkm_parallel_from) "kmeans||" else "kmeans++"
-  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
+  input <- survey_input(sv)
   # the in-memory default: the clustering bandwidth rule, on the survey's
   # sample of rows (evenly spaced in every chunk, as in memory over the rows)
   bandwidth <- NULL

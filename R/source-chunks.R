@@ -31,6 +31,14 @@
 #' **The response.**  The fits take `y` as the name of a column present in
 #' every chunk; the other columns are the inputs.
 #'
+#' **Factor and character columns** are one-hot coded as the formula
+#' interface codes them in memory (a column per level), with the levels of
+#' all the chunks: when the first pass over the chunks finds such columns,
+#' it collects their levels (a factor's in order of appearance, a character
+#' column's sorted) and then makes the survey with every chunk expanded on
+#' them, so a chunked fit equals the in-memory fit on the same rows.  That
+#' costs one more read of the chunks, only for data with such columns.
+#'
 #' **Order and reproducibility.**  Per-chunk results come back in the order
 #' of the chunks and are combined in that order, whatever the plan and the
 #' number of workers, so a fit is identical, bit for bit, under every plan.
@@ -358,6 +366,8 @@ chunk_xy <- function(raw, y = NULL, names = NULL) {
     resp <- if (is.data.frame(raw)) raw[[y]] else raw[, y]
     raw <- raw[, cn != y, drop = FALSE]
   }
+  design <- attr(names, "design")
+  if (!is.null(design)) return(list(x = chunk_design_matrix(raw, design), y = resp))
   if (!is.null(names) && !is.null(colnames(raw)) && !identical(colnames(raw), names)) {
     miss <- setdiff(names, colnames(raw))
     if (length(miss) > 0L) stop("lacks column(s) ", paste(miss, collapse = ", "), call. = FALSE)

@@ -217,7 +217,7 @@ chunked_setup <- function(x, y, kernel, D, scale, scale_given, map, seed, what,
     xs <- rff_apply_scaling(sv$sample, scaling)
     map <- with_seed(seed, rff_build_map(xs, kernel, D))
   }
-  input <- list(d = sv$d, names = sv$names, terms = NULL, xlevels = NULL, n = sv$n)
+  input <- survey_input(sv)
   list(survey = sv, resp = resp, scaling = scaling, map = map, input = input,
        rows = sv$rows)
 }

@@ -2,8 +2,14 @@
 # columns, column moments (pairwise update), the response's classes, a
 # sample of rows; and the response of a chunk.
 
-survey_task <- function(raw, i, y, quota) {
-  xy <- chunk_xy(raw, y)
+survey_task <- function(raw, i, y, quota, names = NULL) {
+  if (is.null(names)) {
+    # categorical columns: only their levels now; the survey proper runs
+    # again with the design they give (chunks_survey())
+    lv <- chunk_levels(raw, y)
+    if (!is.null(lv)) return(list(levels = lv, columns = setdiff(colnames(raw), y)))
+  }
+  xy <- chunk_xy(raw, y, names)
   x <- xy$x
   n <- as.double(nrow(x))   # products of counts overflow integers
   sums <- column_sums_exact(x)
@@ -16,10 +22,7 @@ survey_task <- function(raw, i, y, quota) {
              else if (is.character(r) || is.logical(r)) list(kind = "character", levels = unique(as.character(r)))
              else if (is.numeric(r)) {
                if (any(!is.finite(r))) stop("the response '", y, "' contains infinite values", call. = FALSE)
-               u <- unique(r)
-               whole <- all(u == round(u))
-               list(kind = "numeric", whole = whole,
-                    values = if (whole && length(u) <= 1000L) sort(u) else NULL)
+               list(kind = "numeric")
              } else stop("the response '", y, "' is neither numeric nor classes", call. = FALSE)
   }
   list(n = n, d = ncol(x), names = colnames(x), sums = sums,
@@ -54,6 +57,17 @@ moments_merge <- function(na, ma, nb, mb) {
 # The survey's rows and exact column sums, with the means and sums of
 # squares about them (center, m2) of the rows so far.
 survey_combine <- function(acc, s, i) {
+  if (!is.null(s$levels) || !is.null(acc$levels)) {
+    # a levels pass: each categorical column's levels, in order of
+    # appearance across the chunks (as rbind() merges factors)
+    lv <- if (is.null(acc$levels)) list() else acc$levels
+    for (nm in names(s$levels)) {
+      lv[[nm]] <- union(lv[[nm]], s$levels[[nm]])
+      attr(lv[[nm]], "factor") <- isTRUE(attr(s$levels[[nm]], "factor"))
+    }
+    cols <- if (!is.null(acc$columns)) acc$columns else if (!is.null(s$columns)) s$columns else s$names
+    return(list(levels = lv, columns = cols))
+  }
   if (is.null(acc)) {
     m <- column_moments_exact(s$sums, s$n)
     return(list(n = s$n, d = s$d, names = s$names, sums = s$sums, center = m[[1L]],
@@ -78,7 +92,87 @@ survey_combine <- function(acc, s, i) {
 
 chunks_survey <- function(chunks, y = NULL, what, sample_rows = 1000L) {
   quota <- max(2L, ceiling(sample_rows / chunks$n))
-  chunks_apply(chunks, survey_task, list(y = y, quota = quota), what, combine = survey_combine)
+  sv <- chunks_apply(chunks, survey_task, list(y = y, quota = quota), what,
+                     combine = survey_combine)
+  if (is.null(sv$levels)) return(sv)
+  # factor or character columns: a second pass, every chunk expanded with
+  # the levels of all of them, so that the columns are the same in every
+  # chunk and the same as the formula interface gives in memory
+  design <- chunk_design(sv$columns, sv$levels)
+  sv <- chunks_apply(chunks, survey_task, list(y = y, quota = quota, names = design), what,
+                     combine = survey_combine)
+  sv$names <- design
+  sv
+}
+
+# The levels of the factor and character columns of a chunk (without the
+# response y), as the formula interface takes them: a factor's levels
+# present, in its order; a character column's values, sorted as factor()
+# sorts them.  NULL when there are none.
+chunk_levels <- function(raw, y) {
+  if (!is.data.frame(raw)) return(NULL)
+  cols <- setdiff(names(raw), y)
+  cat <- vapply(raw[cols], function(v) is.factor(v) || is.character(v), logical(1))
+  if (!any(cat)) return(NULL)
+  lapply(raw[cols[cat]], function(v) {
+    if (is.factor(v)) structure(levels(droplevels(v)), factor = TRUE)
+    else sort(unique(v[!is.na(v)]))
+  })
+}
+
+# The design of chunks with categorical columns: the predictor columns in
+# their order, the terms of their sum and the levels; the expanded column
+# names carry it as attribute "design", so that every task that expands a
+# chunk (chunk_xy(raw, y, names)) gets it with the names it already takes.
+chunk_design <- function(cols, levels) {
+  levels <- lapply(levels, function(l) {
+    # a character column's levels sorted over all chunks, as factor() of
+    # all rows sorts them; a factor's in order of appearance
+    if (isTRUE(attr(l, "factor"))) as.character(l) else sort(as.character(l))
+  })
+  rhs <- paste(vapply(cols, function(v) deparse(as.name(v), backtick = TRUE), ""), collapse = " + ")
+  terms <- stats::terms(stats::as.formula(paste("~", rhs), env = baseenv()))
+  design <- list(columns = cols, terms = terms, xlevels = levels)
+  # the expanded names, from one made-up row
+  row <- lapply(stats::setNames(nm = cols), function(v) {
+    if (is.null(levels[[v]])) 0 else factor(levels[[v]][1L], levels = levels[[v]])
+  })
+  names <- colnames(chunk_design_matrix(as.data.frame(row, check.names = FALSE), design))
+  structure(names, design = design)
+}
+
+# A chunk's predictors expanded by its design: factors one-hot coded on the
+# survey's levels (one_hot_matrix(), as the formula interface does).
+chunk_design_matrix <- function(raw, design) {
+  miss <- setdiff(design$columns, colnames(raw))
+  if (length(miss)) stop("lacks column(s) ", paste(miss, collapse = ", "), call. = FALSE)
+  frame <- as.data.frame(raw, stringsAsFactors = FALSE)[design$columns]
+  for (nm in names(design$xlevels)) {
+    v <- frame[[nm]]
+    if (!is.factor(v) && !is.character(v)) {
+      stop("column '", nm, "' is categorical in some chunks but not in this one", call. = FALSE)
+    }
+    v <- as.character(v)
+    new <- !is.na(v) & !(v %in% design$xlevels[[nm]])
+    if (any(new)) {
+      stop("column '", nm, "' has a level not seen in the survey: ", v[which(new)[1L]],
+           call. = FALSE)
+    }
+    frame[[nm]] <- factor(v, levels = design$xlevels[[nm]])
+  }
+  if (anyNA(frame)) stop("has missing values (NA); drop or impute them first", call. = FALSE)
+  mf <- stats::model.frame(design$terms, frame, na.action = stats::na.pass)
+  x <- one_hot_matrix(design$terms, mf, design$xlevels)
+  rownames(x) <- NULL
+  x
+}
+
+# What a fit on chunks records of its input (input_description()): with
+# categorical columns also the terms and levels, so that predict() takes a
+# data frame with the same columns as the in-memory formula fit does.
+survey_input <- function(sv, n = sv$n) {
+  design <- attr(sv$names, "design")
+  list(d = sv$d, names = sv$names, terms = design$terms, xlevels = design$xlevels, n = n)
 }
 
 # Standardisation from the survey, by the rule of rff_scaling().
@@ -99,15 +193,10 @@ survey_response <- function(sv, y, classes_only = FALSE) {
   }
   if (identical(kinds, "numeric")) {
     if (!classes_only) return(list(type = "regression", levels = NULL))
-    if (!all(vapply(sv$y, `[[`, logical(1), "whole"))) {
-      stop_arg("y", "must hold classes, but column '", y, "' has non-integer values; ",
-               "for regression use rff_ridge()")
-    }
-    vals <- lapply(sv$y, `[[`, "values")
-    if (any(vapply(vals, is.null, logical(1)))) {
-      stop_arg("y", "has more than 1000 distinct whole numbers; classes, or regression?")
-    }
-    lev <- as.character(sort(unique(unlist(vals))))
+    # as in memory (rff_class_response()): numbers are not classes
+    stop_arg("y", "names a numeric column ('", y, "'), but a classifier needs classes: ",
+             "make it a factor or character column in the chunks (data_chunks(reader = ) ",
+             "can convert it as it reads), or for a numeric response use rff_ridge() or falkon()")
   } else if (identical(kinds, "factor")) {
     lev <- unique(unlist(lapply(sv$y, `[[`, "levels")))
   } else {
