@@ -373,7 +373,11 @@ test_that("class rules see only the complete rows of decision values", {
 
 test_that("the issue's data sets fit through formulas: NAs, factors, regression", {
   skip_if_not_installed("mlbench")
-  pima <- get(utils::data("PimaIndiansDiabetes2", package = "mlbench", envir = environment()))
+  # mlbench 2.1-11 replaced the Pima data by a synthetic set of the same
+  # shape (SynthDiabetes2: NAs in the same columns)
+  sets <- utils::data(package = "mlbench")$results[, "Item"]
+  name <- if ("PimaIndiansDiabetes2" %in% sets) "PimaIndiansDiabetes2" else "SynthDiabetes2"
+  pima <- get(utils::data(list = name, package = "mlbench", envir = environment()))
   fit <- rff_svm(diabetes ~ ., data = pima, D = 128, seed = 1)
   expect_identical(nobs(fit), sum(stats::complete.cases(pima)))
   p <- predict(fit, pima[1:10, ], na.action = na.exclude)
