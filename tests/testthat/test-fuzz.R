@@ -1,4 +1,4 @@
-# Fuzz: a few hundred calls with random good and bad arguments (exported
+# Fuzz: ten thousand calls with random good and bad arguments (exported
 # functions, methods and the .Call entry points), in a separate R process,
 # so that a crash fails this test instead of killing the test run.  The
 # seed is fixed (20240611); the script is fuzz-calls.R, and its log names
@@ -14,7 +14,7 @@ test_that("random argument combinations never crash R", {
   old <- Sys.getenv("R_LIBS", unset = NA)
   Sys.setenv(R_LIBS = paste(c(lib, if (!is.na(old) && nzchar(old)) old), collapse = .Platform$path.sep))
   on.exit(if (is.na(old)) Sys.unsetenv("R_LIBS") else Sys.setenv(R_LIBS = old), add = TRUE)
-  n_calls <- 400L
+  n_calls <- 10000L
   started <- proc.time()[["elapsed"]]
   out <- suppressWarnings(system2(rscript, c("--vanilla", shQuote(script), n_calls, 20240611L,
                                              shQuote(log_file)), stdout = TRUE, stderr = TRUE))

@@ -32,7 +32,7 @@ cat("done\\n")
 '
 
 test_that("oversized calls are refused by the guard under an address-space limit", {
-  skip_on_cran()
+  # one child of a few seconds; the address-space limit is POSIX's
   skip_on_os(c("windows", "mac"))
   if (!nzchar(Sys.which("bash"))) skip("needs bash for ulimit")
   script <- tempfile(fileext = ".R")

@@ -116,10 +116,27 @@ test_that("a spectral mixture on one input starts from six variants of the spect
   expect_equal(st[[3L]]$scales, 3 * base$scales)
   # two components, or several inputs: one start
   expect_length(bochner:::sm_starts(spectral_mixture_kernel(q = 2), matrix(t), y), 1L)
-  # rff_gp keeps the start of the best likelihood: at least that of the first
+  # rff_gp screens every start with a short search and continues the best:
+  # the end is at least as likely as every screened start (at D = 60 the
+  # screening uses all the frequencies, so the likelihoods are comparable)
   fit <- rff_gp(t, y, kernel = spectral_mixture_kernel(q = 3), D = 60, seed = 1, scale = FALSE)
+  expect_length(fit$optim$screen, 6L)
+  expect_gte(-fit$optim$value, max(fit$optim$screen) - 1e-8)
+  # and not worse than one full search from the periodogram's start
   one <- rff_gp(t, y, kernel = bochner:::sm_initialise(spectral_mixture_kernel(q = 3),
                                                        matrix(t), y),
                 D = 60, seed = 1, scale = FALSE)
-  expect_gte(as.numeric(logLik(fit)), as.numeric(logLik(one)) - 1e-6)
+  expect_gte(as.numeric(logLik(fit)), as.numeric(logLik(one)) - 1)
+})
+
+test_that("the screened multistart keeps every component's share of the frequencies", {
+  P <- list(comp = sort(rep_len(1:4, 2048)), Dq = rep(512L, 4), eps = matrix(rnorm(2048), 1),
+            n = 100)
+  small <- bochner:::gp_fewer_frequencies(P, 8L)
+  expect_identical(small$Dq, rep(64L, 4))
+  expect_identical(ncol(small$eps), 256L)
+  expect_identical(small$eps[1, 1:64], P$eps[1, 1:64])
+  # a small D is not cut below 128 frequencies
+  P2 <- list(comp = sort(rep_len(1:3, 60)), Dq = rep(20L, 3), eps = matrix(rnorm(60), 1), n = 100)
+  expect_identical(ncol(bochner:::gp_fewer_frequencies(P2, 8L)$eps), 60L)
 })
