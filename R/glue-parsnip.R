@@ -155,6 +155,7 @@ need_package <- function(pkg, what) {
   # parsnip may be loaded before or after bochner: register now, or when it is
   if (isNamespaceLoaded("parsnip")) register_parsnip_engines()
   setHook(packageEvent("parsnip", "onLoad"), function(...) register_parsnip_engines())
+  register_mlr3_hook()   # the mlr3 learners (R/glue-mlr3.R), the same way
   invisible(NULL)
 }
 
