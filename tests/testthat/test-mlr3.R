@@ -45,7 +45,6 @@ test_that("the learners are in mlr_learners once mlr3 is loaded", {
 test_that("the learners pass mlr3's autotest", {
   skip_if_no_mlr3()
   skip_if_not_installed("mirai")    # the autotest runs an encapsulated resampling on mirai
-  skip_on_cran()
   at <- mlr3_autotest_env()
   # one persistent daemon for the encapsulated runs (without it, mirai
   # starts a new R process, which loads mlr3 and bochner, for each)
