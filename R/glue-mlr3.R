@@ -188,7 +188,7 @@ mlr3_param_set <- function(id) {
 #' @rdname mlr_learners_bochner
 #' @export
 bochner_search_space <- function(learner) {
-  id <- if (is.character(learner) && length(learner) == 1L) learner else learner$id
+  id <- if (is.character(learner)) learner else if (inherits(learner, "Learner")) learner$id
   if (!is.character(id) || length(id) != 1L || !id %in% names(mlr3_specs())) {
     stop_arg("learner", "must be one of bochner's mlr3 learners or its id: ",
              paste(names(mlr3_specs()), collapse = ", "))

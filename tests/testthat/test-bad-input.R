@@ -373,6 +373,9 @@ specs <- c(specs,
   spec("falkon_num_centers", list(range = c(6, 11)), range = "range", trans = "trans"))
 
 extra_cases <- list(
+  # the mlr3 learners' tuning ranges: a learner of bochner, or its id
+  case("bochner_search_space", list(learner = "classif.rpart"), "learner", "unknown learner"),
+  case("bochner_search_space", list(learner = 1), "learner", "not a learner"),
   # sizes too large to allocate: refused before allocating, saying how much
   case("predict.random_features",
        list(object = random_features(big[1:10, , drop = FALSE], K1, D = 1e5, seed = 1),
