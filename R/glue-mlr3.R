@@ -65,7 +65,8 @@
 #'   mlr_learners_regr.rff_gp mlr_learners_classif.rff_svm
 #'   mlr_learners_classif.rff_ridge mlr_learners_regr.rff_ridge
 #' @examples
-#' if (requireNamespace("mlr3", quietly = TRUE)) {
+#' # (tsk("sonar") is a data set of the mlbench package)
+#' if (requireNamespace("mlr3", quietly = TRUE) && requireNamespace("mlbench", quietly = TRUE)) {
 #'   library(mlr3)
 #'   # 3-fold cross-validation of the SVM on random features
 #'   learner <- lrn("classif.rff_svm", D = 128, seed = 1, predict_type = "prob")
@@ -83,7 +84,8 @@
 #' }
 #' \donttest{
 #' # tuning cost and bandwidth by random search with mlr3tuning
-#' if (requireNamespace("mlr3tuning", quietly = TRUE)) {
+#' if (requireNamespace("mlr3tuning", quietly = TRUE) &&
+#'     requireNamespace("mlbench", quietly = TRUE)) {
 #'   library(mlr3tuning)
 #'   learner <- lrn("classif.rff_svm", D = 128, seed = 1)
 #'   space <- bochner_search_space(learner)
@@ -262,9 +264,10 @@ mlr3_train <- function(learner, private, task, spec) {
 mlr3_default_generator <- function(envir = parent.frame()) {
   genv <- globalenv()
   old <- get0(".Random.seed", envir = genv, inherits = FALSE)
-  do.call(on.exit, list(substitute(
-    if (is.null(old)) rm(".Random.seed", envir = genv) else assign(".Random.seed", old, envir = genv),
-    list(old = old, genv = genv)), add = TRUE), envir = envir)
+  restore <- function() {
+    if (is.null(old)) rm(".Random.seed", envir = genv) else assign(".Random.seed", old, envir = genv)
+  }
+  do.call(on.exit, list(as.call(list(restore)), add = TRUE), envir = envir)
   RNGkind("Mersenne-Twister", "Inversion", "Rejection")
   invisible()
 }
