@@ -12,8 +12,13 @@ skip_if_no_slurm <- function() {
   skip_if_not_installed("future.batchtools")
   skip_if(!nzchar(system.file(package = "bochner")), "bochner is not installed")
   how <- "bash .ci/slurm start (as root, on Debian) starts a one-node cluster"
-  skip_if(!nzchar(Sys.which("sbatch")) || !nzchar(Sys.which("sinfo")),
-          paste0("Slurm is not installed (no sbatch, sinfo): ", how))
+  skip_if(!nzchar(Sys.which("sbatch")) || !nzchar(Sys.which("sinfo")) ||
+            !nzchar(Sys.which("scontrol")),
+          paste0("Slurm is not installed (no sbatch, sinfo, scontrol): ", how))
+  # scontrol ping answers at once; sinfo waits for a controller that is down
+  ping <- suppressWarnings(system2("scontrol", "ping", stdout = TRUE, stderr = TRUE))
+  skip_if(!any(grepl("is UP", ping)),
+          paste0("no Slurm controller answers (scontrol ping): ", how))
   state <- suppressWarnings(tryCatch(
     system2("timeout", c("10", "sinfo", "-h", "-o", "%t"), stdout = TRUE, stderr = FALSE),
     error = function(e) character()))
