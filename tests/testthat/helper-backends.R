@@ -54,3 +54,22 @@ expect_backend_matches_memory <- function(got, mem, what) {
   expect_equal(unname(got$kmeans$centers), unname(mem$kmeans$centers), tolerance = 1e-10,
                label = paste(what, "k-means centres"))
 }
+
+# A test's set-up: a temporary directory with the data in files, the
+# in-memory fits and the chunked fits under plan(sequential); on the
+# caller's exit the plan comes back, mirai daemons (when mirai is loaded)
+# stop and the directory goes.
+backend_fixture <- function(prefix, envir = parent.frame()) {
+  dir <- tempfile(prefix)
+  dir.create(dir)
+  old <- future::plan()
+  cleanup <- function() {
+    future::plan(old)
+    if (isNamespaceLoaded("mirai")) mirai::daemons(0)
+    unlink(dir, recursive = TRUE)
+  }
+  do.call(on.exit, list(as.call(list(cleanup)), add = TRUE), envir = envir)
+  d <- backend_data(dir)
+  future::plan(future::sequential)
+  list(dir = dir, d = d, mem = backend_memory_fits(d), ref = backend_chunked_fits(d$files))
+}

@@ -14,18 +14,11 @@ skip_if_no_mirai <- function() {
 
 test_that("future.mirai plans and mirai daemons give the in-memory fits", {
   skip_if_no_mirai()
-  dir <- tempfile("mirai")
-  dir.create(dir)
-  old <- future::plan()
-  on.exit({
-    future::plan(old)
-    mirai::daemons(0)
-    unlink(dir, recursive = TRUE)
-  })
-  d <- backend_data(dir)
-  mem <- backend_memory_fits(d)
-  future::plan(future::sequential)
-  ref <- backend_chunked_fits(d$files)
+  fx <- backend_fixture("mirai")
+  d <- fx$d
+  dir <- fx$dir
+  mem <- fx$mem
+  ref <- fx$ref
   expect_backend_matches_memory(ref, mem, "sequential")
 
   # mirai_multisession: future.mirai starts its own local daemons

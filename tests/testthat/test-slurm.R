@@ -64,20 +64,14 @@ slurm_plan <- function() {
 
 test_that("falkon, rff_ridge and kernel_kmeans through Slurm are the in-memory fits", {
   skip_if_no_slurm()
-  dir <- tempfile("slurm")
-  dir.create(dir)
-  old <- future::plan()
+  fx <- backend_fixture("slurm")
+  d <- fx$d
+  dir <- fx$dir
+  mem <- fx$mem
+  ref <- fx$ref
   # one job per pass over the chunks (each pass is a round of jobs)
   opts <- options(future.cache.path = file.path(dir, "registry"), bochner.chunks_per_future = 4)
-  on.exit({
-    future::plan(old)
-    options(opts)
-    unlink(dir, recursive = TRUE)
-  })
-  d <- backend_data(dir)
-  mem <- backend_memory_fits(d)
-  future::plan(future::sequential)
-  ref <- backend_chunked_fits(d$files)
+  on.exit(options(opts), add = TRUE)
   slurm_user()
   slurm_plan()
   t0 <- proc.time()[["elapsed"]]
@@ -150,18 +144,11 @@ test_that("mirai daemons started through sbatch (cluster_config) give the in-mem
   skip_if_no_slurm()
   skip_if_not_installed("mirai")
   skip_if_not_installed("future.mirai")
-  dir <- tempfile("slurm")
-  dir.create(dir)
-  old <- future::plan()
-  on.exit({
-    future::plan(old)
-    mirai::daemons(0)
-    unlink(dir, recursive = TRUE)
-  })
-  d <- backend_data(dir)
-  mem <- backend_memory_fits(d)
-  future::plan(future::sequential)
-  ref <- backend_chunked_fits(d$files)
+  fx <- backend_fixture("slurm")
+  d <- fx$d
+  dir <- fx$dir
+  mem <- fx$mem
+  ref <- fx$ref
   # two daemons, each a Slurm job, dialling back to this session; the
   # commands of vignette("scale-out")
   t0 <- proc.time()[["elapsed"]]
