@@ -293,6 +293,9 @@ mlr3_predict <- function(learner, task, spec) {
   list(response = unname(p$fit), se = unname(se))
 }
 
+# R6 gives its methods self, private and super (for R CMD check's code scan)
+utils::globalVariables(c("self", "private", "super"))
+
 # The R6 class of a learner, inheriting from mlr3's LearnerClassif or
 # LearnerRegr (made here, so that neither mlr3 nor R6 is needed to install
 # or load bochner).
