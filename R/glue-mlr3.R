@@ -20,7 +20,7 @@
 #' | `regr.rff_ridge` | [rff_ridge()] | `"response"` |
 #'
 #' **Parameters** are the arguments of the functions, by the same names and
-#' with the same defaults (`D`, `lambda`, `cost`, `centers`, `loss`,
+#' with the same defaults (`D`, `lambda`, `cost`, `m`, `loss`,
 #' `scale`, `seed`, `nthreads`, ...), plus `sigma`: the length scale of
 #' the Gaussian kernel ([gaussian_kernel()]), a number or one of the
 #' bandwidth rules `"median"` and `"sigest"`; unset, the function's default
@@ -28,7 +28,7 @@
 #' `sigma`).  `predict_type = "prob"` fits with `probability = TRUE`
 #' ([rff_svm()], [rff_ridge()]); [falkon()]'s classes are fitted with the
 #' logistic loss, whose probabilities are the model's own, unless `loss =
-#' "squared"` is set (which has no `"prob"`).  `centers` above the number
+#' "squared"` is set (which has no `"prob"`).  [falkon()]'s `m` above the number
 #' of training rows is lowered to it, so that a tuning range suits every
 #' resampling fold.  `regr.rff_gp`'s `"se"` is the standard error of the
 #' posterior mean ([predict.rff_gp()]'s `se.fit`), or, with the predict
@@ -41,7 +41,7 @@
 #' **Tuning ranges.**  `bochner_search_space(learner)` gives the ranges the
 #' package uses elsewhere (its dials parameters and caret grids), as a
 #' paradox search space on the log scale for `mlr3tuning`: `sigma` 0.1 to
-#' 100 ([rff_sigma()]), `D` 64 to 2048 ([rff_num_features()]), `centers`
+#' 100 ([rff_sigma()]), `D` 64 to 2048 ([rff_num_features()]), `m`
 #' 128 to 8192 ([falkon_num_centers()]), `cost` \eqn{2^{-5}}{2^-5} to
 #' \eqn{2^8}{2^8} (as [rff_svm_caret]'s random search), `lambda`
 #' \eqn{10^{-8}}{1e-8} to \eqn{10^{-2}}{1e-2} for falkon (a mean over rows)
@@ -146,7 +146,7 @@ mlr3_param_set <- function(id) {
   spec <- switch(id,
     classif.falkon = ,
     regr.falkon = c(list(
-      centers = p_int(lower = 1L, special_vals = list(NULL), default = NULL, tags = tr),
+      m = p_int(lower = 1L, special_vals = list(NULL), default = NULL, tags = tr),
       lambda = p_dbl(lower = 0, special_vals = list("auto"), default = "auto", tags = tr),
       landmarks = p_fct(c("uniform", "kmeans", "leverage"), default = "uniform", tags = tr),
       iter = p_int(lower = 1L, special_vals = list("auto"), default = "auto", tags = tr),
@@ -204,7 +204,7 @@ bochner_search_space <- function(learner) {
   ranges <- switch(id,
     classif.falkon = ,
     regr.falkon = list(sigma = sigma, lambda = log_dbl(1e-8, 1e-2),
-                       centers = log_int(128L, 8192L)),
+                       m = log_int(128L, 8192L)),
     regr.rff_gp = list(D = D),
     classif.rff_svm = list(sigma = sigma, cost = log_dbl(2^-5, 2^8), D = D),
     list(sigma = sigma, lambda = log_dbl(2^-9, 2^4), D = D))
@@ -241,7 +241,7 @@ mlr3_train <- function(learner, private, task, spec) {
   y <- task$truth()
   prob <- learner$predict_type == "prob"
   if (spec$fun == "falkon") {
-    if (!is.null(pv$centers)) pv$centers <- min(pv$centers, nrow(x))
+    if (!is.null(pv$m)) pv$m <- min(pv$m, nrow(x))
     if (prob && identical(pv$loss, "squared")) {
       stop("predict_type = \"prob\" needs loss = \"logistic\" (the squared loss gives ",
            "scores, not probabilities)", call. = FALSE)
@@ -265,7 +265,11 @@ mlr3_default_generator <- function(envir = parent.frame()) {
   genv <- globalenv()
   old <- get0(".Random.seed", envir = genv, inherits = FALSE)
   restore <- function() {
-    if (is.null(old)) rm(".Random.seed", envir = genv) else assign(".Random.seed", old, envir = genv)
+    if (is.null(old)) {
+      rm(".Random.seed", envir = genv)
+    } else {
+      assign(".Random.seed", old, envir = genv)
+    }
   }
   do.call(on.exit, list(as.call(list(restore)), add = TRUE), envir = envir)
   RNGkind("Mersenne-Twister", "Inversion", "Rejection")

@@ -23,7 +23,7 @@ backend_chunked_fits <- function(files) {
   reg <- data_chunks(files)
   inputs <- data_chunks(files, reader = function(p) readRDS(p)[c("a", "b")])
   list(
-    falkon = falkon(reg, y = "y", centers = 40, lambda = 1e-4, iter = 4, seed = 3),
+    falkon = falkon(reg, y = "y", m = 40, lambda = 1e-4, iter = 4, seed = 3),
     ridge = rff_ridge(reg, y = "y", kernel = gaussian_kernel(1), D = 32, lambda = 0.5, seed = 2),
     kmeans = kernel_kmeans(inputs, 2, gaussian_kernel(1.5), method = "rff", D = 16, seed = 4,
                            nstart = 1, algorithm = "Lloyd", iter.max = 3)
@@ -32,7 +32,7 @@ backend_chunked_fits <- function(files) {
 
 backend_memory_fits <- function(d) {
   list(
-    falkon = falkon(d$x, d$y, centers = 40, lambda = 1e-4, iter = 4, seed = 3),
+    falkon = falkon(d$x, d$y, m = 40, lambda = 1e-4, iter = 4, seed = 3),
     ridge = rff_ridge(d$x, d$y, kernel = gaussian_kernel(1), D = 32, lambda = 0.5, seed = 2),
     kmeans = suppressWarnings(
       kernel_kmeans(d$x, 2, gaussian_kernel(1.5), method = "rff", D = 16, seed = 4, nstart = 1,

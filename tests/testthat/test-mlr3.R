@@ -55,7 +55,7 @@ test_that("the learners pass mlr3's autotest", {
   # finds no scale and the fits refuse it by design: those get a number
   learners <- list(
     mlr3::lrn("classif.falkon", sigma = 1),
-    mlr3::lrn("classif.falkon", loss = "squared", centers = 20, sigma = 1),
+    mlr3::lrn("classif.falkon", loss = "squared", m = 20, sigma = 1),
     mlr3::lrn("regr.falkon", sigma = 1),
     mlr3::lrn("regr.rff_gp", D = 32),
     mlr3::lrn("classif.rff_svm", D = 64, sigma = 1),
@@ -89,8 +89,8 @@ test_that("resample() with 3-fold CV predicts as the functions called directly",
   # classification, iris: falkon (logistic), the SVM and ridge, with probabilities
   iris_task <- mlr3::tsk("iris")
   cls <- list(
-    falkon = list(lrn = mlr3::lrn("classif.falkon", seed = 3, centers = 40),
-                  fit = function(x, y) falkon(x, y, loss = "logistic", seed = 3, centers = 40)),
+    falkon = list(lrn = mlr3::lrn("classif.falkon", seed = 3, m = 40),
+                  fit = function(x, y) falkon(x, y, loss = "logistic", seed = 3, m = 40)),
     svm = list(lrn = mlr3::lrn("classif.rff_svm", D = 64, cost = 2, sigma = 1.5, seed = 3),
                fit = function(x, y) rff_svm(x, y, D = 64, cost = 2, seed = 3, probability = TRUE,
                                             kernel = gaussian_kernel(1.5))),
