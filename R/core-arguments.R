@@ -44,7 +44,7 @@
 #' **The kernel's default.**  The supervised machines standardise their
 #' inputs and default to a Gaussian kernel whose bandwidth comes from the
 #' data.  The rule the measurements support is kernlab's `"sigest"` for
-#' classes and the median heuristic for numbers: in `bench/bandwidth.md`
+#' classes and the median heuristic for numbers: in `bench/investigations/bandwidth.md`
 #' (D = 1024, three 70/30 splits, mean test figures) `"sigest"` gives
 #' rff_svm an accuracy of 0.8475 against 0.8214 for the median (rff_ridge
 #' 0.8691 against 0.8674), and the median gives rff_ridge a test RMSE /

@@ -25,7 +25,7 @@
 #' * The names of the arguments, the same everywhere: [bochner_arguments].
 #'
 #' **Which machine?**  Three of the four fit regressions.  From the bench
-#' (`bench/machines.md`, `bench/falkon.md`, `bench/gp.md`; 70/30 splits,
+#' (`bench/machines.md`, `bench/investigations/gp.md`; 70/30 splits,
 #' times on a shared 2-core machine, so ratios within a row are what to
 #' compare):
 #'

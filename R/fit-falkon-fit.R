@@ -149,7 +149,7 @@ falkon_heldout_error <- function(f, val) {
 # there while the held-out squared error falls by the fraction 'gain'.  The
 # fit kept is still the least held-out error; only when to stop looking
 # differs.  A fall of the tie-break alone is no progress: on
-# bench/falkon.R's Shuttle split the error rate was flat from iteration 13
+# bench/suites/machines.R's Shuttle split the error rate was flat from iteration 13
 # of 33 while the squared error fell by 0.1-0.5 % an iteration.  For
 # regression the rate is Inf throughout.  prog: list(rate, mse, iter), from
 # falkon_progress(NULL).
@@ -166,7 +166,7 @@ falkon_progress <- function(prog, e, t, gain) {
 # The fall of the held-out squared error that counts as progress
 # (falkon_progress()): where an iteration is a product with H, which costs
 # next to nothing, any fall, and no candidate leaves the path (on
-# bench/falkon-defaults.R's Shuttle split the 256-centre path on H reached
+# bench/investigations/falkon-defaults.R's Shuttle split the 256-centre path on H reached
 # 0.5 % held-out error, and so stopped the growth, only after falls of
 # under 1 %); where it is a pass over the rows, control$path_gain for
 # regression, and for classes, where it only breaks ties of the error
@@ -332,7 +332,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 # runs the chosen lambda alone, warm-started from that fit (its alpha
 # padded with zeros is the same function).  The candidates one after
 # another at full size, each with its own path and factorisation, took 20
-# passes (387 of 457 s) at n = 10^6, m = 10^4 (bench/falkon-notes.md).
+# passes (387 of 457 s) at n = 10^6, m = 10^4 (git history: bench/falkon-notes.md at 6e0e28f).
 falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, iter, loss,
                              control, nthreads, n = 0, d = 0) {
   m <- nrow(centres)
@@ -430,7 +430,7 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
       break
     }
     # classes: any step, whose next would gain about half its error at most
-    # (as measured), stops below 2 grow_min (on bench/falkon.R's Shuttle
+    # (as measured), stops below 2 grow_min (on bench/suites/machines.R's Shuttle
     # split a fit went 256 -> 1024 centres, 1.4 -> 0.40 % held-out error,
     # then to 4096 for 0.25 %: 12-15 s instead of 3.3, for 0.11 point of
     # test accuracy)

@@ -87,7 +87,7 @@
 #' loss uses [falkon_default_centers()]
 #' centres.  The default kernel is the Gaussian with kernlab's `sigest`
 #' bandwidth rule on the standardised inputs, as in [rff_svm()].  See
-#' `bench/falkon-defaults.md` for the measurements behind these choices.
+#' `bench/investigations/falkon-defaults.md` for the measurements behind these choices.
 #'
 #' **Reproducibility and cost.**  The centres and the held-out slice come
 #' from R's generator (`set.seed()` or `seed`).  Every product, factorisation
@@ -270,14 +270,14 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
 #'   kept is still the one of least held-out error (for classes, the error
 #'   rate with the squared error breaking ties).  The squared error stands
 #'   in for an error rate too coarse to move on a held-out slice, and only
-#'   part of its fall reaches the rate: on `bench/falkon.R`'s Shuttle split
+#'   part of its fall reaches the rate: on `bench/suites/machines.R`'s Shuttle split
 #'   (2000 held-out rows, error rate flat at 0.4 % from iteration 13) a
 #'   tie-break gain of 1 % ran 21 iterations and 3 % ran 18, for 99.68 %
-#'   and 99.67 % test accuracy, in 7-17 % less time (bench/falkon-notes.md).
+#'   and 99.67 % test accuracy, in 7-17 % less time (git history: bench/falkon-notes.md at 6e0e28f).
 #' @param newton_patience For the logistic loss, stop once the held-out
 #'   log-loss has not improved for this many Newton steps.  Along the
 #'   decreasing \eqn{\lambda} the held-out log-loss falls, then rises, but
-#'   not always in one turn: on `bench/falkon.R`'s Shuttle split it rose at
+#'   not always in one turn: on `bench/suites/machines.R`'s Shuttle split it rose at
 #'   \eqn{10^{-6}} and fell again to its least at \eqn{10^{-8}} (test
 #'   log-loss 0.0157 after one step of patience, 0.0107 after two).  On its
 #'   DNA, spam, Satellite, Vehicle and Vowel splits two steps keep the fits
@@ -420,12 +420,12 @@ falkon_control_list <- function(control) {
 #' cap of 5000 keeps the \eqn{m \times m} factors at a few hundred
 #' megabytes and their \eqn{O(m^3)} factorisations at seconds.  With the
 #' default `m`, [falkon()] grows the number of centres up to this one
-#' only while the held-out error falls.  On `bench/falkon-defaults.R`'s
+#' only while the held-out error falls.  On `bench/investigations/falkon-defaults.R`'s
 #' sets, 25 \eqn{\sqrt n} centres gained 1.8 points over half as many on
 #' Letter (13 333 rows); on a noisy 10^5-row problem 4000 centres gained
 #' 2.6 points over the 1000 of the budget this rule replaces (\eqn{6 \cdot
 #' 10^7 / n}, set when every pass evaluated the kernel).  See
-#' `bench/falkon-defaults.md`.  Give `m` to go beyond.
+#' `bench/investigations/falkon-defaults.md`.  Give `m` to go beyond.
 #' @param n Number of training rows, a whole number.
 #' @return A whole number.
 #' @examples

@@ -108,7 +108,7 @@
 #'   normal directions with the radial law's norms; Gaussian and Matern
 #'   kernels) or `"qmc"` (a scrambled Halton sequence); see
 #'   [random_features()].  A spectral mixture's are always iid.  (On the
-#'   benchmark of bench/gp.md the structured draws did not bring the
+#'   benchmark of bench/investigations/gp.md the structured draws did not bring the
 #'   learned hyperparameters closer to the exact GP's than iid ones; more
 #'   frequencies did.)
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
@@ -427,7 +427,7 @@ gp_start <- function(theta, P, d) {
 # scrambled Halton sequence through the inverse CDF.  Both are fixed draws
 # scaled by the length scales, so the objective stays smooth, and their
 # kernel estimates vary less than iid ones (which might bias the likelihood
-# less, though on bench/gp.md's set that did not bring the learned
+# less, though on bench/investigations/gp.md's set that did not bring the learned
 # hyperparameters closer to the exact GP's).
 # A spectral mixture's likelihood has many local optima, so it is searched
 # from several starts (Wilson and Adams) and the best kept.  Searching each

@@ -16,8 +16,8 @@
 #' clusters are larger than that, so \eqn{\sigma} follows the scale within
 #' clusters; the median heuristic (the median distance between any two
 #' rows) follows the spread of the whole set and merges clusters such as
-#' concentric rings.  Measured over 20 draws each (`bench/kmeans_bandwidth.R`,
-#' results in `bench/kmeans.md`): adjusted Rand index 1 on every draw of
+#' concentric rings.  Measured over 20 draws each (`bench/investigations/kmeans_bandwidth.R`,
+#' results in `bench/investigations/kmeans.md`): adjusted Rand index 1 on every draw of
 #' three kinds of noisy rings and of mlbench's smiley, where the median
 #' heuristic scores about 0 and 0.85; on iris, banknote, thyroid and four
 #' Gaussian clusters it is as good as the median heuristic or better, on
@@ -121,7 +121,7 @@
 #'   method.
 #' @param nstart Number of random starts; the best is kept.  The default, 10,
 #'   found the rings of the examples on every one of 20 draws
-#'   (`bench/kmeans.md`); on the Gram matrix a start costs a few passes over
+#'   (`bench/investigations/kmeans.md`); on the Gram matrix a start costs a few passes over
 #'   it while the matrix itself is computed once.  Ignored when `centers` is
 #'   an initial assignment (with a warning if given).
 #' @param algorithm `"Hartigan-Wong"` (Lloyd's iterations, then single-point
@@ -330,7 +330,7 @@ kkm_method <- function(method) check_choice(method, c("exact", "rff", "nystrom")
 # sigma follows the within-cluster scale rather than the spread of the whole
 # set (the median heuristic), which merges clusters such as concentric rings.
 # The fraction, not a fixed m, keeps sigma from shrinking as n grows.
-# Evidence: bench/kmeans_bandwidth.R and bench/kmeans.md.  Deterministic: no
+# Evidence: bench/investigations/kmeans_bandwidth.R and bench/investigations/kmeans.md.  Deterministic: no
 # random numbers are drawn.
 kkm_bandwidth <- function(x, max_rows = 1000L, fraction = 0.1) {
   n <- nrow(x)

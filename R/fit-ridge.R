@@ -74,7 +74,7 @@
 #' to a half of that pass for \eqn{D \le 1024}, about as much at
 #' \eqn{D = 2048} and twice as much at \eqn{D = 4000}, and 7 to 10 times
 #' cheaper than LAPACK's eigendecomposition under the reference BLAS
-#' (`bench/ridge_path.md`); a fixed `lambda` skips it.  From the
+#' (`bench/investigations/ridge_path.md`); a fixed `lambda` skips it.  From the
 #' \eqn{n < D} side the same is done on the \eqn{n \times n} matrix
 #' \eqn{Z_c Z_c^T}.
 #'
@@ -96,7 +96,7 @@
 #' default kernel is the Gaussian with the median heuristic,
 #' `gaussian_kernel("median")`, not [rff_svm()]'s `"sigest"`: with `lambda`
 #' chosen on the path the fit adapts to the bandwidth, and on the sets of
-#' `bench/bandwidth.R` the median was the best rule for regression (test
+#' `bench/investigations/bandwidth.R` the median was the best rule for regression (test
 #' RMSE 0.43 of the response's sd, against 0.46 for `"sigest"`) and within
 #' 0.2 points of the best for classification.  `print()` names the rule
 #' that gave the bandwidth.

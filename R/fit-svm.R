@@ -24,7 +24,7 @@
 #' from all the rest, the class's own samples costing `cost` times its
 #' weight and all others `cost`; a point goes to the class with the largest
 #' decision value.  One-vs-one is the default because, on the benchmarks of
-#' `bench/machines.R`, it is as accurate as the exact kernel SVM where
+#' `bench/suites/machines.R`, it is as accurate as the exact kernel SVM where
 #' one-vs-rest loses a point or more, and its pair problems are small, so it
 #' is also faster.  All binary problems (and those of the cross-validation
 #' below) are solved in parallel, one per thread; the fit does not depend on
@@ -65,7 +65,7 @@
 #' `"median"`) is then resolved on the scaled data.  The default kernel is
 #' the Gaussian with `sigma = "sigest"`, kernlab's automatic choice (see
 #' [gaussian_kernel()]): on nine `mlbench` classification sets
-#' (`bench/bandwidth.R`, `bench/bandwidth.md`) it is 2.6 points more
+#' (`bench/investigations/bandwidth.R`, `bench/investigations/bandwidth.md`) it is 2.6 points more
 #' accurate on average than the median heuristic at the default cost (up
 #' to 14 points on Vowel), because the median's wider kernel needs a larger
 #' cost.  Note that kernlab's and scikit-learn's parameters are inverse

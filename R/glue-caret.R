@@ -25,7 +25,7 @@
 #' `gaussian_kernel("median")` (the median heuristic); a length scale
 #' \eqn{s} is kernlab's \eqn{\mathrm{sigma} = 1/(2 s^2)}{sigma = 1 / (2 s^2)}.
 #' For the SVM sigest's narrower kernel is the better start at moderate
-#' costs (`bench/bandwidth.md`: 84.8 % mean test accuracy over nine
+#' costs (`bench/investigations/bandwidth.md`: 84.8 % mean test accuracy over nine
 #' `mlbench` sets at cost 1, against 82.1 % for the median).  `search = "random"` draws `C` and `sigma`
 #' log-uniformly around those.  With `trControl = caret::trainControl(classProbs = TRUE)`
 #' the SVM is fitted with probabilities when [rff_svm()] offers them

@@ -77,7 +77,7 @@ check_sigma <- function(sigma) {
 #'   \eqn{s = (1/q_{0.9} + 1/q_{0.1})/2} and \eqn{\sigma = 1/\sqrt{2 s}}
 #'   (a little above the 10 % quantile of the distances).  `"sigest"` is
 #'   [rff_svm()]'s default: measured on nine `mlbench` classification sets
-#'   (`bench/bandwidth.R`) it gains 2.6 points of accuracy over the median
+#'   (`bench/investigations/bandwidth.R`) it gains 2.6 points of accuracy over the median
 #'   at a fixed cost.
 #' @param gamma Instead of `sigma`: the inverse-width parameter of kernlab
 #'   (its `sigma`), e1071 and scikit-learn (their `gamma`), a positive

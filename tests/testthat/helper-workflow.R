@@ -1,6 +1,6 @@
 # The workflow table (issue 15, item 8): R modelling habits, each checked
 # on bochner's machines and on kernlab::ksvm(), e1071::svm() and glmnet.
-# bench/workflow.R prints the table into bench/workflow.md from these
+# bench/investigations/workflow.R prints the table into bench/investigations/workflow.md from these
 # definitions; test-workflow.R checks that the recorded table
 # (workflow_expected) is what the packages installed here do.
 #
@@ -224,7 +224,7 @@ workflow_table <- function(adapters = workflow_adapters()) {
   cells
 }
 
-# What bench/workflow.md records (kernlab 0.9-32, e1071 1.7-13, glmnet
+# What bench/investigations/workflow.md records (kernlab 0.9-32, e1071 1.7-13, glmnet
 # 4.1-6); "weights" for bochner is "yes" once the machines take case
 # weights.
 workflow_expected <- rbind(

@@ -65,7 +65,7 @@ test_that("dual fits predict as primal fits at the same frequencies and hyperpar
 
 test_that("with the default D, learned hyperparameters are within 10 % of exact ML", {
   # Friedman 1 on 5 inputs, n = 150: the default is 4096 frequencies, in the
-  # n x n form (bench/gp.md: n = 500, d = 10)
+  # n x n form (bench/investigations/gp.md: n = 500, d = 10)
   set.seed(7)
   n <- 150
   x <- matrix(runif(n * 5), n, 5)

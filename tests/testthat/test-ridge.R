@@ -195,7 +195,7 @@ test_that("ridge leave-one-out scores match refitting without the row", {
 })
 
 test_that("the default bandwidth is the median heuristic in the code, the help and print()", {
-  # bench/bandwidth.md: the median is the better rule for ridge (it is
+  # bench/investigations/bandwidth.md: the median is the better rule for ridge (it is
   # sigest for rff_svm()); the argument's help must say the same
   expect_identical(formals(bochner:::rff_ridge.default)$kernel, quote(gaussian_kernel("median")))
   fit <- rff_ridge(Sepal.Length ~ ., data = iris, D = 16, seed = 1)

@@ -1,4 +1,4 @@
-# The workflow table of bench/workflow.md (definitions and recorded values
+# The workflow table of bench/investigations/workflow.md (definitions and recorded values
 # in helper-workflow.R) is what the packages do: bochner's columns always,
 # the others where installed.
 
