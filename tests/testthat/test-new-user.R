@@ -25,6 +25,7 @@ expect_inside_or_warned <- function(expr) {
 }
 
 test_that("item 1-2: the volcano ridge fits, its automatic lambda leaves the grid's edge or warns", {
+  skip_if_not_installed("MASS")
   d <- volcano_frame()
   # the default grid (41 values, to 1e-10 of the trace) chose its last value
   # silently; it extends itself while that is safe (to 2e-10 of the largest
@@ -49,6 +50,7 @@ test_that("item 1-2: the volcano ridge fits, its automatic lambda leaves the gri
 })
 
 test_that("item 5: a numeric response is not turned into classes", {
+  skip_if_not_installed("MASS")
   m <- MASS::mcycle
   m$accel <- round(m$accel)
   expect_error(rff_svm(accel ~ times, data = m), "'y' is numeric.*factor\\(y\\).*rff_ridge")
@@ -62,6 +64,7 @@ test_that("item 5: a numeric response is not turned into classes", {
 })
 
 test_that("item 10: messages name rows by position, kernlab's type and drop = FALSE", {
+  skip_if_not_installed("MASS")
   d <- data.frame(g = factor(rep(c("a", "b"), 20)), z = rnorm(40))
   d$y <- d$z + (d$g == "a") + rnorm(40, sd = 0.1)
   fit <- rff_ridge(y ~ g + z, data = d, D = 32, seed = 1)

@@ -59,7 +59,10 @@ slurm_user <- function(envir = parent.frame()) {
 slurm_plan <- function() {
   future::plan(future.batchtools::batchtools_slurm,
                template = system.file("templates", "slurm.tmpl", package = "bochner"),
-               resources = list(ncpus = 1, memory = "1G", walltime = 600))
+               resources = list(ncpus = 1, memory = "1G", walltime = 600,
+                                # R CMD check puts an Rscript that refuses to run
+                                # first on the PATH the jobs inherit
+                                rscript = file.path(R.home("bin"), "Rscript")))
 }
 
 test_that("falkon, rff_ridge and kernel_kmeans through Slurm are the in-memory fits", {
