@@ -26,7 +26,7 @@ backend_chunked_fits <- function(files) {
     falkon = falkon(reg, y = "y", m = 40, lambda = 1e-4, iter = 4, seed = 3),
     ridge = rff_ridge(reg, y = "y", kernel = gaussian_kernel(1), D = 32, lambda = 0.5, seed = 2),
     kmeans = kernel_kmeans(inputs, 2, gaussian_kernel(1.5), method = "rff", D = 16, seed = 4,
-                           nstart = 1, algorithm = "Lloyd", iter.max = 3)
+                           nstart = 1, algorithm = "Lloyd", max_iter = 3)
   )
 }
 
@@ -36,7 +36,7 @@ backend_memory_fits <- function(d) {
     ridge = rff_ridge(d$x, d$y, kernel = gaussian_kernel(1), D = 32, lambda = 0.5, seed = 2),
     kmeans = suppressWarnings(
       kernel_kmeans(d$x, 2, gaussian_kernel(1.5), method = "rff", D = 16, seed = 4, nstart = 1,
-                    algorithm = "Lloyd", iter.max = 3))
+                    algorithm = "Lloyd", max_iter = 3))
   )
 }
 
