@@ -152,18 +152,12 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
       dimnames(cm) <- NULL
       cm
     }
-    if (grow && loss == "squared" && !is.null(val)) {
-      m <- min(m, ntr)
-      order <- sample.int(ntr, m)
-      falkon_fit_growing(m, function(m) centres_at(order[seq_len(m)]), TRUE, kernel, rows,
-                         Y, wt, val, lambda, iter, control, nthreads)
-    } else {
-      centres <- if (is.matrix(m)) rff_apply_scaling(m, scaling)
-                 else centres_at(sample.int(ntr, min(m, ntr)))
-      dimnames(centres) <- NULL
-      falkon_fit_fixed(kernel, centres, !is.matrix(m), rows, Y, wt, val, lambda, iter,
-                       loss, control, nthreads)
+    given <- function(idx, k) {     # uniform draws or the centres given
+      if (is.null(idx)) return(falkon_centres(k, NULL, NULL, kernel, "uniform", scaling, nthreads))
+      centres_at(idx)
     }
+    falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y, wt,
+                       val, lambda, iter, control, nthreads)
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)

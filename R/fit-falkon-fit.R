@@ -369,6 +369,30 @@ falkon_pilot_size <- function(m, L, control) {
   if (mp < min(control$start_centers, m / 4)) NULL else mp
 }
 
+# The grow-or-fixed orchestration of falkon(), in memory and on chunks: with
+# the default m and the squared loss the centres grow along the held-out
+# error, else the fit is at m centres (or at the matrix m).  centres_at(idx,
+# k) gives scaled centres: the training rows at positions idx of a uniform
+# draw, or with idx NULL k centres by the landmark rule (or the matrix k);
+# release() drops what the caller need not hold while a fixed fit runs.
+# The random draws are those of the two paths before they shared this.
+falkon_fit_centres <- function(m, grow, loss, uniform, ntr, centres_at, release, kernel, rows,
+                               Y, w, val, lambda, iter, control, nthreads, n = 0, d = 0) {
+  force(d)   # before release() may drop the data it is read from
+  given <- is.matrix(m)
+  if (grow && loss == "squared" && !is.null(val)) {
+    m <- min(m, ntr)   # centres are training rows
+    order <- if (uniform) sample.int(ntr, m)
+    pick <- function(k) centres_at(if (uniform) order[seq_len(k)], k)
+    return(falkon_fit_growing(m, pick, uniform, kernel, rows, Y, w, val, lambda, iter,
+                              control, nthreads))
+  }
+  centres <- centres_at(if (uniform && !given) sample.int(ntr, min(m, ntr)), m)
+  release()
+  falkon_fit_fixed(kernel, centres, uniform && !given, rows, Y, w, val, lambda, iter, loss,
+                   control, nthreads, n, d)
+}
+
 # The number of centres grown until the held-out error stops improving:
 # m = start, 4 start, 16 start, ... up to max_m, each fit warm-started from
 # the last (the centres are nested prefixes of one random order, so the

@@ -205,28 +205,20 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
     Y <- resp$Y[split$train, , drop = FALSE]
     wt <- w[split$train]
     val <- falkon_heldout(xs, resp, w, split$valid)
-    if (grow && loss == "squared" && !is.null(val)) {
-      nested <- landmarks == "uniform"
-      m <- min(m, length(split$train))   # centres are training rows
-      order <- if (nested) sample.int(length(split$train), m)
-      centres_for <- function(m) {
-        if (!nested) return(falkon_centres(m, xs, split$train, resolved, landmarks, NULL, nthreads))
-        cm <- xs[split$train[order[seq_len(m)]], , drop = FALSE]
-        dimnames(cm) <- NULL
-        cm
-      }
-      res <- falkon_fit_growing(m, centres_for, nested, resolved, rows, Y, wt, val, lambda,
-                                iter, control, nthreads)
-    } else {
-      centres <- falkon_centres(m, xs, split$train, resolved, landmarks, scaling, nthreads)
-      d <- ncol(xs)
-      # the scaled copy is not needed while fitting (the training rows and
-      # the held-out ones have theirs): it goes, and comes back if the
-      # fitted values need it
-      if (length(split$valid)) xs <- NULL
-      res <- falkon_fit_fixed(resolved, centres, !is.matrix(m) && landmarks == "uniform",
-                              rows, Y, wt, val, lambda, iter, loss, control, nthreads, n, d)
+    centres_at <- function(idx, k) {
+      if (is.null(idx)) return(falkon_centres(k, xs, split$train, resolved, landmarks, scaling,
+                                              nthreads))
+      cm <- xs[split$train[idx], , drop = FALSE]
+      dimnames(cm) <- NULL
+      cm
     }
+    # the scaled copy is not needed while fitting at fixed centres (the
+    # training rows and the held-out ones have theirs): it goes, and comes
+    # back if the fitted values need it
+    release <- function() if (length(split$valid)) xs <<- NULL
+    res <- falkon_fit_centres(m, grow, loss, landmarks == "uniform", length(split$train),
+                              centres_at, release, resolved, rows, Y, wt, val, lambda, iter,
+                              control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
     res
   })
