@@ -229,10 +229,30 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   if (!(y_scale > 0)) stop_arg("y", "is constant: there is nothing to model")
   signal <- if (is.null(signal)) 1 else check_positive(signal, "signal") / y_scale
   noise <- if (is.null(noise)) 0.1 else check_positive(noise, "noise") / y_scale
-  input <- input_description(x)
+
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
-  ys <- (y - y_center) / y_scale
+  G <- gp_problem(xs, (y - y_center) / y_scale, w, keep, kernel, D, method, sampling, mean, ard,
+                  signal, noise, seed, nthreads)
+  hyper <- gp_fit_hyper(G, optimize, control)
+  fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, laplace, y_center, y_scale, scaling,
+                    n, w)
+  mv <- gp_moments(fit, xs, nthreads, var = FALSE)
+  fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
+  fit$residuals <- y - fit$fitted
+  if (n <= 10000L) fit$data <- list(x = x, y = y)
+  fit$input <- input_description(x)
+  fit$input$range <- apply(x, 2L, range)
+  fit$call <- generic_call(match.call())
+  fit
+}
+
+# The problem rff_gp() optimises, on the standardised inputs xs and
+# response ys: P (the rows kept, the kernel's parametrisation, the
+# weights, the basis of the mean, the random draws), the resolved kernel
+# and the starts of a spectral mixture, and theta's start and bounds.
+gp_problem <- function(xs, ys, w, keep, kernel, D, method, sampling, mean, ard, signal, noise,
+                       seed, nthreads) {
   d <- ncol(xs)
   sm <- identical(kernel$name, "spectral_mixture")
   starts <- NULL
@@ -273,10 +293,9 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       if (!is.null(P$H)) P$H <- P$sw * P$H
     }
   }
-  sm_theta <- function(k) c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
   if (sm) {
     P$Q <- kernel$q
-    theta <- sm_theta(kernel)
+    theta <- gp_sm_theta(kernel, noise)
     lower <- c(rep(log(1e-6), P$Q), rep(-Inf, P$Q * d), rep(log(1e-4), P$Q * d), log(1e-3))
     upper <- c(rep(log(1e3), P$Q), rep(Inf, P$Q * d), rep(log(1e4), P$Q * d), log(10))
   } else {
@@ -295,8 +314,26 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     # at least as many features as rows: the n x n form is the cheaper
     P$dual <- 2 * D >= P$n
   }
+  list(P = P, kernel = kernel, starts = starts, theta = theta, lower = lower, upper = upper,
+       basis = basis, sm = sm, noise = noise)
+}
+
+# A spectral mixture's parameters as theta (logs of the weights and scales).
+gp_sm_theta <- function(k, noise) {
+  c(log(pmax(k$weights, 1e-6)), k$means, log(k$scales), log(noise))
+}
+
+# The hyperparameters: the start, or its maximum of the marginal
+# likelihood with optimize = TRUE; opt: optim()'s report (NULL without).
+gp_fit_hyper <- function(G, optimize, control) {
+  P <- G$P
+  theta <- G$theta
+  lower <- G$lower
+  upper <- G$upper
+  starts <- G$starts
+  d <- P$d
   opt <- NULL
-  if (optimize && !sm) theta <- gp_start(theta, P, d)
+  if (optimize && !G$sm) theta <- gp_start(theta, P, d)
   if (optimize) {
     first <- NULL
     if (P$ard && d > 1L) {
@@ -309,13 +346,23 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
       theta <- c(rep(first$par[1L], d), first$par[2:3])
     }
     if (length(starts) > 1L && optimize) {
-      opt <- gp_multistart(lapply(starts, sm_theta), P, lower, upper, control)
+      opt <- gp_multistart(lapply(starts, gp_sm_theta, noise = G$noise), P, lower, upper, control)
     } else {
       opt <- gp_optimise(theta, P, lower, upper, control)
     }
     if (!is.null(first)) opt$counts <- opt$counts + first$counts
     theta <- opt$par
   }
+  list(theta = theta, opt = opt)
+}
+
+# The one constructor of "rff_gp" fits: the posterior at theta, the
+# learned kernel and what predictions need.
+new_rff_gp <- function(G, theta, opt, D, optimize, laplace, y_center, y_scale, scaling, n, w) {
+  P <- G$P
+  basis <- G$basis
+  sm <- G$sm
+  method <- P$method
   post <- gp_posterior(theta, P)
   if (is.null(post)) {
     stop("rff_gp: the covariance is not numerically positive definite at these ",
@@ -328,14 +375,15 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                                      "eps", "comp", "Dq")],
               noise = h$noise, alpha = post$alpha, rinv = post$rinv,
               y_center = y_center, y_scale = y_scale, scaling = scaling, n = n,
-              logLik = post$value - (P$n - if (is.null(basis)) 0 else basis$p) * log(y_scale), optimized = optimize,
+              logLik = post$value - (P$n - if (is.null(basis)) 0 else basis$p) * log(y_scale),
+              optimized = optimize,
               weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message,
                                               value = opt$value, screen = opt$screen))
   if (!is.null(basis)) fit$basis <- gp_basis_fit(basis, post, P, y_scale)
-  if (laplace) fit$laplace <- gp_laplace(theta, P, lower, upper)
-  fit$kernel <- gp_learned_kernel(kernel, h)
+  if (laplace) fit$laplace <- gp_laplace(theta, P, G$lower, G$upper)
+  fit$kernel <- gp_learned_kernel(G$kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
   if (method == "rff") {
     fit$omega <- post$features$omega
@@ -348,13 +396,6 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     fit$prior_var <- if (sm) sum(h$weights) else h$signal^2
   }
   class(fit) <- bochner_fit_class("rff_gp")
-  mv <- gp_moments(fit, xs, nthreads, var = FALSE)
-  fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
-  fit$residuals <- y - fit$fitted
-  if (n <= 10000L) fit$data <- list(x = x, y = y)
-  fit$input <- input
-  fit$input$range <- apply(x, 2L, range)
-  fit$call <- generic_call(match.call())
   fit
 }
 
