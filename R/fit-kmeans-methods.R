@@ -244,7 +244,7 @@ plot.kernel_kmeans <- function(x, data = NULL, max_points = 5000, main = NULL, .
 # kernel PCA on the centred Gram matrix, or PCA of the features.
 kkm_feature_components <- function(fit, pts) {
   if (fit$method == "exact") {
-    K <- kernel_matrix(fit$kernel, pts)
+    K <- gram_matrix(fit$kernel, pts, nthreads = bochner_threads())
     Kc <- K - rowMeans(K) - rep(colMeans(K), each = nrow(K)) + mean(K)
     e <- eigen((Kc + t(Kc)) / 2, symmetric = TRUE)
     r <- min(2L, ncol(e$vectors))

@@ -453,6 +453,22 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
     }
   }
   nthreads <- check_threads(nthreads)
+  resolved <- resolve_kernel(kernel, x)
+  K <- gram_matrix(resolved, x, y, nthreads)
+  names <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
+  if (!is.null(names[[1L]]) || !is.null(names[[2L]])) dimnames(K) <- names
+  if (isTRUE(resolved$sigma_from_median) || isTRUE(resolved$sigma_from_sigest)) {
+    attr(K, "sigma") <- resolved$sigma
+  }
+  K
+}
+
+# The Gram matrix for the package's own callers, whose kernel, matrices and
+# thread count are already checked (kernel_matrix() is the entry that
+# checks them): what depends on the data and the kernel together (the min
+# kernel's domain, the allocation), a bandwidth rule resolved on x, one
+# call into C.  No dimnames.
+gram_matrix <- function(kernel, x, y = NULL, nthreads) {
   if (kernel$name == "min") {
     if (any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
     if (!is.null(y) && any(y < 0)) stop_arg("y", "must be non-negative for the min kernel")
@@ -460,13 +476,6 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
   ny <- if (is.null(y)) nrow(x) else nrow(y)
   check_allocation(nrow(x), ny, "the kernel matrix",
                    arg = if (!is.null(y) && ny > nrow(x)) "y" else "x")
-  resolved <- resolve_kernel(kernel, x)
-  K <- .Call(C_kernel_matrix, kernel_code(resolved), kernel_parameters(resolved),
-             x, y, nthreads)
-  names <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
-  if (!is.null(names[[1L]]) || !is.null(names[[2L]])) dimnames(K) <- names
-  if (isTRUE(resolved$sigma_from_median) || isTRUE(resolved$sigma_from_sigest)) {
-    attr(K, "sigma") <- resolved$sigma
-  }
-  K
+  kernel <- resolve_kernel(kernel, x)
+  .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), x, y, nthreads)
 }

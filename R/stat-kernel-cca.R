@@ -183,8 +183,8 @@ kcca_sign <- function(a, b) {
 kcca_exact <- function(x, y, kx, ky, rank, lambda, nthreads) {
   n <- nrow(x)
   check_allocation(n, 4 * n, "the Gram matrices", arg = "x")
-  K <- unname(kernel_matrix(kx, x, nthreads = nthreads))
-  L <- unname(kernel_matrix(ky, y, nthreads = nthreads))
+  K <- gram_matrix(kx, x, nthreads = nthreads)
+  L <- gram_matrix(ky, y, nthreads = nthreads)
   cm_x <- colMeans(K)
   cm_y <- colMeans(L)
   Kc <- centre_gram(K)
@@ -249,8 +249,8 @@ predict.kernel_cca <- function(object, newdata = NULL, newdata_y = NULL,
     z <- newdata_matrix(input, data, arg, fitted = "the canonical directions")
     coef <- object[[paste0(which, "coef")]]
     out <- if (object$method == "exact") {
-      Kn <- unname(kernel_matrix(object[[paste0("kernel_", which)]], z,
-                                 object[[paste0("data_", which)]], nthreads = nthreads))
+      Kn <- gram_matrix(object[[paste0("kernel_", which)]], z, object[[paste0("data_", which)]],
+                        nthreads = nthreads)
       Kn <- sweep(Kn - rowMeans(Kn), 2L, object[[paste0("col_means_", which)]]) +
         mean(object[[paste0("col_means_", which)]])
       .Call(C_matprod, Kn, coef, nthreads)

@@ -137,7 +137,7 @@ kpca_features <- function(x, kernel, rank, method, D, retx, nthreads, ...) {
 kpca_exact <- function(x, kernel, rank, retx, nthreads) {
   n <- nrow(x)
   check_allocation(n, n, "the Gram matrix", arg = "x")
-  K <- unname(kernel_matrix(kernel, x, nthreads = nthreads))
+  K <- gram_matrix(kernel, x, nthreads = nthreads)
   col_means <- colMeans(K)
   Kc <- centre_gram(K)
   rm(K)
@@ -181,7 +181,7 @@ predict.kernel_pca <- function(object, newdata, nthreads = bochner_threads(), ..
   nthreads <- check_threads(nthreads)
   x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the components")
   scores <- if (object$method == "exact") {
-    Kn <- unname(kernel_matrix(object$kernel, x, object$data, nthreads = nthreads))
+    Kn <- gram_matrix(object$kernel, x, object$data, nthreads = nthreads)
     Kn <- Kn - rowMeans(Kn)
     Kn <- sweep(Kn, 2L, object$col_means) + object$grand_mean
     .Call(C_matprod, Kn, object$coef, nthreads)

@@ -186,7 +186,7 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
   m <- nrow(x)
   n <- nrow(y)
   check_allocation(m + n, m + n, "the Gram matrix of the pooled sample", arg = "x")
-  K <- kernel_matrix(kernel, rbind(x, y), nthreads = nthreads)
+  K <- gram_matrix(kernel, rbind(x, y), nthreads = nthreads)
   dimnames(K) <- NULL
   s <- .Call(C_mmd_perm_gram, K, m, B, nthreads)
   stats <- mmd_from_sums(s$a, s$b, s$d, sum(K), sum(diag(K)), m, n)
