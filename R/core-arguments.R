@@ -10,7 +10,7 @@
 #' | `x`, `y` | the data (a matrix, data frame, sparse matrix, formula or [data_chunks()]) and the response |
 #' | `kernel` | a kernel object ([gaussian_kernel()], ...), never a name |
 #' | `D` | the number of random frequencies of a random-feature map (Fourier features, random projections); nothing else |
-#' | `m` | the number of Nystrom centres (landmarks), or a matrix of them: [nystrom_features()], [falkon()] |
+#' | `m` | the number of Nystrom centres (landmarks), or a matrix of them: [nystrom_features()], [falkon()], [kernel_kmeans()] with `method = "nystrom"` |
 #' | `centers` | clusters, in [kernel_kmeans()] only: their number or initial centres |
 #' | `lambda` | a ridge penalty, or a path of them, or `"auto"` |
 #' | `tol` | a stopping tolerance |
@@ -29,6 +29,7 @@
 #' |---|---|---|
 #' | [falkon()] | `centers` | `m` |
 #' | [kernel_kmeans()] | `iter.max` (as [stats::kmeans()]) | `max_iter` |
+#' | [kernel_kmeans()] with `method = "nystrom"` | `D` (the landmarks) | `m` |
 #'
 #' kernlab's and e1071's names (`C`, `kpar`, `gamma`, `prob.model`,
 #' `scaled`) are refused with the name bochner uses (see [rff_svm()]).
@@ -37,9 +38,9 @@
 #' descent's tolerance (not e1071's epsilon-insensitive loss); on
 #' [data_chunks()] `tol` is already the outer rounds' duality-gap
 #' tolerance, so the rename waits for the two to be one setting.
-#' With `method = "nystrom"`, [kernel_kmeans()], [kernel_pca()],
-#' [kernel_cca()], [mmd_test()] and [hsic_test()] still take the number of
-#' landmarks as `D`, and [rff_tune()] the numbers of falkon's centres.
+#' With `method = "nystrom"`, [kernel_pca()], [kernel_cca()],
+#' [mmd_test()] and [hsic_test()] still take the number of landmarks as
+#' `D`, and [rff_tune()] the numbers of falkon's centres.
 #'
 #' **The kernel's default.**  The supervised machines standardise their
 #' inputs and default to a Gaussian kernel whose bandwidth comes from the

@@ -95,6 +95,24 @@ renamed_arguments <- list(
   "kernel_kmeans()" = c(iter.max = "max_iter")
 )
 
+# The number of Nystrom landmarks of method = "nystrom", which 'D' (now the
+# random frequencies only) used to give: 'm', or for one release 'D' given
+# by its old meaning, with a message naming 'm'; without either, D's
+# default, so that default fits are unchanged.  The count then travels as
+# D inside the function.
+nystrom_count <- function(method, m, D, D_given, who) {
+  if (method != "nystrom") {
+    if (!is.null(m)) stop_arg("m", "is the number of Nystrom landmarks: it needs method = \"nystrom\"")
+    return(D)
+  }
+  if (!is.null(m)) return(check_count(m, "m"))
+  if (D_given) {
+    message(sprintf(paste("%s: with method = \"nystrom\" the number of landmarks is 'm';",
+                          "'D' for it works until the next release"), who))
+  }
+  D
+}
+
 # The arguments '...' of 'who' less the renamed ones, whose values are
 # assigned to their new names in 'env' (the caller's frame), each with a
 # message.  Then check_no_dots() on what is left.

@@ -16,8 +16,8 @@
 #' @name chunked_fits
 #' @export
 kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
-                                      method = c("rff", "nystrom"), D = 500, nstart = 10,
-                                      max_iter = 100, seed = NULL, map = NULL,
+                                      method = c("rff", "nystrom"), D = 500, m = NULL,
+                                      nstart = 10, max_iter = 100, seed = NULL, map = NULL,
                                       nthreads = chunks_threads(), rounds = 5,
                                       algorithm = c("Hartigan-Wong", "Lloyd"),
                                       seeding = c("auto", "kmeans++", "kmeans||"), ...) {
@@ -30,6 +30,7 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
   k <- check_count(centers, "centers")
   if (!is.null(kernel)) check_kernel(kernel)
   method <- check_choice(method, c("rff", "nystrom"), "method")
+  D <- nystrom_count(method, m, D, !missing(D), "kernel_kmeans()")
   if (is.null(map)) D <- check_count(D, "D")
   nstart <- check_count(nstart, "nstart")
   max_iter <- check_count(max_iter, "max_iter", upper = .Machine$integer.max - 1)

@@ -68,14 +68,14 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads, m
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads,
                             algo = kkm_algo_default, batch = NULL) {
-  nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "D")
-  if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "D")
+  nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "m")
+  if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "m")
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
     map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
                             nthreads = nthreads)
     fit <- kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
-                            "the Nystrom features of 'x'", arg = "D", algo = algo,
+                            "the Nystrom features of 'x'", arg = "m", algo = algo,
                             batch = batch)
   })
   fit$method <- "nystrom"

@@ -135,6 +135,8 @@
 #'   fit's exact leave-one-out would need another pass over the chunks).
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
+#' @param m For `kernel_kmeans(method = "nystrom")`, the number of
+#'   landmarks, as in memory.
 #' @param nstart,max_iter For `kernel_kmeans()`, the starts (with
 #'   `seeding = "kmeans||"`, on the weighted k-means|| candidates), and the
 #'   most Lloyd iterations (and Hartigan-Wong passes).

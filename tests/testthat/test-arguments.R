@@ -27,7 +27,8 @@ test_that("the formals of the exports speak one vocabulary", {
   expect_setequal(has("centers"), c("kernel_kmeans.default", "kernel_kmeans.data_chunks"))
   # m = Nystrom centres: the Nystrom map and falkon
   expect_setequal(has("m"), c("nystrom_features.default", "falkon.default",
-                              "falkon.data_chunks"))
+                              "falkon.data_chunks", "kernel_kmeans.default",
+                              "kernel_kmeans.data_chunks"))
   # the documented exception: rff_svm's inner tolerance (see ?bochner_arguments)
   expect_setequal(has("epsilon"), c("rff_svm.default", "rff_svm.data_chunks"))
   # seeds and threads under one name each, wherever a function draws or threads
@@ -59,6 +60,13 @@ test_that("a renamed argument still works for one release, with a message naming
   expect_message(old <- kernel_kmeans(x, 2, gaussian_kernel(1), iter.max = 5, seed = 1),
                  "'iter.max' is now called 'max_iter'")
   expect_identical(old$cluster, kernel_kmeans(x, 2, gaussian_kernel(1), max_iter = 5, seed = 1)$cluster)
+  # D for the landmarks of method = "nystrom": m, with a message for one release
+  expect_message(old <- kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", D = 12,
+                                      seed = 1), "the number of landmarks is 'm'")
+  new <- kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", m = 12, seed = 1)
+  expect_identical(old$cluster, new$cluster)
+  expect_identical(new$map$m, 12L)
+  expect_error(kernel_kmeans(x, 2, gaussian_kernel(1), method = "rff", m = 12), "'m'")
   # an unknown argument is still refused
   expect_error(falkon(x, mtcars$mpg, centres = 10), "unused argument")
 })

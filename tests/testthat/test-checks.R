@@ -51,7 +51,7 @@ test_that("the estimate follows each method's memory, under a given limit", {
   expect_s3_class(nystrom_features(x, m = 50, seed = 1), "nystrom_features")
   # kernel_kmeans on features: D names the size of the n x D features
   expect_error(kernel_kmeans(x, 3, method = "rff", D = 1000), "'D' is too large: kernel_kmeans")
-  expect_error(kernel_kmeans(x, 3, method = "nystrom", D = 150), "'D' is too large")
+  expect_error(kernel_kmeans(x, 3, method = "nystrom", m = 150), "'m' is too large")
   expect_s3_class(kernel_kmeans(x, 3, method = "rff", D = 50, seed = 1), "kernel_kmeans")
 })
 

@@ -105,7 +105,7 @@ test_that("distributed Lloyd visits the in-memory clusterings", {
   expect_output(print(fit), "fitted on 3 chunks")
   expect_output(print(summary(fit)), "Objective")
   # Nystrom features
-  ny <- kernel_kmeans(chunks, 3, K1, method = "nystrom", D = 30, seed = 1)
+  ny <- kernel_kmeans(chunks, 3, K1, method = "nystrom", m = 30, seed = 1)
   expect_s3_class(ny$map, "nystrom_features")
   expect_equal(sum(ny$size), nrow(x))
 })

@@ -84,8 +84,8 @@ test_that("chunked kernel k-means is the in-memory fit from the same seed", {
   expect_equal(sort(ch$size), sort(mem$size))
   # Nystrom: the chunked fit's landmarks (rows of the survey's sample), the
   # same map given to both
-  ny <- kernel_kmeans(data_chunks(pieces), 5, K, method = "nystrom", D = 64, seed = 2)
-  ch <- kernel_kmeans(data_chunks(pieces), 5, K, method = "nystrom", D = 64, seed = 2,
+  ny <- kernel_kmeans(data_chunks(pieces), 5, K, method = "nystrom", m = 64, seed = 2)
+  ch <- kernel_kmeans(data_chunks(pieces), 5, K, method = "nystrom", m = 64, seed = 2,
                       map = ny$map)
   mem <- kernel_kmeans(all, 5, method = "rff", map = ny$map, seed = 2)
   expect_equal(ch$start_objectives, mem$start_objectives, tolerance = 1e-10)

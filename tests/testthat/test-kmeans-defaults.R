@@ -82,7 +82,7 @@ test_that("Nystrom kernel k-means is k-means on nystrom_features() with the same
   set.seed(52)
   r <- ring_data(100, sd = 0.1)
   kern <- gaussian_kernel(1)
-  fit <- kernel_kmeans(r$x, 2, kern, method = "nystrom", D = 40, nstart = 3, seed = 4)
+  fit <- kernel_kmeans(r$x, 2, kern, method = "nystrom", m = 40, nstart = 3, seed = 4)
   expect_equal(fit$method, "nystrom")
   expect_s3_class(fit$map, "nystrom_features")
   expect_equal(fit$D, 40L)
@@ -140,7 +140,7 @@ test_that("mini-batch k-means assigns every row to its nearest final centre", {
   again <- kernel_kmeans(r$x, 2, kern, method = "rff", D = 100, batch = 300, seed = 2,
                          nthreads = 2)
   expect_identical(again$cluster, fit$cluster)
-  ny <- kernel_kmeans(r$x, 2, kern, method = "nystrom", D = 50, batch = 300, seed = 2)
+  ny <- kernel_kmeans(r$x, 2, kern, method = "nystrom", m = 50, batch = 300, seed = 2)
   expect_equal(max(mean(ny$cluster == r$truth), mean(ny$cluster != r$truth)), 1)
   expect_error(kernel_kmeans(r$x, 2, kern, batch = 100), "'batch' is for method")
   expect_error(kernel_kmeans(r$x, 2, kern, method = "rff", batch = 1), "'batch' must be")
