@@ -12,7 +12,7 @@
 #' | `D` | the number of random frequencies of a random-feature map (Fourier features, random projections); nothing else |
 #' | `m` | the number of Nystrom centres (landmarks), or a matrix of them: [nystrom_features()], [falkon()], [kernel_kmeans()] with `method = "nystrom"` |
 #' | `centers` | clusters, in [kernel_kmeans()] only: their number or initial centres |
-#' | `lambda` | a ridge penalty, or a path of them, or `"auto"` |
+#' | `lambda` | a ridge penalty on the scale of a mean over the rows (as `glmnet`'s), or a path of them, or `"auto"` |
 #' | `tol` | a stopping tolerance |
 #' | `max_iter` | the most iterations of an iterative solver |
 #' | `seed` | `NULL` (the current random stream) or a seed for the function's draws, restored afterwards |
@@ -29,7 +29,9 @@
 #' |---|---|---|
 #' | [falkon()] | `centers` | `m` |
 #' | [kernel_kmeans()] | `iter.max` (as [stats::kmeans()]) | `max_iter` |
-#' | [kernel_kmeans()] with `method = "nystrom"` | `D` (the landmarks) | `m` |
+#' | [kernel_kmeans()], [kernel_pca()], [kernel_cca()], [mmd_test()], [hsic_test()] with `method = "nystrom"` | `D` (the landmarks) | `m` |
+#' | [rff_tune()] with `method = "falkon"` | `D` (the centres) | `m` |
+#' | [rff_ridge()] | `lambda` on the scale of a sum over rows | `lambda` per row, as [falkon()]'s (the old value divided by \eqn{n}) |
 #'
 #' kernlab's and e1071's names (`C`, `kpar`, `gamma`, `prob.model`,
 #' `scaled`) are refused with the name bochner uses (see [rff_svm()]).
@@ -38,9 +40,6 @@
 #' descent's tolerance (not e1071's epsilon-insensitive loss); on
 #' [data_chunks()] `tol` is already the outer rounds' duality-gap
 #' tolerance, so the rename waits for the two to be one setting.
-#' With `method = "nystrom"`, [kernel_pca()], [kernel_cca()],
-#' [mmd_test()] and [hsic_test()] still take the number of landmarks as
-#' `D`, and [rff_tune()] the numbers of falkon's centres.
 #'
 #' **The kernel's default.**  The supervised machines standardise their
 #' inputs and default to a Gaussian kernel whose bandwidth comes from the

@@ -67,7 +67,7 @@
 #' nobs(fit)                       # complete rows only
 #' length(fitted(fit)) == nrow(aq) # padded with NA by na.exclude
 #' head(predict(fit, aq))          # NA for incomplete rows
-#' fit10 <- update(fit, lambda = 10)
+#' fit10 <- update(fit, lambda = 0.1)
 #' formula(fit10)
 #' # subset, and a model on iris[, 1:4] predicting on all of iris
 #' fit2 <- rff_svm(Species ~ ., data = iris, subset = Sepal.Length > 4.5, D = 64, seed = 1)

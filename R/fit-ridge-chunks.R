@@ -32,12 +32,10 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   # pass over the chunks)
   sys <- c(list(side = "primal"), ne)
   sys$rows <- ne$n
-  path <- NULL
-  if (length(lambda) != 1L || is.character(lambda)) {
-    path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads)
-    lambda <- path$lambda[attr(path, "chosen")]
-  }
-  sol <- ridge_solve(sys, lambda, nthreads)
+  chosen <- ridge_choose(sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads, ne$n)
+  lambda <- chosen$lambda
+  path <- chosen$path
+  sol <- ridge_solve(sys, ne$n * lambda, nthreads)
   beta <- sol$beta
   fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path, if (!is.null(path)) "gcv", ne$n,
                        st$scaling, st$input)

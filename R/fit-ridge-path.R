@@ -63,15 +63,31 @@ ridge_default_grid <- function(sys) {
 # (df close to n, as with fewer rows than features) RSS and (1 - df/n)^2
 # vanish together and GCV wrongly favours lambda -> 0.  So when GCV's choice
 # has df above n / 10, the exact leave-one-out decides.
-ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthreads) {
+# 'lambda' and the path's lambdas are per row (see ridge_rows()); the
+# system is scored at rows * lambda.
+ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthreads, rows) {
   auto <- is.character(lambda)
   at <- function(grid, criterion) {
     ridge_path_at(spec, sys, grid, criterion, map, xs, Y, weights, nthreads)
   }
-  path <- at(if (auto) ridge_default_grid(sys) else lambda, criterion)
+  path <- at(if (auto) ridge_default_grid(sys) else lambda * rows, criterion)
   if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]))
+  path$lambda <- if (auto) path$lambda / rows else lambda   # a given grid exactly as given
   ridge_warn_edge(path, auto)
   path
+}
+
+# lambda is on the scale of a mean over the rows, as falkon's and glmnet's:
+# the normal equations hold sums of squares over 'rows' rows (the total case
+# weight), so the penalty they take is rows * lambda.
+ridge_rows <- function(n, weights) if (is.null(weights)) n else sum(weights)
+
+# lambda (per row): the one given, or the path's choice; the path, or NULL.
+ridge_choose <- function(sys, lambda, criterion, map, xs, Y, weights, nthreads, rows) {
+  if (length(lambda) == 1L && !is.character(lambda)) return(list(lambda = lambda, path = NULL))
+  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, map, xs, Y, weights,
+                     nthreads, rows)
+  list(lambda = path$lambda[attr(path, "chosen")], path = path)
 }
 
 ridge_path_at <- function(spec, sys, grid, criterion, map, xs, Y, weights, nthreads) {

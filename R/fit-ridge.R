@@ -9,28 +9,29 @@
 #'
 #' **The problem.**  With the \eqn{n \times D} feature matrix \eqn{Z} (rows
 #' \eqn{z(x_i)}) and targets \eqn{y} (a vector, or the one-hot matrix), the
-#' fit minimises the penalised sum of squares
-#' \deqn{\|y - Z\beta - b\|^2 + \lambda \|\beta\|^2}{||y - Z beta - b||^2 + lambda ||beta||^2}
+#' fit minimises the penalised mean of squares
+#' \deqn{\frac1n \|y - Z\beta - b\|^2 + \lambda \|\beta\|^2}{(1/n) ||y - Z beta - b||^2 + lambda ||beta||^2}
 #' over the weights \eqn{\beta} and an unpenalised intercept \eqn{b}.  So
-#' `lambda` is on the scale of a sum over the \eqn{n} training rows, not of a
-#' mean: the same `lambda` regularises less as \eqn{n} grows, and
-#' `lambda / n` is the penalty of the mean-squared-error form.  With
-#' \eqn{z(x) \cdot z(y) \approx k(x, y)}, it is the \eqn{\lambda} of kernel
-#' ridge regression.
+#' `lambda` is on the scale of a mean over the \eqn{n} training rows, as
+#' [falkon()]'s and `glmnet`'s (with case weights, \eqn{n} is their sum):
+#' the same `lambda` means the same model whatever \eqn{n}.  With
+#' \eqn{z(x) \cdot z(y) \approx k(x, y)}, it is kernel ridge regression's
+#' \eqn{(K + n\lambda I)^{-1} y}.  (Up to version 0.1.0 `lambda` was on the
+#' scale of the sum, \eqn{n} times today's.)
 #'
 #' **What it approximates.**  Because the intercept is not penalised, the
 #' fit is kernel ridge regression on the *centred* kernel: with
 #' \eqn{K_c = (I - \frac1n 11^T) K (I - \frac1n 11^T)} it is
-#' \eqn{\hat f(x) = \bar y + k_c(x)^T (K_c + \lambda I)^{-1} (y - \bar y)}
+#' \eqn{\hat f(x) = \bar y + k_c(x)^T (K_c + n\lambda I)^{-1} (y - \bar y)}
 #' (a constant shift of the function costs nothing), not the uncentred
-#' \eqn{k(x, X)(K + \lambda I)^{-1} y} that some texts write.
+#' \eqn{k(x, X)(K + n\lambda I)^{-1} y} that some texts write.
 #'
 #' **The solution.**  Centring the columns of \eqn{Z} and \eqn{y} removes the
 #' intercept, \eqn{b = \bar y - \bar z \cdot \beta}; then
-#' \eqn{\beta = (Z_c^T Z_c + \lambda I)^{-1} Z_c^T y_c} by a Cholesky
+#' \eqn{\beta = (Z_c^T Z_c + n\lambda I)^{-1} Z_c^T y_c} by a Cholesky
 #' factorisation of the \eqn{D \times D} matrix,
 #' or, when \eqn{n < D}, the same \eqn{\beta = Z_c^T (Z_c Z_c^T +
-#' \lambda I)^{-1} y_c} from the \eqn{n \times n} side.  The products
+#' n\lambda I)^{-1} y_c} from the \eqn{n \times n} side.  The products
 #' \eqn{Z_c^T Z_c} and \eqn{Z_c^T y_c} are accumulated over blocks of rows
 #' whose features are computed on the fly, so the \eqn{n \times D} feature
 #' matrix is never held: memory is \eqn{O(D^2)} plus one block, whatever
@@ -43,7 +44,7 @@
 #' \eqn{\lambda} at once, and \eqn{\lambda} is chosen by
 #' generalised cross-validation, `criterion = "gcv"`:
 #' \eqn{\mathrm{RSS}(\lambda)/n \,/\, (1 - \mathrm{df}(\lambda)/n)^2} with
-#' \eqn{\mathrm{df} = 1 + \sum_j e_j / (e_j + \lambda)} over the eigenvalues
+#' \eqn{\mathrm{df} = 1 + \sum_j e_j / (e_j + n\lambda)} over the eigenvalues
 #' \eqn{e_j} of \eqn{Z_c^T Z_c} (this needs no
 #' further pass over the data), or by exact leave-one-out,
 #' `criterion = "loo"`: \eqn{\frac1n \sum_i (r_i / (1 - h_{ii}))^2} with
@@ -54,8 +55,9 @@
 #' Ionosphere, 82 % test accuracy against 95 % for leave-one-out's choice).
 #' So `criterion = "auto"` (the default) uses GCV when its choice has
 #' \eqn{\mathrm{df} \le n/10}, and leave-one-out otherwise.  The
-#' default grid has 41 values, four a decade, from the trace of
-#' \eqn{Z_c^T Z_c} (an almost constant fit) down to \eqn{10^{-10}} of it.
+#' default grid has 41 values, four a decade, from \eqn{1/n} times the
+#' trace of \eqn{Z_c^T Z_c} (an almost constant fit) down to
+#' \eqn{10^{-10}} of it.
 #' The path is returned (`path`), and the fit is then solved at the chosen
 #' \eqn{\lambda} by the Cholesky factorisation above.
 #'
@@ -66,7 +68,7 @@
 #' eigenvectors), the eigenvalues of \eqn{T} by the QL algorithm, with its
 #' rotations applied to \eqn{Q^T Z_c^T y_c} only, which is all that GCV
 #' needs; leave-one-out works with the rows \eqn{Q^T z_i} and factorisations
-#' of the tridiagonal \eqn{T + \lambda I}, \eqn{O(D)} per row and
+#' of the tridiagonal \eqn{T + n\lambda I}, \eqn{O(D)} per row and
 #' \eqn{\lambda}.  The path is the exact one (not an approximation), and
 #' it is the same, bit for bit, under any BLAS and for any number of
 #' threads.  Its cost grows as \eqn{D^3} against the \eqn{n D^2} of the
@@ -108,7 +110,7 @@
 #' @param y The response, one per row of `x`: a numeric vector for
 #'   regression; a factor, or a character or logical vector, for
 #'   classification (at least two classes).  No missing values.
-#' @param lambda The penalty \eqn{\lambda} on the scale of the sum of
+#' @param lambda The penalty \eqn{\lambda} on the scale of the mean of
 #'   squares (see Details): `"auto"` (the default) to choose it from a grid,
 #'   a positive number, or a vector of candidates to choose from.
 #' @param criterion How `lambda` is chosen from several: `"gcv"`
@@ -189,12 +191,11 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   nf <- map$n_features
   sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads)
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)
-  path <- NULL
-  if (length(lambda) != 1L || is.character(lambda)) {
-    path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, map, xs, resp$Y, weights, nthreads)
-    lambda <- path$lambda[attr(path, "chosen")]
-  }
-  sol <- ridge_solve(sys, lambda, nthreads)
+  rows <- ridge_rows(n, weights)
+  chosen <- ridge_choose(sys, lambda, criterion, map, xs, resp$Y, weights, nthreads, rows)
+  lambda <- chosen$lambda
+  path <- chosen$path
+  sol <- ridge_solve(sys, rows * lambda, nthreads)
   fitted <- feature_decision(map, xs, sol$beta, sol$intercept, nthreads)
   fit <- new_rff_ridge(sol, resp, map, D, lambda, path,
                        if (!is.null(path)) names(path)[3L], n, scaling, input,
@@ -211,7 +212,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
     names(fit$fitted) <- rownames(x)
     fit$accuracy <- mean(fit$fitted == resp$y)
     if (probability) {
-      loo <- ridge_loo_scores(sys, lambda, fitted, resp$Y, map, xs, weights, nthreads)
+      loo <- ridge_loo_scores(sys, rows * lambda, fitted, resp$Y, map, xs, weights, nthreads)
       fit$calibration <- calibrate_scores(loo, resp$y, weights)
     }
   }
@@ -331,98 +332,3 @@ ridge_cholesky_solve <- function(A, B, lambda, nthreads) {
 # Rows per block when accumulating Z'Z: about 16 MB of features, at least
 # 256 rows (each block's product streams Z'Z through memory once).
 ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
-
-#' Predict with random-feature ridge regression
-#'
-#' @param object A fit from [rff_ridge()].
-#' @param newdata Data with the columns the model was fitted on (matched by
-#'   name where both have names), or a data frame with the formula's
-#'   variables for a fit with a formula; extra columns are ignored.
-#'   Without `newdata` (or with `NULL`), the fitted values (or classes) of
-#'   the training data.
-#' @param type For regression, `"response"` (or `"decision"`, the same) for
-#'   the predicted values.  For classification, `"class"` (or `"response"`,
-#'   the same) for the predicted classes, `"decision"` for the fitted
-#'   one-hot scores, one column per class, or `"prob"` for the class
-#'   probabilities of a fit with `probability = TRUE`.  The default is
-#'   `"response"`.
-#' @inheritParams predict.rff_svm
-#' @param nthreads Number of threads, see [bochner_threads()].
-#' @param ... Unused.
-#' @return A numeric vector (regression), a factor with the training levels,
-#'   or a numeric matrix of scores.
-#' @examples
-#' fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 100, seed = 1)
-#' predict(fit, mtcars[1:3, ])
-#' @md
-#' @export
-predict.rff_ridge <- function(object, newdata,
-                              type = c("response", "class", "decision", "prob"),
-                              na.action = stats::na.pass, nthreads = bochner_threads(), ...) {
-  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
-    return(predict_chunks(object, newdata, type = type, ...,
-                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
-  }
-  check_no_dots(..., .who = "predict()")
-  type <- fit_predict_type(object, type, c("response", "class", "decision", "prob"),
-                           if (is.null(object$calibration)) "a fit with probability = TRUE")
-  if (missing(newdata) || is.null(newdata)) {
-    return(fit_training_predictions(object, type, c("class", "response")))
-  }
-  dec <- rff_new_decision(object, newdata, nthreads, na.action)
-  if (object$type == "regression") return(stats::setNames(drop(dec), rownames(dec)))
-  colnames(dec) <- object$levels
-  switch(type,
-         decision = dec,
-         prob = rff_complete_rows(dec, function(d) calibrated_probabilities(object$calibration, d)),
-         rff_complete_rows(dec, function(d) rff_decision_classes(d, object$levels)))
-}
-
-fit_description.rff_ridge <- function(x) {
-  kern <- kernel_summary(x$kernel)
-  what <- if (x$type == "regression") "regression"
-          else sprintf("classification, %d classes by one-hot targets", length(x$levels))
-  c(sprintf("Ridge %s on %d random features, lambda = %s%s", what, x$n_features,
-            format(signif(x$lambda, 4)),
-            if (is.null(x$path)) "" else sprintf(" (chosen by %s from %d values)",
-                                                 if (x$criterion == "gcv") "GCV" else "leave-one-out",
-                                                 nrow(x$path))),
-    paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
-    training_fit_lines(x, sprintf("  training RMSE %.4g, R-squared %.4f on %d rows", x$rmse,
-                                  x$r.squared, x$n)))
-}
-
-#' @export
-summary.rff_ridge <- function(object, ...) {
-  out <- c(list(description = fit_description(object),
-                weight_norm = sqrt(colSums(object$weights^2)),
-                intercept = object$intercept),
-           training_summary(object))
-  structure(out, class = "summary.rff_ridge")
-}
-
-#' @export
-print.summary.rff_ridge <- function(x, ...) {
-  cat(x$description, sep = "\n")
-  cat("\nNorm of the feature weights:", paste(signif(x$weight_norm, 4), collapse = ", "), "\n")
-  cat("Intercept:", paste(signif(x$intercept, 4), collapse = ", "), "\n")
-  print_training_summary(x)
-  invisible(x)
-}
-
-# The one constructor of "rff_ridge" fits, in memory and on chunks: the
-# solution 'sol' (beta, intercept), the response's type and classes, and
-# the fit's settings; '...' adds what only one path has.
-new_rff_ridge <- function(sol, resp, map, D, lambda, path, criterion, n, scaling, input, ...) {
-  fit <- structure(c(list(weights = sol$beta, intercept = sol$intercept, type = resp$type,
-                          levels = resp$levels, kernel = map$kernel, D = D,
-                          n_features = map$n_features, lambda = lambda, path = path,
-                          criterion = criterion, n = n),
-                     list(...), list(map = map, scaling = scaling, input = input)),
-                   class = bochner_fit_class("rff_ridge"))
-  if (resp$type != "regression") {
-    colnames(fit$weights) <- resp$levels
-    names(fit$intercept) <- resp$levels
-  }
-  fit
-}

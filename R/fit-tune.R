@@ -1,7 +1,7 @@
 #' Choose D, sigma and cost or lambda by cross-validation
 #'
 #' Cross-validates [rff_svm()], [rff_ridge()] or [falkon()] over a grid of
-#' the number of features `D` (for falkon, the number of centres), the
+#' the number of features `D` (for falkon, the number of centres `m`), the
 #' bandwidth `sigma`, and `cost` (SVM) or `lambda` (ridge, falkon), in the
 #' spirit of `e1071::tune()` and `kernlab::ksvm(cross =)`, and refits the
 #' best combination on all the data.
@@ -14,7 +14,7 @@
 #'   parallel call of the solver on those features;
 #' * for ridge, each fold's normal equations are formed once and
 #'   reduced once, which gives the fit at every `lambda` of the grid;
-#' * for falkon (squared loss), for each `D` (centres), `sigma` and fold the
+#' * for falkon (squared loss), for each `m` (centres), `sigma` and fold the
 #'   centres are drawn once from the training rows and one conjugate-gradient
 #'   run solves every `lambda` of the grid in the same passes over the data,
 #'   for `iter` iterations (an argument in `...`; default 20, the same in the
@@ -39,15 +39,17 @@
 #' @param kernel A shift-invariant kernel (its `sigma` is replaced by the
 #'   values of `sigma` when given); `NULL` for the method's default
 #'   ([rff_svm()]'s or [rff_ridge()]'s).
-#' @param D Numbers of random features to try; for `method = "falkon"`,
-#'   numbers of centres (default [falkon_default_centers()] of the rows).
+#' @param D Numbers of random features to try (`"svm"`, `"ridge"`).
+#' @param m For `method = "falkon"`: numbers of centres to try (default
+#'   [falkon_default_centers()] of the rows).  `D` given for them still
+#'   works, with a message, until the next release.
 #' @param sigma `NULL` (the kernel's own bandwidth, resolved on the
 #'   standardised data), or bandwidths to try, on the scale of the
 #'   standardised inputs when `scale = TRUE`.
 #' @param cost SVM costs to try.
-#' @param lambda Ridge penalties to try (on the scale of the sum of squares,
-#'   see [rff_ridge()]); for falkon its `lambda` (on the scale of a mean, see
-#'   [falkon()]; default `falkon_control()$lambdas`).
+#' @param lambda Penalties to try, on the scale of a mean over the rows
+#'   (see [rff_ridge()] and [falkon()]); for falkon the default is
+#'   `falkon_control()$lambdas`.
 #' @param folds Number of cross-validation folds, at least 2.
 #' @param scale Standardise the inputs first, as in [rff_svm()].
 #' @param seed `NULL`, or a number for reproducible folds, maps and solver
@@ -57,7 +59,7 @@
 #'   `multiclass` or `class.weights` for the SVM), used in the
 #'   cross-validation and the refit.
 #' @return An object of class `"rff_tune"`: `table` (a data frame with one
-#'   row per combination: `D`, `sigma`, `cost` or `lambda`, then `accuracy`
+#'   row per combination: `D` (falkon: `m`), `sigma`, `cost` or `lambda`, then `accuracy`
 #'   (classes) or `rmse` (numbers), and `sd`), `best` (the chosen row),
 #'   `fit` (the model refitted on all the data with the best values; with
 #'   the formula method a fit with the formula, so that `predict()` takes a
@@ -75,7 +77,7 @@
 #' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
 #' # the formula method: the refitted model predicts from a data frame
 #' tuned2 <- rff_tune(mpg ~ wt + hp, data = mtcars, method = "ridge", D = 64,
-#'                    sigma = c(1, 2), lambda = c(0.1, 1), folds = 4, seed = 1)
+#'                    sigma = c(1, 2), lambda = c(1e-4, 1e-3), folds = 4, seed = 1)
 #' tuned2
 #' predict(tuned2$fit, mtcars[1:3, ])
 #' @md
@@ -85,7 +87,7 @@ rff_tune <- function(x, ...) UseMethod("rff_tune")
 #' @rdname rff_tune
 #' @export
 rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
-                             D = 1024, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-3:2),
+                             D = 1024, m = NULL, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-7:-2),
                              folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(),
                              ...) {
   if ("weights" %in% names(list(...))) tune_no_weights()
@@ -98,10 +100,8 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
   check_kernel(kernel)
-  if (falkon && missing(D)) D <- falkon_default_centers(n)
   if (falkon && missing(lambda)) lambda <- falkon_control()$lambdas
-  D <- tune_grid_values(D, "D", whole = TRUE)
-  if (falkon && any(D > n)) stop_arg("D", "(the numbers of centres) must be at most nrow(x) = ", n)
+  D <- tune_sizes(falkon, D, m, missing(D), n)
   if (!is.null(sigma)) {
     if (!isTRUE(kernel$shift_invariant) || is.null(kernel$sigma)) {
       stop_arg("sigma", "needs a shift-invariant kernel with a bandwidth, such as gaussian_kernel()")
@@ -143,10 +143,11 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
                                          score = err$score, sd = err$sd))
       }
     }
-    names(table)[3L] <- if (method == "svm") "cost" else "lambda"
-    order_key <- if (method == "svm") table$cost else -table$lambda
+    order_key <- if (method == "svm") table$penalty else -table$penalty
     best <- table[order(if (classification) -table$score else table$score,
                         table$D, order_key)[1L], ]
+    names(table)[1L] <- names(best)[1L] <- if (falkon) "m" else "D"
+    names(table)[3L] <- names(best)[3L] <- if (method == "svm") "cost" else "lambda"
     names(table)[4L] <- names(best)[4L] <- if (classification) "accuracy" else "rmse"
     list(table = table, best = best)
   })
@@ -155,7 +156,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   # the best values and this seed (the formula method's fit$call, update())
   # gives the same fit
   args <- c(list(x = x, y = y, scale = scale, seed = seed, nthreads = nthreads),
-            if (falkon) list(m = best$D) else list(D = best$D),
+            if (falkon) list(m = best$m) else list(D = best$D),
             if (is.null(sigma)) list(kernel = kernel)
             else list(kernel = utils::modifyList(kernel, list(sigma = best$sigma))),
             if (method == "svm") list(cost = best$cost) else list(lambda = best$lambda),
@@ -196,16 +197,35 @@ tune_no_weights <- function() {
 tune_refit_call <- function(call, tuned) {
   b <- tuned$best
   args <- as.list(call)[-1L]
-  grid <- c("method", "D", "sigma", "cost", "lambda", "folds")
+  grid <- c("method", "D", "m", "sigma", "cost", "lambda", "folds")
   if (!is.null(call$sigma)) grid <- c(grid, "kernel")
   args <- args[setdiff(names(args), grid)]
   # a tuned sigma: the refit's kernel, which has it
   if (!is.null(call$sigma)) args$kernel <- tuned$fit$kernel
   best <- if (tuned$method == "svm") list(cost = b$cost) else list(lambda = b$lambda)
   if (tuned$method == "falkon") {
-    return(as.call(c(list(as.name("falkon")), args, list(m = b$D), best)))
+    return(as.call(c(list(as.name("falkon")), args, list(m = b$m), best)))
   }
   as.call(c(list(as.name(paste0("rff_", tuned$method))), args, list(D = b$D), best))
+}
+
+# The sizes of the grid: D (random features) for the SVM and ridge, m
+# (centres, at most n) for falkon, where D given for them works for one
+# release with a message.
+tune_sizes <- function(falkon, D, m, D_missing, n) {
+  if (!falkon) {
+    if (!is.null(m)) stop_arg("m", "is falkon's number of centres: it needs method = \"falkon\"")
+    return(tune_grid_values(D, "D", whole = TRUE))
+  }
+  arg <- "m"
+  if (is.null(m) && !D_missing) {
+    message("rff_tune(): falkon's numbers of centres are 'm'; 'D' for them works until the next release")
+    m <- D
+    arg <- "D"
+  }
+  m <- if (is.null(m)) falkon_default_centers(n) else tune_grid_values(m, arg, whole = TRUE)
+  if (any(m > n)) stop_arg(arg, "(the numbers of centres) must be at most nrow(x) = ", n)
+  m
 }
 
 tune_grid_values <- function(v, arg, whole = FALSE) {
@@ -327,7 +347,7 @@ tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
     Pte <- .Call(C_matprod, sweep(Z[te, , drop = FALSE], 2L, ne$zbar, check.margin = FALSE),
                  ev$vectors, nthreads)
     for (li in seq_along(lambdas)) {
-      pred <- .Call(C_matprod, Pte, cv / (e + lambdas[li]), nthreads) +
+      pred <- .Call(C_matprod, Pte, cv / (e + length(tr) * lambdas[li]), nthreads) +
         rep(ne$ybar, each = length(te))
       err[f, li] <- if (classification) sum(max.col(pred, ties.method = "first") != as.integer(y[te]))
                     else sum((pred - Y[te, ])^2)
@@ -350,7 +370,7 @@ print.rff_tune <- function(x, ...) {
   cat(sprintf("Tuning of %s by %d-fold cross-validation over %d combinations\n",
               if (falkon) "falkon" else paste0("rff_", x$method), x$folds, nrow(x$table)))
   cat(sprintf("  best: %s = %d, sigma = %s, %s: cross-validated %s %.4g (sd %.2g across folds)\n",
-              if (falkon) "m" else "D", as.integer(b$D), format(signif(b$sigma, 4)), what,
+              if (falkon) "m" else "D", as.integer(b[[1L]]), format(signif(b$sigma, 4)), what,
               label, b[[x$measure]], b$sd))
   cat("Refitted on all the data with these values ($fit):\n")
   desc <- fit_description(x$fit)

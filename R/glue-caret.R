@@ -12,7 +12,8 @@
 #'   \|x - y\|^2)}{k(x, y) = exp(-sigma ||x - y||^2)}; bochner's length scale
 #'   is \eqn{1/\sqrt{2\,\mathrm{sigma}}}{1 / sqrt(2 sigma)} (see
 #'   [gaussian_kernel()]).
-#' * `C`: the cost; for regression ridge's penalty is \eqn{\lambda = 1/(2C)}.
+#' * `C`: the cost; for regression ridge's penalty is \eqn{\lambda = 1/(2Cn)}
+#'   on \eqn{n} training rows (the SVM's objective divided by \eqn{Cn}).
 #' * `D`: the number of random features.
 #'
 #' The default grid (`tuneLength = len`) has `C` = 0.25, 0.5, 1, ... (`len`
@@ -87,7 +88,7 @@ rff_svm_caret <- list(
       }
       do.call(rff_svm.default, args)
     } else {
-      rff_ridge.default(x, y, kernel = kernel, D = D, lambda = 1 / (2 * param$C), ...)
+      rff_ridge.default(x, y, kernel = kernel, D = D, lambda = 1 / (2 * param$C * NROW(x)), ...)
     }
   },
   predict = function(modelFit, newdata, submodels = NULL) {

@@ -44,9 +44,8 @@
 #' 100 ([rff_sigma()]), `D` 64 to 2048 ([rff_num_features()]), `m`
 #' 128 to 8192 ([falkon_num_centers()]), `cost` \eqn{2^{-5}}{2^-5} to
 #' \eqn{2^8}{2^8} (as [rff_svm_caret]'s random search), `lambda`
-#' \eqn{10^{-8}}{1e-8} to \eqn{10^{-2}}{1e-2} for falkon (a mean over rows)
-#' and \eqn{2^{-9}}{2^-9} to \eqn{2^4}{2^4} for ridge regression (\eqn{1/(2C)}
-#' over the SVM's costs).  For `regr.rff_gp`, whose kernel parameters are
+#' \eqn{10^{-8}}{1e-8} to \eqn{10^{-2}}{1e-2} for falkon and ridge regression
+#' alike (one scale: a mean over rows).  For `regr.rff_gp`, whose kernel parameters are
 #' learned by marginal likelihood, only `D`.
 #'
 #' Fits are those of the functions called directly: the same data and
@@ -201,13 +200,13 @@ bochner_search_space <- function(learner) {
   log_int <- function(lower, upper) p$p_int(lower, upper, logscale = TRUE)
   sigma <- log_dbl(0.1, 100)
   D <- log_int(64L, 2048L)
+  lambda <- log_dbl(1e-8, 1e-2)
   ranges <- switch(id,
     classif.falkon = ,
-    regr.falkon = list(sigma = sigma, lambda = log_dbl(1e-8, 1e-2),
-                       m = log_int(128L, 8192L)),
+    regr.falkon = list(sigma = sigma, lambda = lambda, m = log_int(128L, 8192L)),
     regr.rff_gp = list(D = D),
     classif.rff_svm = list(sigma = sigma, cost = log_dbl(2^-5, 2^8), D = D),
-    list(sigma = sigma, lambda = log_dbl(2^-9, 2^4), D = D))
+    list(sigma = sigma, lambda = lambda, D = D))
   do.call(p$ps, ranges)
 }
 

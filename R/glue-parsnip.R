@@ -13,8 +13,9 @@
 #'
 #' **Parameters.**
 #' * `cost`: the SVM's cost \eqn{C}.  For regression, ridge's penalty is
-#'   \eqn{\lambda = 1/(2C)} (the SVM objective \eqn{\frac12\|w\|^2 + C
-#'   \sum \mathrm{loss}}{||w||^2 / 2 + C sum(loss)} divided by \eqn{C});
+#'   \eqn{\lambda = 1/(2Cn)} on \eqn{n} training rows (the SVM objective
+#'   \eqn{\frac12\|w\|^2 + C \sum \mathrm{loss}}{||w||^2 / 2 + C sum(loss)}
+#'   divided by \eqn{Cn}: ridge's `lambda` is per row);
 #'   unset, [rff_ridge()]'s default `lambda`.
 #' * `rbf_sigma`: parsnip's (and kernlab's) inverse width,
 #'   \eqn{k(x, y) = \exp(-\mathrm{rbf\_sigma}\,\|x - y\|^2)}{k(x, y) =
@@ -74,7 +75,7 @@ bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_feature
     }
     do.call(rff_svm.default, args)
   } else {
-    if (!is.null(cost)) args$lambda <- 1 / (2 * cost)
+    if (!is.null(cost)) args$lambda <- 1 / (2 * cost * NROW(x))
     do.call(rff_ridge.default, args)
   }
 }

@@ -50,8 +50,10 @@
 #' @param kernel_x,kernel_y Kernel objects; `NULL` (the default) is
 #'   `gaussian_kernel("median")` on that variable.
 #' @param method `"rff"` (the default), `"nystrom"` or `"exact"`.
-#' @param D Number of random frequencies (`"rff"`) or landmarks
-#'   (`"nystrom"`) for each variable.
+#' @param D Number of random frequencies (`"rff"`) for each variable.
+#' @param m Number of Nystrom landmarks for each variable (`method =
+#'   "nystrom"`); unset, the value of `D`'s default (256).  `D` given for it
+#'   still works, with a message, until the next release.
 #' @param null `"auto"`, `"permutation"` or `"gamma"`, see Details.
 #' @param B Number of permutations.
 #' @param seed `NULL`, or a number: the features and permutations are then
@@ -87,13 +89,14 @@ hsic_test <- function(x, ...) UseMethod("hsic_test")
 #' @rdname hsic_test
 #' @export
 hsic_test.default <- function(x, y, kernel_x = NULL, kernel_y = NULL,
-                              method = c("rff", "nystrom", "exact"), D = 256,
+                              method = c("rff", "nystrom", "exact"), D = 256, m = NULL,
                               null = c("auto", "permutation", "gamma"), B = 200, seed = NULL,
                               nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
   data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 6L, what = "the second variable")
   x <- data$x
   y <- data$y
+  D <- nystrom_count(stat_method(method), m, D, !missing(D), "hsic_test()")
   o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE)
   kx <- stat_kernel(kernel_x, x, "kernel_x")
   ky <- stat_kernel(kernel_y, y, "kernel_y")

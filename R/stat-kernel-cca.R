@@ -39,7 +39,10 @@
 #' @param lambda Regularisation, a non-negative number (on the scale of the
 #'   feature covariances; \eqn{n \lambda}{n lambda} on the Gram matrices).
 #' @param method `"rff"` (the default), `"nystrom"` or `"exact"`.
-#' @param D Number of random frequencies or landmarks per variable.
+#' @param D Number of random frequencies per variable (`"rff"`).
+#' @param m Number of Nystrom landmarks per variable (`method =
+#'   "nystrom"`); unset, the value of `D`'s default (256).  `D` given for it
+#'   still works, with a message, until the next release.
 #' @param seed `NULL`, or a number: the features and the start of the
 #'   iteration are drawn from `set.seed(seed)`.
 #' @param nthreads Number of threads, see [bochner_threads()].
@@ -65,7 +68,7 @@
 #' predict(fit, x[1:5], y[1:5, ])$x
 #' @export
 kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda = 1e-3,
-                       method = c("rff", "nystrom", "exact"), D = 256, seed = NULL,
+                       method = c("rff", "nystrom", "exact"), D = 256, m = NULL, seed = NULL,
                        nthreads = bochner_threads(), ...) {
   data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 3L, what = "the second variable")
   x <- data$x
@@ -73,7 +76,8 @@ kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda 
   method <- stat_method(method)
   rank <- check_count(rank, "rank")
   lambda <- check_number(lambda, "lambda", lower = 0)
-  D <- check_count(D, "D")
+  D <- check_count(nystrom_count(method, m, D, !missing(D), "kernel_cca()"),
+                   if (is.null(m)) "D" else "m")
   nthreads <- check_threads(nthreads)
   kx <- stat_kernel(kernel_x, x, "kernel_x")
   ky <- stat_kernel(kernel_y, y, "kernel_y")

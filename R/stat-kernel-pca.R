@@ -36,8 +36,10 @@
 #'   `gaussian_kernel("median")`.
 #' @param rank Number of components.
 #' @param method `"rff"` (the default), `"nystrom"` or `"exact"`.
-#' @param D Number of random frequencies (`"rff"`) or landmarks
-#'   (`"nystrom"`).
+#' @param D Number of random frequencies (`"rff"`).
+#' @param m Number of Nystrom landmarks (`method = "nystrom"`); unset, the
+#'   value of `D`'s default (256).  `D` given for it still works, with a
+#'   message, until the next release.
 #' @param retx Whether to return the scores of the training rows (for the
 #'   feature methods this is a second pass over the data).
 #' @param seed `NULL`, or a number: the features and the start of the
@@ -78,11 +80,12 @@ kernel_pca <- function(x, ...) UseMethod("kernel_pca")
 #' @rdname kernel_pca
 #' @export
 kernel_pca.default <- function(x, kernel = NULL, rank = 2, method = c("rff", "nystrom", "exact"),
-                               D = 256, retx = TRUE, seed = NULL,
+                               D = 256, m = NULL, retx = TRUE, seed = NULL,
                                nthreads = bochner_threads(), ...) {
   x <- as_data_matrix(x, "x")
   method <- stat_method(method)
-  D <- check_count(D, "D")
+  D <- check_count(nystrom_count(method, m, D, !missing(D), "kernel_pca()"),
+                   if (is.null(m)) "D" else "m")
   rank <- check_count(rank, "rank")
   retx <- check_flag(retx, "retx")
   nthreads <- check_threads(nthreads)

@@ -45,7 +45,7 @@
 #' \eqn{\sigma}{sigma} is the median distance between rows of the pooled
 #' sample (on an evenly spaced subsample of at most 1000 rows).  With
 #' `method = "rff"` the features are [random_features()] with `D`
-#' frequencies; with `"nystrom"`, [nystrom_features()] with `min(D, m + n)`
+#' frequencies; with `"nystrom"`, [nystrom_features()] with `min(m, n_x + n_y)`
 #' landmarks from the pooled sample.
 #'
 #' @param x The first sample: a numeric matrix, a data frame of numeric
@@ -57,8 +57,10 @@
 #'   `gaussian_kernel("median")` on the pooled sample.
 #' @param method `"rff"` (random Fourier features, the default),
 #'   `"nystrom"` or `"exact"`.
-#' @param D Number of random frequencies (`"rff"`) or landmarks
-#'   (`"nystrom"`).
+#' @param D Number of random frequencies (`"rff"`).
+#' @param m Number of Nystrom landmarks (`method = "nystrom"`); unset, the
+#'   value of `D`'s default (256).  `D` given for it still works, with a
+#'   message, until the next release.
 #' @param null `"permutation"` or `"gamma"`, see Details.
 #' @param B Number of permutations.
 #' @param seed `NULL`, or a number: the features and permutations are then
@@ -92,12 +94,13 @@ mmd_test <- function(x, ...) UseMethod("mmd_test")
 #' @rdname mmd_test
 #' @export
 mmd_test.default <- function(x, y, kernel = NULL, method = c("rff", "nystrom", "exact"),
-                             D = 256, null = c("permutation", "gamma"), B = 200,
+                             D = 256, m = NULL, null = c("permutation", "gamma"), B = 200,
                              seed = NULL, nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
   data <- stat_data(x, y, missing(y), paired = FALSE, min_rows = 2L, what = "the second sample")
   x <- data$x
   y <- data$y
+  D <- nystrom_count(stat_method(method), m, D, !missing(D), "mmd_test()")
   o <- stat_test_options(method, null, D, B, nthreads)
   kernel <- stat_kernel(kernel, rbind_sample(x, y), "kernel")
   with_seed(seed, mmd_run(x, y, kernel, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))

@@ -25,10 +25,11 @@ test_that("the formals of the exports speak one vocabulary", {
   }
   # centers = clusters: kernel_kmeans() only
   expect_setequal(has("centers"), c("kernel_kmeans.default", "kernel_kmeans.data_chunks"))
-  # m = Nystrom centres: the Nystrom map and falkon
+  # m = Nystrom centres: the Nystrom map, falkon and every method = "nystrom"
   expect_setequal(has("m"), c("nystrom_features.default", "falkon.default",
                               "falkon.data_chunks", "kernel_kmeans.default",
-                              "kernel_kmeans.data_chunks"))
+                              "kernel_kmeans.data_chunks", "kernel_pca.default", "kernel_cca",
+                              "mmd_test.default", "hsic_test.default", "rff_tune.default"))
   # the documented exception: rff_svm's inner tolerance (see ?bochner_arguments)
   expect_setequal(has("epsilon"), c("rff_svm.default", "rff_svm.data_chunks"))
   # seeds and threads under one name each, wherever a function draws or threads

@@ -37,7 +37,7 @@ test_that("the list's parts do what caret expects", {
   expect_identical(m$predict(fit, iris[1:3, 1:4]), as.character(predict(ref, x[1:3, ])))
   reg <- m$fit(x[, -1], x[, 1], NULL, data.frame(sigma = 0.125, C = 5, D = 64), NULL, TRUE,
                FALSE, seed = 1)
-  expect_identical(reg$lambda, 0.1)
+  expect_identical(reg$lambda, 1 / (2 * 5 * 150))   # 1 / (2 C n), per row
   expect_identical(m$levels(fit), levels(iris$Species))
 })
 

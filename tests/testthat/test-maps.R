@@ -25,7 +25,8 @@ test_that("rff_ridge on a given map solves ridge on that map's features", {
     expect_identical(fit$map, map, label = name)
     Z <- predict(map, x)
     Zc <- scale(Z, scale = FALSE)
-    beta <- solve(crossprod(Zc) + diag(0.1, ncol(Z)), crossprod(Zc, y_num - mean(y_num)))
+    # lambda is per row: n * lambda on the sums of squares
+    beta <- solve(crossprod(Zc) + diag(0.1 * nrow(x), ncol(Z)), crossprod(Zc, y_num - mean(y_num)))
     expect_equal(unname(fit$weights), unname(beta), tolerance = 1e-8, label = name)
     expect_equal(unname(predict(fit, x[1:5, ])),
                  drop(Z[1:5, ] %*% beta) + mean(y_num) - sum(colMeans(Z) * beta),

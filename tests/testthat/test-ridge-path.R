@@ -114,7 +114,7 @@ test_that("the path equals the eigendecomposition's, primal and dual, with weigh
       ww <- if (is.null(wt)) rep(1, length(rows)) else wt
       for (resp in list(y[rows], cls[rows])) {
         Y <- if (is.factor(resp)) outer(as.integer(resp), 1:3, "==") * 1 else matrix(resp)
-        ref <- eigen_path(x[rows, ], Y, map, grid, ww)
+        ref <- eigen_path(x[rows, ], Y, map, grid * sum(ww), ww)  # lambda per row
         g <- rff_ridge(x[rows, ], resp, map = map, lambda = grid, criterion = "gcv", weights = wt)
         l <- rff_ridge(x[rows, ], resp, map = map, lambda = grid, criterion = "loo", weights = wt)
         expect_equal(g$path$df, ref$df, tolerance = 1e-9)

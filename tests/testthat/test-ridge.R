@@ -2,7 +2,8 @@
 # interface.
 
 # Minimiser of ||y - Z beta - b||^2 + lambda ||beta||^2 from the full
-# (D + 1) x (D + 1) normal equations, intercept unpenalised.
+# (D + 1) x (D + 1) normal equations, intercept unpenalised: rff_ridge()'s
+# lambda is per row, so its fit is this one at n * lambda.
 ref_ridge <- function(Z, Y, lambda) {
   A <- cbind(Z, 1)
   P <- diag(c(rep(lambda, ncol(Z)), 0))
@@ -19,7 +20,7 @@ test_that("the fit solves the penalised least squares problem, from either side"
       fit <- rff_ridge(x, y, D = D, lambda = lambda, seed = 2)
       xs <- bochner:::rff_apply_scaling(x, fit$scaling)
       Z <- predict(fit$map, xs)
-      ref <- ref_ridge(Z, y, lambda)
+      ref <- ref_ridge(Z, y, 30 * lambda)
       expect_equal(fit$weights, ref$beta, tolerance = 1e-7, ignore_attr = TRUE)
       expect_equal(unname(fit$intercept), ref$b, tolerance = 1e-7)
       expect_equal(unname(fit$fitted), drop(Z %*% ref$beta) + ref$b, tolerance = 1e-8)
@@ -43,7 +44,7 @@ test_that("ridge recovers a smooth function to the noise level", {
   expect_lt(fit$rmse, 0.115)
   expect_gt(fit$r.squared, 0.97)
   # a heavy penalty shrinks the fit towards the mean
-  flat <- rff_ridge(x, y, D = 100, seed = 1, lambda = 1e5)
+  flat <- rff_ridge(x, y, D = 100, seed = 1, lambda = 100)
   expect_lt(sd(predict(flat, grid)), 0.2)
 })
 
@@ -112,7 +113,7 @@ test_that("the lambda path: GCV and exact leave-one-out against brute force", {
   set.seed(11)
   x <- matrix(runif(160, -2, 2), 80, 2)
   y <- sin(x[, 1]) * x[, 2] + rnorm(80, sd = 0.2)
-  grid <- c(10, 1, 0.1, 0.01)
+  grid <- c(10, 1, 0.1, 0.01) / 80      # per row: 10 ... 0.01 on the sums
   for (D in c(40, 120)) {             # primal (n >= D) and dual (n < D)
     map <- random_features(x, gaussian_kernel(1), D = D, seed = 2)
     Z <- predict(map, x)
@@ -123,16 +124,17 @@ test_that("the lambda path: GCV and exact leave-one-out against brute force", {
     # GCV from its definition: RSS / n / (1 - tr(H) / n)^2, H with intercept
     Zc <- sweep(Z, 2, colMeans(Z))
     gcv <- sapply(grid, function(l) {
-      H <- Zc %*% solve(crossprod(Zc) + l * diag(ncol(Z)), t(Zc)) + 1 / 80
-      r <- y - mean(y) - Zc %*% solve(crossprod(Zc) + l * diag(ncol(Z)), crossprod(Zc, y - mean(y)))
+      H <- Zc %*% solve(crossprod(Zc) + 80 * l * diag(ncol(Z)), t(Zc)) + 1 / 80
+      r <- y - mean(y) - Zc %*% solve(crossprod(Zc) + 80 * l * diag(ncol(Z)), crossprod(Zc, y - mean(y)))
       mean(r^2) / (1 - sum(diag(H)) / 80)^2
     })
     g <- rff_ridge(x, y, map = map, lambda = grid, criterion = "gcv")
     expect_equal(g$path$gcv, gcv, tolerance = 1e-6)
     expect_identical(g$lambda, grid[which.min(gcv)])
-    # LOO by refitting without each row
+    # LOO by refitting without each row, at the same penalty on the sums
+    # (80 l): on 79 rows that is lambda = 80 l / 79 per row
     loo <- sapply(grid, function(l) {
-      mean(sapply(1:80, function(i) (y[i] - predict(ridge_at(-i, l), x[i, , drop = FALSE]))^2))
+      mean(sapply(1:80, function(i) (y[i] - predict(ridge_at(-i, 80 * l / 79), x[i, , drop = FALSE]))^2))
     })
     l <- rff_ridge(x, y, map = map, lambda = grid, criterion = "loo")
     expect_equal(l$path$loo, loo, tolerance = 1e-6)
@@ -180,13 +182,14 @@ test_that("lambda = 'auto' chooses from a grid spanning the spectrum; weights", 
 test_that("ridge leave-one-out scores match refitting without the row", {
   x <- as.matrix(iris[, 1:4])
   map <- random_features(x, gaussian_kernel(1), D = 30, seed = 1)
-  fit <- rff_ridge(x, iris$Species, map = map, lambda = 1, probability = TRUE)
+  fit <- rff_ridge(x, iris$Species, map = map, lambda = 1 / 150, probability = TRUE)
   Y <- outer(as.integer(iris$Species), 1:3, "==") * 1
   sys <- bochner:::ridge_primal_system(map, x, Y, NULL, 1L)
   fitted <- predict(fit, x, type = "decision")
   loo <- bochner:::ridge_loo_scores(sys, 1, fitted, Y, map, x, NULL, 1L)
   for (i in c(1, 77, 150)) {
-    refit <- rff_ridge(x[-i, ], iris$Species[-i], map = map, lambda = 1)
+    # the same penalty on the sums (1) over 149 rows
+    refit <- rff_ridge(x[-i, ], iris$Species[-i], map = map, lambda = 1 / 149)
     expect_equal(unname(loo[i, ]), unname(predict(refit, x[i, , drop = FALSE], type = "decision")[1, ]),
                  tolerance = 1e-8)
   }

@@ -41,11 +41,13 @@ test_that("exact MMD^2 is the U-statistic, and its biased form is kernlab's", {
 test_that("MMD^2 on features equals the U-statistic of the kernel z(x).z(y)", {
   s <- two_samples()
   for (method in c("rff", "nystrom")) {
-    r <- mmd_test(s$x, s$y, gaussian_kernel(1), method = method, D = 25, B = 10, seed = 2)
+    size <- if (method == "nystrom") list(m = 25) else list(D = 25)
+    r <- do.call(mmd_test, c(list(s$x, s$y, gaussian_kernel(1), method = method, B = 10,
+                                  seed = 2), size))
     Z <- predict(r$map, rbind(s$x, s$y))
     expect_equal(unname(r$statistic), ref_mmd_u(tcrossprod(Z), 30), tolerance = 1e-10)
-    g <- mmd_test(s$x, s$y, gaussian_kernel(1), method = method, D = 25, null = "gamma",
-                  seed = 2)
+    g <- do.call(mmd_test, c(list(s$x, s$y, gaussian_kernel(1), method = method,
+                                  null = "gamma", seed = 2), size))
     expect_equal(unname(g$statistic), unname(r$statistic), tolerance = 1e-10)
   }
 })
@@ -249,7 +251,9 @@ test_that("exact kernel PCA matches eigen() of the centred Gram matrix and kernl
 test_that("kernel PCA on features is PCA of the centred features", {
   x <- as.matrix(iris[, 1:4])
   for (method in c("rff", "nystrom")) {
-    fit <- kernel_pca(x, gaussian_kernel(1), rank = 2, method = method, D = 40, seed = 2)
+    size <- if (method == "nystrom") list(m = 40) else list(D = 40)
+    fit <- do.call(kernel_pca, c(list(x, gaussian_kernel(1), rank = 2, method = method, seed = 2),
+                                 size))
     Z <- predict(fit$map, x)
     pc <- stats::prcomp(Z)
     expect_equal(unname(fit$variance), pc$sdev[1:2]^2 * (150 - 1) / 150, tolerance = 1e-8)
@@ -347,4 +351,24 @@ test_that("hsic_test's null = 'auto' permutes small samples and takes the gamma 
   expect_identical(a$p.value, g$p.value)
   expect_match(a$method, "gamma approximation")
   expect_error(hsic_test(x, y, null = "perm2"), "null")
+})
+
+test_that("Nystrom landmarks are m in the statistics; D for them still works, with a message", {
+  x <- as.matrix(iris[, 1:4])
+  s <- two_samples()
+  a <- kernel_pca(x, gaussian_kernel(1), method = "nystrom", m = 30, seed = 1)
+  expect_message(b <- kernel_pca(x, gaussian_kernel(1), method = "nystrom", D = 30, seed = 1),
+                 "'m'")
+  expect_identical(a$variance, b$variance)
+  expect_identical(bochner:::map_size(a$map), 30L)
+  expect_error(kernel_pca(x, gaussian_kernel(1), m = 30), "'m'")
+  expect_error(kernel_cca(x[, 1:2], x[, 3:4], method = "rff", m = 30), "'m'")
+  expect_error(mmd_test(s$x, s$y, m = 10), "'m'")
+  expect_error(hsic_test(x[, 1:2], x[, 3:4], method = "nystrom", m = 0), "'m'")
+  expect_message(mmd_test(s$x, s$y, method = "nystrom", D = 20, B = 5, seed = 1), "'m'")
+  expect_silent(hsic_test(x[, 1:2], x[, 3:4], method = "nystrom", m = 20, B = 5, seed = 1))
+  expect_identical(
+    kernel_cca(x[, 1:2], x[, 3:4], method = "nystrom", m = 25, rank = 1, seed = 1)$cor,
+    suppressMessages(kernel_cca(x[, 1:2], x[, 3:4], method = "nystrom", D = 25, rank = 1,
+                                seed = 1))$cor)
 })

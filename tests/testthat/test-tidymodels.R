@@ -26,7 +26,7 @@ test_that("bochner_parsnip_fit maps parsnip's arguments to the machines'", {
   expect_equal(exp(-0.125 * r^2), exp(-r^2 / (2 * a$kernel$sigma^2)), tolerance = 1e-15)
   reg <- bochner_parsnip_fit(x[, -1], x[, 1], cost = 5, num_features = 64,
                              mode = "regression", seed = 1)
-  ref <- rff_ridge(x[, -1], x[, 1], D = 64, lambda = 1 / 10, seed = 1)
+  ref <- rff_ridge(x[, -1], x[, 1], D = 64, lambda = 1 / (10 * 150), seed = 1)
   expect_identical(reg$weights, ref$weights)
   # unset parameters: the machines' defaults
   expect_identical(bochner_parsnip_fit(x[, -1], x[, 1], num_features = 64,
@@ -55,7 +55,7 @@ test_that("the engine is registered and fits through parsnip", {
   reg <- parsnip::fit(parsnip::set_engine(parsnip::svm_rbf(mode = "regression", cost = 5),
                                           "bochner", num_features = 64, seed = 1),
                       mpg ~ ., data = mtcars)
-  refr <- rff_ridge(as.matrix(mtcars[, -1]), mtcars$mpg, D = 64, lambda = 0.1, seed = 1)
+  refr <- rff_ridge(as.matrix(mtcars[, -1]), mtcars$mpg, D = 64, lambda = 1 / (10 * 32), seed = 1)
   expect_equal(predict(reg, mtcars)$.pred, unname(predict(refr, as.matrix(mtcars[, -1]))),
                tolerance = 1e-12)
 })

@@ -80,7 +80,7 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
   x <- matrix(runif(300, -2, 2), 150, 2)
   y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(150, sd = 0.3)
   lambdas <- c(1e-6, 1e-3, 1e-1)
-  tuned <- rff_tune(x, y, method = "falkon", D = 30, sigma = 1, lambda = lambdas, folds = 3,
+  tuned <- rff_tune(x, y, method = "falkon", m = 30, sigma = 1, lambda = lambdas, folds = 3,
                     scale = FALSE, seed = 7, iter = 15)
   # the same folds and centres, drawn in the same order
   set.seed(7)
@@ -103,13 +103,19 @@ test_that("falkon tuning: every lambda's error equals fold-by-fold falkon() fits
   expect_identical(tuned$fit$m, 30L)
   expect_output(print(tuned), "m = 30")
   # classes: the accuracy, over a grid of sigma
-  cl <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, method = "falkon", D = 40,
+  cl <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, method = "falkon", m = 40,
                  sigma = c(0.5, 2), lambda = c(1e-6, 1e-2), folds = 3, seed = 1, iter = 10)
   expect_identical(nrow(cl$table), 4L)
   expect_true(all(cl$table$accuracy > 0.8))
   expect_identical(cl$fit$kernel$sigma, cl$best$sigma)
-  expect_error(rff_tune(x, y, method = "falkon", D = 151), "'D'")
-  expect_error(rff_tune(x, y, method = "falkon", D = 10, loss = "logistic"), "'method'")
+  expect_error(rff_tune(x, y, method = "falkon", m = 151), "'m'")
+  expect_error(rff_tune(x, y, method = "falkon", m = 10, loss = "logistic"), "'method'")
+  expect_error(rff_tune(x, y, method = "ridge", m = 10), "'m'")
+  expect_identical(names(tuned$table)[1:3], c("m", "sigma", "lambda"))
+  # D for the centres: the same tuning, with a message naming m
+  expect_message(old <- rff_tune(x, y, method = "falkon", D = 30, sigma = 1, lambda = lambdas,
+                                 folds = 3, scale = FALSE, seed = 7, iter = 15), "'m'")
+  expect_identical(old$table, tuned$table)
 })
 
 test_that("rff_tune has a formula method whose refit predicts from data frames", {
