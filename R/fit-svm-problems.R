@@ -96,7 +96,13 @@ svm_folds <- function(y, nfolds) {
 # that fold's rows.
 svm_with_folds <- function(probs, folds) {
   if (is.null(folds)) return(probs)
-  parts <- probs$parts
+  svm_concatenate(c(probs$parts, svm_fold_parts(probs, folds)))
+}
+
+# For each fold, the problems of 'probs' without that fold's rows (parts
+# for svm_concatenate()).
+svm_fold_parts <- function(probs, folds) {
+  parts <- list()
   for (f in sort(unique(folds))) {
     for (p in probs$parts) {
       keep <- folds[p$rows] != f
@@ -108,23 +114,32 @@ svm_with_folds <- function(probs, folds) {
                                           cost = p$cost[keep])
     }
   }
-  svm_concatenate(parts)
+  parts
 }
 
 # The held-out decision values: row i's values from the problems trained
-# without its fold (n x problems).
-svm_heldout_decision <- function(res, probs, folds, zt, nthreads) {
+# without its fold (n x problems), the folds' problems in the solver's
+# columns after 'first' (after the fit's own, by default).
+svm_heldout_decision <- function(res, probs, folds, zt, nthreads, first = probs$n) {
   nf <- nrow(zt)
   np <- probs$n
   dec <- matrix(NA_real_, ncol(zt), np)
   for (f in sort(unique(folds))) {
     idx <- which(folds == f)
-    cols <- np * f + seq_len(np)
+    cols <- first + np * (f - 1L) + seq_len(np)
     Wf <- res$w[, cols, drop = FALSE]
     d <- .Call(C_matprod, t(Wf[seq_len(nf), , drop = FALSE]), zt[, idx, drop = FALSE], nthreads)
     dec[idx, ] <- t(d) + rep(Wf[nf + 1L, ], each = length(idx))
   }
   dec
+}
+
+# The dual coordinate descent on the problems 'all' (svm_concatenate()),
+# with the settings 's' of rff_svm(): the one call of the solver, for the
+# fits and the cross-validations alike.
+svm_solve <- function(zt, all, s, nthreads) {
+  .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
+        if (s$loss == "hinge") 1L else 2L, 1, s$epsilon, s$max_iter, s$shrinking, nthreads)
 }
 
 # Support vectors (non-zero dual variables) per problem.

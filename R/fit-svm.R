@@ -231,8 +231,8 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     nfolds <- if (probability) max(cross, 5L) else cross
     if (nfolds > 0L) folds <- svm_folds(y, nfolds)
     all <- svm_with_folds(probs, folds)
-    res <- .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
-                 if (loss == "hinge") 1L else 2L, 1, epsilon, max_iter, shrinking, nthreads)
+    res <- svm_solve(zt, all, list(loss = loss, epsilon = epsilon, max_iter = max_iter,
+                                   shrinking = shrinking), nthreads)
     cv <- if (!is.null(folds)) svm_heldout_decision(res, probs, folds, zt, nthreads)
     list(map = map, res = res, cv = cv)
   })

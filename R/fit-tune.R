@@ -120,6 +120,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
     extra$iter <- if (is.null(extra$iter)) 20L else check_count(extra$iter, "iter")
   }
   y <- if (method == "svm") rff_class_response(y, n) else ridge_response(y, n)$y
+  svm_settings <- if (method == "svm") tune_svm_settings(extra)
   classification <- is.factor(y)
 
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -136,7 +137,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
         } else {
           map <- do.call(random_features.default,
                          c(list(xs, kern, D = d), extra[names(extra) %in% c("type", "sampling", "method")]))
-          err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, extra, nthreads)
+          err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, svm_settings, nthreads)
                  else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
         }
         table <- rbind(table, data.frame(D = d, sigma = kern$sigma, penalty = penalty,
@@ -280,50 +281,43 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
   }
 }
 
-# Held-out accuracy of every cost: all costs x folds x binary
-# problems in one call of the solver, on features computed once.
-tune_svm_errors <- function(map, xs, y, fold, costs, extra, nthreads) {
-  multiclass <- if (is.null(extra$multiclass)) "ovo" else extra$multiclass
-  loss <- if (is.null(extra$loss)) "hinge" else extra$loss
+# Held-out accuracy of every cost: the fold problems of every cost solved in
+# one call of rff_svm()'s solver (svm_solve()), scored by its held-out
+# decision values (svm_heldout_decision()), on features computed once.
+tune_svm_errors <- function(map, xs, y, fold, costs, s, nthreads) {
   k <- nlevels(y)
-  if (k == 2L) multiclass <- "binary"
-  cw <- rff_class_weights(extra$class.weights, levels(y))
+  multiclass <- if (k == 2L) "binary" else s$multiclass
+  cw <- rff_class_weights(s$class.weights, levels(y))
   zt <- rff_features_t(map, xs, nthreads)
-  nf <- nrow(zt)
   yi <- as.integer(y)
   base <- lapply(costs, function(cc) svm_problems(yi, k, multiclass, cc * cw[yi], cc, NULL))
-  parts <- list()
-  for (f in seq_len(max(fold))) {
-    for (b in base) {
-      for (p in b$parts) {
-        keep <- fold[p$rows] != f
-        parts[[length(parts) + 1L]] <- list(rows = p$rows[keep], sign = p$sign[keep],
-                                            cost = p$cost[keep])
-      }
-    }
-  }
-  all <- svm_concatenate(parts)
-  eps <- if (is.null(extra$epsilon)) 0.1 else extra$epsilon
-  iter <- if (is.null(extra$max_iter)) 1000L else as.integer(extra$max_iter)
-  res <- .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
-               if (loss == "hinge") 1L else 2L, 1, eps, iter, TRUE, nthreads)
-  np <- base[[1L]]$n
+  all <- svm_concatenate(do.call(c, lapply(base, svm_fold_parts, folds = fold)))
+  res <- svm_solve(zt, all, s, nthreads)
   fake <- list(multiclass = multiclass, k = k, levels = levels(y), pairs = base[[1L]]$pairs)
-  wrong <- matrix(0, max(fold), length(costs))
+  per_cost <- max(fold) * base[[1L]]$n
+  wrong <- vapply(seq_along(costs), function(ci) {
+    dec <- svm_heldout_decision(res, base[[ci]], fold, zt, nthreads, first = (ci - 1L) * per_cost)
+    if (k == 2L) dec <- cbind(dec, -dec)
+    tabulate(fold[svm_classes(fake, dec) != y], max(fold))
+  }, numeric(max(fold)))
+  wrong <- matrix(wrong, max(fold))
   size <- tabulate(fold)
-  col <- 0L
-  for (f in seq_len(max(fold))) {
-    idx <- which(fold == f)
-    for (ci in seq_along(costs)) {
-      W <- res$w[, col + seq_len(np), drop = FALSE]
-      col <- col + np
-      dec <- t(.Call(C_matprod, t(W[seq_len(nf), , drop = FALSE]), zt[, idx, drop = FALSE],
-                     nthreads)) + rep(W[nf + 1L, ], each = length(idx))
-      if (k == 2L) dec <- cbind(dec, -dec)
-      wrong[f, ci] <- sum(svm_classes(fake, dec) != y[idx])
-    }
-  }
   list(score = 1 - colSums(wrong) / length(y), sd = apply(wrong / size, 2L, stats::sd))
+}
+
+# rff_svm()'s solver settings for the cross-validation: the values given in
+# '...' or rff_svm()'s own defaults (read from its formals, so that the two
+# cannot drift apart), checked as rff_svm() checks them, once, before any
+# fold is solved.
+tune_svm_settings <- function(extra) {
+  f <- formals(rff_svm.default)
+  get <- function(name) if (is.null(extra[[name]])) eval(f[[name]]) else extra[[name]]
+  list(loss = check_choice(get("loss"), eval(f$loss), "loss"),
+       multiclass = check_choice(get("multiclass"), eval(f$multiclass), "multiclass"),
+       epsilon = check_positive(get("epsilon"), "epsilon"),
+       max_iter = check_count(get("max_iter"), "max_iter"),
+       shrinking = check_flag(get("shrinking"), "shrinking"),
+       class.weights = extra$class.weights)
 }
 
 # Held-out accuracy (classes) or RMSE (numbers) of every lambda: per fold, the training rows' normal

@@ -154,3 +154,21 @@ test_that("print() says what was refitted, without a dangling component name", {
   expect_true(any(grepl("Refitted on all the data", out, fixed = TRUE)))
   expect_true(any(grepl("Support vector machine on 16 random features", out, fixed = TRUE)))
 })
+
+test_that("the SVM's cross-validation uses rff_svm()'s own settings, checked at the entry", {
+  s <- bochner:::tune_svm_settings(list())
+  f <- formals(bochner:::rff_svm.default)
+  expect_identical(s$epsilon, f$epsilon)
+  expect_identical(s$max_iter, as.integer(f$max_iter))
+  expect_identical(c(s$loss, s$multiclass), c(eval(f$loss)[1], eval(f$multiclass)[1]))
+  x <- as.matrix(iris[, 1:4])
+  expect_error(rff_tune(x, iris$Species, D = 16, epsilon = -1), "'epsilon'")
+  expect_error(rff_tune(x, iris$Species, D = 16, loss = "l1"), "'loss'")
+  expect_error(rff_tune(x, iris$Species, D = 16, max_iter = 0), "'max_iter'")
+  # a setting given to the tuning reaches the folds' solver: one iteration
+  # cannot fit as well as a thousand
+  few <- suppressWarnings(rff_tune(x, iris$Species, D = 64, cost = 1, max_iter = 1, folds = 3,
+                                   seed = 1))
+  many <- rff_tune(x, iris$Species, D = 64, cost = 1, folds = 3, seed = 1)
+  expect_lt(few$table$accuracy, many$table$accuracy)
+})
