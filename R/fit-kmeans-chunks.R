@@ -56,12 +56,14 @@ kernel_kmeans.data_chunks <- function(x, centers, kernel = NULL,
       check_feature_map(map, sv$d)
     } else if (method == "nystrom") {
       m <- min(D, nrow(sv$sample))
-      map <- nystrom_features(sv$sample, kernel, m = m, nthreads = nthreads)
+      nystrom_check_data(sv$sample, kernel, m, "uniform", "m")
+      map <- draw_nystrom_map(sv$sample, resolve_kernel(kernel, sv$sample), m,
+                              nthreads = nthreads)
     } else {
       if (!isTRUE(kernel$shift_invariant)) {
         stop_arg("kernel", "must be shift-invariant for method = \"rff\" (random Fourier features)")
       }
-      map <- random_features(sv$sample, resolve_kernel(kernel, sv$sample), D = D, type = "phase")
+      map <- draw_feature_map(sv$sample, resolve_kernel(kernel, sv$sample), D)
     }
     if (seeding == "kmeans++") {
       run <- replay_fit(x, sv, map, k, nstart, max_iter, algorithm == "Hartigan-Wong",

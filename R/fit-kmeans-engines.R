@@ -55,8 +55,7 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads, m
   resolved <- resolve_kernel(kernel, x)
   # one stream: the map's draws, then the seeding
   with_seed(seed, {
-    map <- if (fourier) random_features(x, resolved, D = D, type = "phase")
-           else random_features(x, resolved, D = D)
+    map <- draw_feature_map(x, resolved, D)
     kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                      "the random features of 'x'", arg = "D", algo = algo, batch = batch)
   })
@@ -68,12 +67,11 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads, m
 # k-means objective).  One stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads,
                             algo = kkm_algo_default, batch = NULL) {
-  nystrom_check_memory(nrow(x), ncol(x), min(D, nrow(x)), "uniform", "m")
+  nystrom_check_data(x, kernel, min(D, nrow(x)), "uniform", "m")
   if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "m")
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
-    map <- nystrom_features(x, resolved, m = min(D, nrow(x)), landmarks = "uniform",
-                            nthreads = nthreads)
+    map <- draw_nystrom_map(x, resolved, min(D, nrow(x)), nthreads = nthreads)
     fit <- kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                             "the Nystrom features of 'x'", arg = "m", algo = algo,
                             batch = batch)

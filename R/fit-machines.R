@@ -147,7 +147,14 @@ rff_map_args <- function(..., map = NULL, who = NULL) {
   known <- c("type", "sampling", "method")
   unknown <- !(nm %in% known)
   if (any(unknown)) stop_unused_args(args[unknown], who)
-  if ("type" %in% nm) check_map_type(args[["type"]], who)
+  if ("type" %in% nm) {
+    check_map_type(args[["type"]], who)
+    args$type <- check_choice(args$type, c("phase", "pair"), "type")
+  }
+  if ("sampling" %in% nm) {
+    args$sampling <- check_choice(args$sampling, c("iid", "orthogonal", "structured", "qmc"),
+                                  "sampling")
+  }
   if (!is.null(map)) {
     stop_arg(nm[1L], "is an argument of the map's construction; with 'map' the map is given")
   }
@@ -184,7 +191,7 @@ rff_build_map <- function(xs, kernel, D, map_args = list()) {
     stop_arg("kernel", "has no random feature map here (the ", kernel$name, " kernel)")
   }
   resolved <- resolve_kernel(kernel, xs)
-  do.call(random_features.default, c(list(xs, resolved, D = D), map_args))
+  do.call(draw_feature_map, c(list(xs, resolved, D = D), map_args))
 }
 
 # How many feature columns a fit's map will have, known before it is built

@@ -121,10 +121,11 @@ step_columns <- function(x, training, info) {
 prep.step_rff <- function(x, training, info = NULL, ...) {
   cols <- step_columns(x, training, info)
   data <- as_data_matrix(as.data.frame(training[, cols, drop = FALSE]), "training data")
-  map <- random_features(data, step_kernel(x$kernel, x$sigma),
-                         D = check_count(x$num_features, "num_features"),
-                         sampling = x$sampling, seed = x$seed)
-  x$map <- map
+  kernel <- step_kernel(x$kernel, x$sigma)
+  D <- check_count(x$num_features, "num_features")
+  o <- feature_map_options(sampling = x$sampling)
+  x$map <- with_seed(x$seed, draw_feature_map(data, resolve_kernel(kernel, data), D,
+                                              sampling = o$sampling))
   x$columns <- cols
   x$trained <- TRUE
   x
@@ -135,8 +136,11 @@ prep.step_nystrom <- function(x, training, info = NULL, ...) {
   cols <- step_columns(x, training, info)
   data <- as_data_matrix(as.data.frame(training[, cols, drop = FALSE]), "training data")
   m <- min(check_count(x$num_features, "num_features"), nrow(data))
-  x$map <- nystrom_features(data, step_kernel(x$kernel, x$sigma), m = m,
-                            landmarks = x$landmarks, seed = x$seed)
+  kernel <- step_kernel(x$kernel, x$sigma)
+  o <- nystrom_options(landmarks = x$landmarks)
+  nystrom_check_data(data, kernel, m, o$landmarks, "num_features")
+  x$map <- with_seed(x$seed, draw_nystrom_map(data, resolve_kernel(kernel, data), m,
+                                              o$landmarks, nthreads = bochner_threads()))
   x$columns <- cols
   x$trained <- TRUE
   x

@@ -182,16 +182,33 @@ random_features.default <- function(x, kernel = gaussian_kernel("median"), D = 5
   type <- check_choice(type, c("phase", "pair"), "type")
   sampling <- check_choice(sampling, c("iid", "orthogonal", "structured", "qmc"), "sampling")
   resolved <- resolve_kernel(kernel, x)
-  # 'method' and 'sampling' are passed on only when given, so that builders
-  # of kernels without them need not know them; unknown options in '...'
-  # are refused by the builder (check_no_dots)
-  opts <- list(...)
-  if (!is.null(method)) opts$method <- method
-  if (sampling != "iid") opts$sampling <- sampling
-  map <- with_seed(seed, do.call(build_feature_map, c(list(resolved, x, D, type), opts)))
-  map$input <- input_description(x)
+  map <- with_seed(seed, draw_feature_map(x, resolved, D, type, sampling, method, list(...)))
   map$call <- generic_call(match.call())
   map
+}
+
+# The map of a resolved kernel with checked settings, drawn from the
+# current random stream: the worker behind random_features(), which the
+# package's own callers (the machines, k-means, the statistics, the recipes
+# steps) use instead of re-entering it.  'method' and 'sampling' are passed
+# on only when given, so that builders of kernels without them need not
+# know them; unknown options in 'opts' are refused by the builder.
+draw_feature_map <- function(x, resolved, D, type = "phase", sampling = "iid", method = NULL,
+                             opts = list()) {
+  if (!is.null(method)) opts$method <- method
+  if (sampling != "iid") opts$sampling <- sampling
+  map <- do.call(build_feature_map, c(list(resolved, x, D, type), opts))
+  map$input <- input_description(x)
+  map
+}
+
+# The checked options of a Fourier map's construction passed through
+# another function's '...' (type, sampling, method; the builder refuses the
+# rest): checked at that function's entry.
+feature_map_options <- function(type = "phase", sampling = "iid", method = NULL, ...) {
+  list(type = check_choice(type, c("phase", "pair"), "type"),
+       sampling = check_choice(sampling, c("iid", "orthogonal", "structured", "qmc"), "sampling"),
+       method = method, opts = list(...))
 }
 
 #' @rdname formula_interface

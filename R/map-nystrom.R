@@ -162,24 +162,49 @@ nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
     stop_arg("m", "must be at most nrow(x) = ", n, " (got ", m,
              "): the landmarks are rows of 'x'")
   }
-  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  o <- nystrom_options(landmarks, tol)
+  landmarks <- o$landmarks
+  tol <- o$tol
+  nthreads <- check_threads(nthreads)
+  nystrom_check_data(x, kernel, m, landmarks, "m")
+  resolved <- resolve_kernel(kernel, x)
+  map <- with_seed(seed, draw_nystrom_map(x, resolved, m, landmarks, tol, nthreads))
+  map$call <- generic_call(match.call())
+  map
+}
+
+# The checked options of a Nystrom map passed through another function's
+# '...'.
+nystrom_options <- function(landmarks = "uniform", tol = 1e-10, ...) {
+  check_no_dots(...)
   tol <- check_number(tol, "tol", lower = 0)
   if (tol >= 1) stop_arg("tol", "must be less than 1 (got ", format(tol), ")")
-  nthreads <- check_threads(nthreads)
+  list(landmarks = check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks"),
+       tol = tol)
+}
+
+# What a Nystrom map of m landmarks of x needs of the data and the memory,
+# checked at the entry of whatever draws one ('arg': the caller's name for m).
+nystrom_check_data <- function(x, kernel, m, landmarks, arg) {
   if (kernel$name == "min") check_min_data(x, "x")
-  check_allocation(m, m, "the landmarks' Gram matrix", arg = "m")
-  nystrom_check_memory(n, ncol(x), m, landmarks, "m")
-  resolved <- resolve_kernel(kernel, x)
-  index <- with_seed(seed, switch(landmarks,
-    uniform = sample.int(n, m),
+  check_allocation(m, m, "the landmarks' Gram matrix", arg = arg)
+  nystrom_check_memory(nrow(x), ncol(x), m, landmarks, arg)
+}
+
+# m landmarks drawn from the rows of x from the current random stream, and
+# their map, for a resolved kernel and checked settings: the worker behind
+# nystrom_features(), which the package's own callers use instead of
+# re-entering it.
+draw_nystrom_map <- function(x, resolved, m, landmarks = "uniform", tol = 1e-10, nthreads) {
+  index <- switch(landmarks,
+    uniform = sample.int(nrow(x), m),
     kmeans = kmeanspp_landmarks(resolved, x, m, nthreads),
-    leverage = rls_landmarks(resolved, x, m, nthreads)))
+    leverage = rls_landmarks(resolved, x, m, nthreads))
   L <- x[index, , drop = FALSE]
   dimnames(L) <- list(NULL, colnames(x))
   map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
   map$index <- as.integer(index)
   map$input <- input_description(x)
-  map$call <- generic_call(match.call())
   map
 }
 

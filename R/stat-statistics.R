@@ -41,12 +41,19 @@ stat_kernel <- function(kernel, x, arg) {
   resolve_kernel(kernel, x)
 }
 
-# A feature map for a statistic: random Fourier features (D frequencies,
-# options of random_features() in '...') or a Nystrom map of min(D, n)
-# landmarks drawn from x.
+# A feature map for a statistic (a resolved kernel): random Fourier
+# features (D frequencies, options of random_features() in '...') or a
+# Nystrom map of min(D, n) landmarks drawn from x (options of
+# nystrom_features(): landmarks, tol), its options checked here.
 stat_map <- function(x, kernel, method, D, nthreads, ...) {
-  if (method == "rff") return(random_features(x, kernel, D = D, ...))
-  nystrom_features(x, kernel, m = min(D, nrow(x)), nthreads = nthreads, ...)
+  if (method == "rff") {
+    o <- feature_map_options(...)
+    return(draw_feature_map(x, kernel, D, o$type, o$sampling, o$method, o$opts))
+  }
+  o <- nystrom_options(...)
+  m <- min(D, nrow(x))
+  nystrom_check_data(x, kernel, m, o$landmarks, "m")
+  draw_nystrom_map(x, kernel, m, o$landmarks, o$tol, nthreads)
 }
 
 # Rows per block of streamed features: about 16 MB for the block's 'ncol'

@@ -71,3 +71,35 @@ test_that("a renamed argument still works for one release, with a message naming
   # an unknown argument is still refused
   expect_error(falkon(x, mtcars$mpg, centres = 10), "unused argument")
 })
+
+test_that("no internal function re-enters an exported one (validation once, at the entry)", {
+  ns <- asNamespace("bochner")
+  exported <- getNamespaceExports("bochner")
+  # value constructors and settings, cheap and side-effect free: the
+  # documented exceptions (kernel objects, falkon_control(), the thread
+  # default, the default centre count, and spectral_sample(), the one draw
+  # of frequencies)
+  allowed <- c("gaussian_kernel", "laplace_kernel", "cauchy_kernel", "matern_kernel",
+               "spectral_mixture_kernel", "polynomial_kernel", "falkon_control",
+               "bochner_threads", "falkon_default_centers", "spectral_sample")
+  calls_in <- function(e) {
+    out <- character()
+    walk <- function(x) {
+      if (is.call(x)) {
+        if (is.name(x[[1L]])) out <<- c(out, as.character(x[[1L]]))
+        for (a in as.list(x)) if (!missing(a)) walk(a)
+      }
+    }
+    walk(e)
+    unique(out)
+  }
+  offenders <- character()
+  for (name in ls(ns, all.names = TRUE)) {
+    f <- get(name, envir = ns)
+    if (!is.function(f) || name %in% exported) next
+    generic <- sub("\\..*$", "", name)
+    hits <- setdiff(intersect(calls_in(body(f)), exported), c(allowed, generic))
+    if (length(hits)) offenders <- c(offenders, paste0(name, ": ", paste(hits, collapse = ", ")))
+  }
+  expect_identical(offenders, character(0))
+})
