@@ -63,7 +63,7 @@ ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads) {
     idx <- blocks[[b]]
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
-  ne <- .Call(C_crossprod_stream, block, length(blocks), environment(), nthreads)
+  ne <- moments_fold(block, length(blocks), nthreads)
   ne$yy <- colSums(sweep(Y, 2L, ne$ybar, check.margin = FALSE)^2)
   ne
 }

@@ -288,8 +288,7 @@ ridge_primal_system <- function(map, xs, Y, weights, nthreads) {
     else list(z, Y[idx, , drop = FALSE], weights[idx])
   }
   ne <- with_sparse_frequencies(map, xs,   # sparse xs: t(W) once for all blocks
-                                .Call(C_crossprod_stream, block, length(blocks), environment(),
-                                      nthreads))
+                                moments_fold(block, length(blocks), nthreads))
   c(list(side = "primal"), ne)
 }
 

@@ -334,7 +334,7 @@ tune_ridge_errors <- function(map, xs, y, fold, lambdas, nthreads) {
     tr <- which(fold != f)
     te <- which(fold == f)
     block <- function(i) list(Z[tr, , drop = FALSE], Y[tr, , drop = FALSE])
-    ne <- .Call(C_crossprod_stream, block, 1L, environment(), nthreads)
+    ne <- moments_fold(block, 1L, nthreads)
     ev <- eigen(ne$zz, symmetric = TRUE)
     e <- pmax(ev$values, 0)
     cv <- crossprod(ev$vectors, ne$zy)

@@ -226,12 +226,13 @@ mmd_features <- function(x, y, map, null, B, nthreads) {
     rows <- stat_block_rows(max(m, n), nf + B + 1L)
     blocks <- c(lapply(row_blocks(m, rows), function(i) list(x, i)),
                 lapply(row_blocks(n, rows), function(i) list(y, i)))
-    block <- function(i) {
-      b <- blocks[[i]]
-      transform_features(map, b[[1L]][b[[2L]], , drop = FALSE], nthreads)
+    # the labels drawn first, then the features of each block added
+    state <- .Call(C_mmd_fold_start, as.double(m + n), as.double(m), B, nf)
+    for (b in blocks) {
+      z <- transform_features(map, b[[1L]][b[[2L]], , drop = FALSE], nthreads)
+      state <- .Call(C_mmd_fold_step, state, z, nthreads)
     }
-    s <- .Call(C_mmd_perm_stream, block, length(blocks), environment(), as.double(m + n),
-               as.double(m), B, nthreads)
+    s <- .Call(C_mmd_fold_finish, state)
     a <- colSums(s$S^2)
     stats <- mmd_from_sums(a, as.vector(crossprod_small(s$S, matrix(s$s), nthreads)), s$q,
                            sum(s$s^2), s$Q, m, n)

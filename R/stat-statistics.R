@@ -70,13 +70,13 @@ stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL) {
   nf <- map$n_features + if (is.null(map2)) 0L else map2$n_features
   check_allocation(nf, nf, "the feature cross product", arg = "D")
   blocks <- row_blocks(nrow(x), stat_block_rows(nrow(x), 2L * nf))
-  block <- function(i) {
-    idx <- blocks[[i]]
+  state <- NULL
+  for (idx in blocks) {
     z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
     if (!is.null(map2)) z <- cbind(z, transform_features(map2, y[idx, , drop = FALSE], nthreads))
-    z
+    state <- .Call(C_stat_moments_step, state, z, nthreads)
   }
-  .Call(C_stat_moments, block, length(blocks), environment(), nthreads)
+  .Call(C_stat_moments_finish, state, nthreads)
 }
 
 # Upper-tail probability of the gamma law with the given mean and variance

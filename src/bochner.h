@@ -40,6 +40,10 @@ void bochner_copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, 
 /* checks.c: cheap checks of the .Call wrappers, one message per status */
 int bochner_is_real_matrix(SEXP m);
 int bochner_count_arg(SEXP v, const char *what, int lower);
+/* folds over row blocks: the state of a fold (checks.c) */
+SEXP bochner_fold_new(const char *tag, SEXP vectors);
+SEXP bochner_fold_vectors(SEXP state, const char *tag);
+void bochner_fold_finish(SEXP state);
 void bochner_stop_on_status(int status, const char *where);
 
 /* threads.c: the thread policy and the one parallel loop */
@@ -322,7 +326,8 @@ SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
-SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
+SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
 /* ridge_path.c: the lambda path by a tridiagonal reduction */
 SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
@@ -341,10 +346,12 @@ SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP l
 SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 /* statistics.c: permutation nulls of mmd_test() and hsic_test() */
 SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
-SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
-                                  SEXP nthreads);
+SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D);
+SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads);
+SEXP bochner_mmd_fold_finish_call(SEXP state);
 SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
-SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads);
+SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads);
+SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads);
 
 void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
                             double *dest, ptrdiff_t ldd);

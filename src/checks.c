@@ -32,3 +32,29 @@ void bochner_stop_on_status(int status, const char *where)
 {
     if (status != BOCHNER_OK) error("%s: %s", where, status_message(status));
 }
+
+/* Folds over row blocks (R drives the loop, C adds each block; C never
+ * calls back into R).  A fold's state is an external pointer tagged with
+ * the fold's name whose protected list holds the accumulators: no R code
+ * sees them, so each step adds to them in place, as R's environments are
+ * changed in place.  Its address marks a finished fold (NULL: open), whose
+ * accumulators have become a result and must not change again. */
+static int fold_finished_mark;
+
+SEXP bochner_fold_new(const char *tag, SEXP vectors)
+{
+    return R_MakeExternalPtr(NULL, install(tag), vectors);
+}
+
+SEXP bochner_fold_vectors(SEXP state, const char *tag)
+{
+    if (TYPEOF(state) != EXTPTRSXP || R_ExternalPtrTag(state) != install(tag))
+        error("'state' must be the state of a %s fold", tag);
+    if (R_ExternalPtrAddr(state) != NULL) error("this %s fold is finished", tag);
+    return R_ExternalPtrProtected(state);
+}
+
+void bochner_fold_finish(SEXP state)
+{
+    R_SetExternalPtrAddr(state, &fold_finished_mark);
+}

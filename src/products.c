@@ -5,9 +5,9 @@
  *   bochner_crossproduct   the same for t(a) %*% b, a read by its columns (gemm.c's
  *                          bochner_gemm_tn): Z'Z with no transposed copy of Z
  *   bochner_mirror_upper, bochner_transpose   threaded / cache-blocked copies
- *   .Call entry points     matprod, crossprod and crossprod_stream (Z'Z and
- *                          Z'Y accumulated over row blocks of features that R
- *                          computes one block at a time: Z is never held)
+ *   .Call entry points     matprod, crossprod, and moments_step / moments_finish
+ *                          (Z'Z and Z'Y folded over row blocks of features that
+ *                          R computes one block at a time: Z is never held)
  *
  * Threads own tiles of the output; each entry is one chain over the inner
  * dimension in order (gemm.c), so results are identical for any thread
@@ -282,106 +282,120 @@ static void shift_block(void *ctx, R_xlen_t blk, int thread)
         }
 }
 
-/* Z'WZ and Z'WY of a tall Z that R supplies block by block: block(i), for
- * i = 1..nblocks, returns list(z, y) or list(z, y, w): z an nr x D and y an
- * nr x m double matrix (the same D and m for every block, nr >= 1), w
- * nr non-negative row weights (all 1 when absent; then W = I).  Centred
- * about the weighted column means of the whole of Z and Y; to keep the
- * centring from cancelling digits, the products are accumulated about the
- * (unweighted) means of the first block, s and t, and corrected at the end:
+/* Z'WZ and Z'WY of a tall Z, folded over row blocks that R computes one at
+ * a time (R drives the loop; C never calls back into R):
+ *   state <- NULL; for each block: state <- moments_step(state, z, y, w)
+ *   moments_finish(state)
+ * z an nr x D and y an nr x m double matrix (the same D and m for every
+ * block, nr >= 1), w NULL or nr non-negative row weights (NULL: W = I).
+ * Centred about the weighted column means of the whole of Z and Y; to keep
+ * the centring from cancelling digits, the products are accumulated about
+ * the (unweighted) means of the first block, s and t, and corrected at the
+ * end:
  *   Zc'WZc = (Z - s)'W(Z - s) - N (zbar - s)(zbar - s)'
  *   Zc'WYc = (Z - s)'W(Y - t) - N (zbar - s)(ybar - t)'
  * with N = sum(w).  Memory: D^2 + D m plus two copies of a block; Z is
- * never held.  Returns list(zz = Zc'WZc, zy = Zc'WYc, zbar, ybar, n = N,
- * yy = diag(Yc'WYc), rows). */
-SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
+ * never held.  The state: bochner_fold_new() (checks.c), added to in place,
+ * so no D x D copy per block. */
+enum { MS_ZZ, MS_ZY, MS_S, MS_T, MS_ZSUM, MS_YSUM, MS_YSQ, MS_ACC, MS_LEN };
+
+static SEXP moments_state(SEXP state, int D, int m, const double *z, const double *y, int nr)
 {
-    if (!isFunction(block)) error("'block' must be a function");
-    if (!isEnvironment(rho)) error("'rho' must be an environment");
-    int nb = bochner_count_arg(nblocks, "nblocks", 1);
-    int nth = bochner_nthreads(asInteger(nthreads));
-    int D = 0, m = 0;
-    double n = 0.0, rows = 0.0;
-    SEXP zz = R_NilValue, zy = R_NilValue;
-    double *s = NULL, *t = NULL, *zsum = NULL, *ysum = NULL, *ysq = NULL, *zc = NULL, *zw = NULL,
-           *yc = NULL;
-    size_t cap = 0, wcap = 0;
-    SEXP hold = PROTECT(allocVector(VECSXP, 2));   /* zz and zy, once allocated */
-    for (int ib = 0; ib < nb; ib++) {
-        SEXP arg = PROTECT(ScalarInteger(ib + 1));
-        SEXP call = PROTECT(lang2(block, arg));
-        SEXP res = PROTECT(eval(call, rho));
-        if (TYPEOF(res) != VECSXP || (XLENGTH(res) != 2 && XLENGTH(res) != 3))
-            error("block(%d) must return list(z, y) or list(z, y, w)", ib + 1);
-        SEXP z = VECTOR_ELT(res, 0), y = VECTOR_ELT(res, 1);
-        if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
-            nrows(z) < 1)
-            error("block(%d) must return two double matrices with the same rows", ib + 1);
-        int nr = nrows(z);
-        const double *w = NULL;
-        if (XLENGTH(res) == 3) {
-            SEXP wv = VECTOR_ELT(res, 2);
-            if (TYPEOF(wv) != REALSXP || XLENGTH(wv) != nr)
-                error("block(%d): the weights must be a double vector, one per row", ib + 1);
-            w = REAL(wv);
-            for (int i = 0; i < nr; i++)
-                if (!(w[i] >= 0.0) || !R_FINITE(w[i]))
-                    error("block(%d): the weights must be non-negative and finite", ib + 1);
-        }
-        if (ib == 0) {
-            D = ncols(z);
-            m = ncols(y);
-            if (D < 1) error("the feature blocks must have at least one column");
-            zz = bochner_alloc_output(D, D);
-            SET_VECTOR_ELT(hold, 0, zz);
-            zy = bochner_alloc_output(D, m);
-            SET_VECTOR_ELT(hold, 1, zy);
-            memset(REAL(zz), 0, sizeof(double) * (size_t) XLENGTH(zz));
-            memset(REAL(zy), 0, sizeof(double) * (size_t) XLENGTH(zy));
-            s = (double *) R_alloc((size_t) D, sizeof(double));
-            zsum = (double *) R_alloc((size_t) D, sizeof(double));
-            t = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
-            ysum = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
-            ysq = (double *) R_alloc((size_t) (m > 0 ? m : 1), sizeof(double));
-            column_means(REAL(z), nr, D, s, zsum);
-            column_means(REAL(y), nr, m, t, ysum);
-            for (int j = 0; j < m; j++) ysq[j] = 0.0;
-        } else if (ncols(z) != D || ncols(y) != m) {
-            error("block(%d) has %d and %d columns; the first had %d and %d", ib + 1,
-                  ncols(z), ncols(y), D, m);
-        }
-        if ((size_t) nr > cap) {
-            /* scratch for the largest block so far (R_alloc: freed on exit) */
-            cap = (size_t) nr;
-            zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
-            yc = (double *) R_alloc(cap * (size_t) (m > 0 ? m : 1), sizeof(double));
-        }
-        if (w && (size_t) nr > wcap) {
-            wcap = (size_t) nr;
-            zw = (double *) R_alloc(wcap * (size_t) D, sizeof(double));
-        }
-        shift_job sj = {REAL(z), nr, D, s, w, zc, zw, zsum};
-        bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
-                                bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
-                                shift_block, &sj);
-        shifted_copy(REAL(y), nr, m, t, w, yc, ysum);
-        for (int j = 0; j < m; j++) {
-            const double *yj = yc + (ptrdiff_t) j * nr;
-            double a = ysq[j];
-            for (int i = 0; i < nr; i++) a += (w ? w[i] : 1.0) * yj[i] * yj[i];
-            ysq[j] = a;
-        }
-        double wsum = 0.0;
-        if (w) for (int i = 0; i < nr; i++) wsum += w[i];
-        else wsum = nr;
-        UNPROTECT(3);
-        const double *zl = w ? zw : zc;    /* the left factor: W Zc */
-        bochner_crossproduct(zl, nr, zc, nr, D, D, nr, REAL(zz), D, 1, 1, nth);
-        if (m > 0) bochner_crossproduct(zl, nr, yc, nr, D, m, nr, REAL(zy), D, 1, 0, nth);
-        n += wsum;
-        rows += nr;
+    if (state != R_NilValue) {
+        SEXP v = bochner_fold_vectors(state, "moments");
+        if (ncols(VECTOR_ELT(v, MS_ZZ)) != D || ncols(VECTOR_ELT(v, MS_ZY)) != m)
+            error("the block has %d and %d columns; the first had %d and %d", D, m,
+                  ncols(VECTOR_ELT(v, MS_ZZ)), ncols(VECTOR_ELT(v, MS_ZY)));
+        return state;
     }
+    if (D < 1) error("the feature blocks must have at least one column");
+    SEXP v = PROTECT(allocVector(VECSXP, MS_LEN));
+    SEXP zz = bochner_alloc_output(D, D);
+    SET_VECTOR_ELT(v, MS_ZZ, zz);
+    SEXP zy = bochner_alloc_output(D, m);
+    SET_VECTOR_ELT(v, MS_ZY, zy);
+    memset(REAL(zz), 0, sizeof(double) * (size_t) XLENGTH(zz));
+    if (m > 0) memset(REAL(zy), 0, sizeof(double) * (size_t) XLENGTH(zy));
+    SET_VECTOR_ELT(v, MS_S, allocVector(REALSXP, D));
+    SET_VECTOR_ELT(v, MS_ZSUM, allocVector(REALSXP, D));
+    SET_VECTOR_ELT(v, MS_T, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_YSUM, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_YSQ, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_ACC, allocVector(REALSXP, 2));   /* N, rows */
+    column_means(z, nr, D, REAL(VECTOR_ELT(v, MS_S)), REAL(VECTOR_ELT(v, MS_ZSUM)));
+    column_means(y, nr, m, REAL(VECTOR_ELT(v, MS_T)), REAL(VECTOR_ELT(v, MS_YSUM)));
+    for (int j = 0; j < m; j++) REAL(VECTOR_ELT(v, MS_YSQ))[j] = 0.0;
+    memset(REAL(VECTOR_ELT(v, MS_ACC)), 0, 2 * sizeof(double));
+    SEXP ptr = bochner_fold_new("moments", v);
+    UNPROTECT(1);
+    return ptr;
+}
+
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
+        nrows(z) < 1)
+        error("'z' and 'y' must be double matrices with the same rows, at least one");
+    int nr = nrows(z), D = ncols(z), m = ncols(y);
+    const double *wt = NULL;
+    if (w != R_NilValue) {
+        if (TYPEOF(w) != REALSXP || XLENGTH(w) != nr)
+            error("'w' must be NULL or a double vector, one weight per row");
+        wt = REAL(w);
+        for (int i = 0; i < nr; i++)
+            if (!(wt[i] >= 0.0) || !R_FINITE(wt[i]))
+                error("the weights must be non-negative and finite");
+    }
+    int nth = bochner_nthreads(asInteger(nthreads));
+    state = PROTECT(moments_state(state, D, m, REAL(z), REAL(y), nr));
+    SEXP v = R_ExternalPtrProtected(state);
+    double *s = REAL(VECTOR_ELT(v, MS_S)), *t = REAL(VECTOR_ELT(v, MS_T)),
+           *zsum = REAL(VECTOR_ELT(v, MS_ZSUM)), *ysum = REAL(VECTOR_ELT(v, MS_YSUM)),
+           *ysq = REAL(VECTOR_ELT(v, MS_YSQ)), *acc = REAL(VECTOR_ELT(v, MS_ACC));
+    /* scratch for this block (R_alloc: freed when the call returns) */
+    double *zc = (double *) R_alloc((size_t) nr * (size_t) D, sizeof(double));
+    double *yc = (double *) R_alloc((size_t) nr * (size_t) (m > 0 ? m : 1), sizeof(double));
+    double *zw = wt ? (double *) R_alloc((size_t) nr * (size_t) D, sizeof(double)) : NULL;
+    shift_job sj = {REAL(z), nr, D, s, wt, zc, zw, zsum};
+    bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
+                            bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
+                            shift_block, &sj);
+    shifted_copy(REAL(y), nr, m, t, wt, yc, ysum);
+    for (int j = 0; j < m; j++) {
+        const double *yj = yc + (ptrdiff_t) j * nr;
+        double a = ysq[j];
+        for (int i = 0; i < nr; i++) a += (wt ? wt[i] : 1.0) * yj[i] * yj[i];
+        ysq[j] = a;
+    }
+    double wsum = 0.0;
+    if (wt) for (int i = 0; i < nr; i++) wsum += wt[i];
+    else wsum = nr;
+    const double *zl = wt ? zw : zc;    /* the left factor: W Zc */
+    bochner_crossproduct(zl, nr, zc, nr, D, D, nr, REAL(VECTOR_ELT(v, MS_ZZ)), D, 1, 1, nth);
+    if (m > 0)
+        bochner_crossproduct(zl, nr, yc, nr, D, m, nr, REAL(VECTOR_ELT(v, MS_ZY)), D, 1, 0, nth);
+    acc[0] += wsum;
+    acc[1] += nr;
+    UNPROTECT(1);
+    return state;
+}
+
+/* The fold's result: list(zz = Zc'WZc, zy = Zc'WYc, zbar, ybar, n = N,
+ * yy = diag(Yc'WYc), rows); the state is finished (its accumulators become
+ * the result). */
+SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads)
+{
+    if (state == R_NilValue) error("the moments fold has no blocks");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    SEXP v = bochner_fold_vectors(state, "moments");
+    SEXP zz = VECTOR_ELT(v, MS_ZZ), zy = VECTOR_ELT(v, MS_ZY);
+    int D = ncols(zz), m = ncols(zy);
+    const double *s = REAL(VECTOR_ELT(v, MS_S)), *t = REAL(VECTOR_ELT(v, MS_T)),
+                 *zsum = REAL(VECTOR_ELT(v, MS_ZSUM)), *ysum = REAL(VECTOR_ELT(v, MS_YSUM)),
+                 *ysq = REAL(VECTOR_ELT(v, MS_YSQ));
+    double *acc = REAL(VECTOR_ELT(v, MS_ACC)), n = acc[0], rows = acc[1];
     if (!(n > 0.0)) error("the weights sum to zero");
+    bochner_fold_finish(state);
     /* the correction for the shift, and the lower triangle */
     double *g = REAL(zz), *r = REAL(zy);
     for (int j = 0; j < D; j++) {
@@ -399,8 +413,8 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
     for (int j = 0; j < D; j++) REAL(zbar)[j] = s[j] + zsum[j] / n;
     for (int j = 0; j < m; j++) {
         REAL(ybar)[j] = t[j] + ysum[j] / n;
-        double v = ysq[j] - ysum[j] * (ysum[j] / n);
-        REAL(yy)[j] = v > 0.0 ? v : 0.0;
+        double u = ysq[j] - ysum[j] * (ysum[j] / n);
+        REAL(yy)[j] = u > 0.0 ? u : 0.0;
     }
     const char *names[] = {"zz", "zy", "zbar", "ybar", "n", "yy", "rows", ""};
     SEXP out = PROTECT(mkNamed(VECSXP, names));
@@ -411,6 +425,6 @@ SEXP bochner_crossprod_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthr
     SET_VECTOR_ELT(out, 4, ScalarReal(n));
     SET_VECTOR_ELT(out, 5, yy);
     SET_VECTOR_ELT(out, 6, ScalarReal(rows));
-    UNPROTECT(5);
+    UNPROTECT(4);
     return out;
 }

@@ -9,11 +9,11 @@
  *                             0/1 matrix of group-X labels (column 0 the
  *                             observed split), a = diag(L'KL), b = L'K1,
  *                             d = L'diag(K), via KL on the package's product
- *   mmd_perm_stream_call      the same on features K = ZZ', Z streamed in
+ *   mmd_fold_*                the same on features K = ZZ', Z folded over
  *                             row blocks that R computes (Z is never held):
  *                             S = Z'L (D x (B+1)), q = L'rowSums(Z^2), every
  *                             split in one threaded product per block
- *   stat_moments_call         Zc'Zc and the column means of streamed
+ *   stat_moments_*            Zc'Zc and the column means of folded
  *                             features (the gamma nulls, HSIC, kernel PCA
  *                             and CCA), on tiles small enough to share a
  *                             D x D result between the threads
@@ -286,19 +286,6 @@ SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads)
     return out;
 }
 
-/* The next feature block from R: block(ib + 1), a double matrix of at
- * least one row and, after the first block, D columns (D = 0: any). */
-static SEXP stream_block(SEXP block, SEXP rho, int ib, int D)
-{
-    SEXP call = PROTECT(lang2(block, PROTECT(ScalarInteger(ib + 1))));
-    SEXP z = eval(call, rho);
-    UNPROTECT(2);
-    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
-        error("block(%d) must return a double matrix with rows and columns", ib + 1);
-    if (D > 0 && ncols(z) != D) error("block(%d) has %d columns; the first had %d", ib + 1, ncols(z), D);
-    return z;
-}
-
 static double *ones(size_t n)
 {
     double *p = (double *) R_alloc(n, sizeof(double));
@@ -306,30 +293,17 @@ static double *ones(size_t n)
     return p;
 }
 
-/* The checks of a stream's arguments; the number of blocks. */
-static int stream_blocks(SEXP block, SEXP nblocks, SEXP rho)
-{
-    if (!isFunction(block)) error("'block' must be a function");
-    if (!isEnvironment(rho)) error("'rho' must be an environment");
-    return bochner_count_arg(nblocks, "nblocks", 1);
-}
+/* Features, folded over row blocks that R computes (C never calls back
+ * into R): mmd_fold_start(N, m, B, D) draws the labels, mmd_fold_step(state,
+ * z) adds the nr x D features of the next rows of the pooled sample (X's m
+ * rows first, then Y's; N rows in all), mmd_fold_finish(state) returns
+ * list(S = Z'L, q = L'r, s = Z'1, Q = 1'r) with r the squared row norms of
+ * Z and L the N x (B + 1) labels (column 1 the observed split): all B + 1
+ * splits in one product per block.  The state: bochner_fold_new(). */
+enum { MF_BITS, MF_S, MF_SUM, MF_Q, MF_ACC, MF_DIMS, MF_LEN };
 
-static double *zeros(size_t n)
+SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D)
 {
-    double *p = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
-    memset(p, 0, sizeof(double) * (n > 0 ? n : 1));
-    return p;
-}
-
-/* Features: block(i), i = 1..nblocks, returns the nr x D features of the
- * next rows of the pooled sample (X's m rows first, then Y's); N rows in
- * all.  Returns list(S = Z'L, q = L'r, s = Z'1, Q = 1'r) with r the
- * squared row norms of Z and L the N x (B + 1) labels (column 1 the
- * observed split): all B + 1 splits in one product per block. */
-SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SEXP m, SEXP B,
-                                  SEXP nthreads)
-{
-    int nbl = stream_blocks(block, nblocks, rho);
     if (TYPEOF(N) != REALSXP || XLENGTH(N) != 1 || !(REAL(N)[0] >= 2.0))
         error("'N' must be a number of at least 2");
     R_xlen_t NN = (R_xlen_t) REAL(N)[0];
@@ -337,76 +311,94 @@ SEXP bochner_mmd_perm_stream_call(SEXP block, SEXP nblocks, SEXP rho, SEXP N, SE
         (R_xlen_t) REAL(m)[0] >= NN)
         error("'m' must be a number between 1 and N - 1");
     R_xlen_t mm = (R_xlen_t) REAL(m)[0];
-    int nb = bochner_count_arg(B, "B", 0), nc = nb + 1;
-    int nth = bochner_nthreads(asInteger(nthreads));
+    int nb = bochner_count_arg(B, "B", 0), nc = nb + 1, DD = bochner_count_arg(D, "D", 1);
     R_xlen_t nwords;
     uint64_t *bits = mmd_draw(NN, mm, nb, &nwords);
-    int D = 0;
-    R_xlen_t r0 = 0;
-    size_t cap = 0;
-    double *S = NULL, *q = NULL, *s = NULL, Q = 0.0;
+    SEXP v = PROTECT(allocVector(VECSXP, MF_LEN));
+    size_t nbytes = sizeof(uint64_t) * (size_t) nwords * (size_t) (nb > 0 ? nb : 1);
+    SET_VECTOR_ELT(v, MF_BITS, allocVector(RAWSXP, (R_xlen_t) nbytes));
+    memcpy(RAW(VECTOR_ELT(v, MF_BITS)), bits, nbytes);
+    SET_VECTOR_ELT(v, MF_S, allocMatrix(REALSXP, DD, nc));
+    SET_VECTOR_ELT(v, MF_SUM, allocVector(REALSXP, DD));
+    SET_VECTOR_ELT(v, MF_Q, allocVector(REALSXP, nc));
+    SET_VECTOR_ELT(v, MF_ACC, allocVector(REALSXP, 2));    /* Q, rows so far */
+    SET_VECTOR_ELT(v, MF_DIMS, allocVector(REALSXP, 4));   /* N, m, B, words */
+    memset(REAL(VECTOR_ELT(v, MF_S)), 0, sizeof(double) * (size_t) DD * (size_t) nc);
+    memset(REAL(VECTOR_ELT(v, MF_SUM)), 0, sizeof(double) * (size_t) DD);
+    memset(REAL(VECTOR_ELT(v, MF_Q)), 0, sizeof(double) * (size_t) nc);
+    memset(REAL(VECTOR_ELT(v, MF_ACC)), 0, 2 * sizeof(double));
+    double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    dims[0] = (double) NN;
+    dims[1] = (double) mm;
+    dims[2] = nb;
+    dims[3] = (double) nwords;
+    SEXP state = bochner_fold_new("mmd", v);
+    UNPROTECT(1);
+    return state;
+}
+
+SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads)
+{
+    SEXP v = bochner_fold_vectors(state, "mmd");
+    int D = nrows(VECTOR_ELT(v, MF_S));
+    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) != D)
+        error("'z' must be a double matrix with rows and the fold's %d columns", D);
+    const double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    double *acc = REAL(VECTOR_ELT(v, MF_ACC));
+    int nr = nrows(z), nb = (int) dims[2], nc = nb + 1;
+    int nth = bochner_nthreads(asInteger(nthreads));
+    if (acc[1] + nr > dims[0]) error("the blocks have more than N rows");
     mmd_block_job job;
     memset(&job, 0, sizeof job);
-    for (int ib = 0; ib < nbl; ib++) {
-        SEXP z = PROTECT(stream_block(block, rho, ib, D));
-        int nr = nrows(z);
-        if (ib == 0) {
-            D = ncols(z);
-            S = zeros((size_t) D * (size_t) nc);
-            s = zeros((size_t) D);
-            q = zeros((size_t) nc);
-            job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, nc, 0, (D + STAT_TILE - 1) / STAT_TILE, S, NULL};
-            int *ids;
-            job.ntiles = tn_tiles(D, nc, 0, &ids);
-            job.tn.tiles = ids;
-        }
-        if (r0 + nr > NN) error("the blocks have more than N rows");
-        if ((size_t) nr > cap) {
-            cap = (size_t) nr;
-            job.L = (double *) R_alloc(cap * (size_t) nc, sizeof(double));
-            job.r = (double *) R_alloc(cap, sizeof(double));
-            job.ones = ones(cap);
-        }
-        job.nr = nr;
-        job.D = D;
-        job.nc = nc;
-        job.z = REAL(z);
-        job.bits = bits;
-        job.nwords = nwords;
-        job.m = mm;
-        job.r0 = r0;
-        job.s = s;
-        job.q = q;
-        job.nL = (nc + STAT_COLS - 1) / STAT_COLS;
-        job.nR = (nr + STAT_ROWS - 1) / STAT_ROWS;
-        job.nS = (D + STAT_COLS - 1) / STAT_COLS;
-        job.tn.a = REAL(z);
-        job.tn.lda = nr;
-        job.tn.b = job.L;
-        job.tn.ldb = nr;
-        job.tn.k = nr;
-        double work = (double) nr * (double) (D + nc);
-        job.phase = 1;
-        bochner_parallel_blocks(job.nL + job.nR + job.nS, bochner_threads_for(nth, work), 64,
-                                mmd_block_task, &job);
-        for (int i = 0; i < nr; i++) Q += job.r[i];
-        job.phase = 2;
-        bochner_parallel_blocks(job.ntiles + job.nL, bochner_threads_for(nth, work * D), 64,
-                                mmd_block_task, &job);
-        UNPROTECT(1);
-        r0 += nr;
-    }
-    if (r0 != NN) error("the blocks have %.0f rows, not N = %.0f", (double) r0, (double) NN);
-    SEXP So = PROTECT(allocMatrix(REALSXP, D, nc)), qo = PROTECT(allocVector(REALSXP, nc)),
-         so = PROTECT(allocVector(REALSXP, D));
-    memcpy(REAL(So), S, sizeof(double) * (size_t) D * (size_t) nc);
-    memcpy(REAL(qo), q, sizeof(double) * (size_t) nc);
-    memcpy(REAL(so), s, sizeof(double) * (size_t) D);
-    SEXP Qo = PROTECT(ScalarReal(Q));
+    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, nc, 0, (D + STAT_TILE - 1) / STAT_TILE,
+                       REAL(VECTOR_ELT(v, MF_S)), NULL};
+    int *ids;
+    job.ntiles = tn_tiles(D, nc, 0, &ids);
+    job.tn.tiles = ids;
+    job.L = (double *) R_alloc((size_t) nr * (size_t) nc, sizeof(double));
+    job.r = (double *) R_alloc((size_t) nr, sizeof(double));
+    job.ones = ones((size_t) nr);
+    job.nr = nr;
+    job.D = D;
+    job.nc = nc;
+    job.z = REAL(z);
+    job.bits = (const uint64_t *) RAW(VECTOR_ELT(v, MF_BITS));
+    job.nwords = (R_xlen_t) dims[3];
+    job.m = (R_xlen_t) dims[1];
+    job.r0 = (R_xlen_t) acc[1];
+    job.s = REAL(VECTOR_ELT(v, MF_SUM));
+    job.q = REAL(VECTOR_ELT(v, MF_Q));
+    job.nL = (nc + STAT_COLS - 1) / STAT_COLS;
+    job.nR = (nr + STAT_ROWS - 1) / STAT_ROWS;
+    job.nS = (D + STAT_COLS - 1) / STAT_COLS;
+    job.tn.a = REAL(z);
+    job.tn.lda = nr;
+    job.tn.b = job.L;
+    job.tn.ldb = nr;
+    job.tn.k = nr;
+    double work = (double) nr * (double) (D + nc);
+    job.phase = 1;
+    bochner_parallel_blocks(job.nL + job.nR + job.nS, bochner_threads_for(nth, work), 64,
+                            mmd_block_task, &job);
+    for (int i = 0; i < nr; i++) acc[0] += job.r[i];
+    job.phase = 2;
+    bochner_parallel_blocks(job.ntiles + job.nL, bochner_threads_for(nth, work * D), 64,
+                            mmd_block_task, &job);
+    acc[1] += nr;
+    return state;
+}
+
+SEXP bochner_mmd_fold_finish_call(SEXP state)
+{
+    SEXP v = bochner_fold_vectors(state, "mmd");
+    const double *acc = REAL(VECTOR_ELT(v, MF_ACC)), *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    if (acc[1] != dims[0]) error("the blocks have %.0f rows, not N = %.0f", acc[1], dims[0]);
+    bochner_fold_finish(state);
     const char *names[] = {"S", "q", "s", "Q", ""};
-    SEXP vals[] = {So, qo, so, Qo};
+    SEXP vals[] = {VECTOR_ELT(v, MF_S), VECTOR_ELT(v, MF_Q), VECTOR_ELT(v, MF_SUM),
+                   PROTECT(ScalarReal(acc[0]))};
     SEXP out = named_list(names, vals, 4);
-    UNPROTECT(4);
+    UNPROTECT(1);
     return out;
 }
 
@@ -438,68 +430,81 @@ static void moments_task(void *ctx, R_xlen_t task, int thread)
     bochner_gemm_tn(p->zc + (ptrdiff_t) j0 * nr, nr, p->ones, nr, j1 - j0, 1, nr, p->sum + j0, p->D, 1);
 }
 
-/* Centred cross product of a tall Z that R supplies block by block
- * (block(i), i = 1..nblocks, an nr x D double matrix): list(zz = Zc'Zc,
- * zbar, n).  As products.c's crossprod_stream, accumulated about the
- * first block's column means t and corrected at the end,
- * Zc'Zc = (Z - t)'(Z - t) - n (zbar - t)(zbar - t)', so that centring
- * cancels no digits; the tiles are small (tn_job), for the D x D output. */
-SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads)
+/* Centred cross product of a tall Z folded over row blocks that R computes
+ * (stat_moments_step(state, z), z an nr x D double matrix;
+ * stat_moments_finish(state) gives list(zz = Zc'Zc, zbar, n)).  As
+ * products.c's moments fold, accumulated about the first block's column
+ * means t and corrected at the end, Zc'Zc = (Z - t)'(Z - t) - n (zbar -
+ * t)(zbar - t)', so that centring cancels no digits; the tiles are small
+ * (tn_job), for the D x D output.  The state: bochner_fold_new(). */
+enum { SM_ZZ, SM_SHIFT, SM_SUM, SM_N, SM_LEN };
+
+SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
 {
-    int nbl = stream_blocks(block, nblocks, rho);
+    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
+        error("'z' must be a double matrix with rows and columns");
+    int nr = nrows(z), D = ncols(z);
     int nth = bochner_nthreads(asInteger(nthreads));
-    int D = 0;
-    double n = 0.0, *shift = NULL, *sum = NULL;
-    size_t cap = 0;
-    SEXP zz = R_NilValue, hold = PROTECT(allocVector(VECSXP, 1));   /* zz, once allocated */
-    moments_job job;
-    memset(&job, 0, sizeof job);
-    for (int ib = 0; ib < nbl; ib++) {
-        SEXP z = PROTECT(stream_block(block, rho, ib, D));
-        int nr = nrows(z);
-        if (ib == 0) {
-            D = ncols(z);
-            zz = allocMatrix(REALSXP, D, D);
-            SET_VECTOR_ELT(hold, 0, zz);
-            memset(REAL(zz), 0, sizeof(double) * (size_t) D * (size_t) D);
-            shift = (double *) R_alloc((size_t) D, sizeof(double));
-            sum = zeros((size_t) D);
-            for (int j = 0; j < D; j++) {
-                const double *zj = REAL(z) + (ptrdiff_t) j * nr;
-                double a = 0.0;
-                for (int i = 0; i < nr; i++) a += zj[i];
-                shift[j] = a / nr;
-            }
-            job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, D, 0, (D + STAT_TILE - 1) / STAT_TILE,
-                               REAL(zz), NULL};
-            int *ids;
-            job.ntiles = tn_tiles(D, D, 1, &ids);
-            job.tn.tiles = ids;
+    if (state == R_NilValue) {
+        SEXP v = PROTECT(allocVector(VECSXP, SM_LEN));
+        SET_VECTOR_ELT(v, SM_ZZ, allocMatrix(REALSXP, D, D));
+        SET_VECTOR_ELT(v, SM_SHIFT, allocVector(REALSXP, D));
+        SET_VECTOR_ELT(v, SM_SUM, allocVector(REALSXP, D));
+        SET_VECTOR_ELT(v, SM_N, ScalarReal(0.0));
+        memset(REAL(VECTOR_ELT(v, SM_ZZ)), 0, sizeof(double) * (size_t) D * (size_t) D);
+        memset(REAL(VECTOR_ELT(v, SM_SUM)), 0, sizeof(double) * (size_t) D);
+        double *shift = REAL(VECTOR_ELT(v, SM_SHIFT));
+        for (int j = 0; j < D; j++) {
+            const double *zj = REAL(z) + (ptrdiff_t) j * nr;
+            double a = 0.0;
+            for (int i = 0; i < nr; i++) a += zj[i];
+            shift[j] = a / nr;
         }
-        if ((size_t) nr > cap) {
-            cap = (size_t) nr;
-            job.zc = (double *) R_alloc(cap * (size_t) D, sizeof(double));
-            job.ones = ones(cap);
-        }
-        job.nr = nr;
-        job.D = D;
-        job.z = REAL(z);
-        job.shift = shift;
-        job.sum = sum;
-        job.tn.a = job.tn.b = job.zc;
-        job.tn.lda = job.tn.ldb = nr;
-        job.tn.k = nr;
-        double work = (double) nr * (double) D;
-        job.phase = 1;
-        bochner_parallel_blocks((D + STAT_COLS - 1) / STAT_COLS, bochner_threads_for(nth, work), 64,
-                                moments_task, &job);
-        job.phase = 2;
-        bochner_parallel_blocks(job.ntiles, bochner_threads_for(nth, work * D / 2.0), 64,
-                                moments_task, &job);
-        n += nr;
+        state = bochner_fold_new("stat_moments", v);
         UNPROTECT(1);
     }
-    double *g = REAL(zz);
+    PROTECT(state);
+    SEXP v = bochner_fold_vectors(state, "stat_moments");
+    if (ncols(VECTOR_ELT(v, SM_ZZ)) != D)
+        error("the block has %d columns; the first had %d", D, ncols(VECTOR_ELT(v, SM_ZZ)));
+    moments_job job;
+    memset(&job, 0, sizeof job);
+    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, D, 0, (D + STAT_TILE - 1) / STAT_TILE,
+                       REAL(VECTOR_ELT(v, SM_ZZ)), NULL};
+    int *ids;
+    job.ntiles = tn_tiles(D, D, 1, &ids);
+    job.tn.tiles = ids;
+    job.zc = (double *) R_alloc((size_t) nr * (size_t) D, sizeof(double));
+    job.ones = ones((size_t) nr);
+    job.nr = nr;
+    job.D = D;
+    job.z = REAL(z);
+    job.shift = REAL(VECTOR_ELT(v, SM_SHIFT));
+    job.sum = REAL(VECTOR_ELT(v, SM_SUM));
+    job.tn.a = job.tn.b = job.zc;
+    job.tn.lda = job.tn.ldb = nr;
+    job.tn.k = nr;
+    double work = (double) nr * (double) D;
+    job.phase = 1;
+    bochner_parallel_blocks((D + STAT_COLS - 1) / STAT_COLS, bochner_threads_for(nth, work), 64,
+                            moments_task, &job);
+    job.phase = 2;
+    bochner_parallel_blocks(job.ntiles, bochner_threads_for(nth, work * D / 2.0), 64,
+                            moments_task, &job);
+    REAL(VECTOR_ELT(v, SM_N))[0] += nr;
+    UNPROTECT(1);
+    return state;
+}
+
+SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads)
+{
+    SEXP v = bochner_fold_vectors(state, "stat_moments");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    SEXP zz = VECTOR_ELT(v, SM_ZZ);
+    int D = ncols(zz);
+    double n = REAL(VECTOR_ELT(v, SM_N))[0], *g = REAL(zz);
+    const double *sum = REAL(VECTOR_ELT(v, SM_SUM)), *shift = REAL(VECTOR_ELT(v, SM_SHIFT));
+    bochner_fold_finish(state);
     for (int j = 0; j < D; j++)
         for (int i = 0; i <= j; i++) g[i + (ptrdiff_t) j * D] -= sum[i] * (sum[j] / n);
     bochner_mirror_upper(g, D, nth);
@@ -508,7 +513,7 @@ SEXP bochner_stat_moments_call(SEXP block, SEXP nblocks, SEXP rho, SEXP nthreads
     const char *names[] = {"zz", "zbar", "n", ""};
     SEXP vals[] = {zz, zbar, PROTECT(ScalarReal(n))};
     SEXP out = named_list(names, vals, 3);
-    UNPROTECT(3);
+    UNPROTECT(2);
     return out;
 }
 

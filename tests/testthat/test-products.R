@@ -10,7 +10,7 @@ stream <- function(Z, Y, rows, t = 1L) {
     idx <- starts[i]:min(nrow(Z), starts[i] + rows - 1L)
     list(Z[idx, , drop = FALSE], Y[idx, , drop = FALSE])
   }
-  .Call(bochner:::C_crossprod_stream, block, length(starts), environment(), t)
+  bochner:::moments_fold(block, length(starts), t)
 }
 
 test_that("matprod and crossprod match plain R, edge sizes included", {
@@ -53,12 +53,12 @@ test_that("the streamed Z'Z and Z'Y are the centred products, for any row blocks
   starts <- c(1L, 101L, 102L, 350L)
   ends <- c(100L, 101L, 349L, n)
   block <- function(i) list(Z[starts[i]:ends[i], , drop = FALSE], Y[starts[i]:ends[i], , drop = FALSE])
-  two <- .Call(bochner:::C_crossprod_stream, block, 4L, environment(), 1L)
+  two <- bochner:::moments_fold(block, 4L, 1L)
   expect_identical(two, one)
   expect_equal(s$yy, colSums(Yc^2), tolerance = 1e-12)
   expect_identical(s$rows, as.double(n))
-  expect_error(.Call(bochner:::C_crossprod_stream, function(i) list(1, 2), 1L, environment(), 1L),
-               "two double matrices")
+  expect_error(bochner:::moments_fold(function(i) list(1, 2), 1L, 1L),
+               "double matrices")
 })
 
 test_that("row weights: the weighted centred products, as repeated rows", {
@@ -77,7 +77,7 @@ test_that("row weights: the weighted centred products, as repeated rows", {
     idx <- starts[i]:min(n, starts[i] + 69L)
     list(Z[idx, , drop = FALSE], Y[idx, , drop = FALSE], w[idx])
   }
-  s <- .Call(bochner:::C_crossprod_stream, block, length(starts), environment(), 1L)
+  s <- bochner:::moments_fold(block, length(starts), 1L)
   expect_equal(s$zz, crossprod(Zc * sqrt(w)), tolerance = 1e-11, ignore_attr = TRUE)
   expect_equal(s$zy, crossprod(Zc * w, Yc), tolerance = 1e-11, ignore_attr = TRUE)
   expect_equal(s$zbar, zbar, tolerance = 1e-14)
@@ -85,13 +85,13 @@ test_that("row weights: the weighted centred products, as repeated rows", {
   expect_equal(s$yy, colSums(Yc^2 * w), tolerance = 1e-12)
   expect_identical(s$n, W)
   expect_identical(s$rows, as.double(n))
-  expect_identical(.Call(bochner:::C_crossprod_stream, block, length(starts), environment(), 2L), s)
+  expect_identical(bochner:::moments_fold(block, length(starts), 2L), s)
   bad <- function(wv) function(i) list(Z[1:5, ], Y[1:5, ], wv)
-  expect_error(.Call(bochner:::C_crossprod_stream, bad(c(1, 1, -1, 1, 1)), 1L, environment(), 1L),
+  expect_error(bochner:::moments_fold(bad(c(1, 1, -1, 1, 1)), 1L, 1L),
                "non-negative")
-  expect_error(.Call(bochner:::C_crossprod_stream, bad(1:5), 1L, environment(), 1L),
+  expect_error(bochner:::moments_fold(bad(1:5), 1L, 1L),
                "double vector")
-  expect_error(.Call(bochner:::C_crossprod_stream, bad(rep(0, 5)), 1L, environment(), 1L),
+  expect_error(bochner:::moments_fold(bad(rep(0, 5)), 1L, 1L),
                "sum to zero")
 })
 
@@ -131,4 +131,33 @@ test_that("the transposed transform and the fused decision values equal their un
   }
   expect_error(.Call(bochner:::C_rff_decision, x, map$omega, NULL, 1, matrix(1, 2, 1), 0, 1L),
                "one row per feature")
+})
+
+test_that("the moments fold: a state is the fold's own, and a finished one cannot be reused", {
+  z <- matrix(rnorm(20), 10)
+  y <- matrix(rnorm(10), 10)
+  st <- .Call(bochner:::C_moments_step, NULL, z, y, NULL, 1L)
+  st <- .Call(bochner:::C_moments_step, st, z, y, NULL, 1L)
+  out <- .Call(bochner:::C_moments_finish, st, 1L)
+  zz <- rbind(z, z)
+  expect_equal(out$zz, crossprod(scale(zz, scale = FALSE)), tolerance = 1e-13, ignore_attr = TRUE)
+  expect_error(.Call(bochner:::C_moments_finish, st, 1L), "finished")
+  expect_error(.Call(bochner:::C_moments_step, st, z, y, NULL, 1L), "finished")
+  expect_error(.Call(bochner:::C_moments_step, list(), z, y, NULL, 1L), "state")
+  st2 <- .Call(bochner:::C_moments_step, NULL, z, y, NULL, 1L)
+  expect_error(.Call(bochner:::C_moments_step, st2, z[, 1, drop = FALSE], y, NULL, 1L), "columns")
+  expect_error(.Call(bochner:::C_moments_finish, NULL, 1L), "no blocks")
+})
+
+test_that("C never calls back into R: the library imports no evaluator", {
+  # the folds (R drives the loop, C adds each block) replaced the streams
+  # that called an R closure from C; the shared library shows it
+  so <- system.file("libs", paste0("bochner", .Platform$dynlib.ext), package = "bochner")
+  nm <- Sys.which("nm")
+  skip_if(!nzchar(so) || !nzchar(nm), "no shared library or no nm here")
+  syms <- suppressWarnings(system2(nm, c("-D", "--undefined-only", shQuote(so)), stdout = TRUE,
+                                   stderr = FALSE))
+  skip_if(length(syms) == 0L, "nm could not read the library")
+  expect_false(any(grepl("\\b(Rf_eval|R_forceAndCall|R_tryEval|R_tryEvalSilent|Rf_applyClosure)\\b",
+                         syms)))
 })

@@ -80,14 +80,26 @@ test_that("the permutation C routines agree and draw uniform splits", {
   expect_gt(stats::chisq.test(pooled)$p.value, 1e-3)
 })
 
+# The C folds over feature blocks, as R drives them: the MMD's (labels
+# drawn at the start) and the centred cross product's.
+mmd_fold <- function(zs, N, m, B, nthreads) {
+  st <- .Call(bochner:::C_mmd_fold_start, as.double(N), as.double(m), B, ncol(zs[[1L]]))
+  for (z in zs) st <- .Call(bochner:::C_mmd_fold_step, st, z, nthreads)
+  .Call(bochner:::C_mmd_fold_finish, st)
+}
+moments_fold <- function(zs, nthreads) {
+  st <- NULL
+  for (z in zs) st <- .Call(bochner:::C_stat_moments_step, st, z, nthreads)
+  .Call(bochner:::C_stat_moments_finish, st, nthreads)
+}
+
 test_that("the feature stream draws uniform splits of every shape, in any row blocks", {
   # with Z the identity (D = N), S = Z'L is the label matrix itself
   for (nm in list(c(4, 2), c(5, 2), c(5, 3), c(6, 1), c(6, 5), c(7, 3))) {
     N <- nm[1]
     m <- nm[2]
     set.seed(sum(nm))
-    out <- .Call(bochner:::C_mmd_perm_stream, function(i) diag(N), 1L, environment(), as.double(N),
-                 as.double(m), 3000L, 1L)
+    out <- mmd_fold(list(diag(N)), N, m, 3000L, 1L)
     L <- out$S
     expect_identical(L[, 1L], rep(c(1, 0), c(m, N - m)))
     expect_true(all(L == 0 | L == 1))
@@ -100,8 +112,7 @@ test_that("the feature stream draws uniform splits of every shape, in any row bl
   }
   # the coin path at a larger N: each row in the first group half the time
   set.seed(17)
-  L <- .Call(bochner:::C_mmd_perm_stream, function(i) diag(400), 1L, environment(), 400, 200,
-             2000L, 1L)$S[, -1L]
+  L <- mmd_fold(list(diag(400)), 400, 200, 2000L, 1L)$S[, -1L]
   expect_true(all(colSums(L) == 200))
   expect_lt(max(abs(rowMeans(L) - 0.5)), 5 * sqrt(0.25 / 2000))
   # row blocks and threads change nothing: S, q, s, Q from Z and the labels
@@ -110,15 +121,13 @@ test_that("the feature stream draws uniform splits of every shape, in any row bl
   cuts <- list(1:300, 1:77, 78:211, 212:300)
   one <- function(blocks, nthreads) {
     set.seed(19)
-    .Call(bochner:::C_mmd_perm_stream, function(i) Z[blocks[[i]], , drop = FALSE],
-          length(blocks), environment(), 300, 120, 70L, nthreads)
+    mmd_fold(lapply(blocks, function(b) Z[b, , drop = FALSE]), 300, 120, 70L, nthreads)
   }
   a <- one(cuts[1], 1L)
   expect_identical(one(cuts[-1], 1L), a)
   expect_identical(one(cuts[-1], 2L), a)
   set.seed(19)
-  L <- .Call(bochner:::C_mmd_perm_stream, function(i) diag(300), 1L, environment(), 300, 120,
-             70L, 1L)$S
+  L <- mmd_fold(list(diag(300)), 300, 120, 70L, 1L)$S
   expect_equal(a$S, crossprod(Z, L), tolerance = 1e-13)
   expect_equal(a$q, drop(crossprod(L, rowSums(Z^2))), tolerance = 1e-13)
   expect_equal(a$s, colSums(Z), tolerance = 1e-13)
@@ -129,8 +138,7 @@ test_that("the moments stream is the centred cross product, in any row blocks", 
   set.seed(20)
   Z <- matrix(rnorm(500 * 110, mean = 3), 500)
   run <- function(blocks, nthreads) {
-    .Call(bochner:::C_stat_moments, function(i) Z[blocks[[i]], , drop = FALSE], length(blocks),
-          environment(), nthreads)
+    moments_fold(lapply(blocks, function(b) Z[b, , drop = FALSE]), nthreads)
   }
   cuts <- list(1:130, 131:131, 132:400, 401:500)
   m1 <- run(cuts, 1L)
@@ -141,8 +149,18 @@ test_that("the moments stream is the centred cross product, in any row blocks", 
   expect_equal(m1$zbar, colMeans(Z), tolerance = 1e-14)
   expect_identical(m1$n, 500)
   expect_equal(run(list(1:500), 2L)$zz, m1$zz, tolerance = 1e-12)
-  expect_error(.Call(bochner:::C_stat_moments, function(i) if (i == 1) Z else Z[, 1:3], 2L,
-                     environment(), 1L), "columns")
+  expect_error(moments_fold(list(Z, Z[, 1:3]), 1L), "columns")
+  # a finished fold is a result: it cannot be added to or finished again
+  st <- .Call(bochner:::C_stat_moments_step, NULL, Z, 1L)
+  .Call(bochner:::C_stat_moments_finish, st, 1L)
+  expect_error(.Call(bochner:::C_stat_moments_step, st, Z, 1L), "finished")
+  expect_error(.Call(bochner:::C_stat_moments_finish, st, 1L), "finished")
+  expect_error(.Call(bochner:::C_stat_moments_step, list(1), Z, 1L), "state")
+  ms <- .Call(bochner:::C_mmd_fold_start, 10, 4, 5L, 3L)
+  expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 11, 3), 1L), "more than N")
+  expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 5, 2), 1L), "columns")
+  ms <- .Call(bochner:::C_mmd_fold_step, ms, matrix(1, 5, 3), 1L)
+  expect_error(.Call(bochner:::C_mmd_fold_finish, ms), "not N")
 })
 
 test_that("HSIC equals the plain-R formula and dHSIC, with dHSIC's gamma p-value", {
@@ -319,15 +337,23 @@ test_that("the formula methods split and pair the data as the default methods", 
 test_that("the C entry points refuse malformed arguments without crashing", {
   pool <- list(NULL, 1L, -1L, 0L, NA, 2.5, "a", matrix(1, 3, 3), matrix(1, 3, 2), matrix(1L, 3, 3),
                matrix(0, 0, 0), matrix(1, 1, 1), list(1), function(i) matrix(1, 2, 2), 1e12,
-               emptyenv(), globalenv(), c(1, 2))
-  routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_perm_stream,
-                   bochner:::C_hsic_perm_gram, bochner:::C_stat_moments)
+               emptyenv(), globalenv(), c(1, 2),
+               # the folds' states, open and of every kind
+               .Call(bochner:::C_moments_step, NULL, matrix(1, 3, 3), matrix(1, 3, 2), NULL, 1L),
+               .Call(bochner:::C_stat_moments_step, NULL, matrix(1, 3, 3), 1L),
+               .Call(bochner:::C_mmd_fold_start, 3, 1, 2L, 3L))
+  routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_fold_start,
+                   bochner:::C_mmd_fold_step, bochner:::C_mmd_fold_finish,
+                   bochner:::C_hsic_perm_gram, bochner:::C_stat_moments_step,
+                   bochner:::C_stat_moments_finish, bochner:::C_moments_step,
+                   bochner:::C_moments_finish)
   set.seed(16)
   for (i in seq_len(300)) {
     r <- routines[[sample.int(length(routines), 1L)]]
     args <- lapply(seq_len(r$numParameters), function(j) pool[[sample.int(length(pool), 1L)]])
     out <- tryCatch(do.call(.Call, c(list(r), args)), error = function(e) "refused")
-    expect_true(is.character(out) || is.list(out) || is.numeric(out))
+    expect_true(is.character(out) || is.list(out) || is.numeric(out) ||
+                  typeof(out) == "externalptr")
   }
 })
 
