@@ -300,27 +300,35 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     }
     list(best = best, path = path)
   }
-  if (!is.null(val) && falkon_sequential(prep$m, L, control)) {
-    best <- NULL
-    path <- NULL
-    start <- alpha0
-    for (g in seq_len(L)) {
-      falkon_precond(prep, lambdas[g], 1, nthreads)
-      run <- path_for(list(prep$F), lambdas[g], start)
-      path <- rbind(path, run$path)
-      improved <- is.null(best) || run$best$error < best$error
-      if (improved) best <- run$best
-      if (!improved) break
-      start <- best$alpha
-    }
-  } else {
-    run <- path_for(falkon_precond_all(prep, lambdas, nthreads), lambdas, alpha0)
-    best <- run$best
-    path <- run$path
-  }
+  run <- falkon_lambda_paths(path_for, prep, lambdas, !is.null(val), control, alpha0, nthreads)
+  best <- run$best
   list(alpha = best$alpha, offset = offset, prep = falkon_unfactored(prep), lambda = best$lambda,
-       iter = best$iter, steps = NULL, validation = path, n_train = ntr, error = best$error,
+       iter = best$iter, steps = NULL, validation = run$path, n_train = ntr, error = best$error,
        valid_scores = best$valid_scores, train_scores = best$train_scores)
+}
+
+# The CG paths of falkon_fit_squared() over the candidate lambdas: all in one
+# path (one factor each), or, when their factors do not fit at once
+# (falkon_sequential()), one candidate at a time from the largest, each
+# warm-started from the best so far, until one does no better.
+# path_for(factors, lambdas, start) runs one path: list(best, path).
+falkon_lambda_paths <- function(path_for, prep, lambdas, held_out, control, alpha0, nthreads) {
+  if (!held_out || !falkon_sequential(prep$m, length(lambdas), control)) {
+    return(path_for(falkon_precond_all(prep, lambdas, nthreads), lambdas, alpha0))
+  }
+  best <- NULL
+  path <- NULL
+  start <- alpha0
+  for (g in seq_along(lambdas)) {
+    falkon_precond(prep, lambdas[g], 1, nthreads)
+    run <- path_for(list(prep$F), lambdas[g], start)
+    path <- rbind(path, run$path)
+    improved <- is.null(best) || run$best$error < best$error
+    if (improved) best <- run$best
+    if (!improved) break
+    start <- best$alpha
+  }
+  list(best = best, path = path)
 }
 
 # A fit on given centres (m x d).  With the squared loss, lambda = "auto",
