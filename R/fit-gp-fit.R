@@ -79,35 +79,69 @@ gp_sm_theta <- function(k, noise) {
 
 # The hyperparameters: the start, or its maximum of the marginal
 # likelihood with optimize = TRUE; opt: optim()'s report (NULL without).
+# On more than gp_pilot_rows rows (not a spectral mixture, whose starts are
+# screened instead) the search runs first on an evenly spaced pilot of that
+# many rows, and the search on all rows starts from the pilot's optimum: the
+# pilot's evaluations cost a fraction of the full ones, and the full search
+# then needs few (opt$pilot: the pilot's rows and evaluations).
 gp_fit_hyper <- function(G, optimize, control) {
   P <- G$P
   theta <- G$theta
-  lower <- G$lower
-  upper <- G$upper
-  starts <- G$starts
-  d <- P$d
-  opt <- NULL
-  if (optimize && !G$sm) theta <- gp_start(theta, P, d)
-  if (optimize) {
-    first <- NULL
-    if (P$ard && d > 1L) {
-      # one shared length scale first: from the start, the first steps of
-      # L-BFGS-B along d free scales often jump to a poor local optimum
-      shared <- P
-      shared$ard <- FALSE
-      keep <- c(1L, d + 1L, d + 2L)
-      first <- gp_optimise(theta[keep], shared, lower[keep], upper[keep], control)
-      theta <- c(rep(first$par[1L], d), first$par[2:3])
-    }
-    if (length(starts) > 1L && optimize) {
-      opt <- gp_multistart(lapply(starts, gp_sm_theta, noise = G$noise), P, lower, upper, control)
-    } else {
-      opt <- gp_optimise(theta, P, lower, upper, control)
-    }
-    if (!is.null(first)) opt$counts <- opt$counts + first$counts
-    theta <- opt$par
+  if (!optimize) return(list(theta = theta, opt = NULL))
+  if (length(G$starts) > 1L) {
+    opt <- gp_multistart(lapply(G$starts, gp_sm_theta, noise = G$noise), P, G$lower, G$upper,
+                         control)
+    return(list(theta = opt$par, opt = opt))
   }
-  list(theta = theta, opt = opt)
+  if (!G$sm) theta <- gp_start(theta, P, P$d)
+  pilot <- NULL
+  if (!G$sm && P$n > gp_pilot_rows) {
+    pilot <- gp_search(theta, gp_pilot_problem(P, gp_pilot_rows), G$lower, G$upper, control)
+    theta <- pilot$par
+  }
+  opt <- if (is.null(pilot)) gp_search(theta, P, G$lower, G$upper, control)
+         else gp_optimise(theta, P, G$lower, G$upper, control)
+  if (!is.null(pilot)) opt$pilot <- c(rows = gp_pilot_rows, evaluations = pilot$counts[[1L]])
+  list(theta = opt$par, opt = opt)
+}
+
+# L-BFGS-B from theta; with per-input scales (ARD), one shared length scale
+# first: from the start, the first steps along d free scales often jump to a
+# poor local optimum.
+gp_search <- function(theta, P, lower, upper, control) {
+  d <- P$d
+  first <- NULL
+  if (P$ard && d > 1L) {
+    shared <- P
+    shared$ard <- FALSE
+    keep <- c(1L, d + 1L, d + 2L)
+    first <- gp_optimise(theta[keep], shared, lower[keep], upper[keep], control)
+    theta <- c(rep(first$par[1L], d), first$par[2:3])
+  }
+  opt <- gp_optimise(theta, P, lower, upper, control)
+  if (!is.null(first)) opt$counts <- opt$counts + first$counts
+  opt
+}
+
+# The problem P on 'rows' evenly spaced rows (no random numbers drawn): the
+# same frequencies, weights and basis, restricted to those rows.
+gp_pilot_rows <- 4000L
+gp_pilot_problem <- function(P, rows) {
+  i <- unique(round(seq(1, P$n, length.out = rows)))
+  Q <- P
+  Q$x <- P$x[i, , drop = FALSE]
+  Q$y <- P$y[i]
+  Q$n <- length(i)
+  if (!is.null(P$H)) Q$H <- P$H[i, , drop = FALSE]
+  if (!is.null(P$w)) {
+    Q$w <- P$w[i]
+    if (!is.null(P$sw)) {
+      Q$sw <- P$sw[i]
+      Q$half_log_w <- sum(log(Q$w)) / 2
+    }
+  }
+  if (!is.null(P$dual)) Q$dual <- 2 * ncol(P$eps) >= Q$n
+  Q
 }
 
 # The one constructor of "rff_gp" fits: the posterior at theta, the
@@ -134,7 +168,8 @@ new_rff_gp <- function(G, theta, opt, D, optimize, laplace, y_center, y_scale, s
               weights = w,
               optim = if (!is.null(opt)) list(convergence = opt$convergence,
                                               counts = opt$counts, message = opt$message,
-                                              value = opt$value, screen = opt$screen))
+                                              value = opt$value, screen = opt$screen,
+                                              pilot = opt$pilot))
   if (!is.null(basis)) fit$basis <- gp_basis_fit(basis, post, P, y_scale)
   if (laplace) fit$laplace <- gp_laplace(theta, P, G$lower, G$upper)
   fit$kernel <- gp_learned_kernel(G$kernel, h)

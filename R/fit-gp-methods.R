@@ -39,8 +39,11 @@ print.rff_gp <- function(x, ...) {
   cat(gp_title(x), "\n", sep = "")
   cat(c(gp_hyper_lines(x), gp_mean_line(x)), sep = "\n")
   how <- if (!x$optimized) "hyperparameters as given"
-         else sprintf("hyperparameters by marginal likelihood (L-BFGS-B, %d evaluations%s)",
+         else sprintf("hyperparameters by marginal likelihood (L-BFGS-B, %d evaluations%s%s)",
                       x$optim$counts[[1L]],
+                      if (is.null(x$optim$pilot)) ""
+                      else sprintf(" after %d on a %d-row pilot", x$optim$pilot[["evaluations"]],
+                                   x$optim$pilot[["rows"]]),
                       if (x$optim$convergence == 0L) "" else ", not converged")
   cat(sprintf("  log marginal likelihood %.4g; %s\n", x$logLik, how))
   if (!is.null(x$laplace)) {

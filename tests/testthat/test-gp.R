@@ -240,3 +240,33 @@ test_that("rff_gp refuses bad input, naming the argument", {
   expect_error(simulate(fit, nsim = 0), "'nsim'")
   expect_error(plot(rff_gp(matrix(rnorm(40), 20), rnorm(20), D = 10)), "'x'")
 })
+
+test_that("on many rows the search starts from an evenly spaced pilot's optimum", {
+  # the pilot problem: the same frequencies, the rows evenly spaced, the
+  # weights' scaling restricted to them
+  set.seed(41)
+  n <- 9001L
+  P <- list(x = matrix(rnorm(2 * n), n), y = rnorm(n), n = n, d = 2L, w = runif(n) + 0.5,
+            H = cbind(1, rnorm(n)), eps = matrix(rnorm(2 * 64), 2), dual = FALSE)
+  P$sw <- sqrt(P$w)
+  P$half_log_w <- sum(log(P$w)) / 2
+  Q <- bochner:::gp_pilot_problem(P, 4000L)
+  i <- round(seq(1, n, length.out = 4000L))
+  expect_identical(Q$n, 4000L)
+  expect_identical(Q$x, P$x[i, ])
+  expect_identical(Q$y, P$y[i])
+  expect_identical(Q$H, P$H[i, ])
+  expect_identical(Q$sw, P$sw[i])
+  expect_equal(Q$half_log_w, sum(log(P$w[i])) / 2)
+  expect_identical(Q$eps, P$eps)
+  # a fit on 6000 rows: the pilot's evaluations are reported, and the
+  # search on all rows converges from its optimum to a fit of the function
+  # within the noise
+  x <- matrix(runif(6000, -3, 3))
+  y <- sin(2 * x[, 1]) + rnorm(6000, sd = 0.2)
+  fit <- rff_gp(x, y, D = 64, seed = 1)
+  expect_equal(fit$optim$pilot[["rows"]], 4000)
+  expect_identical(fit$optim$convergence, 0L)
+  expect_output(print(fit), "on a 4000-row pilot")
+  expect_lt(sqrt(mean((predict(fit, x) - sin(2 * x[, 1]))^2)), 0.05)
+})
