@@ -81,6 +81,44 @@ calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
   list(type = "ovo", levels = lev, sigmoids = sig, pairs = pairs)
 }
 
+# A multinomial calibration of k score columns (falkon's one-hot or
+# logistic scores; one column: a binary model's log-odds of the second
+# class, taken as the scores (0, f)): P(y = c | f) = softmax(a f + b)_c, a
+# temperature a and a bias per class (b_1 = 0), by the weighted log-loss
+# of held-out rows.  As Platt's sigmoid, against regularised targets: a row
+# of class c counts (n_c + 1) / (n_c + 2) for c and 1 / (n_c + 2) shared by
+# the others (n_c the held-out rows of class c; for two classes exactly
+# Platt's), so that a held-out slice the scores separate does not send the
+# temperature to infinity.  The loss is convex in (a, b) (z = a f + b is
+# linear in them), so BFGS from (1, 0) finds its minimum.
+softmax_calibration <- function(scores, cls, w, levels) {
+  f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
+  k <- ncol(f)
+  keep <- stats::complete.cases(f) & (if (is.null(w)) TRUE else w > 0)
+  f <- f[keep, , drop = FALSE]
+  cls <- cls[keep]
+  w <- if (is.null(w)) rep(1, nrow(f)) else w[keep]
+  nc <- vapply(seq_len(k), function(c) sum(w[cls == c]), 0)
+  Y <- outer(cls, seq_len(k), "==") * 1
+  hit <- (nc[cls] + 1) / (nc[cls] + 2)
+  Tg <- Y * hit + (1 - Y) * (1 - hit) / (k - 1)
+  w <- w / sum(w)
+  prob <- function(th) {
+    z <- th[1L] * f + rep(c(0, th[-1L]), each = nrow(f))
+    e <- exp(z - apply(z, 1L, max))
+    e / rowSums(e)
+  }
+  loss <- function(th) -sum(w * Tg * log(pmax(prob(th), 1e-300)))
+  grad <- function(th) {
+    r <- (prob(th) - Tg) * w
+    c(sum(r * f), colSums(r)[-1L])
+  }
+  opt <- stats::optim(c(1, rep(0, k - 1L)), loss, grad, method = "BFGS",
+                      control = list(maxit = 200L, reltol = 1e-12))
+  list(type = "softmax", levels = levels, temperature = opt$par[1L],
+       bias = c(0, opt$par[-1L]), columns = ncol(scores), logloss = opt$value)
+}
+
 # Probabilities, one column per class, rows summing to 1.
 calibrated_probabilities <- function(cal, scores) {
   lev <- cal$levels
@@ -89,6 +127,12 @@ calibrated_probabilities <- function(cal, scores) {
   # lose the column count, so the empty answer is built directly
   if (nrow(scores) == 0L) return(matrix(numeric(0), 0L, k, dimnames = list(NULL, lev)))
   prob <- switch(cal$type,
+    softmax = {
+      f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
+      z <- cal$temperature * f + rep(cal$bias, each = nrow(f))
+      e <- exp(z - apply(z, 1L, max))
+      e / rowSums(e)
+    },
     binary = {
       f <- if (ncol(scores) == 1L) scores[, 1L] else scores[, 1L] - scores[, 2L]
       p <- platt_apply(cal$sigmoids[[1L]], f)

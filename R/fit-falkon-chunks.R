@@ -156,8 +156,10 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
       if (is.null(idx)) return(falkon_centres(k, NULL, NULL, kernel, "uniform", scaling, nthreads))
       centres_at(idx)
     }
-    falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y, wt,
-                       val, lambda, iter, control, nthreads)
+    res <- falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y,
+                              wt, val, lambda, iter, control, nthreads)
+    res$calibration <- falkon_calibrate(res, val, info$levels)
+    res
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)

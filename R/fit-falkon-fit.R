@@ -99,6 +99,14 @@ falkon_heldout <- function(xs, resp, w, valid) {
        cls = if (resp$type != "regression") as.integer(resp$y[valid]))
 }
 
+# The calibration of a classification's probabilities on the held-out rows
+# (softmax_calibration()): their scores come from the fit kept, which never
+# saw them.  NULL for regression or without a held-out slice.
+falkon_calibrate <- function(res, val, levels) {
+  if (is.null(val) || is.null(val$cls) || is.null(res$valid_scores)) return(NULL)
+  softmax_calibration(res$valid_scores, val$cls, val$w, levels)
+}
+
 # Weights rescaled to mean 1 (NULL when all are 1, so the C passes skip
 # them).
 falkon_unit_weights <- function(w) {

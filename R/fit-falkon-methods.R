@@ -9,8 +9,11 @@ falkon_scores <- function(object, xs, nthreads) {
   sweep(f, 2L, object$offset, "+", check.margin = FALSE)
 }
 
-# Class probabilities from the scores of a logistic fit, one column per class.
+# Class probabilities, one column per class: calibrated on the held-out
+# rows where the fit has them (softmax_calibration()), else the logistic
+# model's own.
 falkon_prob <- function(object, f) {
+  if (!is.null(object$calibration)) return(calibrated_probabilities(object$calibration, f))
   p <- falkon_probabilities(f)
   if (ncol(p) == 1L) p <- cbind(1 - p, p)
   colnames(p) <- object$levels
@@ -57,9 +60,10 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
   }
   check_no_dots(..., .who = "predict()")
   type <- fit_predict_type(object, type, c("response", "class", "prob", "decision"),
-                           if (object$loss != "logistic") {
-                             paste("a fit with loss = \"logistic\" (the squared loss",
-                                   "gives scores, not probabilities)")
+                           if (object$loss != "logistic" && is.null(object$calibration)) {
+                             paste("a held-out slice to calibrate the scores on (lambda or",
+                                   "iter = \"auto\", control$validation > 0), or loss =",
+                                   "\"logistic\"")
                            })
   if (missing(newdata) || is.null(newdata)) {
     return(fit_training_predictions(object, type, c("class", "response")))

@@ -275,7 +275,7 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
                  kernel = out$prep$kernel, m = out$prep$m, lambda = out$lambda,
                  iter = out$iter, newton_steps = out$steps, loss = loss, type = resp$type,
                  levels = resp$levels, validation = out$validation,
-                 centres_path = out$centres_path,
+                 centres_path = out$centres_path, calibration = out$calibration,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),
             class = bochner_fit_class("falkon"))

@@ -22,8 +22,18 @@
 #' \alpha} with \eqn{\ell} the binomial (two classes: one score, the
 #' log-odds of the second level) or multinomial (softmax over one score per
 #' class) negative log-likelihood; the offsets \eqn{b} are the log-odds (log
-#' frequencies) of the classes.  `predict(type = "prob")` then gives the
-#' model's own probabilities.
+#' frequencies) of the classes.
+#'
+#' **Probabilities.**  `predict(type = "prob")` works for every
+#' classification fit with a held-out slice (the default): the scores of the
+#' held-out rows, from the fit kept, which never saw them, calibrate a
+#' softmax of the scores with one temperature and one bias per class
+#' (\eqn{P(y = c) \propto \exp(a f_c + b_c)}, by their log-loss; convex, so
+#' its minimum is found), whatever the loss: the squared loss's one-hot
+#' scores become probabilities, and the logistic model's own ones, which
+#' are not calibrated (they over-fit the training rows), are corrected.
+#' Without a held-out slice only the logistic loss gives probabilities,
+#' its own.
 #'
 #' **The algorithm.**  With \eqn{T = \mathrm{chol}(K_{mm} + \epsilon m I)}
 #' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal,
@@ -220,6 +230,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                               centres_at, release, resolved, rows, Y, wt, val, lambda, iter,
                               control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
+    res$calibration <- falkon_calibrate(res, val, resp$levels)
     res
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)

@@ -27,8 +27,8 @@
 #' kernel.  Any other kernel goes in `kernel` (a kernel object; not with
 #' `sigma`).  `predict_type = "prob"` fits with `probability = TRUE`
 #' ([rff_svm()], [rff_ridge()]); [falkon()]'s classes are fitted with the
-#' logistic loss, whose probabilities are the model's own, unless `loss =
-#' "squared"` is set (which has no `"prob"`).  [falkon()]'s `m` above the number
+#' logistic loss unless `loss = "squared"` is set, and either gives
+#' probabilities calibrated on falkon's held-out slice.  [falkon()]'s `m` above the number
 #' of training rows is lowered to it, so that a tuning range suits every
 #' resampling fold.  `regr.rff_gp`'s `"se"` is the standard error of the
 #' posterior mean ([predict.rff_gp()]'s `se.fit`), or, with the predict
@@ -241,10 +241,6 @@ mlr3_train <- function(learner, private, task, spec) {
   prob <- learner$predict_type == "prob"
   if (spec$fun == "falkon") {
     if (!is.null(pv$m)) pv$m <- min(pv$m, nrow(x))
-    if (prob && identical(pv$loss, "squared")) {
-      stop("predict_type = \"prob\" needs loss = \"logistic\" (the squared loss gives ",
-           "scores, not probabilities)", call. = FALSE)
-    }
   }
   if (spec$type == "classif" && spec$fun != "falkon") pv$probability <- prob
   w <- mlr3_weights(private, task)

@@ -521,3 +521,44 @@ test_that("bad input is refused, naming the argument", {
   fc <- falkon(x, factor(x[, 1] > 0), m = 10, lambda = 1e-3, iter = 5)
   expect_error(predict(fc, x, type = "prob"), "'type'.*logistic")
 })
+
+test_that("every classification fit with a held-out slice gives calibrated probabilities", {
+  # the softmax calibration recovers a known temperature and biases: scores
+  # f, classes drawn from softmax(2 f + b); 20 000 rows put the estimates'
+  # standard errors near 0.02, so 0.1 is five of them
+  set.seed(31)
+  n <- 20000
+  f <- matrix(rnorm(3 * n), n)
+  b <- c(0, 0.5, -1)
+  z <- 2 * f + rep(b, each = n)
+  p <- exp(z) / rowSums(exp(z))
+  cls <- apply(p, 1L, function(q) sample.int(3L, 1L, prob = q))
+  cal <- bochner:::softmax_calibration(f, cls, NULL, c("a", "b", "c"))
+  expect_equal(cal$temperature, 2, tolerance = 0.1 / 2)
+  expect_equal(cal$bias, b, tolerance = 0.1)
+  # one column, a binary model's log-odds: the sigmoid of a f + b
+  f1 <- matrix(rnorm(n))
+  y1 <- 1L + (runif(n) < plogis(0.5 * f1[, 1] - 0.3))
+  c1 <- bochner:::softmax_calibration(f1, y1, NULL, c("a", "b"))
+  expect_equal(c1$temperature, 0.5, tolerance = 0.1 / 0.5)
+  expect_equal(c1$bias[2], -0.3, tolerance = 0.1 / 0.3)
+  pr1 <- bochner:::calibrated_probabilities(c1, f1[1:5, , drop = FALSE])
+  expect_equal(pr1[, 2], plogis(c1$temperature * f1[1:5, 1] + c1$bias[2]))
+  # the squared loss: probabilities from its one-hot scores, rows summing
+  # to one, better than the class frequencies on held-out data
+  set.seed(32)
+  idx <- sample(150, 100)
+  fit <- falkon(Species ~ ., data = iris[idx, ], seed = 1)
+  expect_identical(fit$calibration$type, "softmax")
+  pr <- predict(fit, iris[-idx, ], type = "prob")
+  expect_equal(dim(pr), c(50L, 3L))
+  expect_equal(unname(rowSums(pr)), rep(1, 50))
+  expect_true(all(pr > 0 & pr < 1))
+  ll <- -mean(log(pr[cbind(1:50, as.integer(iris$Species[-idx]))]))
+  expect_lt(ll, 0.5 * log(3))
+  # the logistic loss is calibrated too; without a held-out slice
+  # (lambda and iter given) it gives its own probabilities
+  lg <- falkon(Species ~ ., data = iris[idx, ], loss = "logistic", seed = 1)
+  expect_false(is.null(lg$calibration))
+  expect_null(falkon(Species ~ ., data = iris, lambda = 1e-6, iter = 10, seed = 1)$calibration)
+})
