@@ -90,14 +90,15 @@
 #' @export
 falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                                lambda = "auto", loss = c("squared", "logistic"),
-                               landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
+                               landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
+                               iter = "auto",
                                weights = NULL, scale = TRUE, seed = NULL, control = list(),
                                nthreads = chunks_threads(), passes = c("parallel", "chained"),
                                ...) {
   take_renamed(environment(), "falkon()", ...)
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
-  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
   if (landmarks != "uniform") {
     stop_arg("landmarks", "= \"", landmarks, "\" needs the rows in memory; on data_chunks() ",
              "the centres are uniform rows")

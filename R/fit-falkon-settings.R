@@ -231,10 +231,7 @@ falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthre
   }
   m <- min(centers, length(train))
   xt <- xs[train, , drop = FALSE]
-  index <- switch(landmarks,
-    uniform = sample.int(length(train), m),
-    kmeans = kmeanspp_landmarks(kernel, xt, m, nthreads),
-    leverage = rls_landmarks(kernel, xt, m, nthreads))
+  index <- landmark_index(landmarks, kernel, xt, m, nthreads)
   cm <- xt[index, , drop = FALSE]
   dimnames(cm) <- NULL
   cm

@@ -135,8 +135,8 @@
 #' @param lambda The penalty \eqn{\lambda} (positive, see Details), a vector
 #'   of candidates, or `"auto"`.
 #' @param loss `"squared"` or `"logistic"`.
-#' @param landmarks How the `m` centres are chosen: `"uniform"`, `"kmeans"`
-#'   or `"leverage"`, as in [nystrom_features()].
+#' @param landmarks How the `m` centres are chosen: `"uniform"`, `"kmeans"`,
+#'   `"leverage"` or `"rpcholesky"`, as in [nystrom_features()].
 #' @param iter The number of CG iterations (for the logistic loss, per
 #'   Newton step), or `"auto"` (chosen on the held-out slice, at most
 #'   `control$max_iter`).
@@ -170,7 +170,8 @@ falkon <- function(x, ...) UseMethod("falkon")
 #' @export
 falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                            lambda = "auto", loss = c("squared", "logistic"),
-                           landmarks = c("uniform", "kmeans", "leverage"), iter = "auto",
+                           landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
+                           iter = "auto",
                            weights = NULL, scale = TRUE, seed = NULL, control = list(),
                            nthreads = bochner_threads(), ...) {
   take_renamed(environment(), "falkon()", ...)
@@ -183,7 +184,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   }
   weights <- check_case_weights(weights, n)
   check_kernel(kernel)
-  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
   lambda <- falkon_check_lambda(lambda)
   iter <- if (identical(iter, "auto")) "auto" else check_count(iter, "iter")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))

@@ -69,12 +69,12 @@ step_rff <- function(recipe, ..., role = "predictor", trained = FALSE, num_featu
 #' @export
 step_nystrom <- function(recipe, ..., role = "predictor", trained = FALSE, num_features = 100,
                          sigma = "median", kernel = "gaussian",
-                         landmarks = c("uniform", "kmeans", "leverage"),
+                         landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
                          seed = sample.int(10^5, 1), prefix = "nystrom_",
                          keep_original_cols = FALSE, map = NULL, columns = NULL,
                          skip = FALSE, id = NULL) {
   check_step_args(recipe, num_features, sigma, kernel, seed, prefix, keep_original_cols)
-  landmarks <- check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks")
+  landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
   need_package("recipes", "step_nystrom()")
   recipes::add_step(recipe, recipes::step(
     subclass = "nystrom", terms = rlang::enquos(...), role = role, trained = trained,

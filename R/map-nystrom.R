@@ -67,6 +67,15 @@
 #'   leverage sampling pays off when clusters or regions of the data differ
 #'   a lot in size, where uniform sampling spends its landmarks on the
 #'   large ones.
+#' * `"rpcholesky"`: randomly pivoted Cholesky (Chen, Epperly, Tropp and
+#'   Webber 2025): each landmark is drawn in proportion to the diagonal of
+#'   the residual \eqn{K - F F^T} of the landmarks so far (\eqn{F} their
+#'   partial Cholesky factor), so it goes where the approximation is worst;
+#'   \eqn{m} kernel columns and \eqn{O(n m^2)} arithmetic, with an
+#'   expected trace error within a small factor of the best rank-\eqn{m}
+#'   approximation's.  For more than \eqn{\max(4 m, 10000)} rows it runs on
+#'   a uniform subsample of that many, which bounds its \eqn{n \times m}
+#'   factor.
 #'
 #' All randomness comes from R's generator: `set.seed()` (or `seed`)
 #' reproduces the landmarks.
@@ -111,8 +120,8 @@
 #'   default is [gaussian_kernel()] with the median heuristic.
 #' @param m Number of landmarks (and of output columns), a whole number from
 #'   1 to `nrow(x)`; by default 100, or `nrow(x)` if smaller.
-#' @param landmarks How the landmarks are chosen: `"uniform"`, `"kmeans"`
-#'   or `"leverage"`, see Details.
+#' @param landmarks How the landmarks are chosen: `"uniform"`, `"kmeans"`,
+#'   `"leverage"` or `"rpcholesky"`, see Details.
 #' @param tol Relative eigenvalue threshold, in \eqn{[0, 1)}: eigenvalues of
 #'   the landmarks' Gram matrix at most `tol` times the largest are treated
 #'   as zero.  See Details for the default.
@@ -150,7 +159,7 @@ nystrom_features <- function(x, ...) UseMethod("nystrom_features")
 #' @export
 nystrom_features.default <- function(x, kernel = gaussian_kernel("median"),
                                      m = min(100L, nrow(x)),
-                                     landmarks = c("uniform", "kmeans", "leverage"),
+                                     landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
                                      seed = NULL, tol = 1e-10,
                                      nthreads = bochner_threads(), ...) {
   check_no_dots(...)
@@ -179,7 +188,7 @@ nystrom_options <- function(landmarks = "uniform", tol = 1e-10, ...) {
   check_no_dots(...)
   tol <- check_number(tol, "tol", lower = 0)
   if (tol >= 1) stop_arg("tol", "must be less than 1 (got ", format(tol), ")")
-  list(landmarks = check_choice(landmarks, c("uniform", "kmeans", "leverage"), "landmarks"),
+  list(landmarks = check_choice(landmarks, landmark_rules, "landmarks"),
        tol = tol)
 }
 
@@ -196,10 +205,7 @@ nystrom_check_data <- function(x, kernel, m, landmarks, arg) {
 # nystrom_features(), which the package's own callers use instead of
 # re-entering it.
 draw_nystrom_map <- function(x, resolved, m, landmarks = "uniform", tol = 1e-10, nthreads) {
-  index <- switch(landmarks,
-    uniform = sample.int(nrow(x), m),
-    kmeans = kmeanspp_landmarks(resolved, x, m, nthreads),
-    leverage = rls_landmarks(resolved, x, m, nthreads))
+  index <- landmark_index(landmarks, resolved, x, m, nthreads)
   L <- x[index, , drop = FALSE]
   dimnames(L) <- list(NULL, colnames(x))
   map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
@@ -297,6 +303,39 @@ kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
     chosen[dup] <- free[sample.int(length(free), sum(dup))]
   }
   pool[chosen]
+}
+
+# The landmark rules of nystrom_features(), falkon() and step_nystrom().
+landmark_rules <- c("uniform", "kmeans", "leverage", "rpcholesky")
+
+# m distinct rows of x (a resolved kernel) by a landmark rule, from the
+# current random stream: nystrom_features() and falkon() alike.
+landmark_index <- function(landmarks, kernel, x, m, nthreads) {
+  switch(landmarks,
+    uniform = sample.int(nrow(x), m),
+    kmeans = kmeanspp_landmarks(kernel, x, m, nthreads),
+    leverage = rls_landmarks(kernel, x, m, nthreads),
+    rpcholesky = rpcholesky_landmarks(kernel, x, m, nthreads))
+}
+
+# Randomly pivoted Cholesky (src/rpcholesky.c) on a pool of the rows: all
+# of them up to max(4 m, 10000), else a uniform sample of that many, which
+# bounds its pool x m factor.  Should the residual vanish before m pivots
+# (fewer distinct rows than m), the rest are drawn uniformly from the pool.
+rpcholesky_landmarks <- function(kernel, x, m, nthreads) {
+  n <- nrow(x)
+  pool_max <- max(4 * m, 10000)
+  pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
+  xp <- x[pool, , drop = FALSE]
+  storage.mode(xp) <- "double"
+  r <- .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel),
+             as.double(kernel_diagonal(kernel, xp)), m, nthreads)
+  idx <- r$index
+  if (length(idx) < m) {
+    free <- setdiff(seq_along(pool), idx)
+    idx <- c(idx, free[sample.int(length(free), m - length(idx))])
+  }
+  pool[idx]
 }
 
 # Recursive ridge leverage score sampling (Musco & Musco 2017, Algorithm 3

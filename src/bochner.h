@@ -277,6 +277,11 @@ SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP co
                                         SEXP last, SEXP base, SEXP window, SEXP nthreads);
 SEXP bochner_kmeans_pp_block_call(SEXP z, SEXP seeds, SEXP trials, SEXP weights, SEXP targets,
                                   SEXP nthreads);
+/* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks */
+int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R_xlen_t n,
+                       int d, const double *diag, int k, int nthreads, int *chosen, double *F,
+                       double *trace);
+SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP k, SEXP nthreads);
 SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
                                    SEXP nthreads);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
