@@ -290,17 +290,30 @@ kernel_diagonal <- function(kernel, x) kernel_info(kernel)$diagonal(kernel, x)
 # every row left coincide with a landmark (duplicated rows), the rest are
 # drawn uniformly among the rows not chosen.
 kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
+  pool_landmarks(x, m, max(20 * m, 10000), kernel, function(xp, diag) {
+    .Call(C_kmeans_pp_kernel, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
+          nthreads)
+  })
+}
+
+# m distinct rows of x chosen by 'pick' on a pool of them (all rows up to
+# pool_max, else a uniform sample of that many): pick(xp, diag) returns
+# positions in the pool (diag: the kernel's diagonal there); repeats are
+# replaced in place, and a shortfall topped up, by uniform draws from the
+# pool's other rows.
+pool_landmarks <- function(x, m, pool_max, kernel, pick) {
   n <- nrow(x)
-  pool_max <- max(20 * m, 10000)
   pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
   xp <- x[pool, , drop = FALSE]
   storage.mode(xp) <- "double"
-  chosen <- .Call(C_kmeans_pp_kernel, xp, kernel_code(kernel), kernel_parameters(kernel),
-                  as.double(kernel_diagonal(kernel, xp)), m, nthreads)
+  chosen <- pick(xp, as.double(kernel_diagonal(kernel, xp)))
   dup <- duplicated(chosen)
-  if (any(dup)) {
+  short <- m - length(chosen)
+  if (any(dup) || short > 0L) {
     free <- setdiff(seq_along(pool), chosen)
-    chosen[dup] <- free[sample.int(length(free), sum(dup))]
+    extra <- free[sample.int(length(free), sum(dup) + short)]
+    chosen[dup] <- extra[seq_len(sum(dup))]
+    chosen <- c(chosen, extra[sum(dup) + seq_len(short)])
   }
   pool[chosen]
 }
@@ -323,19 +336,10 @@ landmark_index <- function(landmarks, kernel, x, m, nthreads) {
 # bounds its pool x m factor.  Should the residual vanish before m pivots
 # (fewer distinct rows than m), the rest are drawn uniformly from the pool.
 rpcholesky_landmarks <- function(kernel, x, m, nthreads) {
-  n <- nrow(x)
-  pool_max <- max(4 * m, 10000)
-  pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
-  xp <- x[pool, , drop = FALSE]
-  storage.mode(xp) <- "double"
-  r <- .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel),
-             as.double(kernel_diagonal(kernel, xp)), m, nthreads)
-  idx <- r$index
-  if (length(idx) < m) {
-    free <- setdiff(seq_along(pool), idx)
-    idx <- c(idx, free[sample.int(length(free), m - length(idx))])
-  }
-  pool[idx]
+  pool_landmarks(x, m, max(4 * m, 10000), kernel, function(xp, diag) {
+    .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
+          nthreads)$index
+  })
 }
 
 # Recursive ridge leverage score sampling (Musco & Musco 2017, Algorithm 3
