@@ -85,11 +85,12 @@ calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
 # logistic scores; one column: a binary model's log-odds of the second
 # class, taken as the scores (0, f)): P(y = c | f) = softmax(a f + b)_c, a
 # temperature a and a bias per class (b_1 = 0), by the weighted log-loss
-# of held-out rows.  As Platt's sigmoid, against regularised targets: a row
-# of class c counts (n_c + 1) / (n_c + 2) for c and 1 / (n_c + 2) shared by
-# the others (n_c the held-out rows of class c; for two classes exactly
-# Platt's), so that a held-out slice the scores separate does not send the
-# temperature to infinity.  The loss is convex in (a, b) (z = a f + b is
+# of held-out rows.  Against regularised targets, as Platt's sigmoid: a row
+# counts (N + 1) / (N + 2) for its class and 1 / (N + 2) shared by the
+# others (N the held-out weight), so that a held-out slice the scores
+# separate does not send the temperature to infinity.  (Platt's per-class
+# counts n_c in place of N capped DNA's confident rows near 0.99: test
+# log-loss 0.146 against 0.142, bench/investigations/probabilities.md.)  The loss is convex in (a, b) (z = a f + b is
 # linear in them), so BFGS from (1, 0) finds its minimum.
 softmax_calibration <- function(scores, cls, w, levels) {
   f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
@@ -98,9 +99,9 @@ softmax_calibration <- function(scores, cls, w, levels) {
   f <- f[keep, , drop = FALSE]
   cls <- cls[keep]
   w <- if (is.null(w)) rep(1, nrow(f)) else w[keep]
-  nc <- vapply(seq_len(k), function(c) sum(w[cls == c]), 0)
+  N <- sum(w)
   Y <- outer(cls, seq_len(k), "==") * 1
-  hit <- (nc[cls] + 1) / (nc[cls] + 2)
+  hit <- (N + 1) / (N + 2)
   Tg <- Y * hit + (1 - Y) * (1 - hit) / (k - 1)
   w <- w / sum(w)
   prob <- function(th) {
