@@ -90,8 +90,9 @@ calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
 # others (N the held-out weight), so that a held-out slice the scores
 # separate does not send the temperature to infinity.  (Platt's per-class
 # counts n_c in place of N capped DNA's confident rows near 0.99: test
-# log-loss 0.146 against 0.142, bench/investigations/probabilities.md.)  The loss is convex in (a, b) (z = a f + b is
-# linear in them), so BFGS from (1, 0) finds its minimum.
+# log-loss 0.146 against 0.142, bench/investigations/probabilities.md.)
+# The loss is convex in (a, b) (z = a f + b is linear in them), so BFGS
+# from (1, 0) finds its minimum.
 softmax_calibration <- function(scores, cls, w, levels) {
   f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
   k <- ncol(f)
