@@ -40,6 +40,7 @@ void bochner_copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, 
 /* checks.c: cheap checks of the .Call wrappers, one message per status */
 int bochner_is_real_matrix(SEXP m);
 int bochner_count_arg(SEXP v, const char *what, int lower);
+int bochner_landmark_args(SEXP x, SEXP par, SEXP diag, SEXP count, const char *what);
 /* folds over row blocks: the state of a fold (checks.c) */
 SEXP bochner_fold_new(const char *tag, SEXP vectors);
 SEXP bochner_fold_vectors(SEXP state, const char *tag);

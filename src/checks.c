@@ -33,6 +33,21 @@ void bochner_stop_on_status(int status, const char *where)
     if (status != BOCHNER_OK) error("%s: %s", where, status_message(status));
 }
 
+/* The arguments of a landmark rule's .Call wrapper (k-means++, randomly
+ * pivoted Cholesky): x an n x d double matrix, par the kernel's parameters,
+ * diag the kernel's diagonal on x; returns the count, between 1 and n. */
+int bochner_landmark_args(SEXP x, SEXP par, SEXP diag, SEXP count, const char *what)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    R_xlen_t n = nrows(x);
+    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
+    if (TYPEOF(diag) != REALSXP || XLENGTH(diag) != n)
+        error("'diag' must be a double vector with one value per row of 'x'");
+    int c = bochner_count_arg(count, what, 1);
+    if (c > n) error("'%s' must be at most the number of rows", what);
+    return c;
+}
+
 /* Folds over row blocks (R drives the loop, C adds each block; C never
  * calls back into R).  A fold's state is an external pointer tagged with
  * the fold's name whose protected list holds the accumulators: no R code

@@ -511,14 +511,9 @@ int bochner_kmeans_pp_kernel(int code, const double *par, int npar, const double
 SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
                                    SEXP nthreads)
 {
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    int mm = bochner_landmark_args(x, par, diag, m, "m");
     R_xlen_t n = nrows(x);
     int d = ncols(x);
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    if (TYPEOF(diag) != REALSXP || XLENGTH(diag) != n)
-        error("'diag' must be a double vector with one value per row of 'x'");
-    int mm = bochner_count_arg(m, "m", 1);
-    if (mm > n) error("'m' must be at most the number of rows");
     SEXP out = PROTECT(allocVector(INTSXP, mm));
     GetRNGstate();
     int status = bochner_kmeans_pp_kernel(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,

@@ -111,14 +111,9 @@ int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R
  * F = the n x taken factor). */
 SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP k, SEXP nthreads)
 {
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    int kk = bochner_landmark_args(x, par, diag, k, "k");
     R_xlen_t n = nrows(x);
     int d = ncols(x);
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    if (TYPEOF(diag) != REALSXP || XLENGTH(diag) != n)
-        error("'diag' must be a double vector with one value per row of 'x'");
-    int kk = bochner_count_arg(k, "k", 1);
-    if (kk > n) error("'k' must be at most the number of rows");
     SEXP Fm = PROTECT(bochner_alloc_output(n, kk));
     int *chosen = (int *) R_alloc((size_t) kk, sizeof(int));
     double *trace = (double *) R_alloc((size_t) kk, sizeof(double));
