@@ -31,15 +31,12 @@
 #' | [kernel_kmeans()] | `iter.max` (as [stats::kmeans()]) | `max_iter` |
 #' | [kernel_kmeans()], [kernel_pca()], [kernel_cca()], [mmd_test()], [hsic_test()] with `method = "nystrom"` | `D` (the landmarks) | `m` |
 #' | [rff_tune()] with `method = "falkon"` | `D` (the centres) | `m` |
+#' | [rff_svm()] | `epsilon` (the solver's tolerance) | `tol` |
+#' | [rff_svm()] on [data_chunks()] | `tol` (the outer rounds' duality gap) | `gap_tol`; `tol` is the local solver's, as in memory |
 #' | [rff_ridge()] | `lambda` on the scale of a sum over rows | `lambda` per row, as [falkon()]'s (the old value divided by \eqn{n}) |
 #'
 #' kernlab's and e1071's names (`C`, `kpar`, `gamma`, `prob.model`,
 #' `scaled`) are refused with the name bochner uses (see [rff_svm()]).
-#'
-#' **Exceptions that remain.**  `rff_svm(epsilon =)` is the dual coordinate
-#' descent's tolerance (not e1071's epsilon-insensitive loss); on
-#' [data_chunks()] `tol` is already the outer rounds' duality-gap
-#' tolerance, so the rename waits for the two to be one setting.
 #'
 #' **The kernel's default.**  The supervised machines standardise their
 #' inputs and default to a Gaussian kernel whose bandwidth comes from the

@@ -68,7 +68,6 @@ argument_habit <- function(name, value, who) {
                  "laplace_kernel(sigma = ), polynomial_kernel(degree = , scale = , offset = )"))
   }
   if (name == "scaled" && machine) return("'scaled' is 'scale' here")
-  if (name == "tol" && who == "rff_svm()") return("the stopping tolerance is 'epsilon' here")
   if (who == "predict()" && name %in% c("probability", "decision.values")) {
     return(sprintf("predict(type = \"%s\") gives the %s", if (name == "probability") "prob" else "decision",
                    if (name == "probability") "class probabilities" else "decision values"))
@@ -92,7 +91,8 @@ kernel_name_hint <- function(kernel) {
 # new one.  One entry per function, old = "new".
 renamed_arguments <- list(
   "falkon()" = c(centers = "m"),
-  "kernel_kmeans()" = c(iter.max = "max_iter")
+  "kernel_kmeans()" = c(iter.max = "max_iter"),
+  "rff_svm()" = c(epsilon = "tol")
 )
 
 # The number of Nystrom landmarks of method = "nystrom", which 'D' (now the
@@ -117,14 +117,23 @@ nystrom_count <- function(method, m, D, D_given, who) {
 # assigned to their new names in 'env' (the caller's frame), each with a
 # message.  Then check_no_dots() on what is left.
 take_renamed <- function(env, who, ...) {
+  dots <- renamed_dots(env, who, ...)
+  do.call(check_no_dots, c(dots, list(.who = who)))
+}
+
+# The same, for a function whose '...' carries other arguments too: the
+# arguments left, as a list; with env = NULL the renamed ones stay in it,
+# under their new names.
+renamed_dots <- function(env, who, ...) {
   dots <- list(...)
   table <- renamed_arguments[[who]]
   for (old in intersect(names(dots), names(table))) {
     new <- table[[old]]
     message(sprintf("%s: '%s' is now called '%s'; the old name works until the next release",
                     who, old, new))
-    assign(new, dots[[old]], envir = env)
+    value <- dots[[old]]
     dots[[old]] <- NULL
+    if (is.null(env)) dots[[new]] <- value else assign(new, value, envir = env)
   }
-  do.call(check_no_dots, c(dots, list(.who = who)))
+  dots
 }

@@ -12,17 +12,17 @@
 rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                                 cost = 1, loss = c("hinge", "squared_hinge"),
                                 multiclass = c("ovo", "ovr"), probability = FALSE, cross = 0,
-                                scale = TRUE, class.weights = NULL, epsilon = 0.1,
+                                scale = TRUE, class.weights = NULL, tol = 0.1,
                                 seed = NULL, map = NULL, nthreads = chunks_threads(),
-                                rounds = 100, passes = 3, tol = 0.03, ...) {
-  check_no_dots(..., .who = "rff_svm()")
+                                rounds = 100, passes = 3, gap_tol = 0.03, ...) {
+  take_renamed(environment(), "rff_svm()", ...)
   scale_given <- !missing(scale)
   y <- check_chunk_y(y)
   a <- svm_check_settings(kernel, D, cost, loss, multiclass, probability, cross, scale,
-                          epsilon, map)
+                          tol, map)
   rounds <- check_count(rounds, "rounds")
   passes <- check_count(passes, "passes")
-  tol <- check_positive(tol, "tol")
+  gap_tol <- check_positive(gap_tol, "gap_tol")
   nthreads <- check_threads(nthreads)
   what <- "rff_svm"
   token <- chunk_cache_token()
@@ -37,7 +37,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
                  nfolds = if (a$probability) max(a$cross, 5L) else a$cross)
     # each chunk's folds from a seed of its own, the same every round
     fold_seeds <- sample.int(.Machine$integer.max, length(x))
-    sol <- cocoa_solve(x, y, st, spec, a$loss, a$epsilon, rounds, passes, tol, fold_seeds,
+    sol <- cocoa_solve(x, y, st, spec, a$loss, a$tol, rounds, passes, gap_tol, fold_seeds,
                        token, nthreads, what)
     list(st = st, spec = spec, sol = sol, fold_seeds = fold_seeds)
   })
@@ -72,8 +72,8 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
   }
   if (!all(sol$converged)) {
     warning(sprintf(paste0("rff_svm: %d rounds over the chunks did not bring the relative ",
-                           "duality gap below tol = %g; increase 'rounds' or 'passes'"),
-                    rounds, tol), call. = FALSE)
+                           "duality gap below gap_tol = %g; increase 'rounds' or 'passes'"),
+                    rounds, gap_tol), call. = FALSE)
   }
   fit
 }
@@ -86,8 +86,8 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
 # worse and the iterates converge to the optimum (Ma et al. 2015).  The
 # chunk also returns its share of the primal and dual objectives at the
 # round's start, so the duality gap P(w) - D(alpha) >= P(w) - P(w*) measures
-# convergence; a problem whose relative gap is below tol keeps its weights.
-cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold_seeds,
+# convergence; a problem whose relative gap is below gap_tol keeps its weights.
+cocoa_solve <- function(x, y, st, spec, loss, tol, rounds, passes, gap_tol, fold_seeds,
                         token, nthreads, what) {
   K <- length(x)
   nf <- st$map$n_features
@@ -103,7 +103,7 @@ cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold
   args <- list(y = y, names = st$input$names, map = st$map, scaling = st$scaling,
                levels = st$resp$levels, spec = spec,
                loss = if (loss == "hinge") 1L else 2L, sigma = K, passes = passes,
-               epsilon = epsilon, token = token, nthreads = nthreads)
+               tol = tol, token = token, nthreads = nthreads)
   for (r in seq_len(rounds)) {
     seeds <- sample.int(.Machine$integer.max, K)
     per <- lapply(seq_len(K), function(i) {
@@ -135,7 +135,7 @@ cocoa_solve <- function(x, y, st, spec, loss, epsilon, rounds, passes, tol, fold
     trace <- rbind(trace, data.frame(round = r, problem = which(!done),
                                      primal = primal[!done], dual = dual[!done],
                                      gap = gap[!done]))
-    newly <- !done & gap <= tol * abs(primal)
+    newly <- !done & gap <= gap_tol * abs(primal)
     iter[newly] <- r - 1L
     n_sv[newly] <- acc$n_sv0[newly]
     done <- done | newly
@@ -211,7 +211,7 @@ svm_chunk_folds <- function(cl, k, nfolds) {
 # A chunk's round: the local solver on the problems still 'active' (the
 # others keep their dual variables and report nothing).
 cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, spec, loss, sigma,
-                             passes, epsilon, token, nthreads, w, active, alpha, seed,
+                             passes, tol, token, nthreads, w, active, alpha, seed,
                              fold_seed) {
   dat <- svm_chunk_data(raw, i, y, names, map, scaling, levels, spec, fold_seed, token,
                         nthreads)
@@ -225,7 +225,7 @@ cocoa_chunk_task <- function(raw, i, y, names, map, scaling, levels, spec, loss,
   sub <- unlist(lapply(on, span))
   res <- with_seed(seed, .Call(C_svm_local, dat$zt, pr$rows[sub],
                                c(0L, cumsum(diff(offs)[on])), pr$sign[sub], pr$cost[sub],
-                               loss, 1, w[, on, drop = FALSE], a0[sub], sigma, passes, epsilon,
+                               loss, 1, w[, on, drop = FALSE], a0[sub], sigma, passes, tol,
                                TRUE, dat$norms, nthreads))
   a1 <- a0
   a1[sub] <- res$alpha

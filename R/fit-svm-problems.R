@@ -1,7 +1,7 @@
 # The settings of rff_svm() that do not depend on the data, checked once
 # for the in-memory and the chunked fits alike.
 svm_check_settings <- function(kernel, D, cost, loss, multiclass, probability, cross, scale,
-                               epsilon, map) {
+                               tol, map) {
   check_kernel(kernel)
   D <- check_count(D, "D")
   list(kernel = kernel, D = if (is.null(map)) D else map_size(map),
@@ -12,7 +12,7 @@ svm_check_settings <- function(kernel, D, cost, loss, multiclass, probability, c
        cross = if (identical(cross, 0) || identical(cross, 0L)) 0L
                else check_count(cross, "cross", lower = 2),
        scale = rff_check_scale(kernel, check_flag(scale, "scale")),
-       epsilon = check_positive(epsilon, "epsilon"))
+       tol = check_positive(tol, "tol"))
 }
 
 # The fitted "rff_svm" object, in memory and on chunks: W holds the
@@ -26,7 +26,7 @@ new_rff_svm <- function(W, map, levels, multiclass, pairs, settings, class.weigh
                         levels = levels, k = length(levels), multiclass = multiclass,
                         pairs = pairs, kernel = map$kernel, D = settings$D, n_features = nf,
                         cost = settings$cost, loss = settings$loss,
-                        class.weights = class.weights, epsilon = settings$epsilon,
+                        class.weights = class.weights, tol = settings$tol,
                         max_iter = max_iter, shrinking = shrinking, iter = iter,
                         converged = converged, n_sv = n_sv, n = n, ..., map = map,
                         scaling = scaling, input = input),
@@ -139,7 +139,7 @@ svm_heldout_decision <- function(res, probs, folds, zt, nthreads, first = probs$
 # fits and the cross-validations alike.
 svm_solve <- function(zt, all, s, nthreads) {
   .Call(C_svm_dcd, zt, all$rows, all$offsets, all$sign, all$cost,
-        if (s$loss == "hinge") 1L else 2L, 1, s$epsilon, s$max_iter, s$shrinking, nthreads)
+        if (s$loss == "hinge") 1L else 2L, 1, s$tol, s$max_iter, s$shrinking, nthreads)
 }
 
 # Support vectors (non-zero dual variables) per problem.
@@ -172,13 +172,13 @@ svm_classes <- function(fit, dec) {
   cls
 }
 
-svm_warn_convergence <- function(fit, converged, max_iter, epsilon) {
+svm_warn_convergence <- function(fit, converged, max_iter, tol) {
   if (all(converged)) return(invisible())
   names <- svm_problem_names(fit)
   warning(sprintf(paste0("rff_svm: the solver reached max_iter = %d passes before the ",
-                         "tolerance epsilon = %g%s; increase 'max_iter' or 'epsilon', ",
+                         "tolerance tol = %g%s; increase 'max_iter' or 'tol', ",
                          "or lower 'cost'"),
-                  max_iter, epsilon,
+                  max_iter, tol,
                   if (fit$k > 2L) sprintf(" (problems %s)", paste(names[!converged], collapse = ", "))
                   else ""), call. = FALSE)
 }

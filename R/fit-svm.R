@@ -48,14 +48,14 @@
 #' from one sample's features, in a random order per pass (from a generator
 #' seeded from R's, so `set.seed()` reproduces the fit), with shrinking of
 #' variables stuck at a bound.  It stops when the projected gradients over
-#' all samples spread by at most `epsilon` (LIBLINEAR's criterion; its
+#' all samples spread by at most `tol` (LIBLINEAR's criterion; its
 #' default is 0.1), or after `max_iter` passes with a warning.  For the
 #' squared hinge, when 100 passes (or `max_iter`, if fewer) have not met
 #' the tolerance, as at large costs, Newton's method on the primal takes
 #' over from the dual's weights (conjugate gradients on the Hessian, an
 #' exact line search): its number of steps does not grow with `cost` as the
 #' dual's passes do.  It stops when the gradient's norm falls below
-#' `epsilon * 1e-6` times its value at zero, or after `max_iter` more
+#' `tol * 1e-6` times its value at zero, or after `max_iter` more
 #' (Newton) steps with a warning.
 #'
 #' **Scaling and bandwidth.**  With `scale = TRUE` each column is centred
@@ -110,7 +110,9 @@
 #'   `FALSE` for [min_kernel()], which needs non-negative inputs.
 #' @param class.weights `NULL`, or positive weights named by class that
 #'   multiply `cost` for the samples of that class (classes not named get 1).
-#' @param epsilon Stopping tolerance on the projected gradient, see Details.
+#' @param tol Stopping tolerance on the projected gradient, see Details
+#'   (formerly `epsilon`, the name e1071 and kernlab give the
+#'   epsilon-insensitive loss of a regression).
 #' @param max_iter Maximum number of passes over the data per binary problem
 #'   (for the squared hinge, also of Newton steps after them; see Details).
 #' @param shrinking Use shrinking (it changes the path, not the solution).
@@ -188,24 +190,25 @@ rff_svm <- function(x, ...) UseMethod("rff_svm")
 rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                             cost = 1, loss = c("hinge", "squared_hinge"),
                             multiclass = c("ovo", "ovr"), probability = FALSE, cross = 0,
-                            weights = NULL, scale = TRUE, class.weights = NULL, epsilon = 0.1,
+                            weights = NULL, scale = TRUE, class.weights = NULL, tol = 0.1,
                             max_iter = 1000, shrinking = TRUE, seed = NULL, map = NULL,
                             nthreads = bochner_threads(), ...) {
-  map_args <- rff_map_args(..., map = map, who = "rff_svm()")
+  map_args <- do.call(rff_map_args, c(renamed_dots(environment(), "rff_svm()", ...),
+                                      list(map = map, who = "rff_svm()")))
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x", sparse = TRUE)
   y <- rff_class_response(y, nrow(x))
   weights <- check_case_weights(weights, nrow(x))
   # the settings, checked as for data in chunks (svm_check_settings())
   a <- svm_check_settings(kernel, D, cost, loss, multiclass, probability, cross, scale,
-                          epsilon, map)
+                          tol, map)
   D <- a$D
   cost <- a$cost
   loss <- a$loss
   multiclass <- a$multiclass
   probability <- a$probability
   cross <- a$cross
-  epsilon <- a$epsilon
+  tol <- a$tol
   scale <- if (is.null(map)) a$scale else rff_map_scale(map, x, a$scale, scale_given)
   max_iter <- check_count(max_iter, "max_iter")
   shrinking <- check_flag(shrinking, "shrinking")
@@ -231,7 +234,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     nfolds <- if (probability) max(cross, 5L) else cross
     if (nfolds > 0L) folds <- svm_folds(y, nfolds)
     all <- svm_with_folds(probs, folds)
-    res <- svm_solve(zt, all, list(loss = loss, epsilon = epsilon, max_iter = max_iter,
+    res <- svm_solve(zt, all, list(loss = loss, tol = tol, max_iter = max_iter,
                                    shrinking = shrinking), nthreads)
     cv <- if (!is.null(folds)) svm_heldout_decision(res, probs, folds, zt, nthreads)
     list(map = map, res = res, cv = cv)
@@ -259,7 +262,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                                           pairs = if (multiclass == "ovo") probs$pairs)
     }
   }
-  svm_warn_convergence(fit, res$converged[main], max_iter, epsilon)
+  svm_warn_convergence(fit, res$converged[main], max_iter, tol)
   fit
 }
 
@@ -367,14 +370,14 @@ summary.rff_svm <- function(object, ...) {
   tab <- table(fitted = object$fitted)
   structure(list(description = fit_description(object), problems = problems[seq_len(nprob), ],
                  fitted_counts = tab, accuracy = object$accuracy,
-                 class.weights = object$class.weights, epsilon = object$epsilon),
+                 class.weights = object$class.weights, tol = object$tol),
             class = "summary.rff_svm")
 }
 
 #' @export
 print.summary.rff_svm <- function(x, ...) {
   cat(x$description, sep = "\n")
-  cat(sprintf("\nBinary problems (tolerance epsilon = %g):\n", x$epsilon))
+  cat(sprintf("\nBinary problems (tolerance tol = %g):\n", x$tol))
   print(x$problems, row.names = FALSE)
   if (any(x$class.weights != 1)) {
     cat("\nClass weights:\n")

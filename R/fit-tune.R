@@ -112,7 +112,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   folds <- check_count(folds, "folds", lower = 2, upper = n)
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   nthreads <- check_threads(nthreads)
-  extra <- list(...)
+  extra <- if (method == "svm") renamed_dots(NULL, "rff_svm()", ...) else list(...)
   if (falkon) {
     if (!is.null(extra$loss) && !identical(extra$loss, "squared")) {
       stop_arg("method", "= \"falkon\" tunes the squared loss only")
@@ -314,7 +314,7 @@ tune_svm_settings <- function(extra) {
   get <- function(name) if (is.null(extra[[name]])) eval(f[[name]]) else extra[[name]]
   list(loss = check_choice(get("loss"), eval(f$loss), "loss"),
        multiclass = check_choice(get("multiclass"), eval(f$multiclass), "multiclass"),
-       epsilon = check_positive(get("epsilon"), "epsilon"),
+       tol = check_positive(get("tol"), "tol"),
        max_iter = check_count(get("max_iter"), "max_iter"),
        shrinking = check_flag(get("shrinking"), "shrinking"),
        class.weights = extra$class.weights)

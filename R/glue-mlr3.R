@@ -174,7 +174,7 @@ mlr3_param_set <- function(id) {
       multiclass = p_fct(c("ovo", "ovr"), default = "ovo", tags = tr),
       cross = p_int(lower = 0L, default = 0L, tags = tr),
       class.weights = p_uty(default = NULL, tags = tr),
-      epsilon = p_dbl(lower = 0, default = 0.1, tags = tr),
+      tol = p_dbl(lower = 0, default = 0.1, tags = tr),
       max_iter = p_int(lower = 1L, default = 1000L, tags = tr),
       shrinking = p_lgl(default = TRUE, tags = tr)),
     classif.rff_ridge = ,

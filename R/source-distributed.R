@@ -99,7 +99,7 @@
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
 #' in each round every chunk runs at most `passes` passes of the in-memory
 #' fit's dual coordinate descent (in C, with its shrinking and its local
-#' stopping rule `epsilon`) on its own dual variables, started from the
+#' stopping rule `tol`) on its own dual variables, started from the
 #' current weights, with the curvature scaled by the number of chunks
 #' \eqn{K}; the \eqn{K} weight updates are added.  The first round instead
 #' solves each chunk's problem alone (curvature unscaled) and averages the
@@ -108,7 +108,7 @@
 #' that has converged is left out of the later rounds.  The dual objective
 #' never decreases and the iterates converge to the solution of the in-memory
 #' problem; the fit stops when the duality gap, an upper bound on the
-#' distance of the primal objective to its minimum, is below `tol` times the
+#' distance of the primal objective to its minimum, is below `gap_tol` times the
 #' primal objective.  The gap per round and binary problem is kept in
 #' `trace`.  The binary problems are those of the in-memory fit: one-vs-one
 #' by default (`multiclass`), and with `probability = TRUE` (or `cross`) the
@@ -128,7 +128,7 @@
 #' @param y The name of the response column, present in every chunk.  For
 #'   `rff_ridge()` a numeric column gives regression, a factor, character or
 #'   logical column classification; for `rff_svm()` the classes.
-#' @param kernel,D,lambda,scale,seed,map,cost,loss,class.weights,multiclass,probability,cross,epsilon As for the
+#' @param kernel,D,lambda,scale,seed,map,cost,loss,class.weights,multiclass,probability,cross,tol As for the
 #'   in-memory fits ([rff_ridge()], [rff_svm()], [kernel_kmeans()]); for
 #'   chunks, `lambda = "auto"` (or a vector) is chosen by generalised
 #'   cross-validation, which needs only the combined moments (the in-memory
@@ -149,8 +149,9 @@
 #'   seeding; for `rff_svm()`, the most outer rounds.
 #' @param passes For `rff_svm()`, the most local passes per chunk, round and
 #'   binary problem.
-#' @param tol For `rff_svm()`, the stopping tolerance on the relative
-#'   duality gap.
+#' @param gap_tol For `rff_svm()`, the stopping tolerance on the relative
+#'   duality gap of the outer rounds (formerly `tol`, which is now the
+#'   local solver's tolerance, as in memory).
 #' @param nthreads Threads per worker; by default one when the plan has
 #'   several workers, else [bochner_threads()].
 #' @param ... Unused.

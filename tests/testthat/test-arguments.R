@@ -30,8 +30,10 @@ test_that("the formals of the exports speak one vocabulary", {
                               "falkon.data_chunks", "kernel_kmeans.default",
                               "kernel_kmeans.data_chunks", "kernel_pca.default", "kernel_cca",
                               "mmd_test.default", "hsic_test.default", "rff_tune.default"))
-  # the documented exception: rff_svm's inner tolerance (see ?bochner_arguments)
-  expect_setequal(has("epsilon"), c("rff_svm.default", "rff_svm.data_chunks"))
+  # epsilon would be e1071's insensitive loss: no function has it; the SVM's
+  # tolerance is tol, on chunks too, whose outer rounds stop at gap_tol
+  expect_identical(has("epsilon"), character(0))
+  expect_setequal(has("gap_tol"), "rff_svm.data_chunks")
   # seeds and threads under one name each, wherever a function draws or threads
   for (f in names(fl)) {
     a <- fl[[f]]
@@ -61,6 +63,16 @@ test_that("a renamed argument still works for one release, with a message naming
   expect_message(old <- kernel_kmeans(x, 2, gaussian_kernel(1), iter.max = 5, seed = 1),
                  "'iter.max' is now called 'max_iter'")
   expect_identical(old$cluster, kernel_kmeans(x, 2, gaussian_kernel(1), max_iter = 5, seed = 1)$cluster)
+  y2 <- factor(mtcars$am)
+  expect_message(old <- rff_svm(x, y2, D = 16, epsilon = 0.01, seed = 1), "'epsilon' is now called 'tol'")
+  expect_identical(old$weights, rff_svm(x, y2, D = 16, tol = 0.01, seed = 1)$weights)
+  expect_identical(old$tol, 0.01)
+  cars <- transform(mtcars, am = factor(am))
+  ch <- data_chunks(list(cars[1:16, ], cars[17:32, ]))
+  expect_message(suppressWarnings(rff_svm(ch, "am", D = 8, epsilon = 0.2, rounds = 1, seed = 1)),
+                 "'tol'")
+  expect_message(t1 <- rff_tune(x, y2, D = 8, cost = 1, folds = 2, epsilon = 0.01, seed = 1), "'tol'")
+  expect_identical(t1$scores, rff_tune(x, y2, D = 8, cost = 1, folds = 2, tol = 0.01, seed = 1)$scores)
   # D for the landmarks of method = "nystrom": m, with a message for one release
   expect_message(old <- kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", D = 12,
                                       seed = 1), "the number of landmarks is 'm'")

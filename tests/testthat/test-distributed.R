@@ -144,15 +144,15 @@ test_that("the SVM on chunks converges to the in-memory SVM's objective", {
   x <- as.matrix(all[c("a", "b")])
   for (loss in c("hinge", "squared_hinge")) {
     fit <- rff_svm(chunks, y = "class", kernel = K1, D = 40, cost = 1, loss = loss, seed = 1,
-                   rounds = 300, passes = 2, tol = 0.005)
+                   rounds = 300, passes = 2, gap_tol = 0.005)
     expect_true(all(fit$converged))
     mem <- rff_svm(x, all$class, map = fit$map, scale = FALSE, cost = 1, loss = loss,
-                   epsilon = 1e-4, max_iter = 10000, seed = 1)
+                   tol = 1e-4, max_iter = 10000, seed = 1)
     # the chunked fit's weights were standardised on the chunks; the map
     # refits on the standardised inputs
     xs <- bochner:::rff_apply_scaling(x, fit$scaling)
     mem <- rff_svm(xs, all$class, map = fit$map, scale = FALSE, cost = 1, loss = loss,
-                   epsilon = 1e-4, max_iter = 10000, seed = 1)
+                   tol = 1e-4, max_iter = 10000, seed = 1)
     last <- fit$trace[nrow(fit$trace), ]
     p_ch <- svm_primal(fit, xs, all$class, 1, loss)
     p_mem <- svm_primal(mem, xs, all$class, 1, loss)

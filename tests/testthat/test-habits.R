@@ -1,7 +1,7 @@
 # Arguments written out of kernlab's and e1071's habits are refused with
 # bochner's name for the same setting (R/habits.R).
 
-test_that("C, prob.model, scaled and tol name cost, probability, scale and epsilon", {
+test_that("C, prob.model and scaled name cost, probability and scale", {
   x <- iris[, 1:4]
   y <- iris$Species
   expect_error(rff_svm(x, y, D = 8, C = 10), "'C'.*'cost' here \\(cost = 10\\)")
@@ -12,7 +12,6 @@ test_that("C, prob.model, scaled and tol name cost, probability, scale and epsil
                "'probability.model' is 'probability' here")
   expect_error(rff_svm(x, y, D = 8, Cost = 1), "'cost' here")
   expect_error(rff_svm(x, y, D = 8, scaled = FALSE), "'scaled' is 'scale' here")
-  expect_error(rff_svm(x, y, D = 8, tol = 1e-3), "tolerance is 'epsilon' here")
   expect_error(rff_ridge(x, y, D = 8, prob.model = TRUE), "'probability' here")
   expect_error(rff_ridge(Sepal.Length ~ ., data = iris, D = 8, C = 1), "regularised by 'lambda'")
   expect_error(falkon(x, y, C = 1), "falkon\\(\\) has no cost.*'lambda'")

@@ -93,7 +93,7 @@ test_that("the chunked SVM has the in-memory defaults", {
   f_mem <- formals(bochner:::rff_svm.default)
   f_ch <- formals(bochner:::rff_svm.data_chunks)
   for (a in c("kernel", "D", "cost", "loss", "multiclass", "probability", "cross", "scale",
-              "class.weights", "epsilon")) {
+              "class.weights", "tol")) {
     expect_identical(f_ch[[a]], f_mem[[a]], label = a)
   }
 })
@@ -103,14 +103,14 @@ test_that("the chunked SVM is one-vs-one with probabilities, near the in-memory 
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[c("a", "b")])
   ch <- rff_svm(data_chunks(pieces), y = "class", D = 64, seed = 1, probability = TRUE,
-                cross = 5, tol = 0.02, rounds = 300, passes = 5)
+                cross = 5, gap_tol = 0.02, rounds = 300, passes = 5)
   expect_true(all(ch$converged))
   expect_identical(ch$multiclass, "ovo")
   expect_identical(colnames(ch$weights), c("l/m", "l/r", "m/r"))
   expect_identical(ch$kernel$rule, gaussian_kernel("sigest")$rule)
   xs <- bochner:::rff_apply_scaling(x, ch$scaling)
   mem <- rff_svm(xs, all$class, map = ch$map, scale = FALSE, seed = 1, probability = TRUE,
-                 epsilon = 1e-3)
+                 tol = 1e-3)
   # the same problems solved to a small duality gap: the same classes
   expect_gte(mean(predict(ch, x) == predict(mem, xs)), 0.97)
   pr <- predict(ch, x, type = "prob")
@@ -123,7 +123,7 @@ test_that("the chunked SVM is one-vs-one with probabilities, near the in-memory 
   expect_equal(ch$accuracy, mean(predict(ch, x) == all$class))
   # one-vs-rest as asked
   ovr <- rff_svm(data_chunks(pieces), y = "class", D = 64, seed = 1, multiclass = "ovr",
-                 tol = 0.01)
+                 gap_tol = 0.01)
   expect_identical(colnames(ovr$weights), c("l", "m", "r"))
   expect_error(rff_svm(data_chunks(pieces), y = "class", multiclass = "all"), "multiclass")
   expect_error(rff_svm(data_chunks(pieces), y = "class", cross = 1), "cross")

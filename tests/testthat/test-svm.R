@@ -206,9 +206,9 @@ test_that("any kernel with a feature map works: polynomial and min kernels", {
 
 test_that("each one-vs-rest column is the binary problem of its class", {
   x <- as.matrix(iris[, 1:4])
-  multi <- rff_svm(x, iris$Species, D = 64, seed = 3, epsilon = 1e-3, multiclass = "ovr")
+  multi <- rff_svm(x, iris$Species, D = 64, seed = 3, tol = 1e-3, multiclass = "ovr")
   one <- factor(ifelse(iris$Species == "setosa", "setosa", "rest"), levels = c("setosa", "rest"))
-  binary <- rff_svm(x, one, D = 64, seed = 3, epsilon = 1e-3)
+  binary <- rff_svm(x, one, D = 64, seed = 3, tol = 1e-3)
   # same map and the same random stream for the first problem
   expect_identical(binary$map, multi$map)
   expect_identical(unname(binary$weights[, 1]), unname(multi$weights[, 1]))
@@ -224,9 +224,9 @@ test_that("class weights scale the cost of a class", {
   expect_identical(heavy$class.weights, c(a = 10, b = 1))
   expect_gt(sum(heavy$fitted == "a"), sum(plain$fitted == "a"))
   # cost 2 with weights 1 and cost 1 with weights 2 are the same problem
-  w2 <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 2, b = 2), epsilon = 1e-6,
+  w2 <- rff_svm(x, y, D = 64, seed = 1, class.weights = c(a = 2, b = 2), tol = 1e-6,
                 max_iter = 1e5)
-  c2 <- rff_svm(x, y, D = 64, seed = 1, cost = 2, epsilon = 1e-6, max_iter = 1e5)
+  c2 <- rff_svm(x, y, D = 64, seed = 1, cost = 2, tol = 1e-6, max_iter = 1e5)
   expect_equal(w2$weights, c2$weights)
 })
 
@@ -266,7 +266,7 @@ test_that("standardisation: stored, applied at predict, constant columns handled
 
 test_that("max_iter warns when it stops the solver", {
   d <- rings_data(100, 14)
-  expect_warning(fit <- rff_svm(d$x, d$y, D = 64, seed = 1, max_iter = 1, epsilon = 1e-8),
+  expect_warning(fit <- rff_svm(d$x, d$y, D = 64, seed = 1, max_iter = 1, tol = 1e-8),
                  "max_iter")
   expect_false(fit$converged)
 })
@@ -295,7 +295,7 @@ test_that("bad input gets an error naming the argument", {
   expect_error(rff_svm(x, y, cost = 0), "'cost'")
   expect_error(rff_svm(x, y, D = 0), "'D'")
   expect_error(rff_svm(x, y, loss = "logistic"), "'loss'")
-  expect_error(rff_svm(x, y, epsilon = 0), "'epsilon'")
+  expect_error(rff_svm(x, y, tol = 0), "'tol'")
   expect_error(rff_svm(x, y, max_iter = 0), "'max_iter'")
   expect_error(rff_svm(x, y, scale = NA), "'scale'")
   expect_error(rff_svm(x, y, class.weights = c(z = 2)), "'class.weights'")
@@ -315,14 +315,14 @@ test_that("bad input gets an error naming the argument", {
 test_that("one-vs-one: each pair's column is the binary problem on that pair's rows", {
   x <- as.matrix(iris[, 1:4])
   map <- random_features(x, gaussian_kernel(1), D = 64, seed = 2)
-  multi <- rff_svm(x, iris$Species, map = map, seed = 3, epsilon = 1e-3)
+  multi <- rff_svm(x, iris$Species, map = map, seed = 3, tol = 1e-3)
   expect_identical(multi$multiclass, "ovo")
   expect_identical(colnames(multi$weights),
                    c("setosa/versicolor", "setosa/virginica", "versicolor/virginica"))
   # the first pair uses the first problem seed, as a two-class fit does
   rows <- iris$Species != "virginica"
   pair <- rff_svm(x[rows, ], droplevels(iris$Species[rows]), map = map, seed = 3,
-                  epsilon = 1e-3)
+                  tol = 1e-3)
   expect_identical(unname(pair$weights[, 1]), unname(multi$weights[, 1]))
   expect_identical(unname(pair$intercept[1]), unname(multi$intercept[1]))
   # votes: a point the three pairs send to versicolor, virginica, versicolor
@@ -430,16 +430,16 @@ test_that("case weights: integer weights are the same problem as repeated rows",
   y <- factor(ifelse(x[, 1] + rnorm(60) > 0, "a", "b"))
   w <- rep(c(1, 2, 3), 20)
   map <- random_features(x, gaussian_kernel(1), D = 32, seed = 1)
-  wfit <- rff_svm(x, y, map = map, weights = w, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  wfit <- rff_svm(x, y, map = map, weights = w, tol = 1e-8, max_iter = 1e5, seed = 1)
   rep_rows <- rep(seq_len(60), w)
-  rfit <- rff_svm(x[rep_rows, ], y[rep_rows], map = map, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  rfit <- rff_svm(x[rep_rows, ], y[rep_rows], map = map, tol = 1e-8, max_iter = 1e5, seed = 1)
   # the same optimum (the dual differs, the primal solution is unique)
   expect_equal(wfit$weights, rfit$weights, tolerance = 1e-5)
   expect_equal(wfit$intercept, rfit$intercept, tolerance = 1e-5)
   # zero weights drop rows
-  zfit <- rff_svm(x, y, map = map, weights = c(rep(1, 50), rep(0, 10)), epsilon = 1e-8,
+  zfit <- rff_svm(x, y, map = map, weights = c(rep(1, 50), rep(0, 10)), tol = 1e-8,
                   max_iter = 1e5, seed = 1)
-  dfit <- rff_svm(x[1:50, ], y[1:50], map = map, epsilon = 1e-8, max_iter = 1e5, seed = 1)
+  dfit <- rff_svm(x[1:50, ], y[1:50], map = map, tol = 1e-8, max_iter = 1e5, seed = 1)
   expect_equal(zfit$weights, dfit$weights, tolerance = 1e-6)
   expect_error(rff_svm(x, y, D = 8, weights = rep(-1, 60)), "'weights'")
   expect_error(rff_svm(x, y, D = 8, weights = 1:3), "'weights' has length 3")

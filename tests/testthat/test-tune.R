@@ -31,7 +31,7 @@ test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
   x <- as.matrix(iris[, 1:4])
   costs <- c(0.1, 10)
   tuned <- rff_tune(x, iris$Species, D = 32, sigma = c(1, 3), cost = costs, folds = 3,
-                    seed = 2, epsilon = 1e-6, max_iter = 1e5)
+                    seed = 2, tol = 1e-6, max_iter = 1e5)
   expect_identical(nrow(tuned$table), 4L)
   xs <- scale(x)
   set.seed(2)
@@ -41,7 +41,7 @@ test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
     for (cc in costs) {
       wrong <- sum(unlist(lapply(1:3, function(f) {
         fit <- rff_svm(xs[fold != f, ], iris$Species[fold != f], map = map, cost = cc,
-                       epsilon = 1e-6, max_iter = 1e5)
+                       tol = 1e-6, max_iter = 1e5)
         predict(fit, xs[fold == f, ]) != iris$Species[fold == f]
       })))
       row <- tuned$table$sigma == s & tuned$table$cost == cc
@@ -59,7 +59,7 @@ test_that("SVM tuning: errors match fold-by-fold fits; the best is refitted", {
   expect_identical(tuned$fit$map$kernel$sigma, tuned$best$sigma)
   # reproducible, and independent of the thread count
   again <- rff_tune(x, iris$Species, D = 32, sigma = c(1, 3), cost = costs, folds = 3,
-                    seed = 2, epsilon = 1e-6, max_iter = 1e5, nthreads = 1)
+                    seed = 2, tol = 1e-6, max_iter = 1e5, nthreads = 1)
   expect_identical(again$table, tuned$table)
 })
 
@@ -158,11 +158,11 @@ test_that("print() says what was refitted, without a dangling component name", {
 test_that("the SVM's cross-validation uses rff_svm()'s own settings, checked at the entry", {
   s <- bochner:::tune_svm_settings(list())
   f <- formals(bochner:::rff_svm.default)
-  expect_identical(s$epsilon, f$epsilon)
+  expect_identical(s$tol, f$tol)
   expect_identical(s$max_iter, as.integer(f$max_iter))
   expect_identical(c(s$loss, s$multiclass), c(eval(f$loss)[1], eval(f$multiclass)[1]))
   x <- as.matrix(iris[, 1:4])
-  expect_error(rff_tune(x, iris$Species, D = 16, epsilon = -1), "'epsilon'")
+  expect_error(rff_tune(x, iris$Species, D = 16, tol = -1), "'tol'")
   expect_error(rff_tune(x, iris$Species, D = 16, loss = "l1"), "'loss'")
   expect_error(rff_tune(x, iris$Species, D = 16, max_iter = 0), "'max_iter'")
   # a setting given to the tuning reaches the folds' solver: one iteration
