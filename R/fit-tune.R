@@ -121,6 +121,11 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   }
   y <- if (method == "svm") rff_class_response(y, n) else ridge_response(y, n)$y
   svm_settings <- if (method == "svm") tune_svm_settings(extra)
+  # the feature map's options, checked once here as the machine checks them
+  map_args <- if (!falkon) {
+    do.call(rff_map_args, c(extra[names(extra) %in% c("type", "sampling", "method")],
+                            list(who = "rff_tune()")))
+  }
   classification <- is.factor(y)
 
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -135,8 +140,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
         if (falkon) {
           err <- tune_falkon_errors(xs, y, fold, kern, d, penalty, extra, nthreads)
         } else {
-          map <- do.call(random_features.default,
-                         c(list(xs, kern, D = d), extra[names(extra) %in% c("type", "sampling", "method")]))
+          map <- rff_build_map(xs, kern, d, map_args)
           err <- if (method == "svm") tune_svm_errors(map, xs, y, fold, penalty, svm_settings, nthreads)
                  else tune_ridge_errors(map, xs, y, fold, penalty, nthreads)
         }

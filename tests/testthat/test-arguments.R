@@ -115,3 +115,35 @@ test_that("no internal function re-enters an exported one (validation once, at t
   }
   expect_identical(offenders, character(0))
 })
+
+test_that("a machine's entry (its .default method) is reached only by delegation", {
+  # The formula methods hand their model frame to it once; the framework
+  # adapters (parsnip's fit functions) are the user's call of it; rff_tune()
+  # refits the best values through it, so that the refit is the machine's
+  # own fit; tune_svm_settings() reads its defaults from its formals.
+  # Everything else calls the workers behind it (validation once).
+  ns <- asNamespace("bochner")
+  entries <- paste0(getNamespaceExports("bochner"), ".default")
+  symbols <- function(e) {
+    out <- character()
+    walk <- function(x) {
+      if (is.name(x)) out <<- c(out, as.character(x))
+      else if (is.call(x) || is.pairlist(x)) for (a in as.list(x)) if (!missing(a)) walk(a)
+    }
+    walk(e)
+    unique(out)
+  }
+  delegates <- c("bochner_parsnip_fit", "falkon_parsnip_fit", "rff_tune.default",
+                 "tune_svm_settings")
+  offenders <- character()
+  for (name in ls(ns, all.names = TRUE)) {
+    f <- get(name, envir = ns)
+    if (!is.function(f) || grepl("[.]formula$", name) || name %in% delegates) next
+    hits <- intersect(symbols(body(f)), entries)
+    if (length(hits)) offenders <- c(offenders, paste0(name, ": ", paste(hits, collapse = ", ")))
+  }
+  expect_identical(offenders, character(0))
+  # and the delegates reach only the machine they adapt
+  expect_setequal(intersect(symbols(body(ns$rff_tune.default)), entries),
+                  c("rff_svm.default", "rff_ridge.default", "falkon.default"))
+})
