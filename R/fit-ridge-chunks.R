@@ -1,12 +1,16 @@
 # rff_ridge() on data in chunks (see ?chunked_fits, R/distributed.R).
 
 # Ridge regression: Zc'Zc, Zc'Yc and the means per chunk, combined in chunk
-# order by the pairwise update, then the same solve as in memory.
+# order by the pairwise update, then the same solve as in memory.  The
+# choice of lambda is the in-memory one: GCV from the moments, and where
+# the criterion asks for it, exact leave-one-out from one more pass, each
+# chunk's rows through the in-memory routine (ridge_loo_rows()).
 
 #' @rdname chunked_fits
 #' @export
 rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
-                                  lambda = "auto", scale = TRUE, seed = NULL, map = NULL,
+                                  lambda = "auto", criterion = c("auto", "gcv", "loo"),
+                                  scale = TRUE, seed = NULL, map = NULL,
                                   nthreads = chunks_threads(), ...) {
   check_no_dots(..., .who = "rff_ridge()")
   scale_given <- !missing(scale)
@@ -14,6 +18,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   check_kernel(kernel)
   D <- check_count(D, "D")
   lambda <- ridge_check_lambda(lambda)
+  criterion <- check_choice(criterion, c("auto", "gcv", "loo"), "criterion")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   if (!is.null(map)) D <- map_size(map)
   nthreads <- check_threads(nthreads)
@@ -27,17 +32,21 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   args <- list(y = y, names = st$input$names, map = map, scaling = st$scaling,
                levels = st$resp$levels, nthreads = nthreads)
   ne <- chunks_apply(x, ridge_chunk_task, args, what, combine = moments_combine)
-  # the in-memory solve on the combined moments; lambda = "auto" by GCV,
-  # which needs only the moments (exact leave-one-out would need another
-  # pass over the chunks)
+  # the in-memory solve and choice on the combined moments
   sys <- c(list(side = "primal"), ne)
   sys$rows <- ne$n
-  chosen <- ridge_choose(sys, lambda, "gcv", map, NULL, NULL, NULL, nthreads, ne$n)
+  loo <- function(spec, grid) {
+    chunks_apply(x, ridge_loo_chunk_task,
+                 c(args, list(spec = spec, sys = sys[c("side", "zbar", "ybar", "n")],
+                              grid = grid)),
+                 what, combine = function(acc, s, i) if (is.null(acc)) s else acc + s)
+  }
+  chosen <- ridge_choose(sys, lambda, criterion, loo, NULL, nthreads, ne$n)
   lambda <- chosen$lambda
   path <- chosen$path
   sol <- ridge_solve(sys, ne$n * lambda, nthreads)
   beta <- sol$beta
-  fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path, if (!is.null(path)) "gcv", ne$n,
+  fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path, if (!is.null(path)) names(path)[3L], ne$n,
                        st$scaling, st$input)
   fit$chunks <- list(rows = st$rows, response = y)
   if (st$resp$type == "regression") {
@@ -66,6 +75,15 @@ ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads) {
   ne <- moments_fold(block, length(blocks), nthreads)
   ne$yy <- colSums(sweep(Y, 2L, ne$ybar, check.margin = FALSE)^2)
   ne
+}
+
+# A chunk's leave-one-out sums for the grid, centred on the whole data's
+# means (sys holds them and n).
+ridge_loo_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads, spec, sys,
+                                 grid) {
+  xy <- chunk_xy(raw, y, names)
+  xs <- rff_apply_scaling(xy$x, scaling)
+  ridge_loo_rows(spec, sys, grid, map, xs, chunk_targets(xy$y, levels, y), NULL, nthreads)
 }
 
 # Pairwise combination of centred moments (moments_merge()).

@@ -64,12 +64,11 @@ ridge_default_grid <- function(sys) {
 # vanish together and GCV wrongly favours lambda -> 0.  So when GCV's choice
 # has df above n / 10, the exact leave-one-out decides.
 # 'lambda' and the path's lambdas are per row (see ridge_rows()); the
-# system is scored at rows * lambda.
-ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthreads, rows) {
+# system is scored at rows * lambda.  'loo' gives the leave-one-out sums of
+# a grid: ridge_loo_source() in memory, a pass over the chunks on them.
+ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows) {
   auto <- is.character(lambda)
-  at <- function(grid, criterion) {
-    ridge_path_at(spec, sys, grid, criterion, map, xs, Y, weights, nthreads)
-  }
+  at <- function(grid, criterion) ridge_path_at(spec, sys, grid, criterion, loo, weights)
   path <- at(if (auto) ridge_default_grid(sys) else lambda * rows, criterion)
   if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]))
   path$lambda <- if (auto) path$lambda / rows else lambda   # a given grid exactly as given
@@ -83,21 +82,20 @@ ridge_path <- function(spec, sys, lambda, criterion, map, xs, Y, weights, nthrea
 ridge_rows <- function(n, weights) if (is.null(weights)) n else sum(weights)
 
 # lambda (per row): the one given, or the path's choice; the path, or NULL.
-ridge_choose <- function(sys, lambda, criterion, map, xs, Y, weights, nthreads, rows) {
+ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows) {
   if (length(lambda) == 1L && !is.character(lambda)) return(list(lambda = lambda, path = NULL))
-  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, map, xs, Y, weights,
-                     nthreads, rows)
+  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, loo, weights, rows)
   list(lambda = path$lambda[attr(path, "chosen")], path = path)
 }
 
-ridge_path_at <- function(spec, sys, grid, criterion, map, xs, Y, weights, nthreads) {
+ridge_path_at <- function(spec, sys, grid, criterion, loo, weights) {
   df <- 1 + vapply(grid, function(l) sum(spec$e / (spec$e + l)), 0)
   if (criterion != "loo") {
     score <- ridge_gcv(spec, sys, grid, df, weights)
     nr <- if (is.null(weights)) sys$rows else sum(weights > 0)
     if (criterion == "auto") criterion <- if (df[which.min(score)] <= nr / 10) "gcv" else "loo"
   }
-  if (criterion == "loo") score <- ridge_loo_path(spec, sys, grid, map, xs, Y, weights, nthreads)
+  if (criterion == "loo") score <- loo(spec, grid) / sys$n
   path <- data.frame(lambda = grid, df = df, score = score)
   names(path)[3L] <- criterion
   attr(path, "chosen") <- which.min(score)
@@ -182,36 +180,48 @@ ridge_gcv <- function(spec, sys, grid, df, weights) {
 # Dual: the rows q_i of Q, H = K (K + lambda I)^-1, so that
 # 1 - h_ii = lambda q_i'(T + lambda I)^-1 q_i - w_i / n and the residual is
 # lambda q_i'(T + lambda I)^-1 Q'Ys.
-ridge_loo_path <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
-  total <- numeric(length(grid))
-  dual <- sys$side == "dual"
-  add_block <- function(X, Ys, w) {
-    U <- .Call(C_ridge_q_rows, X, spec$V, spec$T, nthreads)
-    rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, grid, U, spec$g, nthreads)
-    m <- ncol(Ys)
-    keep <- w > 0
-    for (i in seq_along(grid)) {
-      cross <- rows$cross[keep, (i - 1L) * m + seq_len(m), drop = FALSE]
-      r <- if (dual) {
-        grid[i] * cross / (grid[i] * rows$quad[keep, i] - w[keep] / sys$n)
-      } else {
-        (Ys[keep, , drop = FALSE] - cross) / (1 - rows$quad[keep, i] - w[keep] / sys$n)
-      }
-      total[i] <<- total[i] + sum(r^2)
-    }
-  }
-  if (dual) {
+# The sums over the rows (not yet divided by n) are what a pass returns:
+# ridge_loo_rows() over the rows in memory, and over each chunk's rows on
+# data_chunks(), added in chunk order.
+ridge_loo_rows <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
+  if (sys$side == "dual") {
     w <- if (is.null(weights)) rep(1, nrow(sys$Ys)) else weights
-    add_block(diag(nrow(sys$Ys)), sys$Ys, w)
-  } else {
-    for (idx in row_blocks(nrow(xs), ridge_block_rows(nrow(xs), map$n_features))) {
-      w <- if (is.null(weights)) rep(1, length(idx)) else weights[idx]
-      Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w, nthreads)
-      Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w)
-      add_block(Zs, Ys, w)
-    }
+    return(ridge_loo_block(spec, sys, grid, diag(nrow(sys$Ys)), sys$Ys, w, nthreads))
   }
-  total / sys$n
+  total <- numeric(length(grid))
+  for (idx in row_blocks(nrow(xs), ridge_block_rows(nrow(xs), map$n_features))) {
+    w <- if (is.null(weights)) rep(1, length(idx)) else weights[idx]
+    Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w, nthreads)
+    Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w)
+    total <- total + ridge_loo_block(spec, sys, grid, Zs, Ys, w, nthreads)
+  }
+  total
+}
+
+# The in-memory fit's leave-one-out sums: a function of the spectrum and
+# the grid, for ridge_path().
+ridge_loo_source <- function(sys, map, xs, Y, weights, nthreads) {
+  function(spec, grid) ridge_loo_rows(spec, sys, grid, map, xs, Y, weights, nthreads)
+}
+
+# One block's sums of squared leave-one-out residuals, per lambda of the
+# grid: X holds the block's weighted, centred features Zs (primal) or the
+# identity's columns (dual).
+ridge_loo_block <- function(spec, sys, grid, X, Ys, w, nthreads) {
+  dual <- sys$side == "dual"
+  U <- .Call(C_ridge_q_rows, X, spec$V, spec$T, nthreads)
+  rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, grid, U, spec$g, nthreads)
+  m <- ncol(Ys)
+  keep <- w > 0
+  vapply(seq_along(grid), function(i) {
+    cross <- rows$cross[keep, (i - 1L) * m + seq_len(m), drop = FALSE]
+    r <- if (dual) {
+      grid[i] * cross / (grid[i] * rows$quad[keep, i] - w[keep] / sys$n)
+    } else {
+      (Ys[keep, , drop = FALSE] - cross) / (1 - rows$quad[keep, i] - w[keep] / sys$n)
+    }
+    sum(r^2)
+  }, 0)
 }
 
 # W^(1/2) (Z - zbar) for the rows idx.

@@ -192,7 +192,9 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads)
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)
   rows <- ridge_rows(n, weights)
-  chosen <- ridge_choose(sys, lambda, criterion, map, xs, resp$Y, weights, nthreads, rows)
+  chosen <- ridge_choose(sys, lambda, criterion,
+                         ridge_loo_source(sys, map, xs, resp$Y, weights, nthreads), weights,
+                         nthreads, rows)
   lambda <- chosen$lambda
   path <- chosen$path
   sol <- ridge_solve(sys, rows * lambda, nthreads)

@@ -128,11 +128,13 @@
 #' @param y The name of the response column, present in every chunk.  For
 #'   `rff_ridge()` a numeric column gives regression, a factor, character or
 #'   logical column classification; for `rff_svm()` the classes.
-#' @param kernel,D,lambda,scale,seed,map,cost,loss,class.weights,multiclass,probability,cross,tol As for the
+#' @param kernel,D,lambda,criterion,scale,seed,map,cost,loss,class.weights,multiclass,probability,cross,tol As for the
 #'   in-memory fits ([rff_ridge()], [rff_svm()], [kernel_kmeans()]); for
-#'   chunks, `lambda = "auto"` (or a vector) is chosen by generalised
-#'   cross-validation, which needs only the combined moments (the in-memory
-#'   fit's exact leave-one-out would need another pass over the chunks).
+#'   `rff_ridge()`, `lambda = "auto"` (or a vector) is chosen as in memory:
+#'   generalised cross-validation needs only the combined moments, and the
+#'   exact leave-one-out (`criterion = "loo"`, or `"auto"` when GCV's choice
+#'   has more than \eqn{n/10} degrees of freedom) one more pass over the
+#'   chunks per grid scored.
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
 #' @param m For `kernel_kmeans(method = "nystrom")`, the number of

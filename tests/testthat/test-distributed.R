@@ -54,6 +54,33 @@ test_that("ridge on chunks is the in-memory ridge fit, to rounding", {
   expect_output(print(ch), "training accuracy")
 })
 
+test_that("ridge on chunks chooses lambda as in memory: GCV, leave-one-out and auto", {
+  # 60 rows and 100 features: "auto" finds GCV's choice near interpolation
+  # and lets the exact leave-one-out decide, in memory and on chunks alike
+  pieces <- pick(ring_pieces(c(20, 25, 15), seed = 3), c("a", "b", "y"))
+  all <- bind(pieces)
+  x <- as.matrix(all[c("a", "b")])
+  chunks <- data_chunks(pieces)
+  grid <- 10^seq(0, -4, by = -0.5)
+  for (criterion in c("gcv", "loo")) {
+    ch <- rff_ridge(chunks, y = "y", kernel = K1, D = 100, lambda = grid, criterion = criterion,
+                    scale = FALSE, seed = 2)
+    # the in-memory fit's primal side (n >= features) with the same map
+    mem <- rff_ridge(x, all$y, map = ch$map, lambda = grid, criterion = criterion, scale = FALSE)
+    expect_identical(names(ch$path), names(mem$path))
+    # the sums differ in order only: the scores to rounding, amplified near
+    # interpolation by 1 / (1 - h_ii)^2
+    expect_equal(ch$path[[3L]], mem$path[[3L]], tolerance = 1e-6, label = criterion)
+    expect_identical(ch$lambda, mem$lambda)
+  }
+  ch <- suppressWarnings(rff_ridge(chunks, y = "y", kernel = K1, D = 100, scale = FALSE, seed = 2))
+  mem <- suppressWarnings(rff_ridge(x, all$y, map = ch$map, scale = FALSE))
+  expect_identical(ch$criterion, mem$criterion)
+  expect_equal(ch$lambda, mem$lambda, tolerance = 1e-12)
+  expect_identical(formals(bochner:::rff_ridge.data_chunks)$criterion,
+                   formals(bochner:::rff_ridge.default)$criterion)
+})
+
 test_that("the pairwise combination of moments is exact", {
   set.seed(4)
   Z <- matrix(rnorm(60), 20, 3)
