@@ -127,6 +127,16 @@ gp_search <- function(theta, P, lower, upper, control) {
 # same frequencies, weights and basis, restricted to those rows.
 gp_pilot_rows <- 4000L
 gp_pilot_problem <- function(P, rows) {
+  if (!is.null(P$rows)) {
+    # on chunks: the pilot's rows, fetched beforehand (gp_rows_chunks())
+    Q <- P
+    Q[c("rows", "pilot")] <- NULL
+    Q$x <- P$pilot$x
+    Q$y <- P$pilot$y
+    Q$n <- nrow(Q$x)
+    Q$dual <- 2 * ncol(P$eps) >= Q$n
+    return(Q)
+  }
   i <- unique(round(seq(1, P$n, length.out = rows)))
   Q <- P
   Q$x <- P$x[i, , drop = FALSE]

@@ -50,12 +50,20 @@ print.rff_gp <- function(x, ...) {
     cat(sprintf("  predictive variance with the uncertainty of %d hyperparameter(s) (Laplace)\n",
                 length(x$laplace$free)))
   }
-  cat(sprintf("  %d observations, training RMSE %.4g\n", x$n, sqrt(mean(x$residuals^2))))
+  if (is.null(x$chunks)) {
+    cat(sprintf("  %d observations, training RMSE %.4g\n", x$n, sqrt(mean(x$residuals^2))))
+  } else {
+    cat(chunked_description(x), "\n", sep = "")
+  }
   invisible(x)
 }
 
 #' @export
 summary.rff_gp <- function(object, ...) {
+  if (is.null(object$residuals)) {
+    stop_arg("object", "was fitted on data_chunks() and keeps no residuals: ",
+             "predict() on the chunks gives the fitted values")
+  }
   r <- object$residuals
   y <- object$fitted + r
   structure(list(fit = object, residuals = stats::quantile(r),

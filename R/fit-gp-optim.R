@@ -61,7 +61,7 @@ gp_features_at <- function(theta, P) {
 # NULL when A is not numerically positive definite.
 gp_rff_posterior <- function(theta, P) {
   f <- gp_features_at(theta, P)
-  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
+  st <- gp_rows_stats(P, f)
   m <- length(st[[2L]])
   s2 <- f$hyper$noise^2
   A <- st[[1L]]
@@ -72,7 +72,7 @@ gp_rff_posterior <- function(theta, P) {
   ainv <- .Call(C_matprod, rinv, t(rinv), P$nthreads)
   zy <- st[[2L]]
   alpha <- drop(.Call(C_matprod, ainv, matrix(zy), P$nthreads))
-  yy <- sum(P$y^2)
+  yy <- st[[3L]]
   logdet <- 2 * sum(log(diag(ch[[1L]])))
   # (with case weights, y and Z are the rows scaled by sqrt(w): the noise
   # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
@@ -83,6 +83,14 @@ gp_rff_posterior <- function(theta, P) {
   if (is.null(P$H)) post else gp_basis_primal(post, P)
 }
 
+# Z'Z, Z'y and y'y of the rows: in memory, or from a pass over the chunks
+# (P$rows, R/fit-gp-chunks.R).
+gp_rows_stats <- function(P, f) {
+  if (!is.null(P$rows)) return(P$rows$stats(f))
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
+  list(st[[1L]], st[[2L]], sum(P$y^2))
+}
+
 # dL/dtheta at a posterior from gp_rff_posterior(): one pass for
 # M = X'(Zc o Gs - Zs o Gc) and the column sums of Z o G (src/gp.c).
 gp_rff_gradient <- function(theta, P, post) {
@@ -90,8 +98,9 @@ gp_rff_gradient <- function(theta, P, post) {
   s2 <- f$hyper$noise^2
   b <- post$basis
   ex <- if (!is.null(b)) gp_basis_gradient_extra(post, P)
-  g <- .Call(C_gp_gradient, P$x, f$omega, f$amp, if (is.null(b)) P$y else post$yr, P$sw,
-             post$alpha, if (is.null(b)) post$ainv else post$ainv + ex$BE, s2, P$nthreads)
+  g <- if (!is.null(P$rows)) P$rows$gradient(f, post$alpha, post$ainv, s2)
+       else .Call(C_gp_gradient, P$x, f$omega, f$amp, if (is.null(b)) P$y else post$yr, P$sw,
+                  post$alpha, if (is.null(b)) post$ainv else post$ainv + ex$BE, s2, P$nthreads)
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha

@@ -256,7 +256,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
 rff_gp.formula <- function(formula, data = NULL, ..., subset, weights,
                            na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), rff_gp.default, na.action, ...,
-              response = "y ~ a + b")
+              chunked = rff_gp.data_chunks, response = "y ~ a + b")
 }
 
 # What a fit holds at its peak, refused before anything is allocated when

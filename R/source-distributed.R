@@ -4,7 +4,7 @@
 
 #' Fits on data in chunks
 #'
-#' [rff_ridge()], [rff_svm()] and [kernel_kmeans()] on data described by
+#' [rff_ridge()], [rff_svm()], [rff_gp()] and [kernel_kmeans()] on data described by
 #' [data_chunks()]: each chunk is read and processed by a worker of the
 #' user's [future::plan()] (through [future.apply::future_lapply()]), and
 #' only per-chunk summaries come back to this session.  Each fit first makes
@@ -96,6 +96,18 @@
 #' `algorithm = "Lloyd"` stops after Lloyd's iterations, which run on every
 #' worker at once.
 #'
+#' **The Gaussian process** ([rff_gp()]) searches its hyperparameters as in
+#' memory, where the search already looks at few rows: the bandwidth rule
+#' at 1000 evenly spaced rows and a pilot search on 4000 (fetched in one
+#' pass), then the starting grid and the last evaluations of the full
+#' marginal likelihood, each one pass (two with the gradient) whose chunks
+#' return the in-memory routine's sums \eqn{Z^TZ}, \eqn{Z^Ty},
+#' \eqn{y^Ty} (and the gradient's) over their rows.  The hyperparameters
+#' and the posterior are the in-memory fit's to rounding.  At most 4000 rows
+#' are fetched whole and fitted in memory.  The exact GP, a mean other than
+#' `"centred"`, case weights, the Laplace approximation and spectral
+#' mixtures need the rows in memory and are refused.
+#'
 #' **The SVM** is trained by CoCoA+ (Jaggi et al. 2014, Ma et al. 2015):
 #' in each round every chunk runs at most `passes` passes of the in-memory
 #' fit's dual coordinate descent (in C, with its shrinking and its local
@@ -135,6 +147,8 @@
 #'   exact leave-one-out (`criterion = "loo"`, or `"auto"` when GCV's choice
 #'   has more than \eqn{n/10} degrees of freedom) one more pass over the
 #'   chunks per grid scored.
+#' @param ard,optimize,signal,noise,control,sampling For `rff_gp()`, as in
+#'   memory.
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
 #' @param m For `kernel_kmeans(method = "nystrom")`, the number of
