@@ -102,12 +102,12 @@ register_falkon_engine <- function() {
 #'   \eqn{1/\sqrt{2\,\mathrm{sigma}}}{1 / sqrt(2 sigma)}.
 #' * `lambda`: falkon's penalty (on the scale of a mean over rows, see
 #'   [falkon()]).
-#' * `centers`: the number of centres \eqn{m}.
+#' * `m`: the number of centres, as [falkon()]'s `m`.
 #'
 #' The default grid (`tuneLength = len`) takes `sigma` from [falkon()]'s
 #' own default bandwidth on the standardised rows (as [rff_svm_caret] does
 #' from its machine's), `lambda` = 1e-3,
-#' 1e-4, ... (`len` values) and `centers` from [falkon_default_centers()];
+#' 1e-4, ... (`len` values) and `m` from [falkon_default_centers()];
 #' `search = "random"` draws `sigma` and `lambda` log-uniformly.
 #' Classification uses the squared loss (one-hot targets), or the logistic
 #' loss when `trControl = caret::trainControl(classProbs = TRUE)` asks for
@@ -120,7 +120,7 @@ register_falkon_engine <- function() {
 #'   set.seed(1)
 #'   fit <- caret::train(iris[, 1:4], iris$Species, method = falkon_caret,
 #'                       tuneGrid = expand.grid(sigma = 0.2, lambda = c(1e-3, 1e-6),
-#'                                              centers = 50),
+#'                                              m = 50),
 #'                       trControl = caret::trainControl(method = "cv", number = 2))
 #'   fit$bestTune
 #' }
@@ -130,7 +130,7 @@ falkon_caret <- list(
   library = "bochner",
   type = c("Classification", "Regression"),
   loop = NULL,
-  parameters = data.frame(parameter = c("sigma", "lambda", "centers"),
+  parameters = data.frame(parameter = c("sigma", "lambda", "m"),
                           class = c("numeric", "numeric", "numeric"),
                           label = c("Sigma (kernlab's inverse width)", "Penalty",
                                     "Nystrom Centres")),
@@ -139,16 +139,16 @@ falkon_caret <- list(
     sigma <- caret_default_sigma(x, y, falkon.default)
     m <- falkon_default_centers(NROW(x))
     if (search == "grid") {
-      expand.grid(sigma = sigma, lambda = 10^(-2 - seq_len(len)), centers = m)
+      expand.grid(sigma = sigma, lambda = 10^(-2 - seq_len(len)), m = m)
     } else {
       data.frame(sigma = exp(stats::runif(len, log(sigma / 10), log(sigma * 10))),
-                 lambda = 10^stats::runif(len, -9, -2), centers = m)
+                 lambda = 10^stats::runif(len, -9, -2), m = m)
     }
   },
   fit = function(x, y, wts, param, lev, last, classProbs, ...) {
     if (!is.data.frame(x) && !is_sparse_matrix(x)) x <- as.matrix(x)
     args <- list(x = x, y = y, kernel = gaussian_kernel(sigma = 1 / sqrt(2 * param$sigma)),
-                 m = min(as.integer(param$centers), NROW(x)), lambda = param$lambda, ...)
+                 m = min(as.integer(param$m), NROW(x)), lambda = param$lambda, ...)
     if (!is.null(wts)) args$weights <- wts
     if (is.factor(y) && isTRUE(classProbs) && is.null(args$loss)) args$loss <- "logistic"
     do.call(falkon.default, args)
@@ -156,7 +156,7 @@ falkon_caret <- list(
   # predictions as for the random-feature machines
   predict = rff_svm_caret$predict,
   prob = rff_svm_caret$prob,
-  sort = function(x) x[order(x$centers, -x$lambda, -x$sigma), , drop = FALSE],
+  sort = function(x) x[order(x$m, -x$lambda, -x$sigma), , drop = FALSE],
   levels = function(x) x$levels,
   tags = c("Kernel Method", "Radial Basis Function", "Nystrom", "Ridge Regression",
            "Logistic Regression", "Accepts Case Weights")

@@ -86,8 +86,8 @@ test_that("falkon_caret's parts do what caret expects", {
   # falkon()'s own default bandwidth, in kernlab's parametrisation
   f0 <- falkon(x, iris$Species, m = 20, lambda = 1e-3, iter = 2, seed = 1)
   expect_equal(g$sigma[1], 1 / (2 * f0$kernel$sigma^2), tolerance = 1e-12)
-  expect_identical(g$centers[1], falkon_default_centers(150))
-  param <- data.frame(sigma = 0.125, lambda = 1e-4, centers = 40)
+  expect_identical(g$m[1], falkon_default_centers(150))
+  param <- data.frame(sigma = 0.125, lambda = 1e-4, m = 40)
   fit <- m$fit(x, iris$Species, NULL, param, levels(iris$Species), TRUE, FALSE, seed = 1, iter = 5)
   ref <- falkon(x, iris$Species, gaussian_kernel(sigma = 2), m = 40, lambda = 1e-4,
                 seed = 1, iter = 5)
@@ -108,7 +108,7 @@ test_that("caret::train tunes falkon", {
   skip_if_not_installed("caret")
   set.seed(1)
   fit <- caret::train(iris[, 1:4], iris$Species, method = falkon_caret,
-                      tuneGrid = expand.grid(sigma = 0.1, lambda = c(1e-3, 1e-6), centers = 40),
+                      tuneGrid = expand.grid(sigma = 0.1, lambda = c(1e-3, 1e-6), m = 40),
                       trControl = caret::trainControl(method = "cv", number = 3), seed = 1)
   expect_identical(nrow(fit$results), 2L)
   expect_true(all(fit$results$Accuracy > 0.8))
