@@ -130,6 +130,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
     bw <- if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
     kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
   }
+  check_ard_length(kernel, sv$d)
+  # one length scale per input: folded into the standardisation (R/kernel-ard.R)
+  ctx$scaling <- scaling <- ard_scaling(scaling, kernel, sv$d)
   out <- with_seed(seed, {
     # the draws of the in-memory fit, in its order, by row number; the
     # passes leave the random stream alone

@@ -109,7 +109,8 @@ fit_description.falkon <- function(x) {
             if (is.null(x$validation)) ""
             else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                          x$n_train)),
-    paste0("  ", kernel_summary(x$kernel), if (!is.null(x$scaling)) "; inputs standardised" else ""),
+    paste0("  ", kernel_summary(x$kernel), if (!is.null(x$scaling) && !isTRUE(x$scaling$ard_only))
+                                 "; inputs standardised" else ""),
     training_fit_lines(x, sprintf("  training RMSE %.4g on %d rows", x$rmse, x$n)))
 }
 

@@ -196,12 +196,14 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
-  xs <- rff_apply_scaling(x, scaling)
-  if (is_sparse_matrix(xs)) {
-    check_allocation(n, ncol(xs), "the dense copy of the sparse data", arg = "x")
-    xs <- as.matrix(xs)
-  }
+  xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   resolved <- resolve_kernel(kernel, xs)
+  if (!is.null(kernel_ard(resolved))) {
+    # one length scale per input: folded into the standardisation, so that
+    # the centres, the passes and predict() all see x / sigma (R/kernel-ard.R)
+    scaling <- ard_scaling(scaling, resolved, ncol(x))
+    xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
+  }
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
 
   # a small fit runs on one thread: its parallel regions cost more than
@@ -256,4 +258,11 @@ falkon.formula <- function(formula, data = NULL, ..., subset, weights,
                            na.action = stats::na.omit) {
   fit_formula(match.call(), parent.frame(), falkon.default, na.action, ...,
               chunked = falkon.data_chunks, response = "y ~ a + b")
+}
+
+# The scaled rows as the passes take them: a dense matrix.
+falkon_dense_rows <- function(xs) {
+  if (!is_sparse_matrix(xs)) return(xs)
+  check_allocation(nrow(xs), ncol(xs), "the dense copy of the sparse data", arg = "x")
+  as.matrix(xs)
 }

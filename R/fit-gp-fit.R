@@ -58,7 +58,10 @@ gp_problem <- function(xs, ys, w, keep, kernel, D, method, sampling, mean, ard, 
     unit$sigma <- 1
     P$par <- kernel_parameters(unit)
     nl <- if (P$ard) d else 1L
-    theta <- c(rep(log(kernel$sigma), nl), log(signal), log(noise))
+    # an ARD kernel's scales start ard = TRUE; without ARD, their geometric mean
+    ell0 <- log(kernel$sigma)
+    if (length(ell0) > 1L && nl == 1L) ell0 <- mean(ell0)
+    theta <- c(rep_len(ell0, nl), log(signal), log(noise))
     lower <- c(rep(log(1e-4), nl), log(1e-4), log(1e-3))
     upper <- c(rep(log(1e4), nl), log(1e3), log(10))
   }

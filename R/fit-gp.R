@@ -371,7 +371,8 @@ gp_draws <- function(kernel, D, d, sampling = "iid") {
 }
 
 # The kernel with the learned parameters (on the inputs as the fit sees
-# them); with ard, sigma = 1 and the length scales in 'lengthscale'.
+# them); with ard, sigma = the length scales (an ARD kernel, R/kernel-ard.R),
+# also kept in 'lengthscale'.
 gp_learned_kernel <- function(kernel, h) {
   if (identical(kernel$name, "spectral_mixture")) {
     return(spectral_mixture_kernel(weights = h$weights, means = h$means, scales = h$scales))
@@ -381,7 +382,7 @@ gp_learned_kernel <- function(kernel, h) {
   if (length(unique(ell)) == 1L) {
     kernel$sigma <- ell[1L]
   } else {
-    kernel$sigma <- 1
+    kernel$sigma <- ell
     kernel$lengthscale <- ell
   }
   kernel

@@ -20,7 +20,8 @@ kkm_fit_exact <- function(x, start, kernel, nstart, max_iter, seed, nthreads,
   }
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
-    .Call(C_kmeans_gram, x, kernel_code(resolved), kernel_parameters(resolved),
+    .Call(C_kmeans_gram, kernel_inputs(resolved, x), kernel_code(resolved),
+          kernel_parameters(resolved),
           start$k, algo$weights, start$init, algo$hartigan, algo$seeding, nstart,
           max_iter, nthreads),
     error = function(e) {

@@ -53,7 +53,8 @@ predict.kernel_kmeans <- function(object, newdata, type = c("cluster", "distance
     }
     train_cluster <- if (!is.null(object$x_cluster)) object$x_cluster else unname(object$cluster)
     train_weights <- if (!is.null(object$weights)) object$weights[object$weights > 0]
-    .Call(C_kmeans_gram_distances, x, object$x, kernel_code(object$kernel),
+    .Call(C_kmeans_gram_distances, kernel_inputs(object$kernel, x),
+          kernel_inputs(object$kernel, object$x), kernel_code(object$kernel),
           kernel_parameters(object$kernel), train_weights, train_cluster,
           tabulate(train_cluster, object$k),
           object$centre_sqnorm, nthreads)

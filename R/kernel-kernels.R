@@ -8,6 +8,7 @@ new_kernel <- function(name, ..., shift_invariant = TRUE) {
 check_sigma <- function(sigma) {
   if (identical(sigma, "median") || identical(sigma, "sigest")) return(sigma)
   if (is.character(sigma)) stop_arg("sigma", "must be a positive number, \"median\" or \"sigest\"")
+  if (is.numeric(sigma) && length(sigma) > 1L) return(check_sigma_vector(sigma))   # ARD
   check_positive(sigma, "sigma")
 }
 
@@ -64,7 +65,20 @@ check_sigma <- function(sigma) {
 #' there are no data to resolve a rule such as `"median"` on, as in
 #' [spectral_sample()], it is an error.
 #'
-#' @param sigma Length scale, a positive number, or a rule computed from the
+#' **Per-input length scales (ARD).**  `sigma` may be a vector with one
+#' length scale per input column: the kernel is then the same kernel, with
+#' unit length scale, of \eqn{(x_1/\sigma_1, \dots, x_d/\sigma_d)} (for the
+#' Gaussian, \eqn{\exp(-\sum_j (x_j-y_j)^2 / (2\sigma_j^2))}), and its
+#' spectral density that of the unit kernel with coordinate \eqn{j} of each
+#' frequency divided by \eqn{\sigma_j}.  Exact values ([kernel_matrix()],
+#' [falkon()], [nystrom_features()], [kernel_kmeans()]) divide the inputs,
+#' random features divide the frequencies (`sampling = "structured"` is
+#' refused); a fit that standardises its inputs applies the scales to the
+#' standardised columns.  A vector of equal scales is the kernel with that
+#' one scale, value for value.  `gamma` may likewise be a vector.
+#'
+#' @param sigma Length scale, a positive number (or one per input column,
+#'   see ARD above), or a rule computed from the
 #'   data when a map, fit or Gram matrix is computed (and stored in the
 #'   result), on the pairwise distances between rows (Euclidean for the
 #'   Gaussian and Matérn kernels, \eqn{L_1} for the Laplace kernel, per
@@ -126,7 +140,8 @@ sigma_or_gamma <- function(name, sigma, gamma, sigma_given) {
     stop_arg("gamma", "cannot be given with 'sigma': they are two ways of writing the ",
              "same width (see ?gaussian_kernel)")
   }
-  gamma <- check_positive(gamma, "gamma")
+  gamma <- if (length(gamma) > 1L) check_sigma_vector(gamma, "gamma")
+           else check_positive(gamma, "gamma")
   new_kernel(name, sigma = kernel_table[[name]]$gamma(gamma), gamma = gamma)
 }
 
@@ -357,6 +372,9 @@ kernel_parameter_text <- function(kernel) {
     sprintf("sigma = %s (median heuristic)", format(kernel$sigma, digits = 4))
   } else if (isTRUE(kernel$sigma_from_sigest)) {
     sprintf("sigma = %s (sigest rule)", format(kernel$sigma, digits = 4))
+  } else if (length(kernel$sigma) > 1L) {
+    g <- if (!is.null(kernel$gamma)) sprintf(" (from gamma = %s)", ard_text(kernel$gamma, 6))
+    sprintf("sigma = %s, one per input (ARD)%s", ard_text(kernel$sigma, 6), if (is.null(g)) "" else g)
   } else if (!is.null(kernel$gamma)) {
     sprintf("sigma = %s (from gamma = %s)", format(kernel$sigma, digits = 6), format(kernel$gamma))
   } else {
@@ -369,10 +387,13 @@ kernel_parameter_text <- function(kernel) {
 # Integer codes shared with src/bochner.h.
 kernel_code <- function(kernel) kernel_info(kernel)$code
 
-kernel_parameters <- function(kernel) kernel_info(kernel)$parameters(kernel)
+# An ARD kernel's are those of its unit kernel (R/kernel-ard.R): its inputs
+# are divided by the length scales before they reach C.
+kernel_parameters <- function(kernel) kernel_info(kernel)$parameters(kernel_unit(kernel))
 
 # Replace sigma = "median" by its value on the data x.
 resolve_kernel <- function(kernel, x) {
+  check_ard_length(kernel, ncol(x))
   if (identical(kernel$name, "spectral_mixture") && !sm_resolved(kernel)) {
     return(sm_initialise(kernel, x))
   }
@@ -477,5 +498,6 @@ gram_matrix <- function(kernel, x, y = NULL, nthreads) {
   check_allocation(nrow(x), ny, "the kernel matrix",
                    arg = if (!is.null(y) && ny > nrow(x)) "y" else "x")
   kernel <- resolve_kernel(kernel, x)
-  .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), x, y, nthreads)
+  .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), kernel_inputs(kernel, x),
+        kernel_inputs(kernel, y), nthreads)
 }

@@ -4,6 +4,7 @@
 # phase = D phases in [0, 2 pi) for the phase map, NULL for the pair map).
 # Every scheme draws from R's generator only (set.seed() reproduces it).
 sample_frequencies <- function(kernel, D, d, type, sampling) {
+  check_ard_length(kernel, d)
   switch(sampling,
          iid = list(omega = t(spectral_sample(kernel, D, d)),
                     phase = if (type == "phase") stats::runif(D, 0, 2 * pi)),
@@ -20,6 +21,7 @@ orthogonal_frequencies <- function(kernel, D, d, type) {
   check_isotropic(kernel, "orthogonal")
   omega <- .Call(C_orthogonal_frequencies, kernel_code(kernel), kernel_parameters(kernel),
                  as.integer(D), as.integer(d))
+  omega <- ard_frequencies(kernel, omega)
   list(omega = omega, phase = if (type == "phase") stats::runif(D, 0, 2 * pi))
 }
 
@@ -47,6 +49,8 @@ qmc_frequencies <- function(kernel, D, d, type) {
     stop_arg("sampling", "= \"qmc\" takes at most 1e6 input columns (one prime base ",
              "of the Halton sequence each); x has ", d)
   }
-  .Call(C_qmc_frequencies, kernel_code(kernel), kernel_parameters(kernel),
-        as.integer(D), as.integer(d), type == "phase")
+  out <- .Call(C_qmc_frequencies, kernel_code(kernel), kernel_parameters(kernel),
+               as.integer(D), as.integer(d), type == "phase")
+  out$omega <- ard_frequencies(kernel, out$omega)
+  out
 }

@@ -37,7 +37,10 @@ spectral_sample <- function(kernel, n, d) {
   n <- check_count(n, "n")
   d <- check_count(d, "d")
   check_allocation(n, d, "the frequency matrix", arg = "n")
-  .Call(C_spectral_sample, kernel_code(kernel), kernel_parameters(kernel), n, d)
+  check_ard_length(kernel, d)
+  w <- .Call(C_spectral_sample, kernel_code(kernel), kernel_parameters(kernel), n, d)
+  # ARD: the unit kernel's frequencies, coordinate j divided by sigma_j
+  t(ard_frequencies(kernel, t(w)))
 }
 
 check_shift_invariant <- function(kernel, arg = "kernel") {
@@ -53,4 +56,10 @@ check_shift_invariant <- function(kernel, arg = "kernel") {
 # E||w||^2 under the spectral density in d dimensions: Inf where the
 # density has no second moment.
 # (from the table of kernels, R/kernels.R)
-spectral_second_moment <- function(kernel, d) kernel_info(kernel)$moment(kernel, d)
+# For ARD, E w_j^2 is the unit kernel's per coordinate over sigma_j^2.
+spectral_second_moment <- function(kernel, d) {
+  s <- kernel_ard(kernel)
+  unit <- kernel_unit(kernel)
+  if (is.null(s)) return(kernel_info(unit)$moment(unit, d))
+  kernel_info(unit)$moment(unit, d) / d * sum(1 / s^2)
+}

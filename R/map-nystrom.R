@@ -205,7 +205,9 @@ nystrom_check_data <- function(x, kernel, m, landmarks, arg) {
 # nystrom_features(), which the package's own callers use instead of
 # re-entering it.
 draw_nystrom_map <- function(x, resolved, m, landmarks = "uniform", tol = 1e-10, nthreads) {
-  index <- landmark_index(landmarks, resolved, x, m, nthreads)
+  # the landmark rules see the rows as the kernel does (ARD: divided by the scales)
+  xk <- if (landmarks == "uniform") x else kernel_inputs(resolved, x)
+  index <- landmark_index(landmarks, resolved, xk, m, nthreads)
   L <- x[index, , drop = FALSE]
   dimnames(L) <- list(NULL, colnames(x))
   map <- nystrom_map(resolved, L, landmarks, tol, nthreads)
@@ -238,8 +240,8 @@ nystrom_check_memory <- function(n, d, m, landmarks, arg) {
 
 nystrom_map <- function(kernel, L, method, tol, nthreads) {
   m <- nrow(L)
-  K <- .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel), L, NULL,
-             nthreads)
+  K <- .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel),
+             kernel_inputs(kernel, L), NULL, nthreads)
   if (any(!is.finite(K))) {
     stop_arg("kernel", "gives non-finite values on the landmarks (an exponential ",
              "dot-product kernel overflows for large ||x||^2 / sigma^2): scale the data ",
@@ -267,8 +269,9 @@ transform_features.nystrom_features <- function(map, x, nthreads) {
   if (map$kernel$name == "min") check_min_data(x, "newdata")
   code <- kernel_code(map$kernel)
   par <- kernel_parameters(map$kernel)
+  L <- kernel_inputs(map$kernel, map$landmarks)
   block <- function(xb) {
-    K <- .Call(C_kernel_matrix, code, par, xb, map$landmarks, nthreads)
+    K <- .Call(C_kernel_matrix, code, par, kernel_inputs(map$kernel, xb), L, nthreads)
     .Call(C_matprod, K, map$normalization, nthreads)
   }
   transform_in_blocks(x, map$m, map$m, block)

@@ -26,6 +26,10 @@
 
 build_structured_map <- function(kernel, x, D, type) {
   check_isotropic(kernel, "structured")
+  if (!is.null(kernel_ard(kernel))) {
+    stop_arg("sampling", "= \"structured\" takes one length scale (it rotates the inputs ",
+             "themselves); for one per input use sampling = \"orthogonal\" or \"iid\"")
+  }
   d <- ncol(x)
   p <- structured_dimension(d)
   if (is.na(p)) stop_arg("x", "has too many columns for structured features")

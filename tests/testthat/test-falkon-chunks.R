@@ -307,3 +307,18 @@ test_that("falkon's formula method on data_chunks() reaches the chunked fit", {
   expect_identical(fc$alpha, fm$alpha)
   expect_error(falkon(y ~ ., data = reg, subset = v1 > 0), "subset")
 })
+
+test_that("falkon on chunks takes an ARD kernel as in memory", {
+  pieces <- falkon_pieces()
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
+  k <- gaussian_kernel(c(1, 2, 3, 8, 8))
+  fc <- falkon(reg, y = "y", kernel = k, m = 50, seed = 3)
+  fm <- falkon(x, all$y, kernel = k, m = 50, seed = 3)
+  expect_identical(fc$scaling, fm$scaling)
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(predict(fc, x), predict(fm, x))
+  expect_error(falkon(reg, y = "y", kernel = gaussian_kernel(1:3), m = 50),
+               "'sigma' has 3 length scales but the data have 5 columns")
+})

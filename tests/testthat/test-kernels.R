@@ -100,7 +100,7 @@ test_that("bad kernel parameters are refused, naming the argument", {
   expect_error(laplace_kernel(NA), "'sigma'")
   expect_error(cauchy_kernel(Inf), "'sigma'")
   expect_error(gaussian_kernel("mean"), "'sigma'")
-  expect_error(gaussian_kernel(c(1, 2)), "'sigma'")
+  expect_error(gaussian_kernel(c(1, -2)), "'sigma'")   # a vector is ARD (test-ard.R)
   expect_error(matern_kernel(1, 0), "'nu'")
   expect_error(matern_kernel(1, -2), "'nu'")
   expect_error(polynomial_kernel(2.5), "'degree'")
