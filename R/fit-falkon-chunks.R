@@ -65,6 +65,9 @@
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
 #' @param kernel,m,lambda,iter,scale,seed,control As for [falkon()].
+#' @param tune As for [falkon()]: the learning's rows (at most 3000, the
+#'   in-memory fit's draw) are fetched from the chunks in one pass, so the
+#'   learned kernel and \eqn{\lambda} are the in-memory fit's.
 #' @param loss As for [falkon()].
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
@@ -93,6 +96,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
                                landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
                                iter = "auto",
                                weights = NULL, scale = TRUE, seed = NULL, control = list(),
+                               tune = c("none", "auto", "iso", "ard"),
                                nthreads = chunks_threads(), passes = c("parallel", "chained"),
                                ...) {
   take_renamed(environment(), "falkon()", ...)
@@ -118,6 +122,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   n <- sv$n
   grow <- is.null(m)
   m <- falkon_check_centers(m, matrix(0, 0L, sv$d), n)
+  tune <- falkon_check_tune(tune, kernel, sv$d)
   scaling <- if (scale) survey_scaling(sv) else NULL
   input <- survey_input(sv, n)
   ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
@@ -131,6 +136,11 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
     kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
   }
   check_ard_length(kernel, sv$d)
+  # the learned kernel and lambda (tune), on the rows the in-memory fit draws
+  learned <- falkon_tune_chunks(ctx, n, kernel, tune, lambda, m, control, seed, info$levels, y)
+  kernel <- learned$kernel
+  lambda <- learned$lambda
+  control <- learned$control
   # one length scale per input: folded into the standardisation (R/kernel-ard.R)
   ctx$scaling <- scaling <- ard_scaling(scaling, kernel, sv$d)
   out <- with_seed(seed, {
@@ -167,6 +177,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)
+  fit$tuning <- learned$report
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
                                        list(object = fit, y = y, nthreads = nthreads), what,

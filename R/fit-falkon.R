@@ -99,6 +99,27 @@
 #' bandwidth rule on the standardised inputs, as in [rff_svm()].  See
 #' `bench/investigations/falkon-defaults.md` for the measurements behind these choices.
 #'
+#' **Learning the kernel (`tune`).**  With `tune = "iso"` (one length
+#' scale) or `"ard"` (one per input column) falkon first learns the
+#' Gaussian kernel's length scale(s) and, with `lambda = "auto"`,
+#' \eqn{\lambda}, then fits at them.  The objective is the held-out squared
+#' error of the Nystrom solution \eqn{\alpha = (K_{nm}^T K_{nm} + \lambda n
+#' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
+#' `loss`), in closed form on a subsample: at most 3000 rows drawn at random,
+#' one fifth held out (five folds below 1500 rows), 300 uniform centres.  It
+#' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by L-BFGS-B
+#' (`optim()`) with analytic gradients, from the bandwidth rule and the best
+#' of `control$lambdas`, one length scale first, then (`"ard"`) one per input
+#' from there, kept only if the held-out error falls.  Each evaluation costs
+#' \eqn{O(n_s m_s (d + m_s))}; the learning runs on R's matrix products (its
+#' BLAS), so a learned scale may differ in its last digits between BLAS
+#' builds.  \eqn{\lambda} stays within `control$lambdas`' range; case
+#' weights do not enter the learning.  `"auto"` is `"ard"` for the Gaussian
+#' kernel and nothing for the others; `"none"` (the default) fits at the
+#' kernel as given.  The result is kept as `tuning` and the learned kernel,
+#' an ARD kernel (see [gaussian_kernel()]), as `kernel`.  The measurements
+#' are in `bench/investigations/falkon-tune.md`.
+#'
 #' **Reproducibility and cost.**  The centres and the held-out slice come
 #' from R's generator (`set.seed()` or `seed`).  Every product, factorisation
 #' and solve runs on the package's own kernels, so the fit is the same, bit
@@ -144,6 +165,10 @@
 #' @param scale Standardise the columns of `x` (as in [rff_svm()]).
 #' @param seed `NULL`, or a seed for the centres and the held-out slice.
 #' @param control A list overriding [falkon_control()]'s settings.
+#' @param tune `"none"` (fit at the kernel as given), `"iso"` (learn one
+#'   length scale and \eqn{\lambda}), `"ard"` (one length scale per input
+#'   and \eqn{\lambda}) or `"auto"`: see Details.  Learning needs the
+#'   Gaussian kernel.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... For the default method, nothing (unknown arguments are an
 #'   error).
@@ -151,7 +176,11 @@
 #'   \times k}), `offset`, `centres` (scaled), the `kernel` (bandwidth
 #'   resolved), `lambda` and `iter` used, `type`, `levels`, `loss`,
 #'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
-#'   held-out errors, when used), `scaling`, `input` and `call`.
+#'   held-out errors, when used), `scaling` (an ARD kernel's length scales
+#'   folded in), `input`, `call`, and with `tune`, `tuning`: the mode, the
+#'   learned `lambda` and `sigma`, the `start`, the held-out `objective`
+#'   at the start and the end, the number of `evaluations`, and the
+#'   `rows`, `centres` and `folds` it used.
 #' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].
 #' @examples
 #' set.seed(1)
@@ -173,6 +202,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                            landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
                            iter = "auto",
                            weights = NULL, scale = TRUE, seed = NULL, control = list(),
+                           tune = c("none", "auto", "iso", "ard"),
                            nthreads = bochner_threads(), ...) {
   take_renamed(environment(), "falkon()", ...)
   x <- as_data_matrix(x, "x", sparse = TRUE)
@@ -192,18 +222,19 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   nthreads <- check_threads(nthreads)
   grow <- is.null(m)
   m <- falkon_check_centers(m, x, n)
+  tune <- falkon_check_tune(tune, kernel, ncol(x))
   if (kernel$name == "min" && !scale) check_min_data(x, "x")
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
-  resolved <- resolve_kernel(kernel, xs)
-  if (!is.null(kernel_ard(resolved))) {
-    # one length scale per input: folded into the standardisation, so that
-    # the centres, the passes and predict() all see x / sigma (R/kernel-ard.R)
-    scaling <- ard_scaling(scaling, resolved, ncol(x))
-    xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
-  }
+  # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
+  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed)
+  resolved <- fk$kernel
+  lambda <- fk$lambda
+  control <- fk$control
+  scaling <- fk$scaling
+  xs <- fk$xs
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
 
   # a small fit runs on one thread: its parallel regions cost more than
@@ -237,6 +268,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
     res
   })
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  fit$tuning <- fk$report
   if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
 
   fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)

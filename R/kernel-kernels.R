@@ -380,6 +380,10 @@ kernel_parameter_text <- function(kernel) {
   } else {
     sprintf("sigma = %s", format(kernel$sigma))
   }
+  if (isTRUE(kernel$sigma_learned)) {
+    sigma <- if (length(kernel$sigma) > 1L) sub("(ARD)", "(ARD, learned)", sigma, fixed = TRUE)
+             else sprintf("sigma = %s (learned)", format(kernel$sigma, digits = 4))
+  }
   if (kernel$name == "matern") sigma <- paste0(sigma, ", nu = ", format(kernel$nu))
   sigma
 }

@@ -1,0 +1,233 @@
+# falkon(tune = ): lambda and the Gaussian kernel's length scale (one, or
+# one per input) learned before the fit, by gradient of a held-out squared
+# error (the hold-out objective of Meanti, Carratino, De Vito and Rosasco,
+# AISTATS 2022) on a subsample.  On n_s fitting rows and m_s uniform
+# centres the Nystrom KRR solution is closed form,
+#   alpha = (K_nm' K_nm + lambda n_s K_mm)^-1 K_nm' y,
+# and the objective the mean over held-out rows of ||K_vm alpha - y_v||^2
+# (one column per class for classes: the squared loss on the one-hot
+# targets, whatever the fit's loss), minimised over log lambda and log
+# sigma_j by L-BFGS-B with the analytic gradient, from the bandwidth rule
+# and the best of control$lambdas.  Each evaluation costs O(n_s m_s (d +
+# m_s)); the full fit then runs at the learned kernel and lambda.  Case
+# weights do not enter the tuning.
+
+# The tuning's sizes: rows drawn (fitting and held-out together), centres,
+# the pool below which 5-fold cross-validation replaces one held-out fifth,
+# and L-BFGS-B's iterations.
+falkon_tune_rows <- 3000L
+falkon_tune_centres <- 300L
+falkon_tune_cv_below <- 1500L
+falkon_tune_maxit <- 40L
+
+# The choices of falkon(tune = ), the default first.
+falkon_tune_modes <- c("none", "auto", "iso", "ard")
+
+# The kernel a fit uses on its scaled rows xs: the bandwidth rule resolved,
+# lambda and the length scales learned when 'tune' asks (with the fit's
+# seed), and ARD length scales folded into the standardisation (so that the
+# centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
+# list(kernel, lambda, scaling, xs, tuning).
+falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, Y, m, control, seed) {
+  kernel <- resolve_kernel(kernel, xs)
+  learned <- list(kernel = kernel, lambda = lambda, control = control)
+  if (tune != "none") {
+    learned <- with_seed(seed, {
+      pool <- falkon_tune_pool(nrow(xs))
+      falkon_tune(xs[pool, , drop = FALSE], Y[pool, , drop = FALSE], kernel, lambda, tune, m,
+                  control)
+    })
+  }
+  if (!is.null(kernel_ard(learned$kernel))) {
+    scaling <- ard_scaling(scaling, learned$kernel, ncol(x))
+    xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
+  }
+  c(learned, list(scaling = scaling, xs = xs))
+}
+
+# The same for a fit on data_chunks() (R/fit-falkon-chunks.R), whose
+# bandwidth rule is resolved: the tuning's rows are the in-memory fit's
+# draw, fetched in one pass (scaled by ctx$scaling), so that the learned
+# kernel and lambda are the in-memory fit's.  Returns list(kernel, lambda,
+# control, report).
+falkon_tune_chunks <- function(ctx, n, kernel, tune, lambda, m, control, seed, levels, y) {
+  learned <- list(kernel = kernel, lambda = lambda, control = control)
+  if (tune == "none") return(learned)
+  with_seed(seed, {
+    got <- falkon_chunk_fetch(ctx, falkon_tune_pool(n))
+    falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda, tune, m, control)
+  })
+}
+
+# The rows the tuning draws on: all, or falkon_tune_rows of them at random
+# (sorted).
+falkon_tune_pool <- function(n) {
+  if (n > falkon_tune_rows) sort(sample.int(n, falkon_tune_rows)) else seq_len(n)
+}
+
+# tune = "auto" | "none" | "iso" | "ard", resolved to what is done: "auto"
+# is "ard" for the Gaussian kernel (one scale per input), nothing for the
+# others.
+falkon_check_tune <- function(tune, kernel, d) {
+  tune <- check_choice(tune, falkon_tune_modes, "tune")
+  if (tune == "none") return(tune)
+  if (tune == "auto") {
+    if (kernel$name != "gaussian") return("none")
+    tune <- "ard"
+  }
+  if (kernel$name != "gaussian") {
+    stop_arg("tune", "= \"", tune, "\" learns the Gaussian kernel's length scales; the ",
+             kernel_label(kernel), " kernel is not tuned: use tune = \"none\"")
+  }
+  if (tune == "ard" && d == 1L) tune <- "iso"
+  tune
+}
+
+# The learned kernel and lambda from the scaled rows xs and their targets
+# Y (n x k, the rows of falkon_tune_pool()): list(kernel, lambda, control,
+# report).  'lambda' is the fit's argument: "auto" is learned (and becomes
+# control$lambdas, the range falkon_single() reads), given values are kept
+# (the first is the tuning's).
+falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control) {
+  probs <- falkon_tune_folds(xs, Y, if (is.matrix(m)) nrow(m) else m)
+  d <- ncol(xs)
+  s0 <- exp(mean(log(kernel$sigma)))
+  fixed <- if (identical(lambda, "auto")) NULL else lambda[1L]
+  evals <- 0L
+  run <- function(theta, p, lam) {
+    evals <<- evals + 1L
+    falkon_tune_eval(theta, probs, p, d, lam)
+  }
+  # lambda's start: the best of the candidates at the rule's bandwidth
+  lams <- if (is.null(fixed)) control$lambdas else fixed
+  v0 <- vapply(lams, function(l) run(log(s0), 1L, l)$value, 0)
+  lam0 <- lams[which.min(v0)]
+  # lambda within the range of the fit's candidates (the float cache's rule,
+  # falkon_single(), reads that range)
+  lam_range <- log(c(min(control$lambdas), 1))
+  iso <- falkon_tune_optim(c(if (is.null(fixed)) log(lam0), log(s0)), 1L, fixed, run, lam_range)
+  best <- iso
+  if (mode == "ard") {
+    n_lam <- as.integer(is.null(fixed))
+    start <- c(iso$par[seq_len(n_lam)], rep(iso$par[n_lam + 1L], d))
+    ard <- falkon_tune_optim(start, d, fixed, run, lam_range)
+    if (ard$value <= iso$value) best <- ard
+  }
+  n_lam <- as.integer(is.null(fixed))
+  sigma <- exp(if (n_lam) best$par[-1L] else best$par)
+  lam <- if (is.null(fixed)) exp(best$par[1L]) else lambda
+  kernel$sigma <- sigma
+  kernel$sigma_from_median <- kernel$sigma_from_sigest <- kernel$gamma <- NULL
+  kernel$sigma_learned <- TRUE
+  report <- list(mode = mode, lambda = if (is.null(fixed)) lam, sigma = sigma,
+                 start = c(lambda = lam0, sigma = s0), objective = c(start = min(v0),
+                 end = best$value), evaluations = evals, rows = probs$rows,
+                 centres = probs$centres, folds = length(probs$folds))
+  if (is.null(fixed)) control$lambdas <- lam
+  list(kernel = kernel, lambda = lam, control = control, report = report)
+}
+
+# The folds of the tuning on its rows: one held-out fifth (five folds below
+# falkon_tune_cv_below rows), uniform centres among each fold's fitting
+# rows; targets centred on the fitting rows (the fit's offset).
+falkon_tune_folds <- function(xs, Y, m) {
+  np <- nrow(xs)
+  pool <- seq_len(np)
+  fold <- sample(rep_len(1:5, np))
+  use <- if (np < falkon_tune_cv_below) 1:5 else 1L
+  ms <- min(m, falkon_tune_centres)
+  folds <- lapply(use, function(f) {
+    fit <- pool[fold != f]
+    val <- pool[fold == f]
+    cen <- fit[sample.int(length(fit), min(ms, length(fit)))]
+    mu <- colMeans(Y[fit, , drop = FALSE])
+    list(x = xs[fit, , drop = FALSE], z = xs[cen, , drop = FALSE], v = xs[val, , drop = FALSE],
+         y = sweep(Y[fit, , drop = FALSE], 2L, mu), yv = sweep(Y[val, , drop = FALSE], 2L, mu))
+  })
+  list(folds = folds, rows = np, centres = min(ms, np), nv = sum(fold %in% use))
+}
+
+# L-BFGS-B over theta = (log lambda unless fixed, p log length scales), each
+# point evaluated once for value and gradient.
+falkon_tune_optim <- function(start, p, fixed, run, lam_range) {
+  n_lam <- as.integer(is.null(fixed))
+  last <- NULL
+  at <- function(theta) {
+    if (is.null(last) || !identical(last$theta, theta)) {
+      lam <- if (is.null(fixed)) exp(theta[1L]) else fixed
+      last <<- c(list(theta = theta), run(if (n_lam) theta[-1L] else theta, p, lam))
+    }
+    last
+  }
+  lower <- c(if (n_lam) lam_range[1L], rep(log(1e-2), p))
+  upper <- c(if (n_lam) lam_range[2L], rep(log(1e3), p))
+  start <- pmin(pmax(start, lower), upper)
+  res <- stats::optim(start, function(t) at(t)$value,
+                      function(t) { g <- at(t)$gradient; if (n_lam) g else g[-1L] },
+                      method = "L-BFGS-B", lower = lower, upper = upper,
+                      control = list(maxit = falkon_tune_maxit, factr = 1e9))
+  list(par = res$par, value = res$value)
+}
+
+# The objective and its gradient in (log lambda, log sigma_1..p) at length
+# scales exp(theta) (p = 1: one for all inputs) and lambda.
+falkon_tune_eval <- function(theta, probs, p, d, lam) {
+  s <- rep_len(exp(theta), d)
+  value <- 0
+  grad <- numeric(1L + d)
+  for (pr in probs$folds) {
+    g <- falkon_tune_fold(pr, s, lam)
+    value <- value + g$value
+    grad <- grad + g$gradient
+  }
+  grad <- grad / probs$nv
+  if (p == 1L) grad <- c(grad[1L], sum(grad[-1L]))
+  list(value = value / probs$nv, gradient = unname(grad))
+}
+
+# One fold: the held-out sum of squares and its gradient (unnormalised).
+# With R = K_vm alpha - y_v, W = A^-1 K_vm' R and F = K_nm alpha, for a
+# change dK of the kernel matrices, d(sum R^2) / 2 = <dK_vm, R alpha'> +
+# <dK_nm, (y - F) W' - K_nm W alpha'> - lambda n <dK_mm, W alpha'>, and for
+# log lambda -lambda n <K_mm, W alpha'>.  For the Gaussian kernel dK/dlog
+# sigma_j = K o (a_j - b_j)^2 / sigma_j^2 (ard_gradient_terms()).
+falkon_tune_fold <- function(pr, s, lam) {
+  u <- sweep(pr$x, 2L, s, "/")
+  z <- sweep(pr$z, 2L, s, "/")
+  v <- sweep(pr$v, 2L, s, "/")
+  Knm <- tune_gaussian(u, z)
+  Kmm <- tune_gaussian(z, z)
+  Kvm <- tune_gaussian(v, z)
+  n <- nrow(u)
+  A <- crossprod(Knm) + lam * n * Kmm
+  diag(A) <- diag(A) + 1e-10 * n
+  R <- chol(A)
+  solveA <- function(B) backsolve(R, forwardsolve(R, B, upper.tri = TRUE, transpose = TRUE))
+  alpha <- solveA(crossprod(Knm, pr$y))
+  res <- Kvm %*% alpha - pr$yv
+  W <- solveA(crossprod(Kvm, res))
+  Mv <- tcrossprod(res, alpha)
+  Mn <- tcrossprod(pr$y - Knm %*% alpha, W) - tcrossprod(Knm %*% W, alpha)
+  Mm <- tcrossprod(W, alpha)
+  g_s <- ard_gradient_terms(Kvm * Mv, v, z) + ard_gradient_terms(Knm * Mn, u, z) -
+    lam * n * ard_gradient_terms(Kmm * Mm, z, z)
+  g_lam <- -lam * n * sum(Kmm * Mm)
+  list(value = sum(res^2), gradient = 2 * c(g_lam, g_s))
+}
+
+# The unit Gaussian kernel between the rows of a and b, on R's matrix
+# product: at the tuning's sizes (a few thousand rows, a few hundred
+# centres) R's BLAS is several times faster than the package's own kernel
+# blocks, and the tuning needs no bit-for-bit agreement across BLAS (a
+# different BLAS may move the learned scales in their last digits).
+tune_gaussian <- function(a, b) {
+  d2 <- outer(rowSums(a^2), rowSums(b^2), "+") - 2 * tcrossprod(a, b)
+  exp(-pmax(d2, 0) / 2)
+}
+
+# sum_il B_il (a_ij - b_lj)^2 for each column j: the derivative in log
+# sigma_j of <K, M> for the Gaussian kernel on a = x / sigma, b = z /
+# sigma, with B = K o M.
+ard_gradient_terms <- function(B, a, b) {
+  colSums(a^2 * rowSums(B)) + colSums(b^2 * colSums(B)) - 2 * colSums(a * (B %*% b))
+}

@@ -1,0 +1,84 @@
+# falkon(tune = ): lambda and the length scales learned by gradient of a
+# held-out squared error (R/fit-falkon-tune.R).
+
+tune_data <- function(n = 300, seed = 1) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * 4), n, 4, dimnames = list(NULL, paste0("v", 1:4)))
+  list(x = x, y = sin(2 * x[, 1]) + x[, 2]^2 / 3 + rnorm(n, sd = 0.1))
+}
+
+test_that("the tuning's gradient matches central finite differences", {
+  d <- tune_data()
+  set.seed(2)
+  Y1 <- cbind(d$y)
+  Y3 <- cbind(d$y, d$x[, 3] > 0, cos(d$x[, 4]))   # several columns, as for classes
+  for (Y in list(Y1, Y3)) {
+    folds <- bochner:::falkon_tune_folds(d$x, Y, 40)
+    for (p in c(1L, 4L)) {
+      theta <- c(log(1e-4), if (p == 1L) log(0.9) else log(c(0.7, 1.3, 2, 0.5)))
+      f <- function(t) bochner:::falkon_tune_eval(t[-1], folds, p, 4, exp(t[1]))$value
+      g <- bochner:::falkon_tune_eval(theta[-1], folds, p, 4, exp(theta[1]))$gradient
+      h <- 1e-5
+      fd <- vapply(seq_along(theta), function(i) {
+        e <- replace(numeric(length(theta)), i, h)
+        (f(theta + e) - f(theta - e)) / (2 * h)
+      }, 0)
+      # central differences err by O(h^2) times the third derivative, and
+      # by the objective's rounding (1e-16) over h
+      expect_equal(g, fd, tolerance = 1e-6, label = paste("p =", p, "k =", ncol(Y)))
+    }
+  }
+})
+
+test_that("falkon(tune = 'ard') learns one length scale per input and fits at it", {
+  d <- tune_data()
+  fit <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
+  s <- fit$kernel$sigma
+  expect_length(s, 4)
+  expect_true(isTRUE(fit$kernel$sigma_learned))
+  expect_identical(fit$tuning$sigma, s)
+  expect_identical(fit$tuning$lambda, fit$lambda)
+  # the two inputs the response ignores get the longest scales
+  expect_lt(max(s[1:2]), min(s[3:4]))
+  expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
+  expect_identical(fit$tuning$folds, 5L)              # 300 rows: five folds
+  expect_match(paste(capture.output(print(fit)), collapse = "\n"), "ARD, learned")
+  # reproducible from the seed; predictions of the learned kernel's fit
+  again <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
+  expect_identical(again$alpha, fit$alpha)
+  expect_identical(predict(again, d$x[1:5, ]), predict(fit, d$x[1:5, ]))
+  # one length scale; a lambda given is kept, only the scale learned
+  iso <- falkon(d$x, d$y, m = 60, tune = "iso", lambda = 1e-5, seed = 3)
+  expect_length(iso$kernel$sigma, 1)
+  expect_identical(iso$lambda, 1e-5)
+  expect_null(iso$tuning$lambda)
+  expect_null(falkon(d$x, d$y, m = 60, seed = 3)$tuning)
+})
+
+test_that("tuning works for classes and the logistic loss, and refuses other kernels", {
+  d <- tune_data()
+  cls <- factor(ifelse(d$x[, 1] + d$x[, 2]^2 > 1, "a", ifelse(d$x[, 3] > 0, "b", "c")))
+  fit <- falkon(d$x, cls, m = 60, tune = "ard", seed = 1)
+  expect_length(fit$kernel$sigma, 4)
+  lg <- falkon(d$x, cls, m = 60, tune = "iso", loss = "logistic", seed = 1)
+  expect_true(all(rowSums(predict(lg, d$x[1:4, ], type = "prob")) - 1 < 1e-12))
+  expect_error(falkon(d$x, d$y, m = 60, kernel = laplace_kernel("median"), tune = "ard"),
+               "'tune' = \"ard\" learns the Gaussian kernel's length scales")
+  # "auto" leaves kernels it cannot learn alone
+  expect_null(falkon(d$x, d$y, m = 60, kernel = laplace_kernel("median"), tune = "auto",
+                     seed = 1)$tuning)
+  expect_error(falkon(d$x, d$y, tune = "yes"), "'tune' must be one of")
+})
+
+test_that("falkon on chunks learns the in-memory fit's kernel and lambda", {
+  d <- tune_data(400)
+  df <- data.frame(d$x, y = d$y)
+  ch <- data_chunks(list(df[1:150, ], df[151:280, ], df[281:400, ]))
+  fc <- falkon(ch, y = "y", m = 50, tune = "ard", seed = 4)
+  fm <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4)
+  expect_identical(fc$kernel$sigma, fm$kernel$sigma)
+  expect_identical(fc$lambda, fm$lambda)
+  expect_identical(fc$tuning, fm$tuning)
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(predict(fc, d$x), predict(fm, d$x))
+})
