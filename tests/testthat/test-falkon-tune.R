@@ -82,3 +82,19 @@ test_that("falkon on chunks learns the in-memory fit's kernel and lambda", {
   expect_identical(fc$alpha, fm$alpha)
   expect_identical(predict(fc, d$x), predict(fm, d$x))
 })
+
+test_that("from 1500 rows one fifth is held out and one scale per input is judged on another", {
+  d <- tune_data(1600, seed = 5)
+  set.seed(1)
+  folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 30)
+  expect_length(folds$folds, 1L)
+  expect_equal(folds$nv, 320)
+  expect_equal(nrow(folds$check$folds[[1]]$v), 320)
+  # the second fifth shares no row with the first
+  key <- function(m) apply(m, 1, paste, collapse = ",")
+  expect_length(intersect(key(folds$folds[[1]]$v), key(folds$check$folds[[1]]$v)), 0L)
+  fit <- falkon(d$x, d$y, m = 30, tune = "ard", seed = 2)
+  expect_identical(fit$tuning$folds, 1L)
+  expect_true(fit$tuning$chosen %in% c("iso", "ard"))
+  expect_length(fit$kernel$sigma, if (fit$tuning$chosen == "ard") 4L else 1L)
+})
