@@ -89,6 +89,12 @@ bad <- list(
   sigma = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, minus_Inf = -Inf, character = "mean",
                list = list(1), factor = factor(1), length_2 = c(1, 2), zero = 0,
                negative = -1, NULL_value = NULL, empty = numeric(0)),
+  # the kernel constructors' sigma and gamma: one positive number, or one
+  # per input column (ARD), each positive and finite
+  ard_sigma = list(`NA` = NA, `NaN` = NaN, `Inf` = Inf, minus_Inf = -Inf, character = "mean",
+                   list = list(1), factor = factor(1), zero = 0, negative = -1,
+                   NULL_value = NULL, empty = numeric(0), vector_negative = c(1, -2),
+                   vector_NA = c(1, NA), vector_Inf = c(2, Inf)),
   # a fitted object of the wrong kind
   object = list(list = list(), number = 1, NULL_value = NULL, kernel = K1),
   # coefficient vectors
@@ -122,9 +128,9 @@ bad <- list(
                        duplicated = c(u = 1, u = 2), `Inf` = c(u = Inf))
 )
 
-# gamma, the inverse width of the shift-invariant kernels: positive, and
-# NULL is its default (sigma is used)
-bad$gamma <- bad$positive[names(bad$positive) != "NULL_value"]
+# gamma, the inverse width of the shift-invariant kernels: as sigma (one or
+# one per input), and NULL is its default (sigma is used)
+bad$gamma <- bad$ard_sigma[names(bad$ard_sigma) != "NULL_value"]
 # ranges of dials parameters, and their scales transformations
 bad$range <- list(`NA` = c(1, NA), `Inf` = c(1, Inf), character = c("1", "2"),
                   list = list(1, 2), reversed = c(2, 1), length_1 = 1, empty = numeric(0))
@@ -178,10 +184,11 @@ fit_falkon_class <- falkon(X, YC, K1, m = 3, lambda = 1e-3, iter = 5, seed = 1,
 specs <- c(
   spec("falkon", list(x = X, y = YN, kernel = K1, m = 3, lambda = 1e-3, loss = "squared",
                       landmarks = "uniform", iter = 5, weights = rep(1, 6), scale = TRUE,
-                      seed = 1, control = list(), nthreads = 1),
+                      seed = 1, control = list(), tune = "none", nthreads = 1),
        x = "data", y = "response", kernel = "kernel", m = "falkon_centers",
        lambda = "lambda", loss = "choice", landmarks = "choice", iter = "count",
        weights = "case_weights", scale = "flag", seed = "seed", control = "falkon_control",
+       tune = "choice",
        nthreads = "count"),
   spec("falkon", list(x = X, y = YC, kernel = K1, m = 3, loss = "logistic", iter = 5),
        y = "labels"),
@@ -235,13 +242,13 @@ specs <- c(
   spec("predict.rff_ridge", list(object = fit_ridge, newdata = replace(X, 3, NA),
                                  na.action = stats::na.pass),
        na.action = "na_action"),
-  spec("gaussian_kernel", list(sigma = 1), sigma = "sigma"),
-  spec("laplace_kernel", list(sigma = 1), sigma = "sigma"),
-  spec("cauchy_kernel", list(sigma = 1), sigma = "sigma"),
+  spec("gaussian_kernel", list(sigma = 1), sigma = "ard_sigma"),
+  spec("laplace_kernel", list(sigma = 1), sigma = "ard_sigma"),
+  spec("cauchy_kernel", list(sigma = 1), sigma = "ard_sigma"),
   spec("gaussian_kernel", list(gamma = 1), gamma = "gamma"),
   spec("laplace_kernel", list(gamma = 1), gamma = "gamma"),
   spec("cauchy_kernel", list(gamma = 1), gamma = "gamma"),
-  spec("matern_kernel", list(sigma = 1, nu = 1.5), sigma = "sigma", nu = "positive"),
+  spec("matern_kernel", list(sigma = 1, nu = 1.5), sigma = "ard_sigma", nu = "positive"),
   spec("exponential_dot_kernel", list(sigma = 1), sigma = "positive"),
   spec("min_kernel", list(offset = 1), offset = "nonnegative"),
   spec("polynomial_kernel", list(degree = 2, scale = 1, offset = 1),
