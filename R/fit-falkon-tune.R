@@ -27,7 +27,7 @@ falkon_tune_modes <- c("none", "auto", "iso", "ard")
 # lambda and the length scales learned when 'tune' asks (with the fit's
 # seed), and ARD length scales folded into the standardisation (so that the
 # centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
-# list(kernel, lambda, scaling, xs, tuning).
+# list(kernel, lambda, control, report (with tune only), scaling, xs).
 falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, Y, m, control, seed) {
   kernel <- resolve_kernel(kernel, xs)
   learned <- list(kernel = kernel, lambda = lambda, control = control)
