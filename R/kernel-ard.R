@@ -72,7 +72,7 @@ check_sigma_vector <- function(sigma, arg = "sigma") {
 
 # "(0.5, 1, 2)", or the first five and a count, for print methods.
 ard_text <- function(s, digits) {
-  shown <- format(s[seq_len(min(5L, length(s)))], digits = digits, trim = TRUE)
+  shown <- as.character(signif(s[seq_len(min(5L, length(s)))], digits))
   paste0("(", paste(shown, collapse = ", "),
          if (length(s) > 5L) sprintf(", ... %d in all", length(s)), ")")
 }

@@ -373,8 +373,8 @@ kernel_parameter_text <- function(kernel) {
   } else if (isTRUE(kernel$sigma_from_sigest)) {
     sprintf("sigma = %s (sigest rule)", format(kernel$sigma, digits = 4))
   } else if (length(kernel$sigma) > 1L) {
-    g <- if (is.null(kernel$gamma)) "" else sprintf(" (from gamma = %s)", ard_text(kernel$gamma, 6))
-    sprintf("sigma = %s, one per input (ARD)%s", ard_text(kernel$sigma, 6), g)
+    g <- if (is.null(kernel$gamma)) "" else sprintf(" (from gamma = %s)", ard_text(kernel$gamma, 4))
+    sprintf("sigma = %s, one per input (ARD)%s", ard_text(kernel$sigma, 4), g)
   } else if (!is.null(kernel$gamma)) {
     sprintf("sigma = %s (from gamma = %s)", format(kernel$sigma, digits = 6), format(kernel$gamma))
   } else {
