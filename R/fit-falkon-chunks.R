@@ -135,17 +135,17 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
     bw <- if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
     kernel <- resolve_kernel(kernel, falkon_chunk_fetch(ctx, bw)$x)
   }
-  check_ard_length(kernel, sv$d)
-  # the learned kernel and lambda (tune), on the rows the in-memory fit draws
-  learned <- falkon_tune_chunks(ctx, n, kernel, tune, lambda, m, control, seed, info$levels, y)
-  kernel <- learned$kernel
-  lambda <- learned$lambda
-  control <- learned$control
-  # one length scale per input: folded into the standardisation (R/kernel-ard.R)
-  ctx$scaling <- scaling <- ard_scaling(scaling, kernel, sv$d)
+  # the learned kernel and lambda (tune) on the rows the in-memory fit
+  # draws, one length scale per input folded into the standardisation
+  fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, m, control, seed, info$levels, y)
+  kernel <- fk$kernel
+  control <- fk$control
+  ctx$scaling <- scaling <- fk$scaling
   out <- with_seed(seed, {
     # the draws of the in-memory fit, in its order, by row number; the
-    # passes leave the random stream alone
+    # passes leave the random stream alone.  The held-out slice is the one
+    # the arguments given ask for: a learned lambda keeps it, and with it
+    # the calibrated probabilities
     split <- falkon_split(n, lambda, iter, control)
     ctx$drop <- falkon_chunk_rows(ctx, split$valid)
     ntr <- length(split$train)
@@ -171,13 +171,13 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
       centres_at(idx)
     }
     res <- falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y,
-                              wt, val, lambda, iter, control, nthreads)
+                              wt, val, fk$lambda, iter, control, nthreads)
     res$calibration <- falkon_calibrate(res, val, info$levels)
     res
   })
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)
-  fit$tuning <- learned$report
+  fit$tuning <- fk$report
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
                                        list(object = fit, y = y, nthreads = nthreads), what,

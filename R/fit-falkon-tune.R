@@ -49,14 +49,17 @@ falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, Y, m, contro
 # bandwidth rule is resolved: the tuning's rows are the in-memory fit's
 # draw, fetched in one pass (scaled by ctx$scaling), so that the learned
 # kernel and lambda are the in-memory fit's.  Returns list(kernel, lambda,
-# control, report).
-falkon_tune_chunks <- function(ctx, n, kernel, tune, lambda, m, control, seed, levels, y) {
+# control, report, scaling).
+falkon_tune_chunks <- function(ctx, n, d, kernel, tune, lambda, m, control, seed, levels, y) {
+  check_ard_length(kernel, d)
   learned <- list(kernel = kernel, lambda = lambda, control = control)
-  if (tune == "none") return(learned)
-  with_seed(seed, {
-    got <- falkon_chunk_fetch(ctx, falkon_tune_pool(n))
-    falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda, tune, m, control)
-  })
+  if (tune != "none") {
+    learned <- with_seed(seed, {
+      got <- falkon_chunk_fetch(ctx, falkon_tune_pool(n))
+      falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda, tune, m, control)
+    })
+  }
+  c(learned, list(scaling = ard_scaling(ctx$scaling, learned$kernel, d)))
 }
 
 # The rows the tuning draws on: all, or falkon_tune_rows of them at random

@@ -233,7 +233,6 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
   fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed)
   resolved <- fk$kernel
-  lambda <- fk$lambda
   control <- fk$control
   scaling <- fk$scaling
   xs <- fk$xs
@@ -244,6 +243,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   m_most <- if (is.matrix(m)) nrow(m) else m
   if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
   out <- with_seed(seed, {
+    # the held-out slice the arguments given ask for: a learned lambda keeps
+    # it, and with it the calibrated probabilities
     split <- falkon_split(n, lambda, iter, control)
     xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
     rows <- falkon_rows(xt, nthreads, control$block_rows, control$cache_bytes,
@@ -263,7 +264,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
     # back if the fitted values need it
     release <- function() if (length(split$valid)) xs <<- NULL
     res <- falkon_fit_centres(m, grow, loss, landmarks == "uniform", length(split$train),
-                              centres_at, release, resolved, rows, Y, wt, val, lambda, iter,
+                              centres_at, release, resolved, rows, Y, wt, val, fk$lambda, iter,
                               control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
     res$calibration <- falkon_calibrate(res, val, resp$levels)

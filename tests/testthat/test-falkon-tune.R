@@ -98,3 +98,25 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   expect_true(fit$tuning$chosen %in% c("iso", "ard"))
   expect_length(fit$kernel$sigma, if (fit$tuning$chosen == "ard") 4L else 1L)
 })
+
+test_that("a tuned classification fit keeps its calibrated probabilities, in memory and on chunks", {
+  d <- tune_data()
+  cls <- factor(ifelse(d$x[, 1] + d$x[, 2]^2 > 1, "a", ifelse(d$x[, 3] > 0, "b", "c")))
+  fit <- falkon(d$x, cls, m = 60, tune = "ard", seed = 1)
+  expect_identical(fit$calibration$type, "softmax")
+  pr <- predict(fit, d$x[1:5, ], type = "prob")
+  expect_equal(unname(rowSums(pr)), rep(1, 5))
+  expect_true(all(pr > 0 & pr < 1))
+  # lambda learned and iter given: the held-out slice that lambda = "auto"
+  # asks for stays, and calibrates the scores as without tuning
+  fixed_iter <- falkon(d$x, cls, m = 60, tune = "iso", iter = 10, seed = 1)
+  expect_identical(fixed_iter$calibration$type, "softmax")
+  expect_lte(fixed_iter$iter, 10L)   # the best iteration on that slice, up to iter
+  # on chunks: the same rows learn, fit and calibrate, so the same numbers
+  df <- data.frame(d$x, cls = cls)
+  ch <- data_chunks(list(df[1:150, ], df[151:300, ]))
+  fc <- falkon(ch, y = "cls", m = 60, tune = "ard", seed = 1)
+  expect_identical(fc$kernel$sigma, fit$kernel$sigma)
+  expect_identical(fc$calibration, fit$calibration)
+  expect_identical(predict(fc, d$x[1:5, ], type = "prob"), pr)
+})
