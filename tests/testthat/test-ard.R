@@ -90,6 +90,14 @@ test_that("Nystrom, falkon and kernel k-means with ARD see x / sigma", {
   map <- nystrom_features(x, gaussian_kernel(s), m = 20, seed = 1)
   expect_equal(tcrossprod(predict(map, x)), ref_ard_kernel(gaussian_kernel(s), x),
                tolerance = 1e-8)
+  # the data-dependent landmark rules choose on x / sigma: the same rows and,
+  # the divided inputs being the same numbers, the same features bit for bit
+  for (rule in c("kmeans", "leverage", "rpcholesky")) {
+    a <- nystrom_features(x, gaussian_kernel(s), m = 6, landmarks = rule, seed = 1)
+    b <- nystrom_features(xs, gaussian_kernel(1), m = 6, landmarks = rule, seed = 1)
+    expect_identical(a$index, b$index, label = rule)
+    expect_identical(predict(a, x), predict(b, xs), label = rule)
+  }
   # without standardisation, an ARD fit is the unit kernel's fit on x / sigma
   r <- sin(x[, 1]) + x[, 2]
   fa <- falkon(x, r, kernel = gaussian_kernel(s), m = 8, scale = FALSE, seed = 1)
