@@ -1,4 +1,8 @@
-/* bochner: every C entry point and the pure-C routines shared between files. */
+/* bochner: the core's shared routines, pure C on plain arrays (the .Call entry points
+ * are declared in api.h and defined in the api_*.c files).  The few routines here that
+ * take SEXP are those whose work is on R objects: checks.c's argument checks and fold
+ * states (a fold's state lives in an R list between calls), memory.c's output
+ * allocation, and the rpcholesky wrapper (moved later). */
 #ifndef BOCHNER_H
 #define BOCHNER_H
 
@@ -194,6 +198,11 @@ int bochner_qmc_frequencies(int code, const double *par, int npar,
                             R_xlen_t D, int d, double *omega, double *phase);
 
 /* features.c */
+/* layout: 0 Z, 1 t(Z), 2 decision values Z %*% beta + intercept (non-static: the .Call
+ * wrappers of api_maps.c choose the layout) */
+void bochner_fourier_run(const double *x, R_xlen_t n, int d, const double *w, int nfreq,
+                         const double *b, double scale, double *out, int layout,
+                         const double *beta, const double *intercept, int m, int nthreads);
 void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
                                double scale, double *z, int nthreads);
@@ -249,51 +258,13 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
                           const double *t, int D, const double *scale,
                           double *z, int nthreads);
 
-/* .Call entry points */
-SEXP bochner_address_space_limit_call(void);
-SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
-                                SEXP nthreads);
-SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d);
-SEXP bochner_orthogonal_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d);
-SEXP bochner_qmc_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d, SEXP with_phase);
-SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
-                                SEXP nthreads);
-SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
-                               SEXP intercept, SEXP nthreads);
-SEXP bochner_fast_sincos(SEXP x);
-SEXP bochner_fast_exp(SEXP x, SEXP scale);
-SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights, SEXP init,
-                              SEXP hartigan, SEXP seeding,
-                              SEXP nstart, SEXP itermax, SEXP nthreads);
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
-                               SEXP seeding, SEXP nstart,
-                               SEXP itermax, SEXP nthreads);
-SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads);
-SEXP bochner_kmeans_gram_distances_call(SEXP y, SEXP x, SEXP code, SEXP par,
-                                        SEXP weights, SEXP cluster, SEXP size, SEXP sq,
-                                        SEXP nthreads);
-SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
-                               SEXP nthreads);
-SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
-                                        SEXP last, SEXP base, SEXP window, SEXP nthreads);
-SEXP bochner_kmeans_pp_block_call(SEXP z, SEXP seeds, SEXP trials, SEXP weights, SEXP targets,
-                                  SEXP nthreads);
-/* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks */
+/* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks (its .Call wrapper is
+ * still in rpcholesky.c and declared here, until that file is replaced) */
 int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R_xlen_t n,
                        int d, const double *diag, int k, int nthreads, int *chosen, double *F,
                        double *trace);
 SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP k, SEXP nthreads);
-SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m,
-                                   SEXP nthreads);
-SEXP bochner_fft_call(SEXP z, SEXP inverse);
-SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
-                                       SEXP term_deg, SEXP term_weight,
-                                       SEXP constant, SEXP nthreads);
-SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
-                                         SEXP D, SEXP scale, SEXP offset,
-                                         SEXP nthreads);
-SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
-                                SEXP nthreads);
+
 /* One binary SVM problem's samples: rows[0..n-1] (0-based columns of the
  * D x N features zt), their signs (+1 or -1) and costs; the dual solver
  * (svm.c) and the primal Newton solver share it. */
@@ -317,53 +288,15 @@ void bochner_svm_newton_init(bochner_svm_newton_problem *p);
 void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *scratch);
 void bochner_svm_newton_alpha(const bochner_svm_newton_problem *p, const double *w,
                               double *alpha);
-SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
-                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
-                          SEXP nthreads);
-SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
-                            SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
-                            SEXP passes, SEXP eps, SEXP shrink, SEXP norms,
-                            SEXP nthreads);
-SEXP bochner_max_threads(void);
-SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
-SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
-SEXP bochner_sproduct_call(SEXP a, SEXP b, SEXP transa, SEXP nthreads);
-SEXP bochner_float_matrix_call(SEXP x);
-SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
-SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
-SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
-SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
-SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
-SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
-/* ridge_path.c: the lambda path by a tridiagonal reduction */
-SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
-SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
-SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);
-SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
-                                       SEXP scale, SEXP nthreads);
-SEXP bochner_fwht_call(SEXP x);
-SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP nthreads);
-SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP alpha,
-                              SEXP ainv, SEXP s2, SEXP nthreads);
-SEXP bochner_gp_chol_call(SEXP a, SEXP nthreads);
-/* sparse.c: Fourier features of dgCMatrix / dgRMatrix data */
-SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
-                             SEXP beta, SEXP intercept, SEXP nthreads);
-SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
-/* statistics.c: permutation nulls of mmd_test() and hsic_test() */
-SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
-SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D);
-SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads);
-SEXP bochner_mmd_fold_finish_call(SEXP state);
-SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
-SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads);
-SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads);
 
+/* features.c: the feature tile's cos / sin finish (shared with sparse.c) */
 void bochner_fourier_finish(const double *prod, int nr, int nj, const double *b, double scale,
                             double *dest, ptrdiff_t ldd);
 
-/* falkon.c: FALKON's passes over the rows; falkon_factor.c: its m x m factors and solves */
+/* threads.c: FALKON's thread choice (its passes and factors) */
 int bochner_falkon_threads(int nthreads, double work);
+
+/* falkon.c: FALKON's passes over the rows; falkon_factor.c: its m x m factors and solves */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *kc,
                              const float *kcf, const double *U, const double *V,
@@ -372,29 +305,5 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
-SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                   SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads, SEXP K, SEXP single);
-SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
-                                 SEXP block_rows, SEXP nthreads);
-SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                  SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
-                                  SEXP row0, SEXP total, SEXP single);
-SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
-                                   SEXP par);
-SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init);
-SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
-                                      SEXP block_rows, SEXP nthreads, SEXP single);
-SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
-SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
-SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);
-SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads);
-SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
-SEXP bochner_falkon_factor_copy_call(SEXP F);
-SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
-
-/* exact_moments.c: column means and sums of squares independent of the row grouping */
-SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
-SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
 #endif

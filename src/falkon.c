@@ -102,17 +102,6 @@ static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows, double *dest, 
                                        dest ? ldd : *rows, p->nthreads);
 }
 
-/* A pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
- * on the calling thread: it opens several parallel regions, and each costs
- * a wake-up that such small work cannot repay (on a loaded machine, a wait
- * for the other thread's time slice: Vehicle's fit took 9 times its
- * one-thread CPU time on two threads). */
-#define FALKON_MIN_THREADED_WORK 16777216.0
-int bochner_falkon_threads(int nthreads, double work)
-{
-    return work < FALKON_MIN_THREADED_WORK ? 1 : nthreads;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The order of the sums over rows: fixed by the global row numbers.
  *

@@ -119,9 +119,9 @@ static void decision_rows(void *ctx, R_xlen_t blk, int thread)
 }
 
 /* layout: 0 Z, 1 t(Z), 2 decision values Z %*% beta + intercept */
-static void fourier_run(const double *x, R_xlen_t n, int d, const double *w, int nfreq,
-                        const double *b, double scale, double *out, int layout,
-                        const double *beta, const double *intercept, int m, int nthreads)
+void bochner_fourier_run(const double *x, R_xlen_t n, int d, const double *w, int nfreq,
+                         const double *b, double scale, double *out, int layout,
+                         const double *beta, const double *intercept, int m, int nthreads)
 {
     transform_job p = {x, w, b, n, d, nfreq, scale, b ? nfreq : 2 * nfreq, out,
                        (nfreq + FREQ_BLOCK - 1) / FREQ_BLOCK, NULL, 0, beta, intercept, m};
@@ -148,54 +148,5 @@ void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
                                const double *w, int nfreq, const double *b,
                                double scale, double *z, int nthreads)
 {
-    fourier_run(x, n, d, w, nfreq, b, scale, z, 0, NULL, NULL, 0, nthreads);
-}
-
-/* The arguments shared by the entry points: x, w, b, and the feature count. */
-static R_xlen_t check_fourier_args(SEXP x, SEXP w, SEXP b)
-{
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    int d = ncols(x), nfreq = ncols(w);
-    if (nrows(w) != d) error("'w' must have one row per column of 'x'");
-    if (d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
-    if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
-        error("'b' must be NULL or a double vector with one phase per frequency");
-    R_xlen_t ncol = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
-    if (ncol > INT_MAX) error("too many features");
-    return ncol;
-}
-
-/* Z (n x features), or t(Z) when transposed is TRUE */
-SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
-                                SEXP nthreads)
-{
-    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
-    int tr = asLogical(transposed) == TRUE;
-    SEXP z = PROTECT(tr ? bochner_alloc_output(ncol, n) : bochner_alloc_output(n, ncol));
-    if (n > 0)
-        fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
-                    asReal(scale), REAL(z), tr, NULL, NULL, 0,
-                    bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return z;
-}
-
-/* Z %*% beta + intercept (n x m) without holding Z: memory O(block) */
-SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
-                               SEXP intercept, SEXP nthreads)
-{
-    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
-    if (!bochner_is_real_matrix(beta) || nrows(beta) != ncol)
-        error("'beta' must be a double matrix with one row per feature");
-    int m = ncols(beta);
-    if (TYPEOF(intercept) != REALSXP || XLENGTH(intercept) != m)
-        error("'intercept' must be a double vector with one value per column of 'beta'");
-    SEXP out = PROTECT(bochner_alloc_output(n, m));
-    if (n > 0 && m > 0)
-        fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
-                    asReal(scale), REAL(out), 2, REAL(beta), REAL(intercept), m,
-                    bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return out;
+    bochner_fourier_run(x, n, d, w, nfreq, b, scale, z, 0, NULL, NULL, 0, nthreads);
 }

@@ -276,29 +276,3 @@ void bochner_fft(const bochner_fft_plan *pl, bcx *in, bcx *out, bcx *work,
         out[j].im = -out[j].im;
     }
 }
-
-/* Test entry: stats::fft() semantics on a complex vector. */
-SEXP bochner_fft_call(SEXP z, SEXP inverse)
-{
-    if (TYPEOF(z) != CPLXSXP) error("'z' must be a complex vector");
-    R_xlen_t n = XLENGTH(z);
-    if (n > INT_MAX / 4) error("'z' is too long");
-    SEXP out = PROTECT(allocVector(CPLXSXP, n));
-    if (n > 0) {
-        bochner_fft_plan *pl = bochner_fft_plan_make((int) n);
-        bcx *work = (bcx *) R_alloc(bochner_fft_work_size(pl), sizeof(bcx));
-        bcx *in = (bcx *) R_alloc((size_t) n, sizeof(bcx));
-        bcx *res = (bcx *) R_alloc((size_t) n, sizeof(bcx));
-        for (R_xlen_t j = 0; j < n; j++) {
-            in[j].re = COMPLEX(z)[j].r;
-            in[j].im = COMPLEX(z)[j].i;
-        }
-        bochner_fft(pl, in, res, work, asLogical(inverse) == TRUE);
-        for (R_xlen_t j = 0; j < n; j++) {
-            COMPLEX(out)[j].r = res[j].re;
-            COMPLEX(out)[j].i = res[j].im;
-        }
-    }
-    UNPROTECT(1);
-    return out;
-}

@@ -1,5 +1,5 @@
-/* Registration of the .Call entry points (exact argument counts). */
-#include "bochner.h"
+/* Registration of the .Call entry points (exact argument counts; declared in api.h). */
+#include "api.h"
 #include <R_ext/Rdynload.h>
 
 #define CALLDEF(name, fun, n) {name, (DL_FUNC) &fun, n}

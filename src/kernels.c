@@ -557,22 +557,3 @@ int bochner_kernel_against_rows(const bochner_kernel_against *k, const double *x
     vmaxset(vmax);
     return status;
 }
-
-SEXP bochner_kernel_matrix_call(SEXP code, SEXP par, SEXP x, SEXP y,
-                                SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-    if (!isNull(y) && !bochner_is_real_matrix(y)) error("'y' must be a double matrix or NULL");
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    R_xlen_t nx = nrows(x), ny = isNull(y) ? nx : nrows(y);
-    int d = ncols(x);
-    if (!isNull(y) && ncols(y) != d) error("'x' and 'y' must have the same number of columns");
-    SEXP out = PROTECT(bochner_alloc_output(nx, ny));
-    int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par),
-                                       REAL(x), nx, isNull(y) ? NULL : REAL(y),
-                                       ny, d, REAL(out),
-                                       bochner_nthreads(asInteger(nthreads)));
-    bochner_stop_on_status(status, "kernel_matrix");
-    UNPROTECT(1);
-    return out;
-}

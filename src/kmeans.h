@@ -1,5 +1,6 @@
-/* Kernel k-means: what the driver (kmeans.c) and the two methods
- * (kmeans_gram.c on the Gram matrix, kmeans_lloyd.c on features) share. */
+/* Kernel k-means: what the driver (kmeans.c), the two methods (kmeans_gram.c on the
+ * Gram matrix, kmeans_lloyd.c on features), the block steps (kmeans_blocks.c) and
+ * their .Call wrappers (api_kmeans.c) share. */
 #ifndef BOCHNER_KMEANS_H
 #define BOCHNER_KMEANS_H
 
@@ -73,7 +74,13 @@ static inline R_xlen_t km_row_blocks(R_xlen_t n)
     return (n + KM_ROW_BLOCK - 1) / KM_ROW_BLOCK;
 }
 
-/* kmeans.c: the driver and what the .Call wrappers share */
+/* kmeans.c: k-means++ on the kernel's feature space (Nystrom landmarks; non-static for
+ * its wrapper in api_kmeans.c) */
+int bochner_kmeans_pp_kernel(int code, const double *par, int npar, const double *x,
+                             R_xlen_t n, int d, const double *diag, int m, int nthreads,
+                             int *chosen);
+
+/* api_kmeans.c: what the .Call wrappers share (argument checks, the result list) */
 int km_fit(km_problem *p, const int *init, int nstart, int itermax, km_result *res);
 double km_sum(const double *x, R_xlen_t n);
 R_xlen_t km_locate(const double *w, R_xlen_t n, double target, R_xlen_t *last, double *cum);

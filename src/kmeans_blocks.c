@@ -60,46 +60,6 @@ int bochner_kmeans_pp_block(const double *Z, R_xlen_t m, int D, const double *S,
     return BOCHNER_OK;
 }
 
-/* NULL or a double matrix of D columns: its rows. */
-static int point_rows(SEXP v, int D, const char *what)
-{
-    if (isNull(v)) return 0;
-    if (!bochner_is_real_matrix(v) || ncols(v) != D)
-        error("'%s' must be NULL or a double matrix with the columns of 'z'", what);
-    return nrows(v);
-}
-
-SEXP bochner_kmeans_pp_block_call(SEXP z, SEXP seeds, SEXP trials, SEXP weights, SEXP targets,
-                                  SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z);
-    if (m < 1 || D < 1) error("'z' must have at least one row and one column");
-    int ns = point_rows(seeds, D, "seeds"), nt = point_rows(trials, D, "trials");
-    if (TYPEOF(targets) != REALSXP) error("'targets' must be a double vector");
-    int ntg = LENGTH(targets);
-    const double *w = km_weights_arg(weights, m);
-    SEXP PT = PROTECT(allocVector(REALSXP, nt));
-    SEXP PK = PROTECT(allocVector(REALSXP, ntg));
-    R_xlen_t *pick = (R_xlen_t *) R_alloc((size_t) ntg + 1, sizeof(R_xlen_t)), last = -1;
-    double total = 0.0;
-    int status = bochner_kmeans_pp_block(REAL(z), m, D, ns ? REAL(seeds) : NULL, ns,
-                                         nt ? REAL(trials) : NULL, nt, w, REAL(targets), ntg,
-                                         bochner_nthreads(asInteger(nthreads)), &total,
-                                         REAL(PT), pick, &last);
-    bochner_stop_on_status(status, "kernel k-means++");
-    for (int g = 0; g < ntg; g++) REAL(PK)[g] = (double) pick[g] + 1.0;   /* 0: none */
-    const char *names[] = {"total", "pot", "pick", "last", ""};
-    SEXP res = PROTECT(mkNamed(VECSXP, names));
-    SET_VECTOR_ELT(res, 0, ScalarReal(total));
-    SET_VECTOR_ELT(res, 1, PT);
-    SET_VECTOR_ELT(res, 2, PK);
-    SET_VECTOR_ELT(res, 3, ScalarReal((double) last + 1.0));
-    UNPROTECT(3);
-    return res;
-}
-
 /* One Lloyd step on a block of rows, the work of a chunk in the chunked fit
  * and of a mini-batch: for the rows of Z (m x D) with weights w (NULL: 1)
  * and the centres C (k x D), each row's nearest centre (ties to the lowest
@@ -190,50 +150,4 @@ int bochner_kmeans_block(const double *Z, R_xlen_t m, int D, const double *C, in
         }
     }
     return BOCHNER_OK;
-}
-
-SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEXP nfar,
-                               SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    if (!bochner_is_real_matrix(centres)) error("'centres' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z), k = nrows(centres);
-    if (ncols(centres) != D) error("'z' and 'centres' must have the same number of columns");
-    if (D < 1 || k < 1 || m < 1) error("'z' and 'centres' must not be empty");
-    if (own != R_NilValue &&
-        (!bochner_is_real_matrix(own) || nrows(own) != k || ncols(own) != D))
-        error("'own' must be NULL or a matrix like 'centres'");
-    const double *w = km_weights_arg(weights, m);
-    int nf = bochner_count_arg(nfar, "nfar", 0);
-    if (nf > m) nf = (int) m;
-    SEXP CL = PROTECT(allocVector(INTSXP, m));
-    SEXP DI = PROTECT(allocVector(REALSXP, m));
-    SEXP SU = PROTECT(allocMatrix(REALSXP, k, D));
-    SEXP CO = PROTECT(allocVector(REALSXP, k));
-    SEXP S2 = PROTECT(allocVector(REALSXP, k));
-    SEXP ZS = PROTECT(allocVector(REALSXP, D));
-    SEXP ZZ = PROTECT(allocVector(REALSXP, 1));
-    SEXP FR = PROTECT(allocVector(INTSXP, nf));
-    SEXP FD = PROTECT(allocVector(REALSXP, nf));
-    int status = bochner_kmeans_block(REAL(z), m, D, REAL(centres), k, w,
-                                      own == R_NilValue ? NULL : REAL(own), nf,
-                                      bochner_nthreads(asInteger(nthreads)), INTEGER(CL),
-                                      REAL(DI), REAL(SU), REAL(CO), REAL(S2), REAL(ZS),
-                                      REAL(ZZ), INTEGER(FR), REAL(FD));
-    bochner_stop_on_status(status, "kernel_kmeans");
-    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i]++;
-    for (int f = 0; f < nf; f++) INTEGER(FR)[f]++;
-    const char *names[] = {"cluster", "distance", "sums", "counts", "s2", "zsum", "zz",
-                           "far", "far_distance"};
-    SEXP res = PROTECT(allocVector(VECSXP, 9));
-    SEXP nms = PROTECT(allocVector(STRSXP, 9));
-    SEXP vals[] = {CL, DI, SU, CO, S2, ZS, ZZ, FR, FD};
-    for (int i = 0; i < 9; i++) {
-        SET_VECTOR_ELT(res, i, vals[i]);
-        SET_STRING_ELT(nms, i, mkChar(names[i]));
-    }
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(11);
-    return res;
 }

@@ -591,58 +591,6 @@ void bochner_kmeans_centre_distances(const double *Z, R_xlen_t m, int D,
     bochner_kmeans_centre_distances_norms(Z, m, D, C, k, out, nthreads);
 }
 
-/* ------------------------------------------------------------------------ */
-/* .Call wrappers                                                            */
-
-SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
-                               SEXP seeding, SEXP nstart, SEXP itermax, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    R_xlen_t n = nrows(z);
-    int D = ncols(z);
-    if (n < 1 || D < 1) error("'z' must have at least one row and one column");
-    int kk = bochner_count_arg(k, "k", 1), ns = bochner_count_arg(nstart, "nstart", 1);
-    int im = bochner_count_arg(itermax, "iter.max", 1);
-    if (kk > n) error("'k' must be at most the number of points");
-    const int *a0 = km_assignment_arg(init, n, kk, "init");
-    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
-    const double *w = km_weights_arg(weights, n);
-    int nth = bochner_nthreads(asInteger(nthreads));
-
-    int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
-    int *size = (int *) R_alloc((size_t) kk, sizeof(int));
-    double *dist = (double *) R_alloc((size_t) n, sizeof(double));
-    double *start_obj = (double *) R_alloc((size_t) ns, sizeof(double));
-    km_result r = {cluster, size, dist, NULL, 0, 0, 0, 0, 0, 0.0, start_obj};
-    SEXP centres = PROTECT(allocMatrix(REALSXP, kk, D));
-    double totss = 0.0;
-    GetRNGstate();
-    int status = bochner_kmeans_lloyd(REAL(z), n, D, kk, w, a0, ns, im, hw, sd, nth, &r,
-                                      REAL(centres), &totss);
-    PutRNGstate();
-    bochner_stop_on_status(status, "kernel_kmeans");
-    SEXP res = km_result_list(n, kk, w, cluster, size, dist, &r, start_obj, ns, totss,
-                              centres, "centers");
-    UNPROTECT(1);
-    return res;
-}
-
-SEXP bochner_kmeans_centre_distances_call(SEXP z, SEXP centres, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    if (!bochner_is_real_matrix(centres)) error("'centres' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z), k = nrows(centres);
-    if (ncols(centres) != D) error("'z' and 'centres' must have the same number of columns");
-    if (D < 1 || k < 1) error("'z' and 'centres' must not be empty");
-    SEXP out = PROTECT(allocMatrix(REALSXP, (int) m, k));
-    if (m > 0)
-        bochner_kmeans_centre_distances(REAL(z), m, D, REAL(centres), k, REAL(out),
-                                        bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return out;
-}
-
 /* A Hartigan-Wong pass over one block of rows of a partition of N rows
  * held in chunks: the rows of Z (m x D) with clusters cl (0-based), the
  * partition's per-cluster feature sums (k x D) and counts (k), the live
@@ -699,46 +647,4 @@ int bochner_kmeans_hartigan_block(const double *Z, R_xlen_t m, int D, int k, int
     }
     for (R_xlen_t i = 0; i < m; i++) bs2[cl[i]] += l.zn[i];
     return BOCHNER_OK;
-}
-
-SEXP bochner_kmeans_hartigan_block_call(SEXP z, SEXP cluster, SEXP sums, SEXP counts,
-                                        SEXP last, SEXP base, SEXP window, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(z)) error("'z' must be a double matrix");
-    if (!bochner_is_real_matrix(sums)) error("'sums' must be a double matrix");
-    R_xlen_t m = nrows(z);
-    int D = ncols(z), k = nrows(sums);
-    if (ncols(sums) != D) error("'z' and 'sums' must have the same number of columns");
-    if (TYPEOF(cluster) != INTSXP || XLENGTH(cluster) != m)
-        error("'cluster' must be an integer vector, one per row of 'z'");
-    if (TYPEOF(counts) != REALSXP || XLENGTH(counts) != k)
-        error("'counts' must be a double vector, one per cluster");
-    if (TYPEOF(last) != REALSXP || XLENGTH(last) != k)
-        error("'last' must be a double vector, one per cluster");
-    SEXP CL = PROTECT(allocVector(INTSXP, m));
-    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i] = INTEGER(cluster)[i] - 1;
-    SEXP SU = PROTECT(duplicate(sums));
-    SEXP CO = PROTECT(duplicate(counts));
-    SEXP LA = PROTECT(duplicate(last));
-    SEXP BS = PROTECT(allocMatrix(REALSXP, k, D));
-    SEXP B2 = PROTECT(allocVector(REALSXP, k));
-    int moves = 0;
-    int status = bochner_kmeans_hartigan_block(REAL(z), m, D, k, INTEGER(CL), REAL(SU),
-                                               REAL(CO), REAL(LA), asReal(base), asReal(window),
-                                               bochner_nthreads(asInteger(nthreads)), &moves,
-                                               REAL(BS), REAL(B2));
-    bochner_stop_on_status(status, "kernel_kmeans");
-    for (R_xlen_t i = 0; i < m; i++) INTEGER(CL)[i]++;
-    const char *names[] = {"cluster", "sums", "counts", "last", "moves", "block_sums",
-                           "block_s2"};
-    SEXP vals[] = {CL, SU, CO, LA, ScalarInteger(moves), BS, B2};
-    SEXP res = PROTECT(allocVector(VECSXP, 7));
-    SEXP nms = PROTECT(allocVector(STRSXP, 7));
-    for (int i = 0; i < 7; i++) {
-        SET_VECTOR_ELT(res, i, vals[i]);
-        SET_STRING_ELT(nms, i, mkChar(names[i]));
-    }
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(8);
-    return res;
 }

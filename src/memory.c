@@ -15,9 +15,6 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/resource.h>
-#endif
 
 #define HUGE_PAGE ((uintptr_t) 2 << 20)
 #define ADVISE_MIN_BYTES ((size_t) 4 << 20)
@@ -50,19 +47,4 @@ void bochner_copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, 
 {
     for (int k = 0; k < d; k++)
         memcpy(xb + (ptrdiff_t) k * nb, x + i0 + (R_xlen_t) k * n, sizeof(double) * (size_t) nb);
-}
-
-/* .Call(C_address_space_limit): the process's soft limit on its address
- * space (ulimit -v) in bytes, Inf where there is none.  The memory guard
- * (R/checks.R) counts it with the memory the system has available: under a
- * lower limit an allocation fails long before the machine runs out. */
-SEXP bochner_address_space_limit_call(void)
-{
-    double limit = R_PosInf;
-#if (defined(__unix__) || defined(__APPLE__)) && defined(RLIMIT_AS)
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        limit = (double) rl.rlim_cur;
-#endif
-    return ScalarReal(limit);
 }

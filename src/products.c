@@ -5,9 +5,11 @@
  *   bochner_crossproduct   the same for t(a) %*% b, a read by its columns (gemm.c's
  *                          bochner_gemm_tn): Z'Z with no transposed copy of Z
  *   bochner_mirror_upper, bochner_transpose   threaded / cache-blocked copies
- *   .Call entry points     matprod, crossprod, and moments_step / moments_finish
- *                          (Z'Z and Z'Y folded over row blocks of features that
- *                          R computes one block at a time: Z is never held)
+ *   moments_step / moments_finish   .Call entry points still here (Z'Z and Z'Y
+ *                          folded over row blocks of features that R computes one
+ *                          block at a time: Z is never held; their state is an R
+ *                          list the fold updates in place); matprod and crossprod's
+ *                          wrappers are in api_products.c
  *
  * Threads own tiles of the output; each entry is one chain over the inner
  * dimension in order (gemm.c), so results are identical for any thread
@@ -198,35 +200,6 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
 
 /* ------------------------------------------------------------------------ */
 /* .Call entry points                                                        */
-
-/* a %*% b */
-SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
-    if (!bochner_is_real_matrix(b)) error("'b' must be a double matrix");
-    int m = nrows(a), k = ncols(a), n = ncols(b);
-    if (nrows(b) != k) error("non-conformable arguments: ncol(a) = %d, nrow(b) = %d", k, nrows(b));
-    SEXP c = PROTECT(bochner_alloc_output(m, n));
-    if (k == 0) memset(REAL(c), 0, sizeof(double) * (size_t) XLENGTH(c));
-    else bochner_product(REAL(a), m, REAL(b), k, m, n, k, REAL(c), m, 0, 0,
-                         bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return c;
-}
-
-/* t(a) %*% a, exactly symmetric */
-SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(a)) error("'a' must be a double matrix");
-    int n = nrows(a), D = ncols(a);
-    int nth = bochner_nthreads(asInteger(nthreads));
-    SEXP g = PROTECT(bochner_alloc_output(D, D));
-    memset(REAL(g), 0, sizeof(double) * (size_t) XLENGTH(g));
-    bochner_crossproduct(REAL(a), n, REAL(a), n, D, D, n, REAL(g), D, 1, 1, nth);
-    bochner_mirror_upper(REAL(g), D, nth);
-    UNPROTECT(1);
-    return g;
-}
 
 /* The column means of x (nr x ncol) into mean, zeros into sum. */
 static void column_means(const double *x, int nr, int ncol, double *mean, double *sum)

@@ -117,33 +117,6 @@ int bochner_orthogonal_frequencies(int code, const double *par, int npar,
     return BOCHNER_OK;
 }
 
-static void check_shift_invariant_par(SEXP code, SEXP par)
-{
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    if (!(REAL(par)[0] > 0) || !R_FINITE(REAL(par)[0])) error("'sigma' must be positive");
-    int c = asInteger(code);
-    if (c == BK_MATERN && (XLENGTH(par) != 2 || !(REAL(par)[1] > 0) ||
-                           REAL(par)[1] > BOCHNER_MATERN_NU_MAX))
-        error("'nu' must be positive");
-}
-
-SEXP bochner_orthogonal_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d)
-{
-    check_shift_invariant_par(code, par);
-    int nfreq = bochner_count_arg(D, "D", 0), dd = bochner_count_arg(d, "d", 1);
-    SEXP out = PROTECT(bochner_alloc_output(dd, nfreq));
-    double *norms = (double *) R_alloc(dd, sizeof(double));
-    GetRNGstate();
-    int status = bochner_orthogonal_frequencies(asInteger(code), REAL(par), LENGTH(par),
-                                                nfreq, dd, REAL(out), norms);
-    PutRNGstate();
-    if (status == BOCHNER_BAD_KERNEL)
-        error("orthogonal frequencies: only for the Gaussian and Matern kernels");
-    bochner_stop_on_status(status, "orthogonal frequencies");
-    UNPROTECT(1);
-    return out;
-}
-
 /* ---- randomised quasi-Monte Carlo --------------------------------------- */
 
 /* The first s primes. */
@@ -249,30 +222,4 @@ int bochner_qmc_frequencies(int code, const double *par, int npar,
         }
     }
     return BOCHNER_OK;
-}
-
-SEXP bochner_qmc_frequencies_call(SEXP code, SEXP par, SEXP D, SEXP d, SEXP with_phase)
-{
-    check_shift_invariant_par(code, par);
-    int nfreq = bochner_count_arg(D, "D", 0), dd = bochner_count_arg(d, "d", 1);
-    int ph = asLogical(with_phase);
-    if (ph == NA_LOGICAL) error("'with_phase' must be TRUE or FALSE");
-    if (dd > BOCHNER_QMC_MAX_DIM) error("qmc frequencies: at most %d dimensions", BOCHNER_QMC_MAX_DIM);
-    SEXP res = PROTECT(allocVector(VECSXP, 2));
-    SET_VECTOR_ELT(res, 0, bochner_alloc_output(dd, nfreq));
-    if (ph) SET_VECTOR_ELT(res, 1, allocVector(REALSXP, nfreq));
-    GetRNGstate();
-    int status = bochner_qmc_frequencies(asInteger(code), REAL(par), LENGTH(par), nfreq, dd,
-                                         REAL(VECTOR_ELT(res, 0)),
-                                         ph ? REAL(VECTOR_ELT(res, 1)) : NULL);
-    PutRNGstate();
-    if (status == BOCHNER_BAD_KERNEL)
-        error("qmc frequencies: the kernel has no spectral density");
-    bochner_stop_on_status(status, "qmc frequencies");
-    SEXP names = PROTECT(allocVector(STRSXP, 2));
-    SET_STRING_ELT(names, 0, mkChar("omega"));
-    SET_STRING_ELT(names, 1, mkChar("phase"));
-    setAttrib(res, R_NamesSymbol, names);
-    UNPROTECT(2);
-    return res;
 }

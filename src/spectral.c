@@ -82,25 +82,3 @@ int bochner_spectral_sample(int code, const double *par, int npar,
         return BOCHNER_BAD_KERNEL;
     }
 }
-
-SEXP bochner_spectral_sample_call(SEXP code, SEXP par, SEXP n, SEXP d)
-{
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    double nn = asReal(n);
-    int dd = asInteger(d);
-    if (!R_FINITE(nn) || nn < 0 || nn > INT_MAX) error("'n' must be a count");
-    if (dd == NA_INTEGER || dd < 0) error("'d' must be a count");
-    if (!(REAL(par)[0] > 0)) error("'sigma' must be positive");
-    if (asInteger(code) == BK_SPECTRAL_MIXTURE && dd > 0 &&
-        !bochner_sm_check(REAL(par), LENGTH(par), dd))
-        error("the spectral mixture's parameters do not fit %d input columns", dd);
-    SEXP out = PROTECT(allocMatrix(REALSXP, (int) nn, dd));
-    GetRNGstate();
-    int status = bochner_spectral_sample(asInteger(code), REAL(par), LENGTH(par),
-                                         (R_xlen_t) nn, dd, REAL(out));
-    PutRNGstate();
-    if (status == BOCHNER_BAD_KERNEL) error("spectral_sample: the kernel has no spectral density");
-    bochner_stop_on_status(status, "spectral_sample");
-    UNPROTECT(1);
-    return out;
-}

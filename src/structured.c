@@ -258,44 +258,6 @@ int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int 
     return BOCHNER_OK;
 }
 
-/* Z (n x D or n x 2D).  sign: integer p x 3 x B array of +-1 (D1, D2, D3
- * of each block); radial: D scales r_j / sigma; phase: D phases or NULL. */
-SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
-                                       SEXP scale, SEXP nthreads)
-{
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-    if (TYPEOF(sign) != INTSXP) error("'sign' must be an integer array");
-    if (TYPEOF(radial) != REALSXP) error("'radial' must be a double vector");
-    R_xlen_t nfreq = XLENGTH(radial), n = nrows(x);
-    int d = ncols(x);
-    if (nfreq < 1 || nfreq > INT_MAX / 2) error("'radial' must have between 1 and %d scales", INT_MAX / 2);
-    if (!isNull(phase) && (TYPEOF(phase) != REALSXP || XLENGTH(phase) != nfreq))
-        error("'phase' must be NULL or a double vector with one phase per frequency");
-    if (d < 1) error("'x' must have at least one column");
-    SEXP dim = getAttrib(sign, R_DimSymbol);
-    if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 3 || INTEGER(dim)[1] != 3)
-        error("'sign' must be a p x 3 x B array");
-    int p = INTEGER(dim)[0];
-    if (p < 2 || (p & (p - 1)) != 0 || p < d)
-        error("'sign' must have a power of 2 rows, at least 2 and at least ncol(x)");
-    R_xlen_t nblock = (nfreq + p - 1) / p;
-    if (INTEGER(dim)[2] != nblock)
-        error("'sign' must have one slice per block of %d frequencies", p);
-    const int *sg = INTEGER(sign);
-    for (R_xlen_t i = 0; i < XLENGTH(sign); i++)
-        if (sg[i] != 1 && sg[i] != -1) error("'sign' must hold only -1 and 1");
-    R_xlen_t ncol = isNull(phase) ? 2 * nfreq : nfreq;
-    SEXP z = PROTECT(bochner_alloc_output(n, ncol));
-    if (n > 0) {
-        int st = bochner_structured_transform(REAL(x), n, d, p, (int) nfreq, sg, REAL(radial),
-                                              isNull(phase) ? NULL : REAL(phase), asReal(scale),
-                                              REAL(z), bochner_nthreads(asInteger(nthreads)));
-        bochner_stop_on_status(st, "structured_transform");
-    }
-    UNPROTECT(1);
-    return z;
-}
-
 /* The unnormalised Walsh-Hadamard transform of each column of x (rows a
  * power of 2, at least 2): H %*% x.  For tests. */
 SEXP bochner_fwht_call(SEXP x)

@@ -61,23 +61,13 @@ void bochner_parallel_blocks(R_xlen_t nblocks, int nthreads, int per_check,
     }
 }
 
-/* The cores R may use here: OpenMP's view (the cores, OMP_THREAD_LIMIT,
- * OMP_NUM_THREADS when set), and 2 under R CMD check's
- * _R_CHECK_LIMIT_CORES_ (CRAN's policy for checks). */
-SEXP bochner_max_threads(void)
+/* FALKON's thread choice (falkon.c, falkon_factor.c): a pass or solve under about 5 ms of arithmetic (2^24 multiply-adds) runs
+ * on the calling thread: it opens several parallel regions, and each costs
+ * a wake-up that such small work cannot repay (on a loaded machine, a wait
+ * for the other thread's time slice: Vehicle's fit took 9 times its
+ * one-thread CPU time on two threads). */
+#define FALKON_MIN_THREADED_WORK 16777216.0
+int bochner_falkon_threads(int nthreads, double work)
 {
-    int n = 1;
-#ifdef _OPENMP
-    int limit = omp_get_thread_limit(), procs = omp_get_num_procs();
-    n = limit < procs ? limit : procs;
-    const char *env = getenv("OMP_NUM_THREADS");
-    if (env && *env) {
-        int m = omp_get_max_threads();
-        if (m >= 1 && m < n) n = m;
-    }
-    const char *check = getenv("_R_CHECK_LIMIT_CORES_");
-    if (check && *check && strcmp(check, "false") != 0 && strcmp(check, "FALSE") != 0 && n > 2)
-        n = 2;
-#endif
-    return ScalarInteger(n);
+    return work < FALKON_MIN_THREADED_WORK ? 1 : nthreads;
 }

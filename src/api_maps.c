@@ -1,0 +1,205 @@
+/* .Call wrappers: the feature maps: Fourier features and fused decision values (features.c),
+ * SORF (structured.c), random projections, TensorSketch and min-kernel features
+ * (polynomial.c).  sparse.c's wrappers are still in sparse.c (they read the dgCMatrix
+ * into its CSR type).
+ * Each checks and converts R arguments, allocates its result and calls the core
+ * (bochner.h); the arithmetic is the core's. */
+#include "api.h"
+
+/* The arguments shared by the entry points: x, w, b, and the feature count. */
+static R_xlen_t check_fourier_args(SEXP x, SEXP w, SEXP b)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
+    int d = ncols(x), nfreq = ncols(w);
+    if (nrows(w) != d) error("'w' must have one row per column of 'x'");
+    if (d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
+    if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
+        error("'b' must be NULL or a double vector with one phase per frequency");
+    R_xlen_t ncol = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
+    if (ncol > INT_MAX) error("too many features");
+    return ncol;
+}
+
+/* Z (n x features), or t(Z) when transposed is TRUE */
+SEXP bochner_rff_transform_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP transposed,
+                                SEXP nthreads)
+{
+    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
+    int tr = asLogical(transposed) == TRUE;
+    SEXP z = PROTECT(tr ? bochner_alloc_output(ncol, n) : bochner_alloc_output(n, ncol));
+    if (n > 0)
+        bochner_fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
+                    asReal(scale), REAL(z), tr, NULL, NULL, 0,
+                    bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+/* Z %*% beta + intercept (n x m) without holding Z: memory O(block) */
+SEXP bochner_rff_decision_call(SEXP x, SEXP w, SEXP b, SEXP scale, SEXP beta,
+                               SEXP intercept, SEXP nthreads)
+{
+    R_xlen_t ncol = check_fourier_args(x, w, b), n = nrows(x);
+    if (!bochner_is_real_matrix(beta) || nrows(beta) != ncol)
+        error("'beta' must be a double matrix with one row per feature");
+    int m = ncols(beta);
+    if (TYPEOF(intercept) != REALSXP || XLENGTH(intercept) != m)
+        error("'intercept' must be a double vector with one value per column of 'beta'");
+    SEXP out = PROTECT(bochner_alloc_output(n, m));
+    if (n > 0 && m > 0)
+        bochner_fourier_run(REAL(x), n, ncols(x), REAL(w), ncols(w), isNull(b) ? NULL : REAL(b),
+                    asReal(scale), REAL(out), 2, REAL(beta), REAL(intercept), m,
+                    bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return out;
+}
+
+static void check_data_matrix(SEXP x)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (ncols(x) < 1) error("'x' must have at least one column");
+}
+
+/* An n x (ncol + has_constant) matrix, the last column filled with the
+ * constant. */
+static SEXP alloc_features(R_xlen_t n, R_xlen_t ncol, SEXP constant)
+{
+    int has_const = !isNull(constant);
+    if (has_const && (TYPEOF(constant) != REALSXP || XLENGTH(constant) != 1))
+        error("'constant' must be NULL or one number");
+    if (ncol + has_const > INT_MAX) error("too many features");
+    SEXP z = PROTECT(bochner_alloc_output(n, ncol + has_const));
+    if (has_const) {
+        double c = REAL(constant)[0], *zc = REAL(z) + ncol * n;
+        for (R_xlen_t i = 0; i < n; i++) zc[i] = c;
+    }
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_projection_transform_call(SEXP x, SEXP w, SEXP term_ptr,
+                                       SEXP term_deg, SEXP term_weight,
+                                       SEXP constant, SEXP nthreads)
+{
+    check_data_matrix(x);
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
+    if (TYPEOF(term_ptr) != INTSXP || XLENGTH(term_ptr) < 1)
+        error("'term_ptr' must be an integer vector");
+    if (TYPEOF(term_deg) != INTSXP) error("'term_deg' must be an integer vector");
+    if (TYPEOF(term_weight) != REALSXP || XLENGTH(term_weight) != XLENGTH(term_deg))
+        error("'term_weight' must be a double vector as long as 'term_deg'");
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (nrows(w) != d) error("'w' must have one row per column of 'x'");
+    R_xlen_t nfeat = XLENGTH(term_ptr) - 1, nterm = XLENGTH(term_deg);
+    const int *tp = INTEGER(term_ptr), *td = INTEGER(term_deg);
+    if (tp[0] != 0 || tp[nfeat] != nterm) error("'term_ptr' does not match 'term_deg'");
+    for (R_xlen_t f = 0; f < nfeat; f++)
+        if (tp[f + 1] < tp[f]) error("'term_ptr' must be non-decreasing");
+    double nvec = 0;
+    for (R_xlen_t t = 0; t < nterm; t++) {
+        if (td[t] == NA_INTEGER || td[t] < 0) error("'term_deg' must be non-negative");
+        nvec += td[t];
+    }
+    if (nvec != (double) ncols(w)) error("'w' must have one column per projection");
+    SEXP z = PROTECT(alloc_features(n, nfeat, constant));
+    bochner_projection_features(REAL(x), n, d, REAL(w), (int) nfeat, tp, td,
+                                REAL(term_weight), REAL(z),
+                                bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
+                                         SEXP D, SEXP scale, SEXP offset,
+                                         SEXP nthreads)
+{
+    check_data_matrix(x);
+    R_xlen_t n = nrows(x);
+    int d = ncols(x), DD = asInteger(D);
+    if (DD == NA_INTEGER || DD < 1 || DD > INT_MAX / 4)
+        error("'D' must be a count between 1 and INT_MAX / 4");
+    if (TYPEOF(hash) != INTSXP || !isMatrix(hash) || nrows(hash) != d + 1 || ncols(hash) < 1)
+        error("'hash' must be an integer matrix with one row per column of 'x', plus one");
+    if (TYPEOF(sign) != REALSXP || !isMatrix(sign) || nrows(sign) != d + 1 ||
+        ncols(sign) != ncols(hash))
+        error("'sign' must be a double matrix shaped like 'hash'");
+    double sc = asReal(scale), off = asReal(offset);
+    if (!(sc >= 0) || !(off >= 0)) error("'scale' and 'offset' must be non-negative");
+    int p = ncols(hash);
+    R_xlen_t len = XLENGTH(hash);
+    int *h = (int *) R_alloc((size_t) len, sizeof(int));
+    for (R_xlen_t i = 0; i < len; i++) {
+        int v = INTEGER(hash)[i];
+        if (v == NA_INTEGER || v < 1 || v > DD) error("'hash' values must lie in 1..D");
+        h[i] = v - 1;
+    }
+    SEXP z = PROTECT(bochner_alloc_output(n, DD));
+    bochner_tensor_sketch(REAL(x), n, d, h, REAL(sign), p, DD, sqrt(sc), sqrt(off),
+                          REAL(z), bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
+                                SEXP nthreads)
+{
+    check_data_matrix(x);
+    R_xlen_t n = nrows(x);
+    int d = ncols(x);
+    if (TYPEOF(t) != REALSXP || !isMatrix(t) || ncols(t) != d || nrows(t) < 1)
+        error("'t' must be a double matrix with one column per column of 'x'");
+    if (TYPEOF(tmax) != REALSXP || XLENGTH(tmax) != d)
+        error("'tmax' must be a double vector with one value per column of 'x'");
+    int D = nrows(t);
+    double *scale = (double *) R_alloc((size_t) d, sizeof(double));
+    for (int j = 0; j < d; j++) {
+        double v = REAL(tmax)[j];
+        if (!(v >= 0) || !R_FINITE(v)) error("'tmax' must be finite and non-negative");
+        scale[j] = sqrt(v / (double) D);
+    }
+    SEXP z = PROTECT(alloc_features(n, (R_xlen_t) d * D, constant));
+    bochner_min_features(REAL(x), n, d, REAL(t), D, scale, REAL(z),
+                         bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return z;
+}
+
+/* Z (n x D or n x 2D).  sign: integer p x 3 x B array of +-1 (D1, D2, D3
+ * of each block); radial: D scales r_j / sigma; phase: D phases or NULL. */
+SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
+                                       SEXP scale, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    if (TYPEOF(sign) != INTSXP) error("'sign' must be an integer array");
+    if (TYPEOF(radial) != REALSXP) error("'radial' must be a double vector");
+    R_xlen_t nfreq = XLENGTH(radial), n = nrows(x);
+    int d = ncols(x);
+    if (nfreq < 1 || nfreq > INT_MAX / 2) error("'radial' must have between 1 and %d scales", INT_MAX / 2);
+    if (!isNull(phase) && (TYPEOF(phase) != REALSXP || XLENGTH(phase) != nfreq))
+        error("'phase' must be NULL or a double vector with one phase per frequency");
+    if (d < 1) error("'x' must have at least one column");
+    SEXP dim = getAttrib(sign, R_DimSymbol);
+    if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 3 || INTEGER(dim)[1] != 3)
+        error("'sign' must be a p x 3 x B array");
+    int p = INTEGER(dim)[0];
+    if (p < 2 || (p & (p - 1)) != 0 || p < d)
+        error("'sign' must have a power of 2 rows, at least 2 and at least ncol(x)");
+    R_xlen_t nblock = (nfreq + p - 1) / p;
+    if (INTEGER(dim)[2] != nblock)
+        error("'sign' must have one slice per block of %d frequencies", p);
+    const int *sg = INTEGER(sign);
+    for (R_xlen_t i = 0; i < XLENGTH(sign); i++)
+        if (sg[i] != 1 && sg[i] != -1) error("'sign' must hold only -1 and 1");
+    R_xlen_t ncol = isNull(phase) ? 2 * nfreq : nfreq;
+    SEXP z = PROTECT(bochner_alloc_output(n, ncol));
+    if (n > 0) {
+        int st = bochner_structured_transform(REAL(x), n, d, p, (int) nfreq, sg, REAL(radial),
+                                              isNull(phase) ? NULL : REAL(phase), asReal(scale),
+                                              REAL(z), bochner_nthreads(asInteger(nthreads)));
+        bochner_stop_on_status(st, "structured_transform");
+    }
+    UNPROTECT(1);
+    return z;
+}
