@@ -77,6 +77,7 @@ SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
+SEXP bochner_fwht_call(SEXP x);
 
 /* exact_moments.c: still in the algorithm file */
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
@@ -128,9 +129,6 @@ SEXP bochner_mmd_fold_finish_call(SEXP state);
 SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
 SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads);
 SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads);
-
-/* structured.c: still in the algorithm file */
-SEXP bochner_fwht_call(SEXP x);
 
 /* svm.c: still in the algorithm file */
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,

@@ -1,7 +1,8 @@
 /* .Call wrappers: the test-only entry points: called from tests/testthat and never from
  * R/ (grep C_<name>), they expose one kernel or one code path to exact tests: the
  * vectorised exp / cos / sin (fastmath.c), the product tiles at a chosen ISA (gemm.c,
- * sgemm.c), float matrices (sgemm.c), the FFT (fft.c).  Kept in one file so that the
+ * sgemm.c), float matrices (sgemm.c), the FFT (fft.c), the Walsh-Hadamard transform
+ * (structured.c).  Kept in one file so that the
  * package's API is the rest.
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
@@ -172,6 +173,19 @@ SEXP bochner_fft_call(SEXP z, SEXP inverse)
             COMPLEX(out)[j].i = res[j].im;
         }
     }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Test entry: the unnormalised Walsh-Hadamard transform of each column of x
+ * (rows a power of 2, at least 2): H %*% x. */
+SEXP bochner_fwht_call(SEXP x)
+{
+    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+    int p = nrows(x), m = ncols(x);
+    if (p < 2 || (p & (p - 1)) != 0) error("'x' must have a power of 2 (at least 2) rows");
+    SEXP out = PROTECT(allocMatrix(REALSXP, p, m));
+    bochner_fwht_columns(REAL(x), p, m, REAL(out));
     UNPROTECT(1);
     return out;
 }

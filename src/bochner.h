@@ -211,6 +211,8 @@ void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
 int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int nfreq,
                                  const int *sign, const double *radial, const double *b,
                                  double scale, double *z, int nthreads);
+/* the Walsh-Hadamard transform of columns, for the tests' entry point */
+void bochner_fwht_columns(const double *x, int p, int m, double *out);
 
 /* kmeans.c */
 /* (bochner_kmeans_gram, bochner_kmeans_lloyd: see kmeans.h) */

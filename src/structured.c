@@ -258,16 +258,13 @@ int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int 
     return BOCHNER_OK;
 }
 
-/* The unnormalised Walsh-Hadamard transform of each column of x (rows a
- * power of 2, at least 2): H %*% x.  For tests. */
-SEXP bochner_fwht_call(SEXP x)
+/* The unnormalised Walsh-Hadamard transform of each of the m columns of
+ * xi (p rows, a power of 2, at least 2) into o: H %*% x, through the
+ * interleaved transform the features use (the tests' entry point,
+ * api_testing.c). */
+void bochner_fwht_columns(const double *xi, int p, int m, double *o)
 {
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-    int p = nrows(x), m = ncols(x);
-    if (p < 2 || (p & (p - 1)) != 0) error("'x' must have a power of 2 (at least 2) rows");
-    SEXP out = PROTECT(allocMatrix(REALSXP, p, m));
-    const double *xi = REAL(x);
-    double *o = REAL(out), *v = (double *) R_alloc((size_t) p * ROWS, sizeof(double));
+    double *v = (double *) R_alloc((size_t) p * ROWS, sizeof(double));
     /* columns ROWS at a time through the interleaved transform */
     for (int c0 = 0; c0 < m; c0 += ROWS) {
         int nc = m - c0 < ROWS ? m - c0 : ROWS;
@@ -279,6 +276,4 @@ SEXP bochner_fwht_call(SEXP x)
             for (int i = 0; i < nc; i++)
                 o[k + (R_xlen_t) (c0 + i) * p] = v[(R_xlen_t) k * ROWS + i];
     }
-    UNPROTECT(1);
-    return out;
 }
