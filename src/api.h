@@ -32,6 +32,8 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
                                          SEXP nthreads);
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
+SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEXP block,
+                             SEXP nthreads);
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 

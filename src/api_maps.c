@@ -1,6 +1,6 @@
 /* .Call wrappers: the feature maps: Fourier features and fused decision values (features.c),
  * SORF (structured.c), random projections, TensorSketch and min-kernel features
- * (polynomial.c).  sparse.c's wrappers are still in sparse.c (they read the dgCMatrix
+ * (polynomial.c), and randomly pivoted Cholesky's Nystrom landmarks (rpcholesky.c).  sparse.c's wrappers are still in sparse.c (they read the dgCMatrix
  * into its CSR type).
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
@@ -202,4 +202,36 @@ SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phas
     }
     UNPROTECT(1);
     return z;
+}
+
+/* x: n x d double matrix; code, par: the kernel (as for kernel_matrix); diag: K_ii;
+ * m: pivots wanted (1..n); block: candidates per round (1: sequential).  Draws from
+ * R's generator.  Returns list(index = the pivots, 1-based rows in the order chosen,
+ * fewer than m when the residual vanished; trace = trace(K - K_hat) on them;
+ * drawn = the candidates drawn). */
+SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEXP block,
+                             SEXP nthreads)
+{
+    int mm = bochner_landmark_args(x, par, diag, m, "m");
+    int b = bochner_count_arg(block, "block", 1);
+    R_xlen_t n = nrows(x);
+    int *piv = (int *) R_alloc((size_t) mm, sizeof(int));
+    int found = 0;
+    double trace = 0.0, drawn = 0.0;
+    GetRNGstate();
+    int status = bochner_rpcholesky(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
+                                    ncols(x), REAL(diag), mm, b,
+                                    bochner_nthreads(asInteger(nthreads)), piv, &found, &trace,
+                                    &drawn);
+    PutRNGstate();
+    bochner_stop_on_status(status, "randomly pivoted Cholesky");
+    const char *names[] = {"index", "trace", "drawn", ""};
+    SEXP res = PROTECT(mkNamed(VECSXP, names));
+    SEXP p = PROTECT(allocVector(INTSXP, found));
+    for (int j = 0; j < found; j++) INTEGER(p)[j] = piv[j] + 1;
+    SET_VECTOR_ELT(res, 0, p);
+    SET_VECTOR_ELT(res, 1, ScalarReal(trace));
+    SET_VECTOR_ELT(res, 2, ScalarReal(drawn));
+    UNPROTECT(2);
+    return res;
 }

@@ -260,12 +260,11 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
                           const double *t, int D, const double *scale,
                           double *z, int nthreads);
 
-/* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks (its .Call wrapper is
- * still in rpcholesky.c and declared here, until that file is replaced) */
+/* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks (block form with
+ * rejection sampling) */
 int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R_xlen_t n,
-                       int d, const double *diag, int k, int nthreads, int *chosen, double *F,
-                       double *trace);
-SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP k, SEXP nthreads);
+                       int d, const double *diag, int k, int b, int nthreads, int *pivots,
+                       int *found, double *trace, double *drawn);
 
 /* One binary SVM problem's samples: rows[0..n-1] (0-based columns of the
  * D x N features zt), their signs (+1 or -1) and costs; the dual solver

@@ -36,7 +36,7 @@ x3 <- matrix(rnorm(40 * 3), 40, 3, dimnames = list(NULL, c("a", "b", "c")))
 xnew <- matrix(rnorm(25 * 3), 25, 3, dimnames = list(NULL, c("a", "b", "c")))
 
 test_that("Nystrom is exact on the landmarks when K_LL has full rank", {
-  for (lm in c("uniform", "kmeans", "leverage")) {
+  for (lm in c("uniform", "kmeans", "leverage", "rpcholesky")) {
     map <- nystrom_features(x3, gaussian_kernel(0.8), m = 12, landmarks = lm, seed = 1)
     expect_s3_class(map, c("nystrom_features", "random_features"))
     expect_identical(map$rank, 12L)
@@ -73,7 +73,7 @@ test_that("every kernel with an exact Gram matrix works", {
                   polynomial = polynomial_kernel(2), poly_coef = polynomial_kernel(coef = c(1, 0.5, 0, 0.2)),
                   exponential_dot = exponential_dot_kernel(2), min = min_kernel(0.5))
   for (name in names(kernels)) {
-    for (lm in c("uniform", "kmeans", "leverage")) {
+    for (lm in c("uniform", "kmeans", "leverage", "rpcholesky")) {
       label <- paste(name, lm)
       map <- nystrom_features(xpos, kernels[[name]], m = 15, landmarks = lm, seed = 4)
       expect_false(is.character(map$kernel$sigma), label = label)
@@ -117,7 +117,7 @@ test_that("leverage and k-means++ landmarks beat uniform on clusters of very dif
 
 test_that("duplicated rows: rank truncation keeps the features finite", {
   x <- x3[rep(1:5, 4), ]
-  for (lm in c("uniform", "kmeans", "leverage")) {
+  for (lm in c("uniform", "kmeans", "leverage", "rpcholesky")) {
     map <- nystrom_features(x, gaussian_kernel(1), m = 12, landmarks = lm, seed = 6)
     expect_lte(map$rank, 5L, label = lm)
     expect_identical(length(unique(map$index)), 12L)

@@ -1,109 +1,259 @@
-# Randomly pivoted Cholesky (src/rpcholesky.c) against a plain-R reference
-# drawing from the same generator, and as Nystrom landmarks.
+# Randomly pivoted Cholesky landmarks (src/rpcholesky.c: the block form with
+# rejection sampling) against a plain-R reference drawing from the same
+# generator, and as the landmarks of nystrom_features(), falkon(),
+# step_nystrom() and kernel_kmeans().
 
-# The reference: each pivot the first row whose cumulative residual (in
-# double, in row order, rows of zero residual skipped) exceeds u times the
-# total, u = runif(1); F's column g = K[, s] - F F[s, ]' scaled by
-# 1 / sqrt(g[s]).
-ref_rpcholesky <- function(K, k) {
+# The reference, written from the papers (Chen, Epperly, Tropp & Webber 2025;
+# Epperly, Tropp & Webber 2024): the residual diagonal r of the partial
+# factor F starts at diag(K).  Each round draws b candidates from r (u * sum(r)
+# located in cumsum(r)), forms their residual block G = K_SS - F_S F_S', and
+# examines them in order with one uniform each: candidate a is accepted when
+# u * r[s_a] < G[a, a], G then Schur-complemented on a.  The accepted pivots
+# T extend F by H L^-T, H = K[, T] - F F_T', L L' = H[T, ].  b = 1: one
+# candidate, always accepted, no rejection uniform (sequential RPCholesky).
+# Residuals at most 64 eps max(diag K) count as zero; 20 rounds in a row
+# with nothing accepted stop it.  Returns the pivots and the residual trace.
+ref_rpcholesky <- function(K, m, b = 1L) {
   n <- nrow(K)
-  res <- pmax(diag(K), 0)
-  F <- matrix(0, n, 0)
-  piv <- integer(0)
-  trace <- numeric(0)
-  while (length(piv) < k) {
-    total <- Reduce(`+`, res, accumulate = TRUE)[n]
+  dg <- diag(K)
+  zero <- 64 * .Machine$double.eps * max(dg, 0)
+  r <- ifelse(dg > zero, dg, 0)
+  F <- matrix(0, n, m)
+  nf <- 0L
+  piv <- integer()
+  empty <- 0L
+  while (nf < m) {
+    cum <- cumsum(r)
+    total <- cum[n]
     if (!(total > 0)) break
-    u <- runif(1)
-    cs <- Reduce(`+`, ifelse(res > 0, res, 0), accumulate = TRUE)
-    s <- which(res > 0 & cs > u * total)[1]
-    if (is.na(s)) s <- max(which(res > 0))
-    g <- K[, s] - if (ncol(F)) drop(F %*% F[s, ]) else 0
-    if (!(g[s] > 0)) {
-      res[s] <- 0
-      next
+    locate <- function(u) {
+      i <- findInterval(u * total, cum) + 1L
+      if (i > n) i <- max(which(r > 0))
+      i
     }
-    g <- g / sqrt(g[s])
-    res <- pmax(res - g^2, 0)
-    res[s] <- 0
-    F <- cbind(F, g)
-    piv <- c(piv, s)
-    trace <- c(trace, sum(res))
+    old <- seq_len(nf)
+    if (b == 1L) {
+      T <- locate(runif(1))
+    } else {
+      S <- vapply(runif(b), locate, 1L)
+      G <- K[S, S] - F[S, old, drop = FALSE] %*% t(F[S, old, drop = FALSE])
+      T <- integer()
+      for (a in seq_len(b)) {
+        if (length(T) == m - nf) break
+        u <- runif(1)
+        if (S[a] %in% T || !(G[a, a] > 0) || !(u * r[S[a]] < G[a, a])) next
+        T <- c(T, S[a])
+        if (a < b) {
+          i <- (a + 1L):b
+          G[i, i] <- G[i, i] - outer(G[i, a], G[a, i]) / G[a, a]
+        }
+      }
+      if (length(T) == 0L) {
+        empty <- empty + 1L
+        if (empty == 20L) break
+        next
+      }
+      empty <- 0L
+    }
+    H <- K[, T, drop = FALSE] - F[, old, drop = FALSE] %*% t(F[T, old, drop = FALSE])
+    L <- t(chol(H[T, , drop = FALSE]))
+    Fn <- t(forwardsolve(L, t(H)))
+    F[, nf + seq_along(T)] <- Fn
+    r <- r - rowSums(Fn^2)
+    r[r <= zero] <- 0
+    r[T] <- 0
+    piv <- c(piv, T)
+    nf <- nf + length(T)
   }
-  list(index = piv, trace = trace, F = unname(F))
+  list(index = piv, trace = sum(r))
 }
 
-rpc <- function(x, kernel, k, nthreads = 1L) {
+rpc_call <- function(x, kernel, m, block, nthreads = 1L) {
+  storage.mode(x) <- "double"
   .Call(bochner:::C_rpcholesky, x, bochner:::kernel_code(kernel),
-        bochner:::kernel_parameters(kernel), rep(1, nrow(x)), as.integer(k), nthreads)
+        bochner:::kernel_parameters(kernel), as.double(diag(kernel_matrix(kernel, x))),
+        as.integer(m), as.integer(block), as.integer(nthreads))
 }
 
-test_that("the pivots, factor and residual trace equal the plain-R reference from the same seed", {
-  set.seed(1)
-  x <- rbind(matrix(rnorm(300, sd = 0.3), 150), matrix(rnorm(100, mean = 3), 50))
-  ker <- gaussian_kernel(1)
-  K <- kernel_matrix(ker, x)
-  for (k in c(1L, 7L, 40L)) {
-    set.seed(k)
-    a <- rpc(x, ker, k)
-    set.seed(k)
-    r <- ref_rpcholesky(K, k)
-    expect_identical(a$index, as.integer(r$index))
-    expect_equal(a$F, r$F, tolerance = 1e-12)
-    expect_equal(a$trace, r$trace, tolerance = 1e-9)
-    # the factor reproduces the kernel's columns at the pivots exactly
-    expect_equal(a$F %*% t(a$F[a$index, , drop = FALSE]), K[, a$index, drop = FALSE],
-                 tolerance = 1e-10)
-    # and the residual trace is the trace of K - F F'
-    expect_equal(a$trace[k], sum(diag(K)) - sum(a$F^2), tolerance = 1e-9)
+# trace(K - K_hat) for the Nystrom approximation on the rows P (K_PP of full rank)
+nystrom_trace <- function(K, P) {
+  KP <- K[, P, drop = FALSE]
+  sum(diag(K)) - sum(KP * t(solve(K[P, P, drop = FALSE], t(KP))))
+}
+
+set.seed(21)
+xr <- rbind(matrix(rnorm(120, sd = 0.5), 60), matrix(rnorm(30, 3), 15))
+
+test_that("the pivots are the plain-R reference's from the same seed", {
+  kernels <- list(gaussian_kernel(1), laplace_kernel(2), matern_kernel(1, nu = 2.5),
+                  polynomial_kernel(2))
+  for (kern in kernels) for (block in c(1L, 7L, 50L)) for (m in c(1L, 12L, 75L)) {
+    label <- paste(kern$name, block, m)
+    K <- kernel_matrix(kern, xr)
+    set.seed(5)
+    got <- rpc_call(xr, kern, m, block)
+    after_c <- runif(1)
+    set.seed(5)
+    ref <- ref_rpcholesky(K, m, block)
+    after_r <- runif(1)
+    expect_identical(got$index, as.integer(ref$index), label = label)
+    # the two sum in different orders: rounding of a few eps per entry and pivot
+    expect_lt(abs(got$trace - ref$trace), 1e-8 * sum(diag(K)), label = label)
+    # the same uniforms were drawn: the generator is where the reference left it
+    expect_identical(after_c, after_r, label = label)
   }
-  # the same for two threads, bit for bit
+  # the polynomial kernel of degree 2 in 2 dimensions has rank 6: the
+  # residual vanishes after 6 pivots
+  set.seed(1)
+  expect_length(rpc_call(xr, polynomial_kernel(2), 20, 1L)$index, 6L)
+  # one row; one column
+  set.seed(2)
+  expect_identical(rpc_call(matrix(0.5), gaussian_kernel(1), 1, 50)$index, 1L)
+  x1 <- matrix(xr[, 1])
   set.seed(3)
-  one <- rpc(x, ker, 25L, 1L)
+  got <- rpc_call(x1, gaussian_kernel(0.3), 10, 4)
   set.seed(3)
-  expect_identical(rpc(x, ker, 25L, 2L), one)
+  expect_identical(got$index, as.integer(ref_rpcholesky(kernel_matrix(gaussian_kernel(0.3), x1),
+                                                        10, 4)$index))
 })
 
-test_that("a residual that vanishes stops the pivots early; bad input is refused", {
-  x <- rbind(matrix(0, 5, 2), matrix(1, 5, 2))   # two distinct rows
-  set.seed(2)
-  a <- rpc(x, gaussian_kernel(1), 6L)
-  expect_length(a$index, 2L)
-  expect_identical(dim(a$F), c(10L, 2L))
-  expect_error(rpc(x, gaussian_kernel(1), 11L), "'k'")
-  expect_error(.Call(bochner:::C_rpcholesky, x, 1L, 1, rep(1, 3), 2L, 1L), "'diag'")
-  expect_error(.Call(bochner:::C_rpcholesky, 1:3, 1L, 1, rep(1, 3), 2L, 1L), "'x'")
-  # as landmarks, the pool is topped up uniformly to m distinct rows
-  set.seed(2)
-  map <- nystrom_features(x, gaussian_kernel(1), m = 4, landmarks = "rpcholesky")
-  expect_identical(anyDuplicated(map$index), 0L)
-  expect_length(map$index, 4L)
+test_that("the trace returned is trace(K - K_hat) on distinct pivots, whatever the threads", {
+  kern <- gaussian_kernel(0.8)
+  K <- kernel_matrix(kern, xr)
+  for (block in c(1L, 10L)) {
+    set.seed(4)
+    got <- rpc_call(xr, kern, 30, block)
+    expect_identical(anyDuplicated(got$index), 0L)
+    expect_lt(abs(got$trace - nystrom_trace(K, got$index)), 1e-8 * sum(diag(K)))
+    # bit for bit with two threads
+    set.seed(4)
+    expect_identical(rpc_call(xr, kern, 30, block, nthreads = 2L), got)
+  }
+  # every row: nothing left
+  set.seed(5)
+  all <- rpc_call(xr, kern, nrow(xr), 10L)
+  expect_setequal(all$index, seq_len(nrow(xr)))
+  expect_lt(all$trace, 1e-8 * nrow(xr))
 })
 
-test_that("RPCholesky landmarks approximate the kernel better than uniform ones at equal m", {
-  # three clusters of very different sizes: uniform landmarks spend most of
-  # themselves on the large one.  The trace error tr(K - K_hat) over 20
-  # seeds: RPCholesky's mean is below uniform's by more than three standard
-  # errors of the difference (measured with m = 30: about 10 against 29; at
-  # m = 12, too few for the large cluster, 68 against 76)
-  set.seed(4)
-  x <- rbind(matrix(rnorm(1600, sd = 0.5), 800), matrix(rnorm(60, 4, 0.5), 30),
-             matrix(rnorm(20, -4, 0.5), 10))
-  ker <- gaussian_kernel(0.7)
-  K <- kernel_matrix(ker, x)
-  trace_error <- function(landmarks, seed) {
-    map <- nystrom_features(x, ker, m = 30, landmarks = landmarks, seed = seed)
-    Z <- predict(map, x)
+test_that("nystrom_features(landmarks = \"rpcholesky\") takes the reference's rows", {
+  kern <- gaussian_kernel(1.5)
+  set.seed(11)
+  map <- nystrom_features(xr, kern, m = 20, landmarks = "rpcholesky")
+  set.seed(11)
+  ref <- ref_rpcholesky(kernel_matrix(kern, xr), 20, 50)
+  expect_identical(map$index, as.integer(ref$index))
+  expect_identical(map$method, "rpcholesky")
+  # the Nystrom error of the map is the trace the factorisation ends with
+  Z <- predict(map, xr)
+  expect_lt(abs(nrow(xr) - sum(Z^2) - ref$trace), 1e-8 * nrow(xr))
+  # seed = and set.seed() give the same map; the thread count changes nothing
+  a <- nystrom_features(xr, kern, m = 20, landmarks = "rpcholesky", seed = 9, nthreads = 1)
+  b <- nystrom_features(xr, kern, m = 20, landmarks = "rpcholesky", seed = 9, nthreads = 2)
+  set.seed(9)
+  c <- nystrom_features(xr, kern, m = 20, landmarks = "rpcholesky")
+  expect_identical(a$index, b$index)
+  expect_identical(a$index, c$index)
+})
+
+test_that("a residual that vanishes stops the pivots early; the rest are drawn uniformly", {
+  x <- xr[rep(1:5, 4), ]
+  set.seed(6)
+  expect_length(rpc_call(x, gaussian_kernel(1), 12, 50)$index, 5L)
+  map <- nystrom_features(x, gaussian_kernel(1), m = 12, landmarks = "rpcholesky", seed = 6)
+  expect_identical(length(unique(map$index)), 12L)
+  expect_identical(map$rank, 5L)
+  expect_lt(kernel_approx_error(map, x)$max, 1e-8)
+  # two distinct rows, sequential form
+  x2 <- rbind(matrix(0, 5, 2), matrix(1, 5, 2))
+  set.seed(2)
+  expect_length(rpc_call(x2, gaussian_kernel(1), 6, 1L)$index, 2L)
+})
+
+test_that("over max(4 m, 10000) rows the pivots come from a uniform subsample", {
+  set.seed(8)
+  x <- matrix(runif(10100), ncol = 1)
+  a <- nystrom_features(x, gaussian_kernel(0.1), m = 5, landmarks = "rpcholesky", seed = 2)
+  b <- nystrom_features(x, gaussian_kernel(0.1), m = 5, landmarks = "rpcholesky", seed = 2)
+  expect_identical(a$index, b$index)
+  expect_identical(anyDuplicated(a$index), 0L)
+  expect_true(all(a$index >= 1L & a$index <= 10100L))
+  # the pool is the first draw of the stream
+  set.seed(2)
+  pool <- sort(sample.int(10100, 10000))
+  expect_true(all(a$index %in% pool))
+})
+
+test_that("the Nystrom error is below uniform's on clusters and within the theorem's bound", {
+  # a large cluster and 12 small ones far apart: uniform landmarks spend most
+  # of themselves on the large one
+  set.seed(12)
+  centres <- 8 * cbind(cos(2 * pi * (1:12) / 12), sin(2 * pi * (1:12) / 12))
+  x <- rbind(matrix(rnorm(400, sd = 0.4), ncol = 2),
+             centres[rep(1:12, each = 5), ] + matrix(rnorm(120, sd = 0.4), ncol = 2))
+  kern <- gaussian_kernel(0.8)
+  K <- kernel_matrix(kern, x)
+  m <- 30
+  seeds <- 1:60
+  rpc <- vapply(seeds, function(s) { set.seed(s); rpc_call(x, kern, m, 50)$trace }, 0)
+  uni <- vapply(seeds, function(s) { set.seed(s); nystrom_trace(K, sample.int(nrow(x), m)) }, 0)
+  # E[uniform's error] >= E[RPCholesky's]: the mean paired difference is
+  # above zero by more than 3 of its standard errors (by the central limit
+  # theorem a false failure has probability about 0.1 %, were the seeds not
+  # fixed); measured, a mean of 15 against 42, 39 standard errors apart
+  diff <- uni - rpc
+  expect_gt(mean(diff), 3 * sd(diff) / sqrt(length(diff)))
+  # Chen et al. (2025), Theorem 3.1 with epsilon = 1: for m >= r + r log(1 / eta),
+  # E trace(K - K_hat) <= 2 trace(K - [[K]]_r), eta = trace(K - [[K]]_r) / trace(K);
+  # the mean of 60 draws estimates the expectation, to 3 standard errors
+  lambda <- pmax(eigen(K, symmetric = TRUE, only.values = TRUE)$values, 0)
+  tail_r <- rev(cumsum(rev(lambda)))[-1L]   # tail_r[r] = sum of lambda beyond r
+  r_ok <- which(seq_along(tail_r) + seq_along(tail_r) * log(sum(lambda) / tail_r) <= m)
+  r <- max(r_ok)
+  expect_gte(r, 5L)
+  expect_lt(mean(rpc), 2 * tail_r[r] + 3 * sd(rpc) / sqrt(length(rpc)))
+  # through nystrom_features(), the same comparison on its features
+  err <- function(landmarks, seed) {
+    Z <- predict(nystrom_features(x, kern, m = m, landmarks = landmarks, seed = seed), x)
     sum(diag(K)) - sum(Z^2)
   }
-  rp <- vapply(1:20, function(s) trace_error("rpcholesky", s), 0)
-  un <- vapply(1:20, function(s) trace_error("uniform", s), 0)
-  expect_lt(mean(rp), mean(un) - 3 * sqrt(var(rp) / 20 + var(un) / 20))
-  # reproducible with seed, and through falkon()
-  expect_identical(trace_error("rpcholesky", 7), trace_error("rpcholesky", 7))
-  y <- sin(x[, 1]) + rnorm(nrow(x), sd = 0.1)
-  f1 <- falkon(x, y, m = 20, landmarks = "rpcholesky", seed = 5)
-  f2 <- falkon(x, y, m = 20, landmarks = "rpcholesky", seed = 5)
-  expect_identical(f1$alpha, f2$alpha)
-  expect_error(falkon(x, y, landmarks = "pivoted"), "'landmarks'")
+  rp <- vapply(1:20, function(s) err("rpcholesky", s), 0)
+  un <- vapply(1:20, function(s) err("uniform", s), 0)
+  expect_gt(mean(un - rp), 3 * sd(un - rp) / sqrt(20))
+})
+
+test_that("falkon and step_nystrom take rpcholesky centres, reproducibly", {
+  set.seed(13)
+  x <- matrix(runif(600, -2, 2), ncol = 2)
+  y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(300, sd = 0.1)
+  a <- falkon(x, y, m = 40, landmarks = "rpcholesky", seed = 3)
+  b <- falkon(x, y, m = 40, landmarks = "rpcholesky", seed = 3)
+  expect_identical(a$centres, b$centres)
+  expect_identical(a$alpha, b$alpha)
+  expect_identical(nrow(a$centres), 40L)
+  expect_identical(anyDuplicated(a$centres), 0L)
+  expect_lt(a$rmse, 0.3)
+  skip_if_not_installed("recipes")
+  rec <- step_nystrom(recipes::recipe(~ ., data = data.frame(x)), recipes::all_predictors(),
+                      num_features = 10, landmarks = "rpcholesky", seed = 1)
+  baked <- recipes::bake(recipes::prep(rec), new_data = NULL)
+  expect_identical(ncol(baked), 10L)
+})
+
+test_that("bad input is refused with a clear message", {
+  expect_error(nystrom_features(xr, gaussian_kernel(1), m = 5, landmarks = "cholesky"),
+               "landmarks.*rpcholesky")
+  expect_error(falkon(xr, xr[, 1], m = 5, landmarks = "pivoted"), "landmarks.*rpcholesky")
+  expect_error(nystrom_features(xr, gaussian_kernel(1), m = 100, landmarks = "rpcholesky"),
+               "m")
+  kern <- gaussian_kernel(1)
+  call <- function(x = xr, diag = rep(1, nrow(xr)), m = 3L, block = 5L) {
+    .Call(bochner:::C_rpcholesky, x, bochner:::kernel_code(kern),
+          bochner:::kernel_parameters(kern), diag, m, block, 1L)
+  }
+  expect_error(call(m = 76L), "'m' must be at most the number of rows")
+  expect_error(call(m = 0L), "'m'")
+  expect_error(call(block = 0L), "'block'")
+  expect_error(call(x = as.vector(xr)), "double matrix")
+  expect_error(call(diag = 1), "one value per row")
 })
