@@ -62,17 +62,18 @@ kkm_fit_rff <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads, m
   })
 }
 
-# Nystrom: min(D, n) landmarks drawn uniformly (nystrom_features()), then the
-# same k-means as on random features, on the rank-restricted Nystrom map
-# (Wang, Gittens & Mahoney 2019: a (1 + eps) approximation of the kernel
-# k-means objective).  One stream: the landmarks, then the seeding.
+# Nystrom: min(D, n) landmarks by a landmark rule (uniform by default, as in
+# nystrom_features()), then the same k-means as on random features, on the
+# rank-restricted Nystrom map (Wang, Gittens & Mahoney 2019: with uniform
+# landmarks, a (1 + eps) approximation of the kernel k-means objective).  One
+# stream: the landmarks, then the seeding.
 kkm_fit_nystrom <- function(x, start, kernel, D, nstart, max_iter, seed, nthreads,
-                            algo = kkm_algo_default, batch = NULL) {
-  nystrom_check_data(x, kernel, min(D, nrow(x)), "uniform", "m")
+                            algo = kkm_algo_default, batch = NULL, landmarks = "uniform") {
+  nystrom_check_data(x, kernel, min(D, nrow(x)), landmarks, "m")
   if (is.null(batch)) kkm_check_memory(nrow(x), min(D, nrow(x)), start$k, "m")
   resolved <- resolve_kernel(kernel, x)
   with_seed(seed, {
-    map <- draw_nystrom_map(x, resolved, min(D, nrow(x)), nthreads = nthreads)
+    map <- draw_nystrom_map(x, resolved, min(D, nrow(x)), landmarks, nthreads = nthreads)
     fit <- kkm_lloyd_on_map(x, start, map, nstart, max_iter, nthreads,
                             "the Nystrom features of 'x'", arg = "m", algo = algo,
                             batch = batch)

@@ -109,10 +109,10 @@
 #'   `bandwidth` and printed).  A kernel given explicitly, including
 #'   `gaussian_kernel("median")`, keeps its meaning.
 #' @param method `"exact"` (the Gram matrix), `"rff"` (random Fourier
-#'   features) or `"nystrom"` (a Nyström map on `min(D, n)` landmarks drawn
-#'   uniformly, [nystrom_features()]; Wang, Gittens & Mahoney, 2019, show
-#'   such maps approximate the kernel k-means objective within a factor
-#'   \eqn{1 + \epsilon}).
+#'   features) or `"nystrom"` (a Nyström map on `min(m, n)` landmarks chosen
+#'   by `landmarks`, [nystrom_features()]; Wang, Gittens & Mahoney, 2019,
+#'   show that uniform ones approximate the kernel k-means objective within
+#'   a factor \eqn{1 + \epsilon}).
 #' @param map For `method = "rff"`, a feature map fitted beforehand (by
 #'   [random_features()] with any `sampling`, or [nystrom_features()]) to
 #'   use instead of drawing one: `kernel` and `D` are then the map's.
@@ -121,6 +121,10 @@
 #' @param m For `method = "nystrom"`, the number of landmarks (by default
 #'   500, as `D`'s default; `D` given with `method = "nystrom"` still counts
 #'   the landmarks for one release, with a message, see [bochner_arguments]).
+#' @param landmarks For `method = "nystrom"`, how the landmarks are chosen:
+#'   `"uniform"` (the default), `"kmeans"`, `"leverage"` or `"rpcholesky"`
+#'   (randomly pivoted Cholesky), as in [nystrom_features()]; ignored by the
+#'   other methods.
 #' @param nstart Number of random starts; the best is kept.  The default, 10,
 #'   found the rings of the examples on every one of 20 draws
 #'   (`bench/investigations/kmeans.md`); on the Gram matrix a start costs a few passes over
@@ -229,6 +233,7 @@ kernel_kmeans <- function(x, ...) UseMethod("kernel_kmeans")
 #' @export
 kernel_kmeans.default <- function(x, centers, kernel = NULL,
                                   method = c("exact", "rff", "nystrom"), D = 500, m = NULL,
+                                  landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
                                   nstart = 10, max_iter = 100, seed = NULL, map = NULL,
                                   algorithm = c("Hartigan-Wong", "Lloyd"),
                                   seeding = c("auto", "kmeans++", "kmeans||"),
@@ -253,6 +258,7 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   if (method == "exact" && is_sparse_matrix(x)) stop_sparse("x", "method = \"exact\" does not take; use method = \"rff\"")
   algorithm <- check_choice(algorithm, c("Hartigan-Wong", "Lloyd"), "algorithm")
   hartigan <- algorithm == "Hartigan-Wong"
+  landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
   seeding <- check_choice(seeding, c("auto", "kmeans++", "kmeans||"), "seeding")
   if (seeding == "auto") seeding <- if (nrow(x) >= kkm_parallel_from) "kmeans||" else "kmeans++"
   # what the C code is told: Hartigan-Wong moves, and k-means|| (1L) or ++ (0L)
@@ -297,7 +303,8 @@ kernel_kmeans.default <- function(x, centers, kernel = NULL,
   if (method == "exact") {
     fit <- kkm_fit_exact(x, start, kernel, nstart, max_iter, seed, nthreads, algo)
   } else if (method == "nystrom") {
-    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, max_iter, seed, nthreads, algo, batch)
+    fit <- kkm_fit_nystrom(x, start, kernel, D, nstart, max_iter, seed, nthreads, algo, batch,
+                           landmarks)
   } else {
     fit <- kkm_fit_rff(x, start, kernel, D, nstart, max_iter, seed, nthreads, map, algo, batch)
   }

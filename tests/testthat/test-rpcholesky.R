@@ -257,3 +257,19 @@ test_that("bad input is refused with a clear message", {
   expect_error(call(x = as.vector(xr)), "double matrix")
   expect_error(call(diag = 1), "one value per row")
 })
+
+test_that("kernel_kmeans(method = \"nystrom\") takes the landmark rule", {
+  set.seed(14)
+  x <- rbind(matrix(rnorm(100, sd = 0.3), 50), matrix(rnorm(100, 3, 0.3), 50))
+  a <- kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", m = 20,
+                     landmarks = "rpcholesky", seed = 2)
+  set.seed(2)
+  map <- nystrom_features(x, gaussian_kernel(1), m = 20, landmarks = "rpcholesky")
+  expect_identical(a$map$index, map$index)
+  expect_identical(as.vector(table(a$cluster)), c(50L, 50L))
+  # the default is still uniform
+  u <- kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", m = 20, seed = 2)
+  expect_identical(u$map$method, "uniform")
+  expect_error(kernel_kmeans(x, 2, gaussian_kernel(1), method = "nystrom", m = 20,
+                             landmarks = "pivots"), "landmarks")
+})
