@@ -1,5 +1,7 @@
-# The landmark rules of Nystrom maps (nystrom_features(), falkon(),
-# step_nystrom()): which rows of the data become the landmarks.
+# How nystrom_features(), falkon(), kernel_kmeans(method = "nystrom") and
+# step_nystrom() choose their landmarks (the rules are documented in
+# ?nystrom_features): k-means++ seeding, recursive ridge leverage scores and
+# randomly pivoted Cholesky, each returning the chosen rows of x.
 
 # k(x_i, x_i) for every row, from the table of kernels (R/kernels.R): 1 for
 # the shift-invariant kernels here.
@@ -52,14 +54,18 @@ landmark_index <- function(landmarks, kernel, x, m, nthreads) {
     rpcholesky = rpcholesky_landmarks(kernel, x, m, nthreads))
 }
 
-# Randomly pivoted Cholesky (src/rpcholesky.c) on a pool of the rows: all
-# of them up to max(4 m, 10000), else a uniform sample of that many, which
-# bounds its pool x m factor.  Should the residual vanish before m pivots
-# (fewer distinct rows than m), the rest are drawn uniformly from the pool.
-rpcholesky_landmarks <- function(kernel, x, m, nthreads) {
+# Randomly pivoted Cholesky in its block form with rejection sampling
+# (src/rpcholesky.c) on a pool of the rows: all of them up to max(4 m, 10000),
+# else a uniform sample of that many, which bounds its pool x m factor.  Should
+# the residual vanish before m pivots (fewer distinct rows than m, a
+# finite-rank kernel), the rest are drawn uniformly from the pool.  'block':
+# candidates per round; 50 took 2.3 s for m = 1000 of n = 20000 (d = 10) on 2
+# loaded cores, against 3.4 s for 20, 2.4 s for 100 and 30 s for the
+# sequential algorithm (block = 1: a pass over the factor per pivot).
+rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
   pool_landmarks(x, m, max(4 * m, 10000), kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
-          nthreads)$index
+          as.integer(block), nthreads)$index
   })
 }
 
