@@ -34,6 +34,9 @@ SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
 SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEXP block,
                              SEXP nthreads);
+SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
+                             SEXP beta, SEXP intercept, SEXP nthreads);
+SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phase,
                                        SEXP scale, SEXP nthreads);
 
@@ -118,10 +121,6 @@ SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
 SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
 SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);
 
-/* sparse.c: still in the algorithm file */
-SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
-                             SEXP beta, SEXP intercept, SEXP nthreads);
-SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);
 
 /* statistics.c: still in the algorithm file */
 SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);

@@ -1,10 +1,13 @@
 /* .Call wrappers: the feature maps: Fourier features and fused decision values (features.c),
  * SORF (structured.c), random projections, TensorSketch and min-kernel features
- * (polynomial.c), and randomly pivoted Cholesky's Nystrom landmarks (rpcholesky.c).  sparse.c's wrappers are still in sparse.c (they read the dgCMatrix
- * into its CSR type).
+ * (polynomial.c), randomly pivoted Cholesky's Nystrom landmarks (rpcholesky.c), and
+ * the features and distances of sparse rows (sparse.c), read here from Matrix's
+ * dgCMatrix / dgRMatrix into the core's CSR form.
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
+#include <limits.h>
+#include <string.h>
 
 /* The arguments shared by the entry points: x, w, b, and the feature count. */
 static R_xlen_t check_fourier_args(SEXP x, SEXP w, SEXP b)
@@ -234,4 +237,120 @@ SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEX
     SET_VECTOR_ELT(res, 2, ScalarReal(drawn));
     UNPROTECT(2);
     return res;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sparse matrix from R: checked, and in CSR form                         */
+
+static SEXP slot(SEXP x, const char *name, SEXPTYPE type)
+{
+    SEXP s = install(name);
+    if (!R_has_slot(x, s)) error("'x' must be a dgCMatrix or dgRMatrix");
+    SEXP v = R_do_slot(x, s);
+    if (TYPEOF(v) != type) error("'x' has a malformed '%s' slot", name);
+    return v;
+}
+
+/* x (a dgCMatrix or dgRMatrix) as CSR with increasing columns in each row.
+ * The checks keep a malformed object from reading out of bounds. */
+static bochner_csr sparse_rows(SEXP x)
+{
+    if (!isS4(x) || !(inherits(x, "dgCMatrix") || inherits(x, "dgRMatrix")))
+        error("'x' must be a dgCMatrix or dgRMatrix");
+    int by_row = inherits(x, "dgRMatrix");
+    SEXP dim = slot(x, "Dim", INTSXP);
+    if (XLENGTH(dim) != 2 || INTEGER(dim)[0] < 0 || INTEGER(dim)[1] < 0)
+        error("'x' has a malformed 'Dim' slot");
+    int n = INTEGER(dim)[0], d = INTEGER(dim)[1];
+    int outer = by_row ? n : d, inner = by_row ? d : n;
+    SEXP p = slot(x, "p", INTSXP), idx = slot(x, by_row ? "j" : "i", INTSXP),
+         val = slot(x, "x", REALSXP);
+    if (XLENGTH(p) != (R_xlen_t) outer + 1 || INTEGER(p)[0] != 0)
+        error("'x' has a malformed 'p' slot");
+    const int *pp = INTEGER(p), *ii = INTEGER(idx);
+    for (int o = 0; o < outer; o++)
+        if (pp[o + 1] < pp[o]) error("'x' has a malformed 'p' slot");
+    /* before any index is read */
+    if (XLENGTH(idx) < pp[outer] || XLENGTH(val) < pp[outer])
+        error("'x' has fewer indices or values than its 'p' slot says");
+    for (int o = 0; o < outer; o++)
+        for (int k = pp[o]; k < pp[o + 1]; k++)
+            if (ii[k] < 0 || ii[k] >= inner || (k > pp[o] && ii[k] <= ii[k - 1]))
+                error("'x' has unsorted or out-of-range indices");
+    bochner_csr r = {pp, ii, REAL(val), n, d};
+    if (by_row) return r;
+    /* CSC to CSR by counting: columns visited in order, so each row's columns
+     * come out increasing */
+    int nnz = pp[d];
+    int *rp = (int *) R_alloc((size_t) n + 1, sizeof(int));
+    int *col = (int *) R_alloc(nnz > 0 ? (size_t) nnz : 1, sizeof(int));
+    double *v = (double *) R_alloc(nnz > 0 ? (size_t) nnz : 1, sizeof(double));
+    memset(rp, 0, sizeof(int) * ((size_t) n + 1));
+    for (int k = 0; k < nnz; k++) rp[ii[k] + 1]++;
+    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+    int *next = (int *) R_alloc((size_t) n + 1, sizeof(int));
+    memcpy(next, rp, sizeof(int) * ((size_t) n + 1));
+    const double *xv = REAL(val);
+    for (int l = 0; l < d; l++)
+        for (int k = pp[l]; k < pp[l + 1]; k++) {
+            int dst = next[ii[k]]++;
+            col[dst] = l;
+            v[dst] = xv[k];
+        }
+    r.ptr = rp;
+    r.col = col;
+    r.val = v;
+    return r;
+}
+
+/* Z (layout 0), t(Z) (1) or Z beta + intercept (2) of a sparse x: as
+ * bochner_rff_transform_call / bochner_rff_decision_call for dense x.  wt:
+ * NULL, or t(w) computed once by a caller that maps many blocks of rows. */
+SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
+                             SEXP beta, SEXP intercept, SEXP nthreads)
+{
+    bochner_csr xr = sparse_rows(x);
+    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
+    int nfreq = ncols(w);
+    if (nrows(w) != xr.d) error("'w' must have one row per column of 'x'");
+    if (xr.d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
+    if (!isNull(wt) && (!bochner_is_real_matrix(wt) || nrows(wt) != nfreq || ncols(wt) != xr.d))
+        error("'wt' must be NULL or t(w)");
+    if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
+        error("'b' must be NULL or a double vector with one phase per frequency");
+    R_xlen_t nfeat = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
+    if (nfeat > INT_MAX) error("too many features");
+    int lay = asInteger(layout);
+    if (lay != 0 && lay != 1 && lay != 2) error("'layout' must be 0, 1 or 2");
+    int m = 0;
+    if (lay == 2) {
+        if (!bochner_is_real_matrix(beta) || nrows(beta) != nfeat)
+            error("'beta' must be a double matrix with one row per feature");
+        m = ncols(beta);
+        if (TYPEOF(intercept) != REALSXP || XLENGTH(intercept) != m)
+            error("'intercept' must be a double vector with one value per column of 'beta'");
+    }
+    R_xlen_t n = xr.n;
+    SEXP out = PROTECT(lay == 0 ? bochner_alloc_output(n, nfeat)
+                       : lay == 1 ? bochner_alloc_output(nfeat, n)
+                       : bochner_alloc_output(n, m));
+    if (n > 0 && (lay != 2 || m > 0))
+        bochner_sparse_run(&xr, REAL(w), isNull(wt) ? NULL : REAL(wt), nfreq,
+                   isNull(b) ? NULL : REAL(b), asReal(scale), REAL(out),
+                   lay, lay == 2 ? REAL(beta) : NULL, lay == 2 ? REAL(intercept) : NULL, m,
+                   bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return out;
+}
+
+/* The distances between the rows of a sparse x in the order of stats::dist,
+ * Euclidean or (manhattan TRUE) Manhattan (bochner_sparse_dist()). */
+SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan)
+{
+    bochner_csr r = sparse_rows(x);
+    R_xlen_t n = r.n;
+    SEXP out = PROTECT(allocVector(REALSXP, n > 1 ? n * (n - 1) / 2 : 0));
+    bochner_sparse_dist(&r, asLogical(manhattan) == TRUE, REAL(out));
+    UNPROTECT(1);
+    return out;
 }

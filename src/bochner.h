@@ -211,6 +211,20 @@ void bochner_fourier_transform(const double *x, R_xlen_t n, int d,
 int bochner_structured_transform(const double *x, R_xlen_t n, int d, int p, int nfreq,
                                  const int *sign, const double *radial, const double *b,
                                  double scale, double *z, int nthreads);
+/* sparse.c: Fourier features of sparse rows, bit for bit the dense path's.  A
+ * sparse matrix by rows: the columns of row i are col[ptr[i] .. ptr[i+1]-1],
+ * increasing. */
+typedef struct {
+    const int *ptr, *col;
+    const double *val;
+    R_xlen_t n;
+    int d;
+} bochner_csr;
+/* layout 0: Z, 1: t(Z), 2: Z beta + intercept (m columns); wt_all: NULL or t(w) */
+void bochner_sparse_run(const bochner_csr *x, const double *w, const double *wt_all, int nfreq,
+                        const double *b, double scale, double *out, int layout,
+                        const double *beta, const double *intercept, int m, int nthreads);
+void bochner_sparse_dist(const bochner_csr *r, int man, double *o);
 /* the Walsh-Hadamard transform of columns, for the tests' entry point */
 void bochner_fwht_columns(const double *x, int p, int m, double *out);
 

@@ -37,14 +37,8 @@
 # define SPARSE_X86 0
 #endif
 
-/* A sparse matrix by rows: the columns of row i are col[ptr[i] .. ptr[i+1]-1],
- * increasing. */
-typedef struct {
-    const int *ptr, *col;
-    const double *val;
-    R_xlen_t n;
-    int d;
-} csr;
+/* the CSR form (bochner.h), read from R's dgCMatrix / dgRMatrix by api_maps.c */
+typedef bochner_csr csr;
 
 /* acc[0 .. nj-1] = sum over the row's non-zeros (in order) of v * wt[l, j0 + j]
  * where wt is t(W), ld doubles per input. Portable: acc + v * w. */
@@ -246,9 +240,9 @@ static void transpose_block(void *ctx, R_xlen_t blk, int thread)
 /* layout: 0 Z, 1 t(Z), 2 decision values; x in CSR form.  One phase per
  * FREQ_BLOCK frequencies, so that t(W) is held one block at a time
  * (FREQ_BLOCK x d doubles, reused): the phases re-read only x. */
-static void sparse_run(const csr *x, const double *w, const double *wt_all, int nfreq,
-                       const double *b, double scale, double *out, int layout,
-                       const double *beta, const double *intercept, int m, int nthreads)
+void bochner_sparse_run(const csr *x, const double *w, const double *wt_all, int nfreq,
+                        const double *b, double scale, double *out, int layout,
+                        const double *beta, const double *intercept, int m, int nthreads)
 {
     R_xlen_t n = x->n;
     int d = x->d;
@@ -307,138 +301,27 @@ static void sparse_run(const csr *x, const double *w, const double *wt_all, int 
     }
 }
 
-/* ------------------------------------------------------------------------ */
-/* The sparse matrix from R: checked, and in CSR form                         */
-
-static SEXP slot(SEXP x, const char *name, SEXPTYPE type)
+/* The distances between the rows of r in the order of stats::dist (column
+ * by column of the lower triangle), Euclidean or (man) Manhattan, into o
+ * (n (n - 1) / 2 values).  Each is dist()'s sum over the columns in order
+ * with the terms where both rows are zero left out: they add exactly zero,
+ * so the values are dist()'s on as.matrix(x) bit for bit. */
+void bochner_sparse_dist(const csr *r, int man, double *o)
 {
-    SEXP s = install(name);
-    if (!R_has_slot(x, s)) error("'x' must be a dgCMatrix or dgRMatrix");
-    SEXP v = R_do_slot(x, s);
-    if (TYPEOF(v) != type) error("'x' has a malformed '%s' slot", name);
-    return v;
-}
-
-/* x (a dgCMatrix or dgRMatrix) as CSR with increasing columns in each row.
- * The checks keep a malformed object from reading out of bounds. */
-static csr sparse_rows(SEXP x)
-{
-    if (!isS4(x) || !(inherits(x, "dgCMatrix") || inherits(x, "dgRMatrix")))
-        error("'x' must be a dgCMatrix or dgRMatrix");
-    int by_row = inherits(x, "dgRMatrix");
-    SEXP dim = slot(x, "Dim", INTSXP);
-    if (XLENGTH(dim) != 2 || INTEGER(dim)[0] < 0 || INTEGER(dim)[1] < 0)
-        error("'x' has a malformed 'Dim' slot");
-    int n = INTEGER(dim)[0], d = INTEGER(dim)[1];
-    int outer = by_row ? n : d, inner = by_row ? d : n;
-    SEXP p = slot(x, "p", INTSXP), idx = slot(x, by_row ? "j" : "i", INTSXP),
-         val = slot(x, "x", REALSXP);
-    if (XLENGTH(p) != (R_xlen_t) outer + 1 || INTEGER(p)[0] != 0)
-        error("'x' has a malformed 'p' slot");
-    const int *pp = INTEGER(p), *ii = INTEGER(idx);
-    for (int o = 0; o < outer; o++)
-        if (pp[o + 1] < pp[o]) error("'x' has a malformed 'p' slot");
-    /* before any index is read */
-    if (XLENGTH(idx) < pp[outer] || XLENGTH(val) < pp[outer])
-        error("'x' has fewer indices or values than its 'p' slot says");
-    for (int o = 0; o < outer; o++)
-        for (int k = pp[o]; k < pp[o + 1]; k++)
-            if (ii[k] < 0 || ii[k] >= inner || (k > pp[o] && ii[k] <= ii[k - 1]))
-                error("'x' has unsorted or out-of-range indices");
-    csr r = {pp, ii, REAL(val), n, d};
-    if (by_row) return r;
-    /* CSC to CSR by counting: columns visited in order, so each row's columns
-     * come out increasing */
-    int nnz = pp[d];
-    int *rp = (int *) R_alloc((size_t) n + 1, sizeof(int));
-    int *col = (int *) R_alloc(nnz > 0 ? (size_t) nnz : 1, sizeof(int));
-    double *v = (double *) R_alloc(nnz > 0 ? (size_t) nnz : 1, sizeof(double));
-    memset(rp, 0, sizeof(int) * ((size_t) n + 1));
-    for (int k = 0; k < nnz; k++) rp[ii[k] + 1]++;
-    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
-    int *next = (int *) R_alloc((size_t) n + 1, sizeof(int));
-    memcpy(next, rp, sizeof(int) * ((size_t) n + 1));
-    const double *xv = REAL(val);
-    for (int l = 0; l < d; l++)
-        for (int k = pp[l]; k < pp[l + 1]; k++) {
-            int dst = next[ii[k]]++;
-            col[dst] = l;
-            v[dst] = xv[k];
-        }
-    r.ptr = rp;
-    r.col = col;
-    r.val = v;
-    return r;
-}
-
-/* Z (layout 0), t(Z) (1) or Z beta + intercept (2) of a sparse x: as
- * bochner_rff_transform_call / bochner_rff_decision_call for dense x.  wt:
- * NULL, or t(w) computed once by a caller that maps many blocks of rows. */
-SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
-                             SEXP beta, SEXP intercept, SEXP nthreads)
-{
-    csr xr = sparse_rows(x);
-    if (!bochner_is_real_matrix(w)) error("'w' must be a double matrix");
-    int nfreq = ncols(w);
-    if (nrows(w) != xr.d) error("'w' must have one row per column of 'x'");
-    if (xr.d < 1 || nfreq < 1) error("'x' and 'w' must have at least one column");
-    if (!isNull(wt) && (!bochner_is_real_matrix(wt) || nrows(wt) != nfreq || ncols(wt) != xr.d))
-        error("'wt' must be NULL or t(w)");
-    if (!isNull(b) && (TYPEOF(b) != REALSXP || XLENGTH(b) != nfreq))
-        error("'b' must be NULL or a double vector with one phase per frequency");
-    R_xlen_t nfeat = isNull(b) ? 2 * (R_xlen_t) nfreq : nfreq;
-    if (nfeat > INT_MAX) error("too many features");
-    int lay = asInteger(layout);
-    if (lay != 0 && lay != 1 && lay != 2) error("'layout' must be 0, 1 or 2");
-    int m = 0;
-    if (lay == 2) {
-        if (!bochner_is_real_matrix(beta) || nrows(beta) != nfeat)
-            error("'beta' must be a double matrix with one row per feature");
-        m = ncols(beta);
-        if (TYPEOF(intercept) != REALSXP || XLENGTH(intercept) != m)
-            error("'intercept' must be a double vector with one value per column of 'beta'");
-    }
-    R_xlen_t n = xr.n;
-    SEXP out = PROTECT(lay == 0 ? bochner_alloc_output(n, nfeat)
-                       : lay == 1 ? bochner_alloc_output(nfeat, n)
-                       : bochner_alloc_output(n, m));
-    if (n > 0 && (lay != 2 || m > 0))
-        sparse_run(&xr, REAL(w), isNull(wt) ? NULL : REAL(wt), nfreq,
-                   isNull(b) ? NULL : REAL(b), asReal(scale), REAL(out),
-                   lay, lay == 2 ? REAL(beta) : NULL, lay == 2 ? REAL(intercept) : NULL, m,
-                   bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return out;
-}
-
-/* The distances between the rows of a sparse x in the order of stats::dist
- * (column by column of the lower triangle), Euclidean or (manhattan TRUE)
- * Manhattan.  Each is dist()'s sum over the columns in order with the terms
- * where both rows are zero left out: they add exactly zero, so the values
- * are dist()'s on as.matrix(x) bit for bit. */
-SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan)
-{
-    csr r = sparse_rows(x);
-    int man = asLogical(manhattan) == TRUE;
-    R_xlen_t n = r.n;
-    SEXP out = PROTECT(allocVector(REALSXP, n > 1 ? n * (n - 1) / 2 : 0));
-    double *o = REAL(out);
-    R_xlen_t pos = 0;
+    R_xlen_t n = r->n, pos = 0;
     for (R_xlen_t j = 0; j < n; j++) {
         if (j % 64 == 0) R_CheckUserInterrupt();
         for (R_xlen_t i = j + 1; i < n; i++) {
-            int a = r.ptr[i], a1 = r.ptr[i + 1], c = r.ptr[j], c1 = r.ptr[j + 1];
+            int a = r->ptr[i], a1 = r->ptr[i + 1], c = r->ptr[j], c1 = r->ptr[j + 1];
             double s = 0.0;
             while (a < a1 || c < c1) {
                 double dev;
-                if (c >= c1 || (a < a1 && r.col[a] < r.col[c])) dev = r.val[a++];
-                else if (a >= a1 || r.col[c] < r.col[a]) dev = -r.val[c++];
-                else dev = r.val[a++] - r.val[c++];
+                if (c >= c1 || (a < a1 && r->col[a] < r->col[c])) dev = r->val[a++];
+                else if (a >= a1 || r->col[c] < r->col[a]) dev = -r->val[c++];
+                else dev = r->val[a++] - r->val[c++];
                 s += man ? fabs(dev) : dev * dev;
             }
             o[pos++] = man ? s : sqrt(s);
         }
     }
-    UNPROTECT(1);
-    return out;
 }
