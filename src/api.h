@@ -44,6 +44,8 @@ SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phas
 SEXP bochner_sproduct_call(SEXP a, SEXP b, SEXP transa, SEXP nthreads);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
+SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 
 /* api_ridge.c: the ridge solve */
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
@@ -111,10 +113,6 @@ SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
 SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 SEXP bochner_falkon_factor_copy_call(SEXP F);
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
-
-/* products.c: still in the algorithm file */
-SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
-SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 
 /* ridge_path.c: still in the algorithm file */
 SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);

@@ -1,8 +1,10 @@
-/* .Call wrappers: the dense and float products (products.c, sgemm.c), and the float-matrix
- * operand reader that api_testing.c shares.
+/* .Call wrappers: the dense and float products (products.c, sgemm.c), the float-matrix
+ * operand reader that api_testing.c shares, and the moments fold over row blocks, whose
+ * state is an R object (products.c has its arithmetic).
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
+#include <string.h>
 
 /* A float matrix as R holds it for the hooks: a raw vector of 4 bytes an entry with the
  * dimensions of the double matrix it came from in the attribute "float_dim". */
@@ -80,4 +82,107 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
     bochner_mirror_upper(REAL(g), D, nth);
     UNPROTECT(1);
     return g;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The moments fold (products.c's bochner_moments_*), its state an R object:
+ *   state <- NULL; for each block: state <- moments_step(state, z, y, w)
+ *   moments_finish(state)
+ * z an nr x D and y an nr x m double matrix (the same D and m for every
+ * block, nr >= 1), w NULL or nr non-negative row weights (NULL: W = I).
+ * The state: bochner_fold_new() (checks.c), added to in place, so no D x D
+ * copy per block. */
+enum { MS_ZZ, MS_ZY, MS_S, MS_T, MS_ZSUM, MS_YSUM, MS_YSQ, MS_ACC, MS_LEN };
+
+/* The core's view of the state's vectors. */
+static bochner_moments moments_view(SEXP v)
+{
+    bochner_moments mo = {ncols(VECTOR_ELT(v, MS_ZZ)), ncols(VECTOR_ELT(v, MS_ZY)),
+                          REAL(VECTOR_ELT(v, MS_ZZ)), REAL(VECTOR_ELT(v, MS_ZY)),
+                          REAL(VECTOR_ELT(v, MS_S)), REAL(VECTOR_ELT(v, MS_T)),
+                          REAL(VECTOR_ELT(v, MS_ZSUM)), REAL(VECTOR_ELT(v, MS_YSUM)),
+                          REAL(VECTOR_ELT(v, MS_YSQ)), REAL(VECTOR_ELT(v, MS_ACC))};
+    return mo;
+}
+
+static SEXP moments_state(SEXP state, int D, int m, const double *z, const double *y, int nr)
+{
+    if (state != R_NilValue) {
+        SEXP v = bochner_fold_vectors(state, "moments");
+        if (ncols(VECTOR_ELT(v, MS_ZZ)) != D || ncols(VECTOR_ELT(v, MS_ZY)) != m)
+            error("the block has %d and %d columns; the first had %d and %d", D, m,
+                  ncols(VECTOR_ELT(v, MS_ZZ)), ncols(VECTOR_ELT(v, MS_ZY)));
+        return state;
+    }
+    if (D < 1) error("the feature blocks must have at least one column");
+    SEXP v = PROTECT(allocVector(VECSXP, MS_LEN));
+    SEXP zz = bochner_alloc_output(D, D);
+    SET_VECTOR_ELT(v, MS_ZZ, zz);
+    SEXP zy = bochner_alloc_output(D, m);
+    SET_VECTOR_ELT(v, MS_ZY, zy);
+    memset(REAL(zz), 0, sizeof(double) * (size_t) XLENGTH(zz));
+    if (m > 0) memset(REAL(zy), 0, sizeof(double) * (size_t) XLENGTH(zy));
+    SET_VECTOR_ELT(v, MS_S, allocVector(REALSXP, D));
+    SET_VECTOR_ELT(v, MS_ZSUM, allocVector(REALSXP, D));
+    SET_VECTOR_ELT(v, MS_T, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_YSUM, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_YSQ, allocVector(REALSXP, m));
+    SET_VECTOR_ELT(v, MS_ACC, allocVector(REALSXP, 2));
+    bochner_moments mo = moments_view(v);
+    bochner_moments_start(&mo, z, y, nr);
+    SEXP ptr = bochner_fold_new("moments", v);
+    UNPROTECT(1);
+    return ptr;
+}
+
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
+        nrows(z) < 1)
+        error("'z' and 'y' must be double matrices with the same rows, at least one");
+    int nr = nrows(z), D = ncols(z), m = ncols(y);
+    const double *wt = NULL;
+    if (w != R_NilValue) {
+        if (TYPEOF(w) != REALSXP || XLENGTH(w) != nr)
+            error("'w' must be NULL or a double vector, one weight per row");
+        wt = REAL(w);
+        for (int i = 0; i < nr; i++)
+            if (!(wt[i] >= 0.0) || !R_FINITE(wt[i]))
+                error("the weights must be non-negative and finite");
+    }
+    int nth = bochner_nthreads(asInteger(nthreads));
+    state = PROTECT(moments_state(state, D, m, REAL(z), REAL(y), nr));
+    bochner_moments mo = moments_view(R_ExternalPtrProtected(state));
+    bochner_moments_add(&mo, REAL(z), REAL(y), wt, nr, nth);
+    UNPROTECT(1);
+    return state;
+}
+
+/* The fold's result: list(zz = Zc'WZc, zy = Zc'WYc, zbar, ybar, n = N,
+ * yy = diag(Yc'WYc), rows); the state is finished (its accumulators become
+ * the result). */
+SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads)
+{
+    if (state == R_NilValue) error("the moments fold has no blocks");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    SEXP v = bochner_fold_vectors(state, "moments");
+    bochner_moments mo = moments_view(v);
+    double n = mo.acc[0], rows = mo.acc[1];
+    if (!(n > 0.0)) error("the weights sum to zero");
+    bochner_fold_finish(state);
+    SEXP zbar = PROTECT(allocVector(REALSXP, mo.D));
+    SEXP ybar = PROTECT(allocVector(REALSXP, mo.m));
+    SEXP yy = PROTECT(allocVector(REALSXP, mo.m));
+    bochner_moments_finish(&mo, REAL(zbar), REAL(ybar), REAL(yy), nth);
+    const char *names[] = {"zz", "zy", "zbar", "ybar", "n", "yy", "rows", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, names));
+    SET_VECTOR_ELT(out, 0, VECTOR_ELT(v, MS_ZZ));
+    SET_VECTOR_ELT(out, 1, VECTOR_ELT(v, MS_ZY));
+    SET_VECTOR_ELT(out, 2, zbar);
+    SET_VECTOR_ELT(out, 3, ybar);
+    SET_VECTOR_ELT(out, 4, ScalarReal(n));
+    SET_VECTOR_ELT(out, 5, yy);
+    SET_VECTOR_ELT(out, 6, ScalarReal(rows));
+    UNPROTECT(4);
+    return out;
 }

@@ -129,6 +129,17 @@ void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
 void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
                        ptrdiff_t ldt);
+/* the moments fold over row blocks (Z'WZ, Z'WY centred; its state is an R
+ * object, api_products.c): views of the state's vectors */
+typedef struct {
+    int D, m;
+    double *zz, *zy, *s, *t, *zsum, *ysum, *ysq, *acc;   /* acc: N, rows */
+} bochner_moments;
+void bochner_moments_start(const bochner_moments *mo, const double *z, const double *y, int nr);
+void bochner_moments_add(const bochner_moments *mo, const double *z, const double *y,
+                         const double *w, int nr, int nthreads);
+void bochner_moments_finish(const bochner_moments *mo, double *zbar, double *ybar, double *yy,
+                            int nthreads);
 
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);

@@ -199,7 +199,16 @@ void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, doubl
 }
 
 /* ------------------------------------------------------------------------ */
-/* .Call entry points                                                        */
+/* The moments fold: Z'WZ and Z'WY of a tall Z over row blocks that R hands
+ * over one at a time (R drives the loop; C never calls back into R; the
+ * state lives in an R object, api_products.c).  Centred about the weighted
+ * column means of the whole of Z and Y; to keep the centring from
+ * cancelling digits, the products are accumulated about the (unweighted)
+ * means of the first block, s and t, and corrected at the end:
+ *   Zc'WZc = (Z - s)'W(Z - s) - N (zbar - s)(zbar - s)'
+ *   Zc'WYc = (Z - s)'W(Y - t) - N (zbar - s)(ybar - t)'
+ * with N = sum(w).  Memory: D^2 + D m plus two copies of a block; Z is
+ * never held. */
 
 /* The column means of x (nr x ncol) into mean, zeros into sum. */
 static void column_means(const double *x, int nr, int ncol, double *mean, double *sum)
@@ -255,122 +264,54 @@ static void shift_block(void *ctx, R_xlen_t blk, int thread)
         }
 }
 
-/* Z'WZ and Z'WY of a tall Z, folded over row blocks that R computes one at
- * a time (R drives the loop; C never calls back into R):
- *   state <- NULL; for each block: state <- moments_step(state, z, y, w)
- *   moments_finish(state)
- * z an nr x D and y an nr x m double matrix (the same D and m for every
- * block, nr >= 1), w NULL or nr non-negative row weights (NULL: W = I).
- * Centred about the weighted column means of the whole of Z and Y; to keep
- * the centring from cancelling digits, the products are accumulated about
- * the (unweighted) means of the first block, s and t, and corrected at the
- * end:
- *   Zc'WZc = (Z - s)'W(Z - s) - N (zbar - s)(zbar - s)'
- *   Zc'WYc = (Z - s)'W(Y - t) - N (zbar - s)(ybar - t)'
- * with N = sum(w).  Memory: D^2 + D m plus two copies of a block; Z is
- * never held.  The state: bochner_fold_new() (checks.c), added to in place,
- * so no D x D copy per block. */
-enum { MS_ZZ, MS_ZY, MS_S, MS_T, MS_ZSUM, MS_YSUM, MS_YSQ, MS_ACC, MS_LEN };
-
-static SEXP moments_state(SEXP state, int D, int m, const double *z, const double *y, int nr)
+/* The first block sets the shifts (its column means) and zeroes the sums;
+ * zz, zy and ysq are zeroed by the caller. */
+void bochner_moments_start(const bochner_moments *mo, const double *z, const double *y, int nr)
 {
-    if (state != R_NilValue) {
-        SEXP v = bochner_fold_vectors(state, "moments");
-        if (ncols(VECTOR_ELT(v, MS_ZZ)) != D || ncols(VECTOR_ELT(v, MS_ZY)) != m)
-            error("the block has %d and %d columns; the first had %d and %d", D, m,
-                  ncols(VECTOR_ELT(v, MS_ZZ)), ncols(VECTOR_ELT(v, MS_ZY)));
-        return state;
-    }
-    if (D < 1) error("the feature blocks must have at least one column");
-    SEXP v = PROTECT(allocVector(VECSXP, MS_LEN));
-    SEXP zz = bochner_alloc_output(D, D);
-    SET_VECTOR_ELT(v, MS_ZZ, zz);
-    SEXP zy = bochner_alloc_output(D, m);
-    SET_VECTOR_ELT(v, MS_ZY, zy);
-    memset(REAL(zz), 0, sizeof(double) * (size_t) XLENGTH(zz));
-    if (m > 0) memset(REAL(zy), 0, sizeof(double) * (size_t) XLENGTH(zy));
-    SET_VECTOR_ELT(v, MS_S, allocVector(REALSXP, D));
-    SET_VECTOR_ELT(v, MS_ZSUM, allocVector(REALSXP, D));
-    SET_VECTOR_ELT(v, MS_T, allocVector(REALSXP, m));
-    SET_VECTOR_ELT(v, MS_YSUM, allocVector(REALSXP, m));
-    SET_VECTOR_ELT(v, MS_YSQ, allocVector(REALSXP, m));
-    SET_VECTOR_ELT(v, MS_ACC, allocVector(REALSXP, 2));   /* N, rows */
-    column_means(z, nr, D, REAL(VECTOR_ELT(v, MS_S)), REAL(VECTOR_ELT(v, MS_ZSUM)));
-    column_means(y, nr, m, REAL(VECTOR_ELT(v, MS_T)), REAL(VECTOR_ELT(v, MS_YSUM)));
-    for (int j = 0; j < m; j++) REAL(VECTOR_ELT(v, MS_YSQ))[j] = 0.0;
-    memset(REAL(VECTOR_ELT(v, MS_ACC)), 0, 2 * sizeof(double));
-    SEXP ptr = bochner_fold_new("moments", v);
-    UNPROTECT(1);
-    return ptr;
+    column_means(z, nr, mo->D, mo->s, mo->zsum);
+    column_means(y, nr, mo->m, mo->t, mo->ysum);
+    for (int j = 0; j < mo->m; j++) mo->ysq[j] = 0.0;
+    mo->acc[0] = mo->acc[1] = 0.0;
 }
 
-SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads)
+/* A block of nr rows: z (nr x D), y (nr x m), w NULL or nr weights. */
+void bochner_moments_add(const bochner_moments *mo, const double *z, const double *y,
+                         const double *wt, int nr, int nth)
 {
-    if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
-        nrows(z) < 1)
-        error("'z' and 'y' must be double matrices with the same rows, at least one");
-    int nr = nrows(z), D = ncols(z), m = ncols(y);
-    const double *wt = NULL;
-    if (w != R_NilValue) {
-        if (TYPEOF(w) != REALSXP || XLENGTH(w) != nr)
-            error("'w' must be NULL or a double vector, one weight per row");
-        wt = REAL(w);
-        for (int i = 0; i < nr; i++)
-            if (!(wt[i] >= 0.0) || !R_FINITE(wt[i]))
-                error("the weights must be non-negative and finite");
-    }
-    int nth = bochner_nthreads(asInteger(nthreads));
-    state = PROTECT(moments_state(state, D, m, REAL(z), REAL(y), nr));
-    SEXP v = R_ExternalPtrProtected(state);
-    double *s = REAL(VECTOR_ELT(v, MS_S)), *t = REAL(VECTOR_ELT(v, MS_T)),
-           *zsum = REAL(VECTOR_ELT(v, MS_ZSUM)), *ysum = REAL(VECTOR_ELT(v, MS_YSUM)),
-           *ysq = REAL(VECTOR_ELT(v, MS_YSQ)), *acc = REAL(VECTOR_ELT(v, MS_ACC));
+    int D = mo->D, m = mo->m;
     /* scratch for this block (R_alloc: freed when the call returns) */
     double *zc = (double *) R_alloc((size_t) nr * (size_t) D, sizeof(double));
     double *yc = (double *) R_alloc((size_t) nr * (size_t) (m > 0 ? m : 1), sizeof(double));
     double *zw = wt ? (double *) R_alloc((size_t) nr * (size_t) D, sizeof(double)) : NULL;
-    shift_job sj = {REAL(z), nr, D, s, wt, zc, zw, zsum};
+    shift_job sj = {z, nr, D, mo->s, wt, zc, zw, mo->zsum};
     bochner_parallel_blocks((D + SHIFT_COLS - 1) / SHIFT_COLS,
                             bochner_threads_for(nth, 3.0 * nr * (double) D), 64,
                             shift_block, &sj);
-    shifted_copy(REAL(y), nr, m, t, wt, yc, ysum);
+    shifted_copy(y, nr, m, mo->t, wt, yc, mo->ysum);
     for (int j = 0; j < m; j++) {
         const double *yj = yc + (ptrdiff_t) j * nr;
-        double a = ysq[j];
+        double a = mo->ysq[j];
         for (int i = 0; i < nr; i++) a += (wt ? wt[i] : 1.0) * yj[i] * yj[i];
-        ysq[j] = a;
+        mo->ysq[j] = a;
     }
     double wsum = 0.0;
     if (wt) for (int i = 0; i < nr; i++) wsum += wt[i];
     else wsum = nr;
     const double *zl = wt ? zw : zc;    /* the left factor: W Zc */
-    bochner_crossproduct(zl, nr, zc, nr, D, D, nr, REAL(VECTOR_ELT(v, MS_ZZ)), D, 1, 1, nth);
-    if (m > 0)
-        bochner_crossproduct(zl, nr, yc, nr, D, m, nr, REAL(VECTOR_ELT(v, MS_ZY)), D, 1, 0, nth);
-    acc[0] += wsum;
-    acc[1] += nr;
-    UNPROTECT(1);
-    return state;
+    bochner_crossproduct(zl, nr, zc, nr, D, D, nr, mo->zz, D, 1, 1, nth);
+    if (m > 0) bochner_crossproduct(zl, nr, yc, nr, D, m, nr, mo->zy, D, 1, 0, nth);
+    mo->acc[0] += wsum;
+    mo->acc[1] += nr;
 }
 
-/* The fold's result: list(zz = Zc'WZc, zy = Zc'WYc, zbar, ybar, n = N,
- * yy = diag(Yc'WYc), rows); the state is finished (its accumulators become
- * the result). */
-SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads)
+/* The end of the fold: zz and zy corrected for the shifts in place (zz
+ * whole, both triangles), and zbar (D), ybar and yy = diag(Yc'WYc) (m). */
+void bochner_moments_finish(const bochner_moments *mo, double *zbar, double *ybar, double *yy,
+                            int nth)
 {
-    if (state == R_NilValue) error("the moments fold has no blocks");
-    int nth = bochner_nthreads(asInteger(nthreads));
-    SEXP v = bochner_fold_vectors(state, "moments");
-    SEXP zz = VECTOR_ELT(v, MS_ZZ), zy = VECTOR_ELT(v, MS_ZY);
-    int D = ncols(zz), m = ncols(zy);
-    const double *s = REAL(VECTOR_ELT(v, MS_S)), *t = REAL(VECTOR_ELT(v, MS_T)),
-                 *zsum = REAL(VECTOR_ELT(v, MS_ZSUM)), *ysum = REAL(VECTOR_ELT(v, MS_YSUM)),
-                 *ysq = REAL(VECTOR_ELT(v, MS_YSQ));
-    double *acc = REAL(VECTOR_ELT(v, MS_ACC)), n = acc[0], rows = acc[1];
-    if (!(n > 0.0)) error("the weights sum to zero");
-    bochner_fold_finish(state);
-    /* the correction for the shift, and the lower triangle */
-    double *g = REAL(zz), *r = REAL(zy);
+    int D = mo->D, m = mo->m;
+    double n = mo->acc[0], *g = mo->zz, *r = mo->zy;
+    const double *zsum = mo->zsum, *ysum = mo->ysum;
     for (int j = 0; j < D; j++) {
         double dj = zsum[j] / n;
         for (int i = 0; i <= j; i++) g[i + (ptrdiff_t) j * D] -= n * (zsum[i] / n) * dj;
@@ -380,24 +321,10 @@ SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads)
         for (int i = 0; i < D; i++) r[i + (ptrdiff_t) j * D] -= n * (zsum[i] / n) * dj;
     }
     bochner_mirror_upper(g, D, nth);
-    SEXP zbar = PROTECT(allocVector(REALSXP, D));
-    SEXP ybar = PROTECT(allocVector(REALSXP, m));
-    SEXP yy = PROTECT(allocVector(REALSXP, m));
-    for (int j = 0; j < D; j++) REAL(zbar)[j] = s[j] + zsum[j] / n;
+    for (int j = 0; j < D; j++) zbar[j] = mo->s[j] + zsum[j] / n;
     for (int j = 0; j < m; j++) {
-        REAL(ybar)[j] = t[j] + ysum[j] / n;
-        double u = ysq[j] - ysum[j] * (ysum[j] / n);
-        REAL(yy)[j] = u > 0.0 ? u : 0.0;
+        ybar[j] = mo->t[j] + ysum[j] / n;
+        double u = mo->ysq[j] - ysum[j] * (ysum[j] / n);
+        yy[j] = u > 0.0 ? u : 0.0;
     }
-    const char *names[] = {"zz", "zy", "zbar", "ybar", "n", "yy", "rows", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, names));
-    SET_VECTOR_ELT(out, 0, zz);
-    SET_VECTOR_ELT(out, 1, zy);
-    SET_VECTOR_ELT(out, 2, zbar);
-    SET_VECTOR_ELT(out, 3, ybar);
-    SET_VECTOR_ELT(out, 4, ScalarReal(n));
-    SET_VECTOR_ELT(out, 5, yy);
-    SET_VECTOR_ELT(out, 6, ScalarReal(rows));
-    UNPROTECT(4);
-    return out;
 }
