@@ -46,6 +46,8 @@ SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
 SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
 SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
+SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
+SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
 /* api_ridge.c: the ridge solve */
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
@@ -85,10 +87,6 @@ SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_fwht_call(SEXP x);
-
-/* exact_moments.c: still in the algorithm file */
-SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
-SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
 /* falkon.c: still in the algorithm file */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,

@@ -1,6 +1,7 @@
 /* .Call wrappers: the dense and float products (products.c, sgemm.c), the float-matrix
  * operand reader that api_testing.c shares, and the moments fold over row blocks, whose
- * state is an R object (products.c has its arithmetic).
+ * state is an R object (products.c has its arithmetic), and the exact column sums'
+ * states (exact_moments.c).
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
@@ -184,5 +185,103 @@ SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads)
     SET_VECTOR_ELT(out, 5, yy);
     SET_VECTOR_ELT(out, 6, ScalarReal(rows));
     UNPROTECT(4);
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The exact column sums of the survey and the standardisation
+ * (exact_moments.c): a column's state travels to R as c(special, partials...). */
+
+static void exp_from_r(bochner_expansion *e, SEXP v)
+{
+    e->len = 0;
+    e->special = 0.0;
+    if (isNull(v)) return;
+    const double *r = REAL(v);
+    R_xlen_t len = XLENGTH(v);
+    e->special = len > 0 ? r[0] : 0.0;
+    for (R_xlen_t i = 1; i < len; i++) bochner_exp_add(e, r[i]);
+}
+
+static SEXP exp_to_r(const bochner_expansion *e)
+{
+    SEXP v = PROTECT(allocVector(REALSXP, (R_xlen_t) e->len + 1));
+    REAL(v)[0] = e->special;
+    if (e->len > 0) memcpy(REAL(v) + 1, e->p, sizeof(double) * (size_t) e->len);
+    UNPROTECT(1);
+    return v;
+}
+
+/* The state list(s, q) (one bochner_expansion per column each) of the rows of x
+ * (NULL: none) added to states a and b (NULL: empty). */
+SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads)
+{
+    R_xlen_t n = 0;
+    int d = -1;
+    if (!isNull(x)) {
+        if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
+        n = nrows(x);
+        d = ncols(x);
+    }
+    SEXP states[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        if (isNull(states[k])) continue;
+        if (TYPEOF(states[k]) != VECSXP || XLENGTH(states[k]) != 2)
+            error("a state of the exact column sums must be list(s, q)");
+        int dk = (int) XLENGTH(VECTOR_ELT(states[k], 0));
+        if (d >= 0 && dk != d) error("the exact column sums have %d and %d columns", d, dk);
+        d = dk;
+    }
+    if (d < 0) d = 0;
+    bochner_expansion *s = (bochner_expansion *) R_alloc((size_t) d + 1, sizeof(bochner_expansion));
+    bochner_expansion *q = (bochner_expansion *) R_alloc((size_t) d + 1, sizeof(bochner_expansion));
+    for (int j = 0; j < d; j++) {
+        exp_from_r(&s[j], isNull(a) ? R_NilValue : VECTOR_ELT(VECTOR_ELT(a, 0), j));
+        exp_from_r(&q[j], isNull(a) ? R_NilValue : VECTOR_ELT(VECTOR_ELT(a, 1), j));
+        if (!isNull(b)) {
+            SEXP sb = VECTOR_ELT(VECTOR_ELT(b, 0), j), qb = VECTOR_ELT(VECTOR_ELT(b, 1), j);
+            for (R_xlen_t i = 0; i < XLENGTH(sb); i++)
+                if (i == 0) s[j].special += REAL(sb)[0]; else bochner_exp_add(&s[j], REAL(sb)[i]);
+            for (R_xlen_t i = 0; i < XLENGTH(qb); i++)
+                if (i == 0) q[j].special += REAL(qb)[0]; else bochner_exp_add(&q[j], REAL(qb)[i]);
+        }
+    }
+    if (n > 0 && d > 0)
+        bochner_column_sums_add(REAL(x), n, d, s, q, bochner_nthreads(asInteger(nthreads)));
+    SEXP out = PROTECT(allocVector(VECSXP, 2));
+    SEXP so = allocVector(VECSXP, d);
+    SET_VECTOR_ELT(out, 0, so);
+    SEXP qo = allocVector(VECSXP, d);
+    SET_VECTOR_ELT(out, 1, qo);
+    for (int j = 0; j < d; j++) {
+        SET_VECTOR_ELT(so, j, exp_to_r(&s[j]));
+        SET_VECTOR_ELT(qo, j, exp_to_r(&q[j]));
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* list(center, m2) from a state of n rows: fl(S) / n and fl(n Q - S^2) / n. */
+SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows)
+{
+    if (TYPEOF(state) != VECSXP || XLENGTH(state) != 2)
+        error("a state of the exact column sums must be list(s, q)");
+    double n = asReal(rows);
+    if (!(n >= 0.0)) error("'rows' must be a count");
+    int d = (int) XLENGTH(VECTOR_ELT(state, 0));
+    SEXP out = PROTECT(allocVector(VECSXP, 2));
+    SEXP center = allocVector(REALSXP, d);
+    SET_VECTOR_ELT(out, 0, center);
+    SEXP m2 = allocVector(REALSXP, d);
+    SET_VECTOR_ELT(out, 1, m2);
+    bochner_expansion *s = (bochner_expansion *) R_alloc(1, sizeof(bochner_expansion));
+    bochner_expansion *q = (bochner_expansion *) R_alloc(1, sizeof(bochner_expansion));
+    bochner_expansion *t = (bochner_expansion *) R_alloc(1, sizeof(bochner_expansion));
+    for (int j = 0; j < d; j++) {
+        exp_from_r(s, VECTOR_ELT(VECTOR_ELT(state, 0), j));
+        exp_from_r(q, VECTOR_ELT(VECTOR_ELT(state, 1), j));
+        bochner_column_moment(s, q, n, t, REAL(center) + j, REAL(m2) + j);
+    }
+    UNPROTECT(1);
     return out;
 }

@@ -129,6 +129,18 @@ void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
 void bochner_mirror_upper(double *g, R_xlen_t n, int nthreads);
 void bochner_transpose(const double *x, ptrdiff_t ldx, int nrow, int ncol, double *t,
                        ptrdiff_t ldt);
+/* exact_moments.c: exact column sums as floating-point expansions */
+#define BOCHNER_EXP_MAX 128
+typedef struct {
+    int len;
+    double special;
+    double p[BOCHNER_EXP_MAX];
+} bochner_expansion;
+void bochner_exp_add(bochner_expansion *e, double x);
+void bochner_column_sums_add(const double *x, R_xlen_t n, int d, bochner_expansion *s,
+                             bochner_expansion *q, int nthreads);
+void bochner_column_moment(const bochner_expansion *s, const bochner_expansion *q, double n,
+                           bochner_expansion *t, double *center, double *m2);
 /* the moments fold over row blocks (Z'WZ, Z'WY centred; its state is an R
  * object, api_products.c): views of the state's vectors */
 typedef struct {

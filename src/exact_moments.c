@@ -17,21 +17,18 @@
  * EXP_MAX leaves room.  Non-finite values (and an overflowing sum) are
  * kept apart in 'special', which then is the result (Inf, -Inf or NaN).
  *
- * A column's state travels to R as c(special, partials...). */
+ * A column's state travels to R as c(special, partials...) (api_products.c
+ * converts it). */
 #include "bochner.h"
 #include <math.h>
 #include <string.h>
 
-#define EXP_MAX 128
-
-typedef struct {
-    int len;
-    double special;
-    double p[EXP_MAX];
-} expansion;
+#define EXP_MAX BOCHNER_EXP_MAX
+typedef bochner_expansion expansion;
+#define exp_add bochner_exp_add
 
 /* e += x exactly (Python's msum step: keep the non-zero rounding errors). */
-static void exp_add(expansion *e, double x)
+void exp_add(expansion *e, double x)
 {
     if (!isfinite(x)) {
         e->special += x;
@@ -84,26 +81,6 @@ static double exp_round(const expansion *e)
     return hi;
 }
 
-static void exp_from_r(expansion *e, SEXP v)
-{
-    e->len = 0;
-    e->special = 0.0;
-    if (isNull(v)) return;
-    const double *r = REAL(v);
-    R_xlen_t len = XLENGTH(v);
-    e->special = len > 0 ? r[0] : 0.0;
-    for (R_xlen_t i = 1; i < len; i++) exp_add(e, r[i]);
-}
-
-static SEXP exp_to_r(const expansion *e)
-{
-    SEXP v = PROTECT(allocVector(REALSXP, (R_xlen_t) e->len + 1));
-    REAL(v)[0] = e->special;
-    if (e->len > 0) memcpy(REAL(v) + 1, e->p, sizeof(double) * (size_t) e->len);
-    UNPROTECT(1);
-    return v;
-}
-
 typedef struct {
     const double *x;
     R_xlen_t n;
@@ -121,88 +98,28 @@ static void moments_column(void *vctx, R_xlen_t j, int thread)
     }
 }
 
-/* The state list(s, q) (one expansion per column each) of the rows of x
- * (NULL: none) added to states a and b (NULL: empty). */
-SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads)
+/* Add the rows of x (n x d) to the column states s and q (d each). */
+void bochner_column_sums_add(const double *x, R_xlen_t n, int d, expansion *s, expansion *q,
+                             int nthreads)
 {
-    R_xlen_t n = 0;
-    int d = -1;
-    if (!isNull(x)) {
-        if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-        n = nrows(x);
-        d = ncols(x);
-    }
-    SEXP states[2] = {a, b};
-    for (int k = 0; k < 2; k++) {
-        if (isNull(states[k])) continue;
-        if (TYPEOF(states[k]) != VECSXP || XLENGTH(states[k]) != 2)
-            error("a state of the exact column sums must be list(s, q)");
-        int dk = (int) XLENGTH(VECTOR_ELT(states[k], 0));
-        if (d >= 0 && dk != d) error("the exact column sums have %d and %d columns", d, dk);
-        d = dk;
-    }
-    if (d < 0) d = 0;
-    expansion *s = (expansion *) R_alloc((size_t) d + 1, sizeof(expansion));
-    expansion *q = (expansion *) R_alloc((size_t) d + 1, sizeof(expansion));
-    for (int j = 0; j < d; j++) {
-        exp_from_r(&s[j], isNull(a) ? R_NilValue : VECTOR_ELT(VECTOR_ELT(a, 0), j));
-        exp_from_r(&q[j], isNull(a) ? R_NilValue : VECTOR_ELT(VECTOR_ELT(a, 1), j));
-        if (!isNull(b)) {
-            SEXP sb = VECTOR_ELT(VECTOR_ELT(b, 0), j), qb = VECTOR_ELT(VECTOR_ELT(b, 1), j);
-            for (R_xlen_t i = 0; i < XLENGTH(sb); i++)
-                if (i == 0) s[j].special += REAL(sb)[0]; else exp_add(&s[j], REAL(sb)[i]);
-            for (R_xlen_t i = 0; i < XLENGTH(qb); i++)
-                if (i == 0) q[j].special += REAL(qb)[0]; else exp_add(&q[j], REAL(qb)[i]);
-        }
-    }
-    if (n > 0 && d > 0) {
-        moments_ctx c = {REAL(x), n, s, q};
-        int nt = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), 8.0 * (double) n * d);
-        bochner_parallel_blocks(d, nt, 1, moments_column, &c);
-    }
-    SEXP out = PROTECT(allocVector(VECSXP, 2));
-    SEXP so = allocVector(VECSXP, d);
-    SET_VECTOR_ELT(out, 0, so);
-    SEXP qo = allocVector(VECSXP, d);
-    SET_VECTOR_ELT(out, 1, qo);
-    for (int j = 0; j < d; j++) {
-        SET_VECTOR_ELT(so, j, exp_to_r(&s[j]));
-        SET_VECTOR_ELT(qo, j, exp_to_r(&q[j]));
-    }
-    UNPROTECT(1);
-    return out;
+    if (n <= 0 || d <= 0) return;
+    moments_ctx c = {x, n, s, q};
+    int nt = bochner_threads_for(nthreads, 8.0 * (double) n * d);
+    bochner_parallel_blocks(d, nt, 1, moments_column, &c);
 }
 
-/* list(center, m2) from a state of n rows: fl(S) / n and fl(n Q - S^2) / n. */
-SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows)
+/* A column's centre fl(S) / n and m2 = max(fl(n Q - S^2) / n, 0), t scratch. */
+void bochner_column_moment(const expansion *s, const expansion *q, double n, expansion *t,
+                           double *center, double *m2)
 {
-    if (TYPEOF(state) != VECSXP || XLENGTH(state) != 2)
-        error("a state of the exact column sums must be list(s, q)");
-    double n = asReal(rows);
-    if (!(n >= 0.0)) error("'rows' must be a count");
-    int d = (int) XLENGTH(VECTOR_ELT(state, 0));
-    SEXP out = PROTECT(allocVector(VECSXP, 2));
-    SEXP center = allocVector(REALSXP, d);
-    SET_VECTOR_ELT(out, 0, center);
-    SEXP m2 = allocVector(REALSXP, d);
-    SET_VECTOR_ELT(out, 1, m2);
-    expansion *s = (expansion *) R_alloc(1, sizeof(expansion));
-    expansion *q = (expansion *) R_alloc(1, sizeof(expansion));
-    expansion *t = (expansion *) R_alloc(1, sizeof(expansion));
-    for (int j = 0; j < d; j++) {
-        exp_from_r(s, VECTOR_ELT(VECTOR_ELT(state, 0), j));
-        exp_from_r(q, VECTOR_ELT(VECTOR_ELT(state, 1), j));
-        REAL(center)[j] = exp_round(s) / n;
-        /* n Q - S^2, exactly */
-        t->len = 0;
-        t->special = s->special != 0.0 || q->special != 0.0 ? s->special * s->special + q->special
-                                                             : 0.0;
-        for (int i = 0; i < q->len; i++) exp_add_product(t, n, q->p[i]);
-        for (int i = 0; i < s->len; i++)
-            for (int k = 0; k < s->len; k++) exp_add_product(t, -s->p[i], s->p[k]);
-        double v = exp_round(t) / n;
-        REAL(m2)[j] = v < 0.0 ? 0.0 : v;
-    }
-    UNPROTECT(1);
-    return out;
+    *center = exp_round(s) / n;
+    /* n Q - S^2, exactly */
+    t->len = 0;
+    t->special = s->special != 0.0 || q->special != 0.0 ? s->special * s->special + q->special
+                                                         : 0.0;
+    for (int i = 0; i < q->len; i++) exp_add_product(t, n, q->p[i]);
+    for (int i = 0; i < s->len; i++)
+        for (int k = 0; k < s->len; k++) exp_add_product(t, -s->p[i], s->p[k]);
+    double v = exp_round(t) / n;
+    *m2 = v < 0.0 ? 0.0 : v;
 }
