@@ -127,7 +127,7 @@ SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
 SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads);
 SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads);
 
-/* svm.c: still in the algorithm file */
+/* api_svm.c: the linear SVM in memory and CoCoA+'s local solver */
 SEXP bochner_svm_dcd_call(SEXP zt, SEXP y, SEXP k, SEXP cp, SEXP cn, SEXP loss,
                           SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink,
                           SEXP nthreads);

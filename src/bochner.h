@@ -322,6 +322,21 @@ typedef struct {
     int max_iter, iter, converged, done;
 } bochner_svm_newton_problem;
 double bochner_svm_dot(const double *a, const double *b, int D);
+/* svm.c: the binary problems of a fit, described by concatenated per-sample
+ * vectors (problem c: samples off[c] .. off[c+1]-1 of rows (1-based columns
+ * of the D x N features zt), sign +1/-1, cost > 0), checked by api_svm.c */
+typedef struct {
+    int D, N, nprob, loss, shrink;
+    R_xlen_t len;
+    const int *off, *rows, *sign;
+    const double *cost, *zt;
+    double B, eps;
+} bochner_svm_spec;
+void bochner_svm_dcd(const bochner_svm_spec *sp, int max_iter, int nthreads, double *W,
+                     double *A, int *iter, int *converged);
+void bochner_svm_local(const bochner_svm_spec *sp, const double *w, double sigma, int passes,
+                       const double *norms, int nthreads, double *V, double *A, double *DW,
+                       double *AS, double *A2, int *iter);
 void bochner_svm_newton_init(bochner_svm_newton_problem *p);
 void bochner_svm_newton_step(bochner_svm_newton_problem *p, double *w, double *scratch);
 void bochner_svm_newton_alpha(const bochner_svm_newton_problem *p, const double *w,

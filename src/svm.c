@@ -292,85 +292,18 @@ static void svm_block(void *ctx, R_xlen_t c, int thread)
     svm_passes(j->prob + c, j->passes);
 }
 
-static double svm_real(SEXP v, const char *what)
-{
-    if ((TYPEOF(v) != REALSXP && TYPEOF(v) != INTSXP) || XLENGTH(v) != 1)
-        error("'%s' must be a single number", what);
-    double x = asReal(v);
-    if (!R_FINITE(x)) error("'%s' must be finite", what);
-    return x;
-}
-
-/* The problems' description, checked: D x N features zt, problems given by
- * offsets (nprob + 1) into concatenated rows (1-based columns of zt), signs
- * and costs.  'empty_ok' lets a problem have no samples (a pair of classes
- * absent from a chunk). */
-typedef struct {
-    int D, N, nprob, loss, shrink;
-    R_xlen_t len;
-    const int *off, *rows, *sign;
-    const double *cost;
-    double B, eps;
-} svm_spec;
-
-static svm_spec svm_check(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost, SEXP loss,
-                          SEXP bias, SEXP eps, SEXP shrink, int empty_ok)
-{
-    svm_spec s;
-    if (!bochner_is_real_matrix(zt)) error("'zt' must be a double matrix");
-    s.D = nrows(zt);
-    s.N = ncols(zt);
-    if (s.D < 1 || s.N < 1) error("'zt' must have at least one row and one column");
-    if (s.D == INT_MAX) error("'zt' has too many rows");
-    if (TYPEOF(offsets) != INTSXP || XLENGTH(offsets) < 2)
-        error("'offsets' must be an integer vector of length >= 2");
-    s.nprob = (int) XLENGTH(offsets) - 1;
-    s.len = XLENGTH(rows);
-    if (TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
-    if (TYPEOF(sign) != INTSXP || XLENGTH(sign) != s.len)
-        error("'sign' must be an integer vector as long as 'rows'");
-    if (TYPEOF(cost) != REALSXP || XLENGTH(cost) != s.len)
-        error("'cost' must be a double vector as long as 'rows'");
-    s.off = INTEGER(offsets);
-    s.rows = INTEGER(rows);
-    s.sign = INTEGER(sign);
-    s.cost = REAL(cost);
-    if (s.off[0] != 0 || s.off[s.nprob] != s.len)
-        error("'offsets' must run from 0 to length(rows)");
-    for (int c = 0; c < s.nprob; c++)
-        if (s.off[c + 1] < s.off[c] + (empty_ok ? 0 : 1))
-            error("every problem needs at least one sample");
-    for (R_xlen_t i = 0; i < s.len; i++) {
-        if (s.rows[i] == NA_INTEGER || s.rows[i] < 1 || s.rows[i] > s.N)
-            error("'rows' must index columns of 'zt'");
-        if (s.sign[i] != 1 && s.sign[i] != -1) error("'sign' must be +1 or -1");
-        if (!(s.cost[i] > 0.0) || !R_FINITE(s.cost[i]))
-            error("the costs must be positive and finite");
-    }
-    s.loss = bochner_count_arg(loss, "loss", 1);
-    if (s.loss > 2) error("'loss' must be 1 (hinge) or 2 (squared hinge)");
-    s.B = svm_real(bias, "bias");
-    s.eps = svm_real(eps, "epsilon");
-    if (s.B < 0.0) error("'bias' must be non-negative");
-    if (!(s.eps > 0.0)) error("'epsilon' must be positive");
-    if (TYPEOF(shrink) != LGLSXP || XLENGTH(shrink) != 1 || LOGICAL(shrink)[0] == NA_LOGICAL)
-        error("'shrinking' must be TRUE or FALSE");
-    s.shrink = LOGICAL(shrink)[0];
-    return s;
-}
-
 /* Pass rounds over the problems until all are done: every problem not done
  * makes a few passes (about 2^28 multiply-adds per problem), the problems
  * shared among the threads as they come free; interrupts are checked
  * between rounds (by bochner_parallel_blocks). */
-static void svm_run(svm_problem *prob, int nprob, double work, SEXP nthreads)
+static void svm_run(svm_problem *prob, int nprob, double work, int nthreads)
 {
     int live = 0;
     for (int c = 0; c < nprob; c++) live += !prob[c].done;
     if (!live) return;
     double pass_work = work / live;
     svm_job job = {prob, pass_work >= 2.68e8 ? 1 : (int) (2.68e8 / pass_work)};
-    int nth = bochner_threads_for(bochner_nthreads(asInteger(nthreads)), work);
+    int nth = bochner_threads_for(nthreads, work);
     for (;;) {
         int left = 0;
         for (int c = 0; c < nprob; c++) left += !prob[c].done;
@@ -388,40 +321,21 @@ static uint64_t *svm_seeds(int nprob)
     return seed;
 }
 
-static SEXP svm_named_list(int n, const char **names, SEXP *vals)
-{
-    SEXP res = PROTECT(allocVector(VECSXP, n));
-    SEXP nms = PROTECT(allocVector(STRSXP, n));
-    for (int i = 0; i < n; i++) {
-        SET_VECTOR_ELT(res, i, vals[i]);
-        SET_STRING_ELT(nms, i, mkChar(names[i]));
-    }
-    setAttrib(res, R_NamesSymbol, nms);
-    UNPROTECT(2);
-    return res;
-}
+/* ------------------------------------------------------------------------ */
+/* The entry points' work (their wrappers, api_svm.c, check the arguments
+ * into a bochner_svm_spec and allocate the results). */
 
-/* zt: D x N double matrix of features (one sample per column).  The binary
- * problems, nprob = length(offsets) - 1 of them, are given by concatenated
- * per-sample vectors: problem c has the samples offsets[c] .. offsets[c+1]-1
- * of rows (1-based columns of zt), sign (+1/-1) and cost (C_s > 0).
- * Returns list(w = (D + 1) x nprob, alpha (concatenated like rows), iter,
- * converged). */
-SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost, SEXP loss,
-                          SEXP bias, SEXP eps, SEXP max_iter, SEXP shrink, SEXP nthreads)
+/* The in-memory solve: every problem of sp to convergence or max_iter
+ * passes; W ((D + 1) x nprob), A (the duals, concatenated like the rows),
+ * iter and converged (nprob each) filled. */
+void bochner_svm_dcd(const bochner_svm_spec *sp, int max_iter, int nthreads, double *W,
+                     double *A, int *iter, int *converged)
 {
-    svm_spec sp = svm_check(zt, rows, offsets, sign, cost, loss, bias, eps, shrink, 0);
-    int D = sp.D, nprob = sp.nprob, lo = sp.loss, sh = sp.shrink;
-    R_xlen_t len = sp.len;
-    const int *off = sp.off, *rw = sp.rows, *sg = sp.sign;
-    const double *cs = sp.cost;
-    double B = sp.B, ep = sp.eps;
-    int mi = bochner_count_arg(max_iter, "max_iter", 1);
-
-    SEXP W = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
-    SEXP A = PROTECT(allocVector(REALSXP, len));
-    SEXP IT = PROTECT(allocVector(INTSXP, nprob));
-    SEXP CV = PROTECT(allocVector(LGLSXP, nprob));
+    int D = sp->D, nprob = sp->nprob, lo = sp->loss, sh = sp->shrink, mi = max_iter;
+    R_xlen_t len = sp->len;
+    const int *off = sp->off, *rw = sp->rows, *sg = sp->sign;
+    const double *cs = sp->cost;
+    double B = sp->B, ep = sp->eps;
     int *row0 = (int *) R_alloc((size_t) len, sizeof(int));
     for (R_xlen_t i = 0; i < len; i++) row0[i] = rw[i] - 1;
     R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) len, sizeof(R_xlen_t));
@@ -431,8 +345,8 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
     double work = 0.0;
     for (int c = 0; c < nprob; c++) {
         R_xlen_t o = off[c], nc = off[c + 1] - off[c];
-        int status = svm_init(prob + c, REAL(zt), row0 + o, nc, D, sg + o, cs + o, lo, B,
-                              ep, mi, sh, REAL(W) + (R_xlen_t) c * (D + 1), REAL(A) + o,
+        int status = svm_init(prob + c, sp->zt, row0 + o, nc, D, sg + o, cs + o, lo, B,
+                              ep, mi, sh, W + (R_xlen_t) c * (D + 1), A + o,
                               index + o, qd + o, seed[c], 0, 1.0, NULL, NULL);
         bochner_stop_on_status(status, "rff_svm");
         work += 2.0 * (double) nc * (double) D;
@@ -454,94 +368,63 @@ SEXP bochner_svm_dcd_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost
     svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
         if (prob[c].nt_on) bochner_svm_newton_alpha(prob[c].nt, prob[c].w, prob[c].alpha);
-        INTEGER(IT)[c] = prob[c].iter;
-        LOGICAL(CV)[c] = prob[c].converged;
+        iter[c] = prob[c].iter;
+        converged[c] = prob[c].converged;
     }
-    const char *names[] = {"w", "alpha", "iter", "converged"};
-    SEXP vals[] = {W, A, IT, CV};
-    SEXP res = svm_named_list(4, names, vals);
-    UNPROTECT(4);
-    return res;
 }
 
-/* CoCoA+'s local solver (Ma et al. 2015) on one chunk: the problems as for
- * bochner_svm_dcd_call, on the chunk's samples, started from the current
- * weights w ((D + 1) x nprob, the same for every chunk) and the chunk's own
- * dual variables alpha (concatenated like rows), with the curvature scaled
- * by sigma (sigma' = the number of chunks makes adding the chunks' updates
- * safe).  At most 'passes' passes per problem (fewer when the local
- * projected gradients spread by at most eps).  norms: NULL, or the squared
- * norms of the columns of zt (kept by the caller between rounds).  Also the
- * chunk's share of the dual objective at the starting alpha: sum alpha_i
- * and, for the squared hinge, sum alpha_i^2 / (4 C_i) (the primal loss at
- * w is the caller's, by one product for all problems).  Returns
- * list(alpha, dw = (D + 1) x nprob change of the weights, asum, a2, iter). */
-SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP cost,
-                            SEXP loss, SEXP bias, SEXP w, SEXP alpha, SEXP sigma,
-                            SEXP passes, SEXP eps, SEXP shrink, SEXP norms, SEXP nthreads)
+/* CoCoA+'s local solver (Ma et al. 2015) on one chunk: the problems of sp,
+ * on the chunk's samples, started from the weights w ((D + 1) x nprob, the
+ * same for every chunk) and the chunk's own duals A (updated in place),
+ * with the curvature scaled by sigma (sigma' = the number of chunks makes
+ * adding the chunks' updates safe).  At most 'passes' passes per problem
+ * (fewer when the local projected gradients spread by at most eps).  V:
+ * a copy of w, the local view w + sigma dw; DW its change / sigma.  norms:
+ * NULL, or the squared norms of the columns of zt.  Also the chunk's share
+ * of the dual objective at the starting duals: AS = sum alpha_i and, for
+ * the squared hinge, A2 = sum alpha_i^2 / (4 C_i). */
+void bochner_svm_local(const bochner_svm_spec *sp, const double *w, double sigma, int passes,
+                       const double *norms, int nthreads, double *V, double *A, double *DW,
+                       double *AS, double *A2, int *iter)
 {
-    svm_spec sp = svm_check(zt, rows, offsets, sign, cost, loss, bias, eps, shrink, 1);
-    int D = sp.D, nprob = sp.nprob;
-    R_xlen_t len = sp.len;
-    if (!bochner_is_real_matrix(w) || nrows(w) != D + 1 || ncols(w) != nprob)
-        error("'w' must be a (nrow(zt) + 1) x (number of problems) double matrix");
-    if (TYPEOF(alpha) != REALSXP || XLENGTH(alpha) != len)
-        error("'alpha' must be a double vector as long as 'rows'");
-    double sg = svm_real(sigma, "sigma");
-    if (sg < 1.0) error("'sigma' must be at least 1");
-    int np = bochner_count_arg(passes, "passes", 1);
-    if (!isNull(norms) && (TYPEOF(norms) != REALSXP || XLENGTH(norms) != sp.N))
-        error("'norms' must be NULL or a double vector, one per column of 'zt'");
-    const double *nrm = isNull(norms) ? NULL : REAL(norms);
-
-    SEXP V = PROTECT(duplicate(w));           /* the local view w + sigma dw */
-    SEXP A = PROTECT(duplicate(alpha));
-    SEXP DW = PROTECT(allocMatrix(REALSXP, D + 1, nprob));
-    SEXP AS = PROTECT(allocVector(REALSXP, nprob));
-    SEXP A2 = PROTECT(allocVector(REALSXP, nprob));
-    SEXP IT = PROTECT(allocVector(INTSXP, nprob));
+    int D = sp->D, nprob = sp->nprob;
+    R_xlen_t len = sp->len;
     int *row0 = (int *) R_alloc((size_t) len + 1, sizeof(int));
-    for (R_xlen_t i = 0; i < len; i++) row0[i] = sp.rows[i] - 1;
+    for (R_xlen_t i = 0; i < len; i++) row0[i] = sp->rows[i] - 1;
     R_xlen_t *index = (R_xlen_t *) R_alloc((size_t) len + 1, sizeof(R_xlen_t));
     double *qd = (double *) R_alloc((size_t) len + 1, sizeof(double));
     svm_problem *prob = (svm_problem *) R_alloc((size_t) nprob, sizeof(svm_problem));
     uint64_t *seed = svm_seeds(nprob);
-    const double *Z = REAL(zt);
     double work = 0.0;
     for (int c = 0; c < nprob; c++) {
-        R_xlen_t o = sp.off[c], nc = sp.off[c + 1] - sp.off[c];
-        double *wc = REAL(V) + (R_xlen_t) c * (D + 1), *dwc = REAL(DW) + (R_xlen_t) c * (D + 1);
-        double *ac = REAL(A) + o, as = 0.0, a2 = 0.0;
+        R_xlen_t o = sp->off[c], nc = sp->off[c + 1] - sp->off[c];
+        double *wc = V + (R_xlen_t) c * (D + 1), *dwc = DW + (R_xlen_t) c * (D + 1);
+        double *ac = A + o, as = 0.0, a2 = 0.0;
         for (R_xlen_t i = 0; i < nc; i++) {
             as += ac[i];
-            if (sp.loss == 2) a2 += ac[i] * ac[i] / (4.0 * sp.cost[o + i]);
+            if (sp->loss == 2) a2 += ac[i] * ac[i] / (4.0 * sp->cost[o + i]);
         }
-        REAL(AS)[c] = as;
-        REAL(A2)[c] = a2;
+        AS[c] = as;
+        A2[c] = a2;
         if (nc == 0) {
             for (int j = 0; j <= D; j++) dwc[j] = 0.0;
             prob[c].done = 1;
             prob[c].iter = 0;
             continue;
         }
-        int status = svm_init(prob + c, Z, row0 + o, nc, D, sp.sign + o, sp.cost + o, sp.loss,
-                              sp.B, sp.eps, np, sp.shrink, wc, ac, index + o, qd + o, seed[c],
-                              1, sg, dwc, nrm);
+        int status = svm_init(prob + c, sp->zt, row0 + o, nc, D, sp->sign + o, sp->cost + o,
+                              sp->loss, sp->B, sp->eps, passes, sp->shrink, wc, ac, index + o,
+                              qd + o, seed[c], 1, sigma, dwc, norms);
         if (status != BOCHNER_OK) error("'alpha' must lie between 0 and the bound of its sample");
-        prob[c].w0 = REAL(w) + (R_xlen_t) c * (D + 1);
+        prob[c].w0 = w + (R_xlen_t) c * (D + 1);
         work += 2.0 * (double) nc * (double) D;
     }
     svm_run(prob, nprob, work, nthreads);
     for (int c = 0; c < nprob; c++) {
-        INTEGER(IT)[c] = prob[c].iter;
-        if (sp.off[c + 1] == sp.off[c]) continue;
-        const double *wc = REAL(V) + (R_xlen_t) c * (D + 1), *w0 = prob[c].w0;
-        double *dwc = REAL(DW) + (R_xlen_t) c * (D + 1);
-        for (int j = 0; j <= D; j++) dwc[j] = (wc[j] - w0[j]) / sg;
+        iter[c] = prob[c].iter;
+        if (sp->off[c + 1] == sp->off[c]) continue;
+        const double *wc = V + (R_xlen_t) c * (D + 1), *w0 = prob[c].w0;
+        double *dwc = DW + (R_xlen_t) c * (D + 1);
+        for (int j = 0; j <= D; j++) dwc[j] = (wc[j] - w0[j]) / sigma;
     }
-    const char *names[] = {"alpha", "dw", "asum", "a2", "iter"};
-    SEXP vals[] = {A, DW, AS, A2, IT};
-    SEXP res = svm_named_list(5, names, vals);
-    UNPROTECT(6);
-    return res;
 }
