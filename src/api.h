@@ -49,8 +49,11 @@ SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
-/* api_ridge.c: the ridge solve */
+/* api_ridge.c: the ridge solve and the lambda path */
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
+SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
+SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
+SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);
 
 /* api_kmeans.c: kernel k-means: the two methods and the block steps of the chunked fit */
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights, SEXP init,
@@ -111,11 +114,6 @@ SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
 SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 SEXP bochner_falkon_factor_copy_call(SEXP F);
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
-
-/* ridge_path.c: still in the algorithm file */
-SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
-SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
-SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);
 
 
 /* statistics.c: still in the algorithm file */

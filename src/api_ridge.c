@@ -1,8 +1,9 @@
-/* .Call wrappers: the ridge solve (cholesky.c).  ridge_path.c's wrappers drive its static
- * reduction steps and stay there until it is split.
+/* .Call wrappers: the ridge solve (cholesky.c) and the lambda path's spectrum, reflectors
+ * and leave-one-out rows (ridge_path.c).
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
+#include <string.h>
 
 /* .Call(C_ridge_solve, A, B, lambda, nthreads): (A + lambda I)^-1 B for a
  * symmetric A (its upper triangle is read); an error naming the column
@@ -25,4 +26,84 @@ SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads)
     bochner_cholesky_solve(r, n, REAL(X), m);
     UNPROTECT(2);
     return X;
+}
+
+/* .Call(C_ridge_spectrum, A, B, nthreads): for the symmetric A (upper
+ * triangle read) and B (n x m), list(values = the eigenvalues of A in
+ * decreasing order, c = V'B in that order, g = Q'B, d, e (T), V (the
+ * reflectors, n x (n-1)), T (their blocks), tau). */
+SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(A) || nrows(A) != ncols(A) || nrows(A) < 1)
+        error("'A' must be a non-empty square double matrix");
+    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(A))
+        error("'B' must be a double matrix with one row per row of 'A'");
+    int n = nrows(A), m = ncols(B), nth = bochner_nthreads(asInteger(nthreads));
+    const double *a0 = REAL(A);
+    for (R_xlen_t q = 0; q < XLENGTH(A); q++)
+        if (!R_FINITE(a0[q])) error("'A' must be finite");
+    double *a = (double *) R_alloc((size_t) n * n, sizeof(double));
+    memcpy(a, a0, sizeof(double) * (size_t) n * n);
+    int nr = n - 1, ng = (nr + BOCHNER_RIDGE_QB - 1) / BOCHNER_RIDGE_QB;
+    const char *names[] = {"values", "c", "g", "d", "e", "V", "T", "tau", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, names));
+    SEXP vals = PROTECT(allocVector(REALSXP, n));
+    SEXP cc = PROTECT(allocMatrix(REALSXP, n, m));
+    SEXP gg = PROTECT(allocMatrix(REALSXP, n, m));
+    SEXP dd = PROTECT(allocVector(REALSXP, n));
+    SEXP ee = PROTECT(allocVector(REALSXP, n));
+    SEXP VV = PROTECT(bochner_alloc_output(n, nr));
+    SEXP TT = PROTECT(allocVector(REALSXP, (R_xlen_t) ng * BOCHNER_RIDGE_QB * BOCHNER_RIDGE_QB));
+    SEXP tq = PROTECT(allocVector(REALSXP, nr));
+    if (bochner_ridge_spectrum(a, n, REAL(B), m, nth, REAL(vals), REAL(cc), REAL(gg), REAL(dd),
+                               REAL(ee), REAL(VV), REAL(TT), REAL(tq)))
+        error("the eigenvalues of the tridiagonal did not converge");
+    SEXP parts[] = {vals, cc, gg, dd, ee, VV, TT, tq};
+    for (int i = 0; i < 8; i++) SET_VECTOR_ELT(out, i, parts[i]);
+    UNPROTECT(9);
+    return out;
+}
+
+/* .Call(C_ridge_q_rows, X, V, T, nthreads): X Q for the reflectors of a
+ * spectrum (X: r x n). */
+SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(X)) error("'X' must be a double matrix");
+    int n = ncols(X);
+    if (!bochner_is_real_matrix(V) || nrows(V) != n || ncols(V) != (n > 0 ? n - 1 : 0))
+        error("'V' must be the n x (n - 1) reflectors for the n columns of 'X'");
+    R_xlen_t ng = (n - 1 + BOCHNER_RIDGE_QB - 1) / BOCHNER_RIDGE_QB;
+    if (TYPEOF(T) != REALSXP || XLENGTH(T) != ng * BOCHNER_RIDGE_QB * BOCHNER_RIDGE_QB)
+        error("'T' has the wrong length");
+    SEXP out = PROTECT(duplicate(X));
+    bochner_ridge_q_rows(REAL(out), nrows(X), n, REAL(V), REAL(T),
+                         bochner_nthreads(asInteger(nthreads)));
+    UNPROTECT(1);
+    return out;
+}
+
+/* .Call(C_ridge_path_rows, d, e, lambda, U, g, nthreads): the leverages
+ * and fitted values along the path, list(quad, cross)
+ * (bochner_ridge_path_rows()). */
+SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads)
+{
+    if (TYPEOF(d) != REALSXP || TYPEOF(e) != REALSXP || XLENGTH(e) != XLENGTH(d) ||
+        XLENGTH(d) < 1)
+        error("'d' and 'e' must be double vectors of the same positive length");
+    int n = (int) XLENGTH(d);
+    if (TYPEOF(lambda) != REALSXP || XLENGTH(lambda) < 1) error("'lambda' must be a double vector");
+    int L = (int) XLENGTH(lambda);
+    if (!bochner_is_real_matrix(U) || ncols(U) != n) error("'U' must be a double matrix with n columns");
+    if (!bochner_is_real_matrix(g) || nrows(g) != n) error("'g' must be a double matrix with n rows");
+    int r = nrows(U), m = ncols(g);
+    const char *names[] = {"quad", "cross", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, names));
+    SEXP quad = PROTECT(allocMatrix(REALSXP, r, L));
+    SEXP cross = PROTECT(bochner_alloc_output(r, (R_xlen_t) L * m));
+    bochner_ridge_path_rows(REAL(d), REAL(e), n, REAL(lambda), L, REAL(U), r, REAL(g), m,
+                            bochner_nthreads(asInteger(nthreads)), REAL(quad), REAL(cross));
+    SET_VECTOR_ELT(out, 0, quad);
+    SET_VECTOR_ELT(out, 1, cross);
+    UNPROTECT(3);
+    return out;
 }

@@ -153,6 +153,17 @@ void bochner_moments_add(const bochner_moments *mo, const double *z, const doubl
 void bochner_moments_finish(const bochner_moments *mo, double *zbar, double *ybar, double *yy,
                             int nthreads);
 
+/* ridge_path.c: the lambda path from one tridiagonal reduction (reflectors
+ * applied BOCHNER_RIDGE_QB at a time) */
+#define BOCHNER_RIDGE_QB 64
+int bochner_ridge_spectrum(double *a, int n, const double *B, int m, int nth, double *vals,
+                           double *cc, double *gg, double *d, double *e, double *VV,
+                           double *TT, double *tq);
+void bochner_ridge_q_rows(double *X, int r, int n, const double *VV, const double *TT, int nth);
+void bochner_ridge_path_rows(const double *dv, const double *ev, int n, const double *lam,
+                             int L, const double *U, int r, const double *g, int m, int nth,
+                             double *quad, double *cross);
+
 /* cholesky.c: a = R'R on that kernel, and the solves */
 int bochner_cholesky(double *a, int n, int nthreads);
 int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb);

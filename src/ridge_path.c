@@ -26,7 +26,7 @@
 #define TRD_NB 32        /* panel width of the reduction */
 #define TRD_NX 128       /* below this order, the unblocked reduction */
 #define SYMV_COLS 128    /* column block of the symmetric product */
-#define QB 64            /* reflectors per block when applying Q */
+#define QB BOCHNER_RIDGE_QB   /* reflectors per block when applying Q */
 #define LOO_ROWS 32      /* rows per block of the leverage recursions */
 #define QL_MAXIT 60      /* QL iterations per eigenvalue */
 
@@ -391,75 +391,45 @@ static int tridiagonal_ql(double *d, double *e, int n, double *G, int m)
 }
 
 /* ------------------------------------------------------------------------ */
-/* .Call(C_ridge_spectrum, A, B, nthreads): for the symmetric A (upper
- * triangle read) and B (n x m), list(values = the eigenvalues of A in
- * decreasing order, c = V'B in that order, g = Q'B, d, e (T), V (the
- * reflectors, n x (n-1)), T (their blocks), tau). */
-SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads)
+/* The entry points' work (their wrappers are in api_ridge.c). */
+
+/* For the symmetric a (n x n, upper triangle read, overwritten) and B
+ * (n x m): the eigenvalues of a in decreasing order (vals), c = V'B in that
+ * order, g = Q'B, T's diagonal d and off-diagonal e, Q's reflectors VV
+ * (n x (n-1)), their blocks TT and factors tq.  Nonzero when the QL
+ * iteration did not converge. */
+int bochner_ridge_spectrum(double *a, int n, const double *B, int m, int nth, double *vals,
+                           double *cc, double *gg, double *d, double *e, double *VV,
+                           double *TT, double *tq)
 {
-    if (!bochner_is_real_matrix(A) || nrows(A) != ncols(A) || nrows(A) < 1)
-        error("'A' must be a non-empty square double matrix");
-    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(A))
-        error("'B' must be a double matrix with one row per row of 'A'");
-    int n = nrows(A), m = ncols(B), nth = bochner_nthreads(asInteger(nthreads));
-    const double *a0 = REAL(A);
-    for (R_xlen_t q = 0; q < XLENGTH(A); q++)
-        if (!R_FINITE(a0[q])) error("'A' must be finite");
-    double *a = (double *) R_alloc((size_t) n * n, sizeof(double));
-    memcpy(a, a0, sizeof(double) * (size_t) n * n);
-    int nr = n - 1, ng = (nr + QB - 1) / QB;
-    const char *names[] = {"values", "c", "g", "d", "e", "V", "T", "tau", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, names));
-    SEXP vals = PROTECT(allocVector(REALSXP, n));
-    SEXP cc = PROTECT(allocMatrix(REALSXP, n, m));
-    SEXP gg = PROTECT(allocMatrix(REALSXP, n, m));
-    SEXP dd = PROTECT(allocVector(REALSXP, n));
-    SEXP ee = PROTECT(allocVector(REALSXP, n));
-    SEXP VV = PROTECT(bochner_alloc_output(n, nr));
-    SEXP TT = PROTECT(allocVector(REALSXP, (R_xlen_t) ng * QB * QB));
-    SEXP tq = PROTECT(allocVector(REALSXP, nr));
     double *tau = (double *) R_alloc((size_t) n, sizeof(double));
-    double *d = REAL(dd), *e = REAL(ee);
     memset(e, 0, sizeof(double) * (size_t) n);
     tridiagonalise(a, n, d, e, tau, nth);
-    reflector_blocks(a, n, tau, REAL(VV), REAL(TT), REAL(tq));
-    memcpy(REAL(gg), REAL(B), sizeof(double) * (size_t) n * m);
-    apply_qt_left(REAL(gg), n, m, REAL(VV), REAL(tq));
+    reflector_blocks(a, n, tau, VV, TT, tq);
+    memcpy(gg, B, sizeof(double) * (size_t) n * m);
+    apply_qt_left(gg, n, m, VV, tq);
     /* QL on copies of (d, e), rotating a copy of g */
     double *ev = (double *) R_alloc((size_t) n, sizeof(double));
     double *ew = (double *) R_alloc((size_t) n, sizeof(double));
     double *G = (double *) R_alloc((size_t) n * (m > 0 ? m : 1), sizeof(double));
     memcpy(ev, d, sizeof(double) * (size_t) n);
     memcpy(ew, e, sizeof(double) * (size_t) n);
-    memcpy(G, REAL(gg), sizeof(double) * (size_t) n * m);
-    if (tridiagonal_ql(ev, ew, n, G, m)) error("the eigenvalues of the tridiagonal did not converge");
+    memcpy(G, gg, sizeof(double) * (size_t) n * m);
+    if (tridiagonal_ql(ev, ew, n, G, m)) return 1;
     int *idx = (int *) R_alloc((size_t) n, sizeof(int));
     for (int i = 0; i < n; i++) idx[i] = i;
     revsort(ev, idx, n);                   /* decreasing, idx alongside */
     for (int i = 0; i < n; i++) {
-        REAL(vals)[i] = ev[i];
-        for (int j = 0; j < m; j++) REAL(cc)[i + (ptrdiff_t) j * n] = G[idx[i] + (ptrdiff_t) j * n];
+        vals[i] = ev[i];
+        for (int j = 0; j < m; j++) cc[i + (ptrdiff_t) j * n] = G[idx[i] + (ptrdiff_t) j * n];
     }
-    SEXP parts[] = {vals, cc, gg, dd, ee, VV, TT, tq};
-    for (int i = 0; i < 8; i++) SET_VECTOR_ELT(out, i, parts[i]);
-    UNPROTECT(9);
-    return out;
+    return 0;
 }
 
-/* .Call(C_ridge_q_rows, X, V, T, nthreads): X Q for the reflectors of a
- * spectrum (X: r x n). */
-SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads)
+/* X Q for the reflectors of a spectrum, in place (X: r x n). */
+void bochner_ridge_q_rows(double *X, int r, int n, const double *VV, const double *TT, int nth)
 {
-    if (!bochner_is_real_matrix(X)) error("'X' must be a double matrix");
-    int n = ncols(X);
-    if (!bochner_is_real_matrix(V) || nrows(V) != n || ncols(V) != (n > 0 ? n - 1 : 0))
-        error("'V' must be the n x (n - 1) reflectors for the n columns of 'X'");
-    R_xlen_t ng = (n - 1 + QB - 1) / QB;
-    if (TYPEOF(T) != REALSXP || XLENGTH(T) != ng * QB * QB) error("'T' has the wrong length");
-    SEXP out = PROTECT(duplicate(X));
-    apply_q_rows(REAL(out), nrows(X), n, REAL(V), REAL(T), bochner_nthreads(asInteger(nthreads)));
-    UNPROTECT(1);
-    return out;
+    apply_q_rows(X, r, n, VV, TT, nth);
 }
 
 /* Leverages and fitted values along the path, for the rows U (r x n, rows
@@ -495,18 +465,12 @@ static void loo_block(void *ctx, R_xlen_t blk, int thread)
         memcpy(p->quad + i0 + (ptrdiff_t) l * p->r, acc + l * LOO_ROWS, sizeof(double) * (size_t) nb);
 }
 
-SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads)
+/* For the tridiagonal T (d, e; n) and every lambda (L): quad (r x L) and
+ * cross (r x L m) of the rows U (r x n) and g (n x m); 'bl' scratch. */
+void bochner_ridge_path_rows(const double *dv, const double *ev, int n, const double *lam,
+                             int L, const double *U, int r, const double *g, int m, int nth,
+                             double *quad, double *cross)
 {
-    if (TYPEOF(d) != REALSXP || TYPEOF(e) != REALSXP || XLENGTH(e) != XLENGTH(d) ||
-        XLENGTH(d) < 1)
-        error("'d' and 'e' must be double vectors of the same positive length");
-    int n = (int) XLENGTH(d);
-    if (TYPEOF(lambda) != REALSXP || XLENGTH(lambda) < 1) error("'lambda' must be a double vector");
-    int L = (int) XLENGTH(lambda);
-    if (!bochner_is_real_matrix(U) || ncols(U) != n) error("'U' must be a double matrix with n columns");
-    if (!bochner_is_real_matrix(g) || nrows(g) != n) error("'g' must be a double matrix with n rows");
-    int r = nrows(U), m = ncols(g), nth = bochner_nthreads(asInteger(nthreads));
-    const double *dv = REAL(d), *ev = REAL(e), *lam = REAL(lambda);
     /* LDL' of T + lambda I for every lambda: unit lower factor lo, pivots 1/ip */
     double *lo = (double *) R_alloc((size_t) n * L, sizeof(double));
     double *ip = (double *) R_alloc((size_t) n * L, sizeof(double));
@@ -525,27 +489,19 @@ SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, S
         }
         for (int j = 0; j < m; j++) {      /* (T + lambda I)^-1 g[, j] */
             double *x = bl + (ptrdiff_t) (l * m + j) * n;
-            const double *gj = REAL(g) + (ptrdiff_t) j * n;
+            const double *gj = g + (ptrdiff_t) j * n;
             x[0] = gj[0];
             for (int k = 1; k < n; k++) x[k] = gj[k] - lol[k - 1] * x[k - 1];
             for (int k = 0; k < n; k++) x[k] *= ipl[k];
             for (int k = n - 2; k >= 0; k--) x[k] -= lol[k] * x[k + 1];
         }
     }
-    const char *names[] = {"quad", "cross", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, names));
-    SEXP quad = PROTECT(allocMatrix(REALSXP, r, L));
-    SEXP cross = PROTECT(bochner_alloc_output(r, (R_xlen_t) L * m));
     if (r > 0) {
         R_xlen_t nblk = (r + LOO_ROWS - 1) / LOO_ROWS;
         int nt = bochner_threads_for(nth, 4.0 * r * (double) n * L);
         double *scratch = (double *) R_alloc((size_t) nt * 2 * L * LOO_ROWS, sizeof(double));
-        loo_job job = {REAL(U), lo, ip, r, n, L, REAL(quad), scratch};
+        loo_job job = {U, lo, ip, r, n, L, quad, scratch};
         bochner_parallel_blocks(nblk, nt, 4, loo_block, &job);
-        if (m > 0) bochner_product(REAL(U), r, bl, n, r, L * m, n, REAL(cross), r, 0, 0, nth);
+        if (m > 0) bochner_product(U, r, bl, n, r, L * m, n, cross, r, 0, 0, nth);
     }
-    SET_VECTOR_ELT(out, 0, quad);
-    SET_VECTOR_ELT(out, 1, cross);
-    UNPROTECT(3);
-    return out;
 }
