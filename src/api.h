@@ -116,7 +116,7 @@ SEXP bochner_falkon_factor_copy_call(SEXP F);
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
 
 
-/* statistics.c: still in the algorithm file */
+/* api_statistics.c: the kernel tests' permutation nulls and feature-moment folds */
 SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
 SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D);
 SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads);

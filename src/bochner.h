@@ -7,6 +7,7 @@
 #define BOCHNER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <R.h>
 #include <Rinternals.h>
 
@@ -152,6 +153,21 @@ void bochner_moments_add(const bochner_moments *mo, const double *z, const doubl
                          const double *w, int nr, int nthreads);
 void bochner_moments_finish(const bochner_moments *mo, double *zbar, double *ybar, double *yy,
                             int nthreads);
+
+/* statistics.c: the kernel tests' permutation nulls and feature moments */
+uint64_t *bochner_mmd_draw(R_xlen_t N, R_xlen_t m, int B, R_xlen_t *nwords);
+void bochner_mmd_perm_gram(const double *k, int N, int mm, int nb, int nth, double *A,
+                           double *Bv, double *Dv);
+void bochner_mmd_fold_block(const double *z, int nr, int D, int nb, const uint64_t *bits,
+                            R_xlen_t nwords, R_xlen_t m, R_xlen_t r0, double *S, double *sum,
+                            double *q, double *Qacc, int nth);
+void bochner_stat_moments_shift(const double *z, int nr, int D, double *shift);
+void bochner_stat_moments_block(const double *z, int nr, int D, const double *shift, double *zz,
+                                double *sum, int nth);
+void bochner_stat_moments_finish(double *g, int D, const double *sum, const double *shift,
+                                 double n, double *zbar, int nth);
+void bochner_hsic_perm_gram(const double *K, const double *L, int n, int nb, int nth,
+                            double *out);
 
 /* ridge_path.c: the lambda path from one tridiagonal reduction (reflectors
  * applied BOCHNER_RIDGE_QB at a time) */

@@ -5,7 +5,7 @@
  *                             N - m, as bit sets (draw_subset(): fair coins
  *                             16 to a uniform draw, adjusted to the group
  *                             size; drawn serially from R's generator)
- *   mmd_perm_gram_call        for the exact statistic: with L the N x (B+1)
+ *   mmd_perm_gram             for the exact statistic: with L the N x (B+1)
  *                             0/1 matrix of group-X labels (column 0 the
  *                             observed split), a = diag(L'KL), b = L'K1,
  *                             d = L'diag(K), via KL on the package's product
@@ -17,14 +17,15 @@
  *                             features (the gamma nulls, HSIC, kernel PCA
  *                             and CCA), on tiles small enough to share a
  *                             D x D result between the threads
- *   hsic_perm_gram_call       sum_ij Kc_ij Lc_pi(i)pi(j) for B permutations
+ *   hsic_perm_gram            sum_ij Kc_ij Lc_pi(i)pi(j) for B permutations
  *                             drawn serially, one permutation per block of
  *                             the parallel loop
  *
  * The unbiased MMD^2 of every split follows in R from (a, b, d) and the
  * totals 1'K1 and tr K (R/mmd.R).  All randomness is drawn before any
  * parallel work, and every sum runs in a fixed order, so results do not
- * depend on the number of threads. */
+ * depend on the number of threads.  The .Call wrappers, and the fold states
+ * they keep as R objects, are in api_statistics.c. */
 #include "bochner.h"
 #include <stdint.h>
 #include <string.h>
@@ -143,21 +144,13 @@ static void mmd_expand(const uint64_t *bits, R_xlen_t nwords, int B, R_xlen_t m,
         mmd_expand_column(bits, nwords, m, r0, nr, c, L + (ptrdiff_t) c * nr);
 }
 
-static uint64_t *mmd_draw(R_xlen_t N, R_xlen_t m, int B, R_xlen_t *nwords)
+uint64_t *bochner_mmd_draw(R_xlen_t N, R_xlen_t m, int B, R_xlen_t *nwords)
 {
     *nwords = (N + WORD_BITS - 1) / WORD_BITS;
     uint64_t *bits = (uint64_t *) R_alloc((size_t) *nwords * (size_t) (B > 0 ? B : 1),
                                           sizeof(uint64_t));
     if (B > 0) mmd_labels(N, m, B, bits, *nwords);
     return bits;
-}
-
-static SEXP named_list(const char **names, SEXP *values, int n)
-{
-    SEXP out = PROTECT(mkNamed(VECSXP, names));
-    for (int i = 0; i < n; i++) SET_VECTOR_ELT(out, i, values[i]);
-    UNPROTECT(1);
-    return out;
 }
 
 /* c (m x n) += t(a) %*% b, a (k x m, lda), on square tiles of STAT_TILE
@@ -250,23 +243,18 @@ static void mmd_block_task(void *ctx, R_xlen_t task, int thread)
     }
 }
 
-/* Exact statistic: K the N x N Gram matrix of the pooled sample (X first). */
-SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads)
+/* Exact statistic: K the N x N Gram matrix of the pooled sample (X first);
+ * the first m rows are X.  a, b, d: B + 1 each (the labels drawn here). */
+void bochner_mmd_perm_gram(const double *k, int N, int mm, int nb, int nth, double *A,
+                           double *Bv, double *Dv)
 {
-    if (!bochner_is_real_matrix(K) || nrows(K) != ncols(K)) error("'K' must be a square double matrix");
-    int N = nrows(K);
-    int mm = bochner_count_arg(m, "m", 1), nb = bochner_count_arg(B, "B", 0);
-    if (mm >= N) error("'m' must be less than the number of rows of 'K'");
-    int nth = bochner_nthreads(asInteger(nthreads)), nc = nb + 1;
+    int nc = nb + 1;
     R_xlen_t nwords;
-    uint64_t *bits = mmd_draw(N, mm, nb, &nwords);
+    uint64_t *bits = bochner_mmd_draw(N, mm, nb, &nwords);
     double *L = (double *) R_alloc((size_t) N * (size_t) nc, sizeof(double));
     double *KL = (double *) R_alloc((size_t) N * (size_t) nc, sizeof(double));
     mmd_expand(bits, nwords, nb, mm, 0, N, L);
-    bochner_product(REAL(K), N, L, N, N, nc, N, KL, N, 0, 0, nth);
-    SEXP a = PROTECT(allocVector(REALSXP, nc)), b = PROTECT(allocVector(REALSXP, nc)),
-         d = PROTECT(allocVector(REALSXP, nc));
-    const double *k = REAL(K);
+    bochner_product(k, N, L, N, N, nc, N, KL, N, 0, 0, nth);
     for (int c = 0; c < nc; c++) {
         const double *l = L + (ptrdiff_t) c * N, *kl = KL + (ptrdiff_t) c * N;
         double sa = 0.0, sb = 0.0, sd = 0.0;
@@ -275,15 +263,10 @@ SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads)
             sb += kl[i];
             sd += l[i] * k[i + (ptrdiff_t) i * N];
         }
-        REAL(a)[c] = sa;
-        REAL(b)[c] = sb;
-        REAL(d)[c] = sd;
+        A[c] = sa;
+        Bv[c] = sb;
+        Dv[c] = sd;
     }
-    const char *names[] = {"a", "b", "d", ""};
-    SEXP vals[] = {a, b, d};
-    SEXP out = named_list(names, vals, 3);
-    UNPROTECT(3);
-    return out;
 }
 
 static double *ones(size_t n)
@@ -293,65 +276,19 @@ static double *ones(size_t n)
     return p;
 }
 
-/* Features, folded over row blocks that R computes (C never calls back
- * into R): mmd_fold_start(N, m, B, D) draws the labels, mmd_fold_step(state,
- * z) adds the nr x D features of the next rows of the pooled sample (X's m
- * rows first, then Y's; N rows in all), mmd_fold_finish(state) returns
- * list(S = Z'L, q = L'r, s = Z'1, Q = 1'r) with r the squared row norms of
- * Z and L the N x (B + 1) labels (column 1 the observed split): all B + 1
- * splits in one product per block.  The state: bochner_fold_new(). */
-enum { MF_BITS, MF_S, MF_SUM, MF_Q, MF_ACC, MF_DIMS, MF_LEN };
-
-SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D)
+/* The MMD on features, folded over row blocks (api_statistics.c keeps the
+ * state): the block z (nr x D) of the pooled rows r0 .. r0 + nr - 1 added
+ * to S = Z'L (D x (B + 1)), q = L'r, s = Z'1 and Qacc[0] = 1'r, with r the
+ * squared row norms and L the labels (bits, from bochner_mmd_draw(); column
+ * 0 the observed split, the first m rows). */
+void bochner_mmd_fold_block(const double *z, int nr, int D, int nb, const uint64_t *bits,
+                            R_xlen_t nwords, R_xlen_t m, R_xlen_t r0, double *S, double *sum,
+                            double *q, double *Qacc, int nth)
 {
-    if (TYPEOF(N) != REALSXP || XLENGTH(N) != 1 || !(REAL(N)[0] >= 2.0))
-        error("'N' must be a number of at least 2");
-    R_xlen_t NN = (R_xlen_t) REAL(N)[0];
-    if (TYPEOF(m) != REALSXP || XLENGTH(m) != 1 || !(REAL(m)[0] >= 1.0) ||
-        (R_xlen_t) REAL(m)[0] >= NN)
-        error("'m' must be a number between 1 and N - 1");
-    R_xlen_t mm = (R_xlen_t) REAL(m)[0];
-    int nb = bochner_count_arg(B, "B", 0), nc = nb + 1, DD = bochner_count_arg(D, "D", 1);
-    R_xlen_t nwords;
-    uint64_t *bits = mmd_draw(NN, mm, nb, &nwords);
-    SEXP v = PROTECT(allocVector(VECSXP, MF_LEN));
-    size_t nbytes = sizeof(uint64_t) * (size_t) nwords * (size_t) (nb > 0 ? nb : 1);
-    SET_VECTOR_ELT(v, MF_BITS, allocVector(RAWSXP, (R_xlen_t) nbytes));
-    memcpy(RAW(VECTOR_ELT(v, MF_BITS)), bits, nbytes);
-    SET_VECTOR_ELT(v, MF_S, allocMatrix(REALSXP, DD, nc));
-    SET_VECTOR_ELT(v, MF_SUM, allocVector(REALSXP, DD));
-    SET_VECTOR_ELT(v, MF_Q, allocVector(REALSXP, nc));
-    SET_VECTOR_ELT(v, MF_ACC, allocVector(REALSXP, 2));    /* Q, rows so far */
-    SET_VECTOR_ELT(v, MF_DIMS, allocVector(REALSXP, 4));   /* N, m, B, words */
-    memset(REAL(VECTOR_ELT(v, MF_S)), 0, sizeof(double) * (size_t) DD * (size_t) nc);
-    memset(REAL(VECTOR_ELT(v, MF_SUM)), 0, sizeof(double) * (size_t) DD);
-    memset(REAL(VECTOR_ELT(v, MF_Q)), 0, sizeof(double) * (size_t) nc);
-    memset(REAL(VECTOR_ELT(v, MF_ACC)), 0, 2 * sizeof(double));
-    double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
-    dims[0] = (double) NN;
-    dims[1] = (double) mm;
-    dims[2] = nb;
-    dims[3] = (double) nwords;
-    SEXP state = bochner_fold_new("mmd", v);
-    UNPROTECT(1);
-    return state;
-}
-
-SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads)
-{
-    SEXP v = bochner_fold_vectors(state, "mmd");
-    int D = nrows(VECTOR_ELT(v, MF_S));
-    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) != D)
-        error("'z' must be a double matrix with rows and the fold's %d columns", D);
-    const double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
-    double *acc = REAL(VECTOR_ELT(v, MF_ACC));
-    int nr = nrows(z), nb = (int) dims[2], nc = nb + 1;
-    int nth = bochner_nthreads(asInteger(nthreads));
-    if (acc[1] + nr > dims[0]) error("the blocks have more than N rows");
+    int nc = nb + 1;
     mmd_block_job job;
     memset(&job, 0, sizeof job);
-    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, nc, 0, (D + STAT_TILE - 1) / STAT_TILE,
-                       REAL(VECTOR_ELT(v, MF_S)), NULL};
+    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, nc, 0, (D + STAT_TILE - 1) / STAT_TILE, S, NULL};
     int *ids;
     job.ntiles = tn_tiles(D, nc, 0, &ids);
     job.tn.tiles = ids;
@@ -361,17 +298,17 @@ SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads)
     job.nr = nr;
     job.D = D;
     job.nc = nc;
-    job.z = REAL(z);
-    job.bits = (const uint64_t *) RAW(VECTOR_ELT(v, MF_BITS));
-    job.nwords = (R_xlen_t) dims[3];
-    job.m = (R_xlen_t) dims[1];
-    job.r0 = (R_xlen_t) acc[1];
-    job.s = REAL(VECTOR_ELT(v, MF_SUM));
-    job.q = REAL(VECTOR_ELT(v, MF_Q));
+    job.z = z;
+    job.bits = bits;
+    job.nwords = nwords;
+    job.m = m;
+    job.r0 = r0;
+    job.s = sum;
+    job.q = q;
     job.nL = (nc + STAT_COLS - 1) / STAT_COLS;
     job.nR = (nr + STAT_ROWS - 1) / STAT_ROWS;
     job.nS = (D + STAT_COLS - 1) / STAT_COLS;
-    job.tn.a = REAL(z);
+    job.tn.a = z;
     job.tn.lda = nr;
     job.tn.b = job.L;
     job.tn.ldb = nr;
@@ -380,26 +317,10 @@ SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads)
     job.phase = 1;
     bochner_parallel_blocks(job.nL + job.nR + job.nS, bochner_threads_for(nth, work), 64,
                             mmd_block_task, &job);
-    for (int i = 0; i < nr; i++) acc[0] += job.r[i];
+    for (int i = 0; i < nr; i++) Qacc[0] += job.r[i];
     job.phase = 2;
     bochner_parallel_blocks(job.ntiles + job.nL, bochner_threads_for(nth, work * D), 64,
                             mmd_block_task, &job);
-    acc[1] += nr;
-    return state;
-}
-
-SEXP bochner_mmd_fold_finish_call(SEXP state)
-{
-    SEXP v = bochner_fold_vectors(state, "mmd");
-    const double *acc = REAL(VECTOR_ELT(v, MF_ACC)), *dims = REAL(VECTOR_ELT(v, MF_DIMS));
-    if (acc[1] != dims[0]) error("the blocks have %.0f rows, not N = %.0f", acc[1], dims[0]);
-    bochner_fold_finish(state);
-    const char *names[] = {"S", "q", "s", "Q", ""};
-    SEXP vals[] = {VECTOR_ELT(v, MF_S), VECTOR_ELT(v, MF_Q), VECTOR_ELT(v, MF_SUM),
-                   PROTECT(ScalarReal(acc[0]))};
-    SEXP out = named_list(names, vals, 4);
-    UNPROTECT(1);
-    return out;
 }
 
 /* One row block of the moments stream: zc = z - shift and its column sums
@@ -430,47 +351,29 @@ static void moments_task(void *ctx, R_xlen_t task, int thread)
     bochner_gemm_tn(p->zc + (ptrdiff_t) j0 * nr, nr, p->ones, nr, j1 - j0, 1, nr, p->sum + j0, p->D, 1);
 }
 
-/* Centred cross product of a tall Z folded over row blocks that R computes
- * (stat_moments_step(state, z), z an nr x D double matrix;
- * stat_moments_finish(state) gives list(zz = Zc'Zc, zbar, n)).  As
- * products.c's moments fold, accumulated about the first block's column
- * means t and corrected at the end, Zc'Zc = (Z - t)'(Z - t) - n (zbar -
- * t)(zbar - t)', so that centring cancels no digits; the tiles are small
- * (tn_job), for the D x D output.  The state: bochner_fold_new(). */
-enum { SM_ZZ, SM_SHIFT, SM_SUM, SM_N, SM_LEN };
-
-SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
+/* Centred cross product of a tall Z folded over row blocks (the state is
+ * api_statistics.c's): as products.c's moments fold, accumulated about the
+ * first block's column means (shift, bochner_stat_moments_shift()) and
+ * corrected at the end, Zc'Zc = (Z - t)'(Z - t) - n (zbar - t)(zbar - t)',
+ * so that centring cancels no digits; the tiles are small (tn_job), for the
+ * D x D output. */
+void bochner_stat_moments_shift(const double *z, int nr, int D, double *shift)
 {
-    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
-        error("'z' must be a double matrix with rows and columns");
-    int nr = nrows(z), D = ncols(z);
-    int nth = bochner_nthreads(asInteger(nthreads));
-    if (state == R_NilValue) {
-        SEXP v = PROTECT(allocVector(VECSXP, SM_LEN));
-        SET_VECTOR_ELT(v, SM_ZZ, allocMatrix(REALSXP, D, D));
-        SET_VECTOR_ELT(v, SM_SHIFT, allocVector(REALSXP, D));
-        SET_VECTOR_ELT(v, SM_SUM, allocVector(REALSXP, D));
-        SET_VECTOR_ELT(v, SM_N, ScalarReal(0.0));
-        memset(REAL(VECTOR_ELT(v, SM_ZZ)), 0, sizeof(double) * (size_t) D * (size_t) D);
-        memset(REAL(VECTOR_ELT(v, SM_SUM)), 0, sizeof(double) * (size_t) D);
-        double *shift = REAL(VECTOR_ELT(v, SM_SHIFT));
-        for (int j = 0; j < D; j++) {
-            const double *zj = REAL(z) + (ptrdiff_t) j * nr;
-            double a = 0.0;
-            for (int i = 0; i < nr; i++) a += zj[i];
-            shift[j] = a / nr;
-        }
-        state = bochner_fold_new("stat_moments", v);
-        UNPROTECT(1);
+    for (int j = 0; j < D; j++) {
+        const double *zj = z + (ptrdiff_t) j * nr;
+        double a = 0.0;
+        for (int i = 0; i < nr; i++) a += zj[i];
+        shift[j] = a / nr;
     }
-    PROTECT(state);
-    SEXP v = bochner_fold_vectors(state, "stat_moments");
-    if (ncols(VECTOR_ELT(v, SM_ZZ)) != D)
-        error("the block has %d columns; the first had %d", D, ncols(VECTOR_ELT(v, SM_ZZ)));
+}
+
+/* The block z (nr x D) added to zz (upper triangle) and sum. */
+void bochner_stat_moments_block(const double *z, int nr, int D, const double *shift, double *zz,
+                                double *sum, int nth)
+{
     moments_job job;
     memset(&job, 0, sizeof job);
-    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, D, 0, (D + STAT_TILE - 1) / STAT_TILE,
-                       REAL(VECTOR_ELT(v, SM_ZZ)), NULL};
+    job.tn = (tn_job) {NULL, NULL, 0, 0, D, D, D, 0, (D + STAT_TILE - 1) / STAT_TILE, zz, NULL};
     int *ids;
     job.ntiles = tn_tiles(D, D, 1, &ids);
     job.tn.tiles = ids;
@@ -478,9 +381,9 @@ SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
     job.ones = ones((size_t) nr);
     job.nr = nr;
     job.D = D;
-    job.z = REAL(z);
-    job.shift = REAL(VECTOR_ELT(v, SM_SHIFT));
-    job.sum = REAL(VECTOR_ELT(v, SM_SUM));
+    job.z = z;
+    job.shift = shift;
+    job.sum = sum;
     job.tn.a = job.tn.b = job.zc;
     job.tn.lda = job.tn.ldb = nr;
     job.tn.k = nr;
@@ -491,30 +394,16 @@ SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
     job.phase = 2;
     bochner_parallel_blocks(job.ntiles, bochner_threads_for(nth, work * D / 2.0), 64,
                             moments_task, &job);
-    REAL(VECTOR_ELT(v, SM_N))[0] += nr;
-    UNPROTECT(1);
-    return state;
 }
 
-SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads)
+/* The end: zz corrected and completed in place, zbar (D) from n rows. */
+void bochner_stat_moments_finish(double *g, int D, const double *sum, const double *shift,
+                                 double n, double *zbar, int nth)
 {
-    SEXP v = bochner_fold_vectors(state, "stat_moments");
-    int nth = bochner_nthreads(asInteger(nthreads));
-    SEXP zz = VECTOR_ELT(v, SM_ZZ);
-    int D = ncols(zz);
-    double n = REAL(VECTOR_ELT(v, SM_N))[0], *g = REAL(zz);
-    const double *sum = REAL(VECTOR_ELT(v, SM_SUM)), *shift = REAL(VECTOR_ELT(v, SM_SHIFT));
-    bochner_fold_finish(state);
     for (int j = 0; j < D; j++)
         for (int i = 0; i <= j; i++) g[i + (ptrdiff_t) j * D] -= sum[i] * (sum[j] / n);
     bochner_mirror_upper(g, D, nth);
-    SEXP zbar = PROTECT(allocVector(REALSXP, D));
-    for (int j = 0; j < D; j++) REAL(zbar)[j] = shift[j] + sum[j] / n;
-    const char *names[] = {"zz", "zbar", "n", ""};
-    SEXP vals[] = {zz, zbar, PROTECT(ScalarReal(n))};
-    SEXP out = named_list(names, vals, 3);
-    UNPROTECT(2);
-    return out;
+    for (int j = 0; j < D; j++) zbar[j] = shift[j] + sum[j] / n;
 }
 
 /* HSIC under permutations of the second sample: t_c = sum_ij Kc_ij
@@ -543,13 +432,11 @@ static void hsic_block(void *ctx, R_xlen_t c, int thread)
     p->out[c] = total;
 }
 
-SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads)
+/* t (B + 1) of K and L (n x n each), the permutations drawn here. */
+void bochner_hsic_perm_gram(const double *K, const double *L, int n, int nb, int nth,
+                            double *out)
 {
-    if (!bochner_is_real_matrix(K) || nrows(K) != ncols(K)) error("'K' must be a square double matrix");
-    if (!bochner_is_real_matrix(L) || nrows(L) != nrows(K) || ncols(L) != nrows(K))
-        error("'L' must be a square double matrix the size of 'K'");
-    int n = nrows(K), nb = bochner_count_arg(B, "B", 0), nc = nb + 1;
-    int nth = bochner_nthreads(asInteger(nthreads));
+    int nc = nb + 1;
     int *perm = (int *) R_alloc((size_t) n * (size_t) nc, sizeof(int));
     for (int i = 0; i < n; i++) perm[i] = i;
     GetRNGstate();
@@ -564,8 +451,7 @@ SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads)
         }
     }
     PutRNGstate();
-    SEXP out = PROTECT(allocVector(REALSXP, nc));
-    hsic_job job = {REAL(K), REAL(L), perm, n, REAL(out)};
+    hsic_job job = {K, L, perm, n, out};
     /* permutations per thread between interrupt checks: about 2e7
      * multiply-adds, so that small n does not start a parallel region for
      * every few permutations */
@@ -573,6 +459,4 @@ SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads)
     int per_check = per < 4.0 ? 4 : (per > 1e6 ? 1000000 : (int) per);
     bochner_parallel_blocks(nc, bochner_threads_for(nth, (double) n * (double) n * nc), per_check,
                             hsic_block, &job);
-    UNPROTECT(1);
-    return out;
 }

@@ -1,0 +1,179 @@
+/* .Call wrappers: the kernel statistics' permutation nulls and feature moments
+ * (statistics.c): the exact MMD and HSIC permutation sums, and the MMD and moments folds
+ * over row blocks, whose states are R objects (bochner_fold_new()).
+ * Each checks and converts R arguments, allocates its result and calls the core
+ * (bochner.h); the arithmetic is the core's. */
+#include "api.h"
+#include <stdint.h>
+#include <string.h>
+
+static SEXP named_list(const char **names, SEXP *values, int n)
+{
+    SEXP out = PROTECT(mkNamed(VECSXP, names));
+    for (int i = 0; i < n; i++) SET_VECTOR_ELT(out, i, values[i]);
+    UNPROTECT(1);
+    return out;
+}
+
+/* Exact statistic: K the N x N Gram matrix of the pooled sample (X first):
+ * list(a, b, d) of bochner_mmd_perm_gram(). */
+SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(K) || nrows(K) != ncols(K)) error("'K' must be a square double matrix");
+    int N = nrows(K);
+    int mm = bochner_count_arg(m, "m", 1), nb = bochner_count_arg(B, "B", 0);
+    if (mm >= N) error("'m' must be less than the number of rows of 'K'");
+    int nth = bochner_nthreads(asInteger(nthreads)), nc = nb + 1;
+    SEXP a = PROTECT(allocVector(REALSXP, nc)), b = PROTECT(allocVector(REALSXP, nc)),
+         d = PROTECT(allocVector(REALSXP, nc));
+    bochner_mmd_perm_gram(REAL(K), N, mm, nb, nth, REAL(a), REAL(b), REAL(d));
+    const char *names[] = {"a", "b", "d", ""};
+    SEXP vals[] = {a, b, d};
+    SEXP out = named_list(names, vals, 3);
+    UNPROTECT(3);
+    return out;
+}
+
+/* Features, folded over row blocks that R computes (C never calls back
+ * into R): mmd_fold_start(N, m, B, D) draws the labels, mmd_fold_step(state,
+ * z) adds the nr x D features of the next rows of the pooled sample (X's m
+ * rows first, then Y's; N rows in all), mmd_fold_finish(state) returns
+ * list(S = Z'L, q = L'r, s = Z'1, Q = 1'r) with r the squared row norms of
+ * Z and L the N x (B + 1) labels (column 1 the observed split): all B + 1
+ * splits in one product per block.  The state: bochner_fold_new(). */
+enum { MF_BITS, MF_S, MF_SUM, MF_Q, MF_ACC, MF_DIMS, MF_LEN };
+
+SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D)
+{
+    if (TYPEOF(N) != REALSXP || XLENGTH(N) != 1 || !(REAL(N)[0] >= 2.0))
+        error("'N' must be a number of at least 2");
+    R_xlen_t NN = (R_xlen_t) REAL(N)[0];
+    if (TYPEOF(m) != REALSXP || XLENGTH(m) != 1 || !(REAL(m)[0] >= 1.0) ||
+        (R_xlen_t) REAL(m)[0] >= NN)
+        error("'m' must be a number between 1 and N - 1");
+    R_xlen_t mm = (R_xlen_t) REAL(m)[0];
+    int nb = bochner_count_arg(B, "B", 0), nc = nb + 1, DD = bochner_count_arg(D, "D", 1);
+    R_xlen_t nwords;
+    uint64_t *bits = bochner_mmd_draw(NN, mm, nb, &nwords);
+    SEXP v = PROTECT(allocVector(VECSXP, MF_LEN));
+    size_t nbytes = sizeof(uint64_t) * (size_t) nwords * (size_t) (nb > 0 ? nb : 1);
+    SET_VECTOR_ELT(v, MF_BITS, allocVector(RAWSXP, (R_xlen_t) nbytes));
+    memcpy(RAW(VECTOR_ELT(v, MF_BITS)), bits, nbytes);
+    SET_VECTOR_ELT(v, MF_S, allocMatrix(REALSXP, DD, nc));
+    SET_VECTOR_ELT(v, MF_SUM, allocVector(REALSXP, DD));
+    SET_VECTOR_ELT(v, MF_Q, allocVector(REALSXP, nc));
+    SET_VECTOR_ELT(v, MF_ACC, allocVector(REALSXP, 2));    /* Q, rows so far */
+    SET_VECTOR_ELT(v, MF_DIMS, allocVector(REALSXP, 4));   /* N, m, B, words */
+    memset(REAL(VECTOR_ELT(v, MF_S)), 0, sizeof(double) * (size_t) DD * (size_t) nc);
+    memset(REAL(VECTOR_ELT(v, MF_SUM)), 0, sizeof(double) * (size_t) DD);
+    memset(REAL(VECTOR_ELT(v, MF_Q)), 0, sizeof(double) * (size_t) nc);
+    memset(REAL(VECTOR_ELT(v, MF_ACC)), 0, 2 * sizeof(double));
+    double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    dims[0] = (double) NN;
+    dims[1] = (double) mm;
+    dims[2] = nb;
+    dims[3] = (double) nwords;
+    SEXP state = bochner_fold_new("mmd", v);
+    UNPROTECT(1);
+    return state;
+}
+
+SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads)
+{
+    SEXP v = bochner_fold_vectors(state, "mmd");
+    int D = nrows(VECTOR_ELT(v, MF_S));
+    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) != D)
+        error("'z' must be a double matrix with rows and the fold's %d columns", D);
+    const double *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    double *acc = REAL(VECTOR_ELT(v, MF_ACC));
+    int nr = nrows(z), nb = (int) dims[2];
+    int nth = bochner_nthreads(asInteger(nthreads));
+    if (acc[1] + nr > dims[0]) error("the blocks have more than N rows");
+    bochner_mmd_fold_block(REAL(z), nr, D, nb, (const uint64_t *) RAW(VECTOR_ELT(v, MF_BITS)),
+                           (R_xlen_t) dims[3], (R_xlen_t) dims[1], (R_xlen_t) acc[1],
+                           REAL(VECTOR_ELT(v, MF_S)), REAL(VECTOR_ELT(v, MF_SUM)),
+                           REAL(VECTOR_ELT(v, MF_Q)), acc, nth);
+    acc[1] += nr;
+    return state;
+}
+
+SEXP bochner_mmd_fold_finish_call(SEXP state)
+{
+    SEXP v = bochner_fold_vectors(state, "mmd");
+    const double *acc = REAL(VECTOR_ELT(v, MF_ACC)), *dims = REAL(VECTOR_ELT(v, MF_DIMS));
+    if (acc[1] != dims[0]) error("the blocks have %.0f rows, not N = %.0f", acc[1], dims[0]);
+    bochner_fold_finish(state);
+    const char *names[] = {"S", "q", "s", "Q", ""};
+    SEXP vals[] = {VECTOR_ELT(v, MF_S), VECTOR_ELT(v, MF_Q), VECTOR_ELT(v, MF_SUM),
+                   PROTECT(ScalarReal(acc[0]))};
+    SEXP out = named_list(names, vals, 4);
+    UNPROTECT(1);
+    return out;
+}
+
+/* Centred cross product of a tall Z folded over row blocks that R computes
+ * (stat_moments_step(state, z), z an nr x D double matrix;
+ * stat_moments_finish(state) gives list(zz = Zc'Zc, zbar, n));
+ * statistics.c's bochner_stat_moments_*.  The state: bochner_fold_new(). */
+enum { SM_ZZ, SM_SHIFT, SM_SUM, SM_N, SM_LEN };
+
+SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
+        error("'z' must be a double matrix with rows and columns");
+    int nr = nrows(z), D = ncols(z);
+    int nth = bochner_nthreads(asInteger(nthreads));
+    if (state == R_NilValue) {
+        SEXP v = PROTECT(allocVector(VECSXP, SM_LEN));
+        SET_VECTOR_ELT(v, SM_ZZ, allocMatrix(REALSXP, D, D));
+        SET_VECTOR_ELT(v, SM_SHIFT, allocVector(REALSXP, D));
+        SET_VECTOR_ELT(v, SM_SUM, allocVector(REALSXP, D));
+        SET_VECTOR_ELT(v, SM_N, ScalarReal(0.0));
+        memset(REAL(VECTOR_ELT(v, SM_ZZ)), 0, sizeof(double) * (size_t) D * (size_t) D);
+        memset(REAL(VECTOR_ELT(v, SM_SUM)), 0, sizeof(double) * (size_t) D);
+        bochner_stat_moments_shift(REAL(z), nr, D, REAL(VECTOR_ELT(v, SM_SHIFT)));
+        state = bochner_fold_new("stat_moments", v);
+        UNPROTECT(1);
+    }
+    PROTECT(state);
+    SEXP v = bochner_fold_vectors(state, "stat_moments");
+    if (ncols(VECTOR_ELT(v, SM_ZZ)) != D)
+        error("the block has %d columns; the first had %d", D, ncols(VECTOR_ELT(v, SM_ZZ)));
+    bochner_stat_moments_block(REAL(z), nr, D, REAL(VECTOR_ELT(v, SM_SHIFT)),
+                               REAL(VECTOR_ELT(v, SM_ZZ)), REAL(VECTOR_ELT(v, SM_SUM)), nth);
+    REAL(VECTOR_ELT(v, SM_N))[0] += nr;
+    UNPROTECT(1);
+    return state;
+}
+
+SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads)
+{
+    SEXP v = bochner_fold_vectors(state, "stat_moments");
+    int nth = bochner_nthreads(asInteger(nthreads));
+    SEXP zz = VECTOR_ELT(v, SM_ZZ);
+    int D = ncols(zz);
+    double n = REAL(VECTOR_ELT(v, SM_N))[0];
+    bochner_fold_finish(state);
+    SEXP zbar = PROTECT(allocVector(REALSXP, D));
+    bochner_stat_moments_finish(REAL(zz), D, REAL(VECTOR_ELT(v, SM_SUM)),
+                                REAL(VECTOR_ELT(v, SM_SHIFT)), n, REAL(zbar), nth);
+    const char *names[] = {"zz", "zbar", "n", ""};
+    SEXP vals[] = {zz, zbar, PROTECT(ScalarReal(n))};
+    SEXP out = named_list(names, vals, 3);
+    UNPROTECT(2);
+    return out;
+}
+
+/* HSIC under permutations of the second sample (bochner_hsic_perm_gram()). */
+SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(K) || nrows(K) != ncols(K)) error("'K' must be a square double matrix");
+    if (!bochner_is_real_matrix(L) || nrows(L) != nrows(K) || ncols(L) != nrows(K))
+        error("'L' must be a square double matrix the size of 'K'");
+    int n = nrows(K), nb = bochner_count_arg(B, "B", 0), nc = nb + 1;
+    SEXP out = PROTECT(allocVector(REALSXP, nc));
+    bochner_hsic_perm_gram(REAL(K), REAL(L), n, nb, bochner_nthreads(asInteger(nthreads)),
+                           REAL(out));
+    UNPROTECT(1);
+    return out;
+}
