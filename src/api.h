@@ -106,7 +106,7 @@ SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init);
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads, SEXP single);
 
-/* falkon_factor.c: still in the algorithm file */
+/* api_falkon.c: FALKON's m x m factors (an external pointer) */
 SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads);
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
 SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);

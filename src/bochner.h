@@ -385,5 +385,25 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
 int bochner_falkon_predict(int code, const double *par, int npar, const double *x,
                            R_xlen_t n, int d, const double *c, int m, const double *alpha,
                            int k, double *out, R_xlen_t block_rows, int nthreads);
+/* The packed preconditioner: T (upper triangle of M, diagonal in aux[0..m)) and
+ * A (strict lower triangle, diagonal in aux[m..2m)); aux[2m..2m+3) = lambda,
+ * s, state (0: T only, 1: T and A, 2: a preconditioner interrupted half
+ * way); g NULL or G = T T' / m kept */
+typedef struct {
+    double *M, *aux;
+    int m;
+    const double *g;
+} bochner_falkon_packed;
+int bochner_falkon_factor(const double *centres, int m, int d, int code, const double *par,
+                          int npar, double e, double *M, double *aux, int nth);
+void bochner_falkon_packed_restore(bochner_falkon_packed *p);
+int bochner_falkon_packed_precond(bochner_falkon_packed *p, double lambda, double s,
+                                  int nthreads);
+void bochner_falkon_packed_solve(const bochner_falkon_packed *p, int a, double *X, int k,
+                                 int trans, int nth);
+void bochner_falkon_packed_tprod(const bochner_falkon_packed *p, const double *B, int k,
+                                 int trans, double *C, int nth);
+void bochner_falkon_packed_get(const bochner_falkon_packed *p, int w, double *o);
+void bochner_falkon_packed_keep_g(bochner_falkon_packed *p, double *g, int nth);
 
 #endif

@@ -5,6 +5,9 @@
  *   falkon_factor_*    the packed preconditioner of a fit: T and A in one
  *                      m x m array, factored and solved in place
  *
+ * The .Call wrappers, which hold the array in an external pointer, are in
+ * api_falkon.c.
+ *
  * Every product runs on the package's kernel (gemm.c, products.c) and the
  * Cholesky on cholesky.c, in orders fixed by the sizes alone, so the
  * results do not depend on the thread count or the BLAS. */
@@ -157,25 +160,17 @@ static void packed_trisolve(const double *r, const double *d, int lower, int m, 
 #define PK_TILE 240            /* output tiles of G and of the trailing updates */
 #define PK_NB 192              /* block columns of the lower Cholesky */
 
-typedef struct {
-    double *M, *aux;
-    int m;
-    const double *g;           /* NULL, or G = T T' / m kept (lower triangle and diagonal) */
-} packed;
+typedef bochner_falkon_packed packed;
 
-static packed packed_arg(SEXP F)
+/* A factor read back after an interrupted preconditioner (state 2): T's
+ * diagonal restored from dT. */
+void bochner_falkon_packed_restore(packed *p)
 {
-    if (TYPEOF(F) != EXTPTRSXP || R_ExternalPtrTag(F) != install("bochner_falkon_factor"))
-        error("'F' must be a FALKON factor");
-    SEXP pr = R_ExternalPtrProtected(F);
-    packed p = {REAL(VECTOR_ELT(pr, 0)), REAL(VECTOR_ELT(pr, 1)), nrows(VECTOR_ELT(pr, 0)),
-                isNull(VECTOR_ELT(pr, 2)) ? NULL : REAL(VECTOR_ELT(pr, 2))};
-    double *state = p.aux + 2 * (ptrdiff_t) p.m + 2;
+    double *state = p->aux + 2 * (ptrdiff_t) p->m + 2;
     if (*state == 2) {
-        for (int i = 0; i < p.m; i++) p.M[i + (ptrdiff_t) i * p.m] = p.aux[i];
+        for (int i = 0; i < p->m; i++) p->M[i + (ptrdiff_t) i * p->m] = p->aux[i];
         *state = 0;
     }
-    return p;
 }
 
 /* The clean h x h diagonal block of T at rows/columns i0.. (zeros below
@@ -323,7 +318,7 @@ static int packed_lower_cholesky(packed *p, int nthreads)
 /* A for lambda and curvature s: G = T T' / m into the lower half, G +
  * lambda / s I factored in place, scaled by sqrt(s) (A'A = s G + lambda I);
  * 0, or the failing pivot (then the factor holds T only). */
-static int packed_precond(packed *p, double lambda, double s, int nthreads)
+int bochner_falkon_packed_precond(packed *p, double lambda, double s, int nthreads)
 {
     int m = p->m;
     double *state = p->aux + 2 * (ptrdiff_t) m + 2;
@@ -351,33 +346,23 @@ static int packed_precond(packed *p, double lambda, double s, int nthreads)
     return bad;
 }
 
-/* .Call(C_falkon_factor, centres, code, par, nthreads): K_mm = k(C, C)
- * computed into a new m x m array and factored in place, T'T = K_mm + shift
- * I, shift = eps m mean(diag K_mm), raised 100-fold (K_mm recomputed) until
- * the factorisation succeeds (at most 7 tries).  Returns the factor (an
- * external pointer), NULL when every try fails, or FALSE when K_mm is not
- * finite. */
-SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEXP nthreads)
+/* K_mm = k(C, C) into M (m x m) factored in place, T'T = K_mm + shift I,
+ * shift = eps m mean(diag K_mm), raised 100-fold (K_mm recomputed) until
+ * the factorisation succeeds (at most 7 tries); aux (2 m + 3) set.
+ * Returns 0, 1 when every try failed, 2 when K_mm is not finite. */
+int bochner_falkon_factor(const double *centres, int m, int d, int code, const double *par,
+                          int npar, double e, double *M, double *aux, int nth)
 {
-    if (!bochner_is_real_matrix(centres) || nrows(centres) < 1) error("'centres' must be a double matrix");
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    int m = nrows(centres), d = ncols(centres), nth = bochner_nthreads(asInteger(nthreads));
-    double e = asReal(eps);
-    SEXP pr = PROTECT(allocVector(VECSXP, 3));
-    SET_VECTOR_ELT(pr, 0, allocMatrix(REALSXP, m, m));
-    SET_VECTOR_ELT(pr, 1, allocVector(REALSXP, 2 * (R_xlen_t) m + 3));
-    double *M = REAL(VECTOR_ELT(pr, 0)), *aux = REAL(VECTOR_ELT(pr, 1));
     memset(aux, 0, sizeof(double) * (2 * (size_t) m + 3));
     double shift = 0.0;
     int bad = 1;
     for (int attempt = 0; attempt < 7 && bad; attempt++) {
-        int status = bochner_kernel_matrix(asInteger(code), REAL(par), LENGTH(par), REAL(centres),
-                                           m, NULL, m, d, M, nth);
+        int status = bochner_kernel_matrix(code, par, npar, centres, m, NULL, m, d, M, nth);
         bochner_stop_on_status(status, "falkon_factor");
         if (attempt == 0) {
             double sum = 0.0;
             for (R_xlen_t i = 0; i < (R_xlen_t) m * m; i++)
-                if (!R_FINITE(M[i])) { UNPROTECT(1); return ScalarLogical(FALSE); }
+                if (!R_FINITE(M[i])) return 2;
             for (int i = 0; i < m; i++) sum += M[i + (ptrdiff_t) i * m];
             sum /= m;
             shift = e * m * (sum > DBL_MIN ? sum : DBL_MIN);
@@ -388,40 +373,15 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
         bad = bochner_cholesky(M, m, nth);
         R_CheckUserInterrupt();
     }
-    if (bad) { UNPROTECT(1); return R_NilValue; }
+    if (bad) return 1;
     for (int i = 0; i < m; i++) aux[i] = M[i + (ptrdiff_t) i * m];
-    SEXP F = PROTECT(R_MakeExternalPtr(NULL, install("bochner_falkon_factor"), pr));
-    UNPROTECT(2);
-    return F;
+    return 0;
 }
 
-/* .Call(C_falkon_factor_precond, F, lambda, s, nthreads): A for lambda and
- * curvature s, in place; TRUE, or FALSE when a pivot fails (lambda is not
- * checked for sign: R passes positive ones, the tests a negative one). */
-SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads)
+/* X <- T^-1 X, T'^-1 X (a = 0) or A^-1 X, A'^-1 X (a = 1); X m x k. */
+void bochner_falkon_packed_solve(const packed *p, int a, double *X, int k, int trans, int nth)
 {
-    packed p = packed_arg(F);
-    double lam = asReal(lambda), sv = asReal(s);
-    if (!R_FINITE(lam)) error("'lambda' must be a finite number");
-    if (!R_FINITE(sv) || sv <= 0) error("'s' must be a positive number");
-    int bad = packed_precond(&p, lam, sv, bochner_nthreads(asInteger(nthreads)));
-    return ScalarLogical(bad ? FALSE : TRUE);
-}
-
-/* .Call(C_falkon_factor_solve, F, B, which, trans, nthreads): T^-1 B, T'^-1 B
- * (which = 0) or A^-1 B, A'^-1 B (which = 1), in the trisolve's orders. */
-SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads)
-{
-    packed p = packed_arg(F);
-    int a = asInteger(which) == 1;
-    if (a && p.aux[2 * (ptrdiff_t) p.m + 2] != 1) error("the factor holds no preconditioner");
-    if (!bochner_is_real_matrix(B) || nrows(B) != p.m)
-        error("'B' must be a double matrix with one row per centre");
-    SEXP X = PROTECT(duplicate(B));
-    packed_trisolve(p.M, p.aux + p.m, a, p.m, REAL(X), ncols(B), asLogical(trans) == TRUE,
-                    bochner_nthreads(asInteger(nthreads)), NULL);
-    UNPROTECT(1);
-    return X;
+    packed_trisolve(p->M, p->aux + p->m, a, p->m, X, k, trans, nth, NULL);
 }
 
 /* T B (trans = 0) or T' B (trans = 1) from the upper triangle in place, by
@@ -453,86 +413,39 @@ static void tprod_block(void *ctx, R_xlen_t blk, int thread)
     }
 }
 
-/* .Call(C_falkon_factor_tprod, F, B, trans, nthreads): T B or T' B. */
-SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
+/* C = T B (trans = 0) or T' B (trans = 1), B and C m x k. */
+void bochner_falkon_packed_tprod(const packed *p, const double *B, int k, int trans, double *C,
+                                 int nth)
 {
-    packed p = packed_arg(F);
-    if (!bochner_is_real_matrix(B) || nrows(B) != p.m)
-        error("'B' must be a double matrix with one row per centre");
-    int nth = bochner_falkon_threads(bochner_nthreads(asInteger(nthreads)),
-                                     (double) p.m * p.m * ncols(B));
-    int k = ncols(B);
-    SEXP C = PROTECT(allocMatrix(REALSXP, p.m, k));
-    if (k > 0) {
-        tprod_job jb = {&p, REAL(B), REAL(C),
-                        (double *) R_alloc((size_t) PK_TILE * PK_TILE * nth, sizeof(double)), k,
-                        asLogical(trans) == TRUE};
-        bochner_parallel_blocks((p.m + PK_TILE - 1) / PK_TILE, nth, 4, tprod_block, &jb);
-    }
-    UNPROTECT(1);
-    return C;
+    if (k <= 0) return;
+    tprod_job jb = {p, B, C, (double *) R_alloc((size_t) PK_TILE * PK_TILE * nth, sizeof(double)),
+                    k, trans};
+    bochner_parallel_blocks((p->m + PK_TILE - 1) / PK_TILE, nth, 4, tprod_block, &jb);
 }
 
-/* .Call(C_falkon_factor_get, F, which): T (which = 0) or A (which = 1) as
- * plain upper triangular matrices, or c(lambda, s, state) (which = 2). */
-SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which)
+/* T (w = 0) or A (w = 1) as a plain upper triangular m x m matrix into o. */
+void bochner_falkon_packed_get(const packed *p, int w, double *o)
 {
-    packed p = packed_arg(F);
-    int w = asInteger(which), m = p.m;
-    if (w == 2) {
-        SEXP out = PROTECT(allocVector(REALSXP, 3));
-        memcpy(REAL(out), p.aux + 2 * (ptrdiff_t) m, 3 * sizeof(double));
-        UNPROTECT(1);
-        return out;
-    }
-    if (w == 1 && p.aux[2 * (ptrdiff_t) m + 2] != 1) return R_NilValue;
-    SEXP out = PROTECT(allocMatrix(REALSXP, m, m));
-    double *o = REAL(out);
+    int m = p->m;
     for (int j = 0; j < m; j++)
         for (int i = 0; i < m; i++)
             o[i + (ptrdiff_t) j * m] = i > j ? 0.0
-                : i == j ? (w ? p.aux[m + i] : p.aux[i])
-                : w ? p.M[j + (ptrdiff_t) i * m] : p.M[i + (ptrdiff_t) j * m];
-    UNPROTECT(1);
-    return out;
+                : i == j ? (w ? p->aux[m + i] : p->aux[i])
+                : w ? p->M[j + (ptrdiff_t) i * m] : p->M[i + (ptrdiff_t) j * m];
 }
 
-/* .Call(C_falkon_factor_copy, F): a second factor with a copy of the array
- * (and sharing the kept G, which is only read). */
-SEXP bochner_falkon_factor_copy_call(SEXP F)
+/* G = T T' / m formed once into g (m x m, lower triangle and diagonal);
+ * the factor then holds T only (no preconditioner until the next). */
+void bochner_falkon_packed_keep_g(packed *p, double *g, int nth)
 {
-    packed_arg(F);
-    SEXP old = R_ExternalPtrProtected(F);
-    SEXP pr = PROTECT(allocVector(VECSXP, 3));
-    SET_VECTOR_ELT(pr, 0, duplicate(VECTOR_ELT(old, 0)));
-    SET_VECTOR_ELT(pr, 1, duplicate(VECTOR_ELT(old, 1)));
-    SET_VECTOR_ELT(pr, 2, VECTOR_ELT(old, 2));
-    SEXP out = PROTECT(R_MakeExternalPtr(NULL, install("bochner_falkon_factor"), pr));
-    UNPROTECT(2);
-    return out;
-}
-
-/* .Call(C_falkon_factor_keep_g, F, nthreads): G = T T' / m formed once and
- * kept in a second m x m array, so that each later preconditioner copies
- * it instead of forming it (for fits that refactor often and can hold it). */
-SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads)
-{
-    packed p = packed_arg(F);
-    SEXP pr = R_ExternalPtrProtected(F);
-    if (!isNull(VECTOR_ELT(pr, 2))) return R_NilValue;
-    int m = p.m;
-    SEXP G = PROTECT(allocMatrix(REALSXP, m, m));
-    double *g = REAL(G), *state = p.aux + 2 * (ptrdiff_t) m + 2;
+    int m = p->m;
+    double *state = p->aux + 2 * (ptrdiff_t) m + 2;
     *state = 2;
-    packed_tt(&p, bochner_nthreads(asInteger(nthreads)));
+    packed_tt(p, nth);
     for (int j = 0; j < m; j++) {
-        memcpy(g + j + (ptrdiff_t) j * m, p.M + j + (ptrdiff_t) j * m,
+        memcpy(g + j + (ptrdiff_t) j * m, p->M + j + (ptrdiff_t) j * m,
                sizeof(double) * (size_t) (m - j));
-        p.M[j + (ptrdiff_t) j * m] = p.aux[j];
+        p->M[j + (ptrdiff_t) j * m] = p->aux[j];
     }
     *state = 0;
-    /* the lower half now holds G, not A: no preconditioner until the next */
-    SET_VECTOR_ELT(pr, 2, G);
-    UNPROTECT(1);
-    return R_NilValue;
 }
