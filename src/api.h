@@ -1,8 +1,8 @@
 /* bochner: the .Call entry points, registered in init.c.  A wrapper checks and
  * converts R's arguments, allocates the result and calls the core (bochner.h), which
  * works on plain arrays; the wrappers live in api_*.c, one file per layer, so that the
- * algorithm files hold no R API.  Those still beside their algorithm (the last groups)
- * drive it through the file's static jobs and state and move when it is split. */
+ * algorithm files hold no R API (falkon.h shares FALKON's pass states between falkon.c
+ * and api_falkon.c, whose chunked states travel to R as lists). */
 #ifndef BOCHNER_API_H
 #define BOCHNER_API_H
 
@@ -91,7 +91,7 @@ SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_fwht_call(SEXP x);
 
-/* falkon.c: still in the algorithm file */
+/* api_falkon.c: FALKON's passes over the rows and their chunked states */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
                                    SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
                                    SEXP nthreads, SEXP K, SEXP single);
@@ -114,7 +114,6 @@ SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
 SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 SEXP bochner_falkon_factor_copy_call(SEXP F);
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
-
 
 /* api_statistics.c: the kernel tests' permutation nulls and feature-moment folds */
 SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);

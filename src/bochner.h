@@ -1,8 +1,8 @@
 /* bochner: the core's shared routines, pure C on plain arrays (the .Call entry points
  * are declared in api.h and defined in the api_*.c files).  The few routines here that
  * take SEXP are those whose work is on R objects: checks.c's argument checks and fold
- * states (a fold's state lives in an R list between calls), memory.c's output
- * allocation, and the rpcholesky wrapper (moved later). */
+ * states (a fold's state lives in an R list between calls) and memory.c's output
+ * allocation. */
 #ifndef BOCHNER_H
 #define BOCHNER_H
 

@@ -10,7 +10,9 @@
  *                      finished into the pass's result, bit for bit
  *   falkon_predict     K_nm alpha, in row blocks
  *   falkon_kernel_cache  K_nm itself, in row blocks (the passes' cache)
- * (the m x m factors and solves are in falkon_factor.c)
+ * (the m x m factors and solves are in falkon_factor.c; the .Call wrappers,
+ * and the parts' states as R lists, in api_falkon.c; falkon.h shares the
+ * pass's stack and states with it)
  *
  * Without a cache K_nm = k(X, C) is never held: each block of rows gets its
  * kernel block Kb = k(X_b, C) from bochner_kernel_matrix() (threaded inside),
@@ -52,6 +54,7 @@
  * double products on the rounded matrix (bench/investigations/falkon-precision.md).  The float
  * scratch, the identities above and the trees are otherwise unchanged. */
 #include "bochner.h"
+#include "falkon.h"
 #include <string.h>
 
 /* Rows per block: about 16 MB of kernel block, at least 256 and at most
@@ -106,7 +109,7 @@ static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows, double *dest, 
 /* The order of the sums over rows: fixed by the global row numbers.
  *
  * The rows of a pass (numbered 0 .. total - 1 over all chunks) fall in
- * groups of G = group_rows(m) consecutive rows, group g being rows g G ..
+ * groups of G = bochner_falkon_group_rows(m) consecutive rows, group g being rows g G ..
  * min((g + 1) G, total) - 1.  A group's contribution Kg' Tg is one gemm.c
  * chain over its rows in order; the groups' contributions are then added
  * along a fixed binary tree over the group numbers: a node (l, i) is the
@@ -136,24 +139,17 @@ static int kernel_block(kernel_blocks *p, R_xlen_t i0, int *rows, double *dest, 
  * 1024-row block was 82 MB, streamed from memory three times; bench/falkon-passes.md).
  * It depends on m alone, so every part of a chunked
  * pass (any machine) cuts the rows the same way. */
-static R_xlen_t group_rows(int m)
+R_xlen_t bochner_falkon_group_rows(int m)
 {
     R_xlen_t g = FALKON_GROUP;
     while (g > 64 && (double) g * m * 8.0 > 8.0 * 1048576.0) g /= 2;
     return g;
 }
-#define FALKON_STACK 130          /* nodes on a stack: < 2 log2(2^62) + 2 */
-
-typedef struct {
-    int len;
-    int level[FALKON_STACK];
-    R_xlen_t index[FALKON_STACK];
-} tree_meta;
 
 /* Push node (level, index), whose value is already in val[t->len] (rows
  * i0 .. i0 + mr - 1 of the m x k values), and merge siblings on top. */
-static void tree_push(tree_meta *t, int level, R_xlen_t index, double **val, int m, int k,
-                      int i0, int mr)
+void bochner_falkon_tree_push(tree_meta *t, int level, R_xlen_t index, double **val, int m,
+                              int k, int i0, int mr)
 {
     int n = t->len;
     t->level[n] = level;
@@ -191,28 +187,9 @@ static int tree_push_meta(tree_meta *t, int level, R_xlen_t index)
     return most;
 }
 
-/* The rows of one group that a pass call does not hold all of: the rows x
- * (rows x d; their kernel rows are evaluated where the group is finished, a
- * row's kernel values not depending on the rows beside it) and T rows t
- * (rows x k). */
-typedef struct {
-    R_xlen_t group, first, rows;   /* rows = 0: none */
-    double *x, *t;
-} group_piece;
 
-/* The state of a pass over rows row0 .. row0 + n - 1: the stack of nodes
- * of its complete groups (values m x k each) and its partial groups at
- * either end. */
-typedef struct {
-    int m, k;
-    int sym;                /* the pass forms H = K_nm' W K_nm (below) */
-    int single;             /* kernel blocks and T stored and multiplied in float (below) */
-    tree_meta meta;
-    double **val;
-    group_piece head, tail;
-} pass_state;
 
-static R_xlen_t group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
+R_xlen_t bochner_falkon_group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
 {
     R_xlen_t e = (g + 1) * G;
     return e < total ? e : total;
@@ -238,8 +215,8 @@ typedef struct {
  * slower than the packed product: Shuttle's 14-column pass 0.065 -> 0.084 s).
  * With sym (Tg = W Kg, k = m: the leaf of H = K' W K) only the entries on and
  * above the diagonal, the others zero: a symmetric matrix for half the work,
- * mirrored when the pass is finished (pass_finish()). */
-static void group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
+ * mirrored when the pass is finished (bochner_falkon_pass_finish()). */
+void bochner_falkon_group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
                        int rows, int k, int sym, int i0, int mr, double *leaf, ptrdiff_t ldl)
 {
     if (!sym && k <= 8) {
@@ -270,9 +247,9 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
                               p->tb + p->goff[g], p->rows, mr, p->k, p->grows[g],
                               p->val[meta.len] + i0, p->m);
         else
-            group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g],
+            bochner_falkon_group_leaf(p->kb + p->goff[g], p->ldk, p->tb + p->goff[g], p->rows, p->grows[g],
                        p->k, p->sym, i0, mr, p->val[meta.len], p->m);
-        tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
+        bochner_falkon_tree_push(&meta, 0, p->gidx[g], p->val, p->m, p->k, i0, mr);
     }
 }
 
@@ -335,7 +312,7 @@ static int is_identity(const double *U, int m, int k)
  * side, as multinomial Newton steps need).  The blocks start at multiples
  * of the block size in global row numbers (a multiple of the group size), so
  * no group straddles two blocks. */
-static int falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
+int bochner_falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
                        int d, const double *c, int m, const double *kc, const float *kcf,
                        const double *U, const double *V, const double *w, int wcols, int k,
                        double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t block_rows,
@@ -344,7 +321,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     if (m < 1 || k < 1 || (!U && !V) || row0 < 0 || n < 0 || row0 + n > total ||
         (kcf && !single))
         return BOCHNER_BAD_ARGUMENT;
-    const R_xlen_t G = group_rows(m);
+    const R_xlen_t G = bochner_falkon_group_rows(m);
     st->m = m;
     st->k = k;
     st->sym = 0;
@@ -356,13 +333,13 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
     if (n == 0) return BOCHNER_OK;
     /* the partial groups at either end, and the complete ones between */
     R_xlen_t end = row0 + n, g0 = row0 / G, h_end = row0, t_start = end;
-    if (row0 != g0 * G || end < group_end(g0, G, total)) {
-        h_end = end < group_end(g0, G, total) ? end : group_end(g0, G, total);
+    if (row0 != g0 * G || end < bochner_falkon_group_end(g0, G, total)) {
+        h_end = end < bochner_falkon_group_end(g0, G, total) ? end : bochner_falkon_group_end(g0, G, total);
         piece_alloc(&st->head, g0, row0, h_end - row0, d, k);
     }
     if (h_end < end) {
         R_xlen_t gl = (end - 1) / G;
-        if (end < group_end(gl, G, total)) {
+        if (end < bochner_falkon_group_end(gl, G, total)) {
             t_start = gl * G;
             piece_alloc(&st->tail, gl, t_start, end - t_start, d, k);
         }
@@ -486,9 +463,9 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
         /* the complete groups of the block */
         int ng = 0;
         R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
-        for (R_xlen_t s = a; s < b; s = group_end(s / G, G, total)) {
+        for (R_xlen_t s = a; s < b; s = bochner_falkon_group_end(s / G, G, total)) {
             goff[ng] = (int) (s - r);
-            grows[ng] = (int) (group_end(s / G, G, total) - s);
+            grows[ng] = (int) (bochner_falkon_group_end(s / G, G, total) - s);
             gidx[ng++] = s / G;
         }
         if (ng) group_update(kb, kf, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
@@ -500,7 +477,7 @@ static int falkon_pass(int code, const double *par, int npar, const double *x, R
 
 /* out (m x k) = [init +] the sum of the stack's nodes, left to right (for H, its
  * upper triangle mirrored). */
-static void pass_finish(const pass_state *st, const double *init, double *out)
+void bochner_falkon_pass_finish(const pass_state *st, const double *init, double *out)
 {
     size_t mk = (size_t) st->m * (size_t) st->k;
     if (st->meta.len == 0) memset(out, 0, sizeof(double) * mk);
@@ -516,7 +493,7 @@ static void pass_finish(const pass_state *st, const double *init, double *out)
 }
 
 /* out (m x k) = [init +] K_nm' diag(w) (K_nm U + V) over all n rows, and
- * ku (n x k) = K_nm U unless ku is NULL; see falkon_pass().  out must hold
+ * ku (n x k) = K_nm U unless ku is NULL; see bochner_falkon_pass().  out must hold
  * init (or anything, with accumulate = 0). */
 int bochner_falkon_knm_apply(int code, const double *par, int npar, const double *x,
                              R_xlen_t n, int d, const double *c, int m, const double *kc,
@@ -525,15 +502,15 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
                              int accumulate, R_xlen_t block_rows, int single, int nthreads)
 {
     pass_state st;
-    int status = falkon_pass(code, par, npar, x, n, d, c, m, kc, kcf, U, V, w, wcols, k, ku, 0,
+    int status = bochner_falkon_pass(code, par, npar, x, n, d, c, m, kc, kcf, U, V, w, wcols, k, ku, 0,
                              n, block_rows, single, nthreads, &st);
     if (status != BOCHNER_OK) return status;
     if (accumulate) {
         double *init = (double *) R_alloc((size_t) m * (size_t) k, sizeof(double));
         memcpy(init, out, sizeof(double) * (size_t) m * (size_t) k);
-        pass_finish(&st, init, out);
+        bochner_falkon_pass_finish(&st, init, out);
     } else {
-        pass_finish(&st, NULL, out);
+        bochner_falkon_pass_finish(&st, NULL, out);
     }
     return BOCHNER_OK;
 }
@@ -563,404 +540,9 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     return BOCHNER_OK;
 }
 
-/* ------------------------------------------------------------------------ */
-/* .Call entry points                                                        */
-
-static const double *optional_matrix(SEXP a, R_xlen_t nrow, int ncol, const char *what)
-{
-    if (isNull(a)) return NULL;
-    if (!bochner_is_real_matrix(a) || nrows(a) != nrow || ncols(a) != ncol)
-        error("'%s' must be NULL or a double matrix of matching size", what);
-    return REAL(a);
-}
-
-static void check_kernel_args(SEXP x, SEXP centres, SEXP par)
-{
-    if (!bochner_is_real_matrix(x)) error("'x' must be a double matrix");
-    if (!bochner_is_real_matrix(centres) || ncols(centres) != ncols(x) || nrows(centres) < 1)
-        error("'centres' must be a double matrix with the columns of 'x'");
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-}
-
-static R_xlen_t block_rows_arg(SEXP block_rows)
-{
-    double b = asReal(block_rows);
-    if (!R_FINITE(b) || b < 0) error("'block_rows' must be a non-negative number");
-    return (R_xlen_t) b;
-}
-
-/* The arguments of a pass, checked: the sizes, U, V and the weights. */
-typedef struct {
-    R_xlen_t n;
-    int m, d, k, wcols;
-    const double *u, *v, *w;
-} pass_args;
-
-static pass_args read_pass_args(SEXP x, SEXP centres, SEXP par, SEXP U, SEXP V, SEXP w)
-{
-    check_kernel_args(x, centres, par);
-    pass_args a = {nrows(x), nrows(centres), ncols(x), 0, 0, NULL, NULL, NULL};
-    if (isNull(U) && isNull(V)) error("one of 'U' and 'V' must be given");
-    a.k = isNull(U) ? (bochner_is_real_matrix(V) ? ncols(V) : 0) : (bochner_is_real_matrix(U) ? ncols(U) : 0);
-    if (a.k < 1) error("'U' and 'V' must be double matrices with at least one column");
-    a.u = optional_matrix(U, a.m, a.k, "U");
-    a.v = optional_matrix(V, a.n, a.k, "V");
-    if (!isNull(w)) {
-        a.wcols = XLENGTH(w) != a.n;
-        if (TYPEOF(w) != REALSXP || (XLENGTH(w) != a.n && XLENGTH(w) != a.n * (R_xlen_t) a.k))
-            error("'w' must be NULL, one weight per row, or one per row and column");
-        a.w = REAL(w);
-    }
-    return a;
-}
-
-/* A cached K_nm in float: the raw vector of C_falkon_kernel_cache(single = TRUE), 4 bytes
- * an entry, its dimensions in "float_dim"; NULL when K is not one. */
-static const float *float_cache(SEXP K, R_xlen_t n, int m)
-{
-    if (TYPEOF(K) != RAWSXP) return NULL;
-    SEXP dim = getAttrib(K, install("float_dim"));
-    if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || INTEGER(dim)[0] != n ||
-        INTEGER(dim)[1] != m || XLENGTH(K) != (R_xlen_t) n * m * 4)
-        error("'K' must be NULL or the cached kernel matrix of matching size");
-    return (const float *) RAW(K);
-}
-
-/* .Call(C_falkon_knm_apply, x, centres, code, par, U, V, w, init, block_rows, keep_ku,
- * nthreads, K, single): the m x k matrix, or with keep_ku = TRUE (and U given) the list
- * of it and K_nm U; K NULL, or the cached k(x, centres) (n x m: a double matrix, or in
- * float with single = TRUE); single: kernel blocks and products in float. */
-SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                   SEXP w, SEXP init, SEXP block_rows, SEXP keep_ku,
-                                   SEXP nthreads, SEXP K, SEXP single)
-{
-    pass_args a = read_pass_args(x, centres, par, U, V, w);
-    R_xlen_t n = a.n;
-    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
-    const double *u = a.u, *v = a.v, *pw = a.w;
-    optional_matrix(init, m, k, "init");
-    const int sp = asLogical(single) == TRUE;
-    const float *kcf = sp ? float_cache(K, n, m) : NULL;
-    const double *kc = kcf ? NULL : optional_matrix(K, n, m, "K");
-    R_xlen_t nb = block_rows_arg(block_rows);
-    int keep = asLogical(keep_ku) == TRUE && u != NULL;
-    SEXP out = PROTECT(allocMatrix(REALSXP, m, k));
-    SEXP ku = PROTECT(keep ? bochner_alloc_output(n, k) : R_NilValue);
-    if (!isNull(init)) memcpy(REAL(out), REAL(init), sizeof(double) * (size_t) m * (size_t) k);
-    int status = bochner_falkon_knm_apply(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                                          REAL(centres), m, kc, kcf, u, v, pw, wcols, k,
-                                          REAL(out), keep ? REAL(ku) : NULL, !isNull(init), nb,
-                                          sp, bochner_nthreads(asInteger(nthreads)));
-    bochner_stop_on_status(status, "falkon_knm_apply");
-    if (keep) {
-        SEXP both = PROTECT(allocVector(VECSXP, 2));
-        SET_VECTOR_ELT(both, 0, out);
-        SET_VECTOR_ELT(both, 1, ku);
-        UNPROTECT(3);
-        return both;
-    }
-    UNPROTECT(2);
-    return out;
-}
-
-/* ------------------------------------------------------------------------ */
-/* A pass in parts (the chunks of falkon on data_chunks()): each part's
- * state travels to this session as
- *   list(m, k, level, index, nodes, head, tail[, ku])
- * level (integer) and index (double) the stack's nodes, nodes their m x k
- * values, head and tail NULL or a partial group list(group, first, X, T)
- * (X rows x d rows of x, T rows x k weighted rows).  Folding two states
- * in row order and finishing gives the pass over all rows, bit for bit. */
-
-static SEXP piece_sexp(const double *x, ptrdiff_t ldx, const double *t, ptrdiff_t ldt,
-                       R_xlen_t group, R_xlen_t first, R_xlen_t rows, int d, int kk)
-{
-    if (rows == 0) return R_NilValue;
-    SEXP pc = PROTECT(allocVector(VECSXP, 4));
-    SET_VECTOR_ELT(pc, 0, ScalarReal((double) group));
-    SET_VECTOR_ELT(pc, 1, ScalarReal((double) first));
-    SEXP X = allocMatrix(REALSXP, (int) rows, d);
-    SET_VECTOR_ELT(pc, 2, X);
-    for (int j = 0; j < d; j++)
-        memcpy(REAL(X) + (ptrdiff_t) j * rows, x + (ptrdiff_t) j * ldx, sizeof(double) * (size_t) rows);
-    SEXP T = allocMatrix(REALSXP, (int) rows, kk);
-    SET_VECTOR_ELT(pc, 3, T);
-    for (int j = 0; j < kk; j++)
-        memcpy(REAL(T) + (ptrdiff_t) j * rows, t + (ptrdiff_t) j * ldt, sizeof(double) * (size_t) rows);
-    UNPROTECT(1);
-    return pc;
-}
-
-static SEXP state_sexp(const pass_state *st, SEXP head, SEXP tail)
-{
-    PROTECT(head);
-    PROTECT(tail);
-    int len = st->meta.len;
-    SEXP out = PROTECT(allocVector(VECSXP, 9));
-    SEXP names = PROTECT(allocVector(STRSXP, 9));
-    const char *nm[] = {"m", "k", "level", "index", "nodes", "head", "tail", "sym", "single"};
-    for (int i = 0; i < 9; i++) SET_STRING_ELT(names, i, mkChar(nm[i]));
-    setAttrib(out, R_NamesSymbol, names);
-    SET_VECTOR_ELT(out, 0, ScalarInteger(st->m));
-    SET_VECTOR_ELT(out, 1, ScalarInteger(st->k));
-    SEXP lev = allocVector(INTSXP, len);
-    SET_VECTOR_ELT(out, 2, lev);
-    SEXP idx = allocVector(REALSXP, len);
-    SET_VECTOR_ELT(out, 3, idx);
-    SEXP nodes = allocVector(VECSXP, len);
-    SET_VECTOR_ELT(out, 4, nodes);
-    for (int i = 0; i < len; i++) {
-        INTEGER(lev)[i] = st->meta.level[i];
-        REAL(idx)[i] = (double) st->meta.index[i];
-        SEXP v = allocMatrix(REALSXP, st->m, st->k);
-        SET_VECTOR_ELT(nodes, i, v);
-        memcpy(REAL(v), st->val[i], sizeof(double) * (size_t) st->m * (size_t) st->k);
-    }
-    SET_VECTOR_ELT(out, 5, head);
-    SET_VECTOR_ELT(out, 6, tail);
-    SET_VECTOR_ELT(out, 7, ScalarLogical(st->sym));
-    SET_VECTOR_ELT(out, 8, ScalarLogical(st->single));
-    UNPROTECT(4);
-    return out;
-}
-
-static SEXP list_elt(SEXP s, const char *name)
-{
-    SEXP nms = getAttrib(s, R_NamesSymbol);
-    for (R_xlen_t i = 0; i < XLENGTH(s); i++)
-        if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(s, i);
-    return R_NilValue;
-}
-
-/* The metadata of a state, checked; its node values in st->val (read in
- * place). */
-static void state_read(SEXP s, pass_state *st)
-{
-    if (TYPEOF(s) != VECSXP || isNull(getAttrib(s, R_NamesSymbol)))
-        error("'state' must be a pass state");
-    st->m = asInteger(list_elt(s, "m"));
-    st->k = asInteger(list_elt(s, "k"));
-    st->sym = asLogical(list_elt(s, "sym")) == TRUE;
-    st->single = asLogical(list_elt(s, "single")) == TRUE;
-    SEXP lev = list_elt(s, "level"), idx = list_elt(s, "index"), nodes = list_elt(s, "nodes");
-    if (st->m < 1 || st->k < 1 || TYPEOF(lev) != INTSXP || TYPEOF(idx) != REALSXP ||
-        TYPEOF(nodes) != VECSXP || XLENGTH(lev) != XLENGTH(idx) ||
-        XLENGTH(lev) != XLENGTH(nodes) || XLENGTH(lev) > FALKON_STACK)
-        error("'state' must be a pass state");
-    st->meta.len = LENGTH(lev);
-    st->val = (double **) R_alloc((size_t) st->meta.len + 1, sizeof(double *));
-    for (int i = 0; i < st->meta.len; i++) {
-        SEXP v = VECTOR_ELT(nodes, i);
-        if (!bochner_is_real_matrix(v) || nrows(v) != st->m || ncols(v) != st->k)
-            error("'state' must be a pass state");
-        st->meta.level[i] = INTEGER(lev)[i];
-        st->meta.index[i] = (R_xlen_t) REAL(idx)[i];
-        st->val[i] = REAL(v);
-    }
-}
-
-/* A partial group being completed from the parts' pieces, in row order. */
-typedef struct {
-    R_xlen_t group, first, rows;
-    double *x, *t;                  /* G x d and x k */
-} pending_group;
-
-typedef struct {
-    int m, k, d, code, npar, sym, single;
-    const double *c, *par;          /* the centres (m x d) and the kernel */
-    R_xlen_t total, G;              /* rows of the pass, rows per group */
-    tree_meta meta;
-    double *val[FALKON_STACK];
-    pending_group pend;
-    SEXP held;                      /* list(a partial group before any node, or NULL) */
-    int started;                    /* a node or a leaf has been pushed */
-    R_xlen_t next;                  /* the group that must come next (-1: any) */
-} fold_state;
-
-static void fold_push(fold_state *f, int level, R_xlen_t index, const double *v)
-{
-    if (f->meta.len >= FALKON_STACK) error("the pass states have too many nodes");
-    if (f->next >= 0 && (index << level) != f->next)
-        error("the pass states are not in row order");
-    f->next = (index + 1) << level;
-    double *c = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-    memcpy(c, v, sizeof(double) * (size_t) f->m * (size_t) f->k);
-    f->val[f->meta.len] = c;
-    tree_push(&f->meta, level, index, f->val, f->m, f->k, 0, f->m);
-    f->started = 1;
-}
-
-/* The pending group: a leaf when complete, the head before any node. */
-static void fold_flush(fold_state *f, int last, SEXP *tail)
-{
-    pending_group *p = &f->pend;
-    if (p->rows == 0) return;
-    if (p->first == p->group * f->G && p->first + p->rows == group_end(p->group, f->G, f->total)) {
-        /* the group's kernel rows, as the pass evaluates them */
-        int rows = (int) p->rows;
-        double *xb = (double *) R_alloc((size_t) rows * (size_t) (f->d > 0 ? f->d : 1), sizeof(double));
-        bochner_copy_rows(p->x, f->G, f->d, 0, rows, xb);
-        double *kb = (double *) R_alloc((size_t) rows * (size_t) f->m, sizeof(double));
-        int status = bochner_kernel_matrix(f->code, f->par, f->npar, xb, rows, f->c, f->m, f->d,
-                                           kb, 1);
-        bochner_stop_on_status(status, "falkon_pass_fold");
-        double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        /* single precision: the kernel rows rounded to float, as the pass's */
-        if (f->single) bochner_round_float(kb, (R_xlen_t) rows * f->m);
-        group_leaf(kb, rows, p->t, f->G, rows, f->k, f->sym, 0, f->m, leaf, f->m);
-        fold_push(f, 0, p->group, leaf);
-    } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
-        SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, f->G, p->t, f->G, p->group,
-                                              p->first, p->rows, f->d, f->k));
-        f->next = p->group + 1;
-    } else if (last) {
-        *tail = piece_sexp(p->x, f->G, p->t, f->G, p->group, p->first, p->rows,
-                           f->d, f->k);
-    } else {
-        error("the pass states are not in row order: rows of group %.0f are missing",
-              (double) p->group);
-    }
-    p->rows = 0;
-}
-
-static void fold_piece(fold_state *f, SEXP pc)
-{
-    if (isNull(pc)) return;
-    if (TYPEOF(pc) != VECSXP || XLENGTH(pc) != 4) error("'state' must be a pass state");
-    R_xlen_t group = (R_xlen_t) asReal(VECTOR_ELT(pc, 0)), first = (R_xlen_t) asReal(VECTOR_ELT(pc, 1));
-    SEXP X = VECTOR_ELT(pc, 2), T = VECTOR_ELT(pc, 3);
-    if (!bochner_is_real_matrix(X) || !bochner_is_real_matrix(T) || ncols(X) != f->d ||
-        ncols(T) != f->k || nrows(X) != nrows(T))
-        error("'state' must be a pass state");
-    R_xlen_t rows = nrows(X);
-    pending_group *p = &f->pend;
-    if (p->rows > 0 && (p->group != group || p->first + p->rows != first)) fold_flush(f, 0, NULL);
-    if (p->rows == 0) {
-        /* after a node or the head, a group starts at its first row */
-        if (f->next >= 0 && (group != f->next || first != group * f->G))
-            error("the pass states are not in row order");
-        p->group = group;
-        p->first = first;
-    }
-    if (first < group * f->G || first + rows > group_end(group, f->G, f->total) ||
-        p->first + p->rows != first)
-        error("the pass states are not in row order");
-    for (int j = 0; j < f->d; j++)
-        memcpy(p->x + p->rows + (ptrdiff_t) j * f->G, REAL(X) + (ptrdiff_t) j * rows,
-               sizeof(double) * (size_t) rows);
-    for (int j = 0; j < f->k; j++)
-        memcpy(p->t + p->rows + (ptrdiff_t) j * f->G, REAL(T) + (ptrdiff_t) j * rows,
-               sizeof(double) * (size_t) rows);
-    p->rows += rows;
-}
-
-static void fold_in(fold_state *f, SEXP s)
-{
-    pass_state st;
-    state_read(s, &st);
-    if (st.m != f->m || st.k != f->k || st.sym != f->sym || st.single != f->single)
-        error("the pass states have different sizes");
-    fold_piece(f, list_elt(s, "head"));
-    for (int i = 0; i < st.meta.len; i++) {
-        fold_flush(f, 0, NULL);
-        fold_push(f, st.meta.level[i], st.meta.index[i], st.val[i]);
-    }
-    fold_piece(f, list_elt(s, "tail"));
-}
-
-/* .Call(C_falkon_pass_fold, A, B, total, centres, code, par): the state of
- * A's rows followed by B's (A NULL: B's), for a pass over 'total' rows with
- * the kernel of the parts. */
-SEXP bochner_falkon_pass_fold_call(SEXP A, SEXP B, SEXP total, SEXP centres, SEXP code,
-                                   SEXP par)
-{
-    pass_state sb;
-    state_read(B, &sb);
-    if (!bochner_is_real_matrix(centres) || nrows(centres) != sb.m)
-        error("'centres' must be a double matrix with one row per row of the states' nodes");
-    if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
-    fold_state f;
-    f.m = sb.m;
-    f.k = sb.k;
-    f.sym = sb.sym;
-    f.single = sb.single;
-    f.d = ncols(centres);
-    f.c = REAL(centres);
-    f.code = asInteger(code);
-    f.par = REAL(par);
-    f.npar = LENGTH(par);
-    f.total = (R_xlen_t) asReal(total);
-    f.G = group_rows(f.m);
-    f.meta.len = 0;
-    f.pend.rows = 0;
-    f.pend.x = (double *) R_alloc((size_t) f.G * (size_t) (f.d > 0 ? f.d : 1), sizeof(double));
-    f.pend.t = (double *) R_alloc((size_t) f.G * (size_t) f.k, sizeof(double));
-    f.held = PROTECT(allocVector(VECSXP, 1));
-    f.started = 0;
-    f.next = -1;
-    if (!isNull(A)) fold_in(&f, A);
-    fold_in(&f, B);
-    SEXP tail = R_NilValue;
-    fold_flush(&f, 1, &tail);
-    PROTECT(tail);
-    pass_state out = {f.m, f.k, f.sym, f.single, f.meta, f.val, {0}, {0}};
-    SEXP res = state_sexp(&out, VECTOR_ELT(f.held, 0), tail);
-    UNPROTECT(2);
-    return res;
-}
-
-/* .Call(C_falkon_pass_finish, state, init): the pass's m x k result
- * [init +], from the state of all its rows. */
-SEXP bochner_falkon_pass_finish_call(SEXP state, SEXP init)
-{
-    pass_state st;
-    state_read(state, &st);
-    if (!isNull(list_elt(state, "head")) || !isNull(list_elt(state, "tail")))
-        error("the pass state misses rows of a group");
-    const double *pi = optional_matrix(init, st.m, st.k, "init");
-    SEXP out = PROTECT(allocMatrix(REALSXP, st.m, st.k));
-    pass_finish(&st, pi, REAL(out));
-    UNPROTECT(1);
-    return out;
-}
-
-/* .Call(C_falkon_knm_part, x, centres, code, par, U, V, w, block_rows,
- * keep_ku, nthreads, row0, total, single): the state of the pass over the rows of x,
- * rows row0 .. row0 + nrow(x) - 1 of a pass over 'total' rows; with keep_ku
- * (and U), K_nm U as its element "ku". */
-SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
-                                  SEXP w, SEXP block_rows, SEXP keep_ku, SEXP nthreads,
-                                  SEXP row0, SEXP total, SEXP single)
-{
-    pass_args a = read_pass_args(x, centres, par, U, V, w);
-    R_xlen_t n = a.n;
-    int m = a.m, d = a.d, k = a.k, wcols = a.wcols;
-    const double *u = a.u, *v = a.v, *pw = a.w;
-    double r0 = asReal(row0), tot = asReal(total);
-    if (!R_FINITE(r0) || !R_FINITE(tot) || r0 < 0 || r0 + (double) n > tot)
-        error("'row0' and 'total' must place the rows of 'x' inside the pass");
-    int keep = asLogical(keep_ku) == TRUE && u != NULL;
-    SEXP ku = PROTECT(keep ? allocMatrix(REALSXP, (int) n, k) : R_NilValue);
-    pass_state st;
-    int status = falkon_pass(asInteger(code), REAL(par), LENGTH(par), REAL(x), n, d,
-                             REAL(centres), m, NULL, NULL, u, v, pw, wcols, k,
-                             keep ? REAL(ku) : NULL, (R_xlen_t) r0, (R_xlen_t) tot,
-                             block_rows_arg(block_rows), asLogical(single) == TRUE,
-                             bochner_nthreads(asInteger(nthreads)), &st);
-    bochner_stop_on_status(status, "falkon_knm_part");
-    SEXP head = PROTECT(piece_sexp(st.head.x, st.head.rows, st.head.t, st.head.rows,
-                                   st.head.group, st.head.first, st.head.rows, d, k));
-    SEXP tail = PROTECT(piece_sexp(st.tail.x, st.tail.rows, st.tail.t, st.tail.rows,
-                                   st.tail.group, st.tail.first, st.tail.rows, d, k));
-    SEXP res = PROTECT(state_sexp(&st, head, tail));
-    if (keep) setAttrib(res, install("ku"), ku);
-    UNPROTECT(4);
-    return res;
-}
-
 /* K_nm in float (n x m, leading dimension n): each block evaluated in double and rounded,
  * so the entries are the double cache's rounded to float */
-static int falkon_kernel_cache_f(int code, const double *par, int npar, const double *x,
+int bochner_falkon_kernel_cache_f(int code, const double *par, int npar, const double *x,
                                  R_xlen_t n, int d, const double *c, int m, float *out,
                                  R_xlen_t block_rows, int nthreads)
 {
@@ -976,61 +558,4 @@ static int falkon_kernel_cache_f(int code, const double *par, int npar, const do
         R_CheckUserInterrupt();
     }
     return BOCHNER_OK;
-}
-
-/* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads, single): K_nm,
- * a double matrix, or with single = TRUE in float: a raw vector of 4 bytes an entry with
- * its dimensions in "float_dim" (half the memory; read by C_falkon_knm_apply) */
-SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
-                                      SEXP block_rows, SEXP nthreads, SEXP single)
-{
-    check_kernel_args(x, centres, par);
-    R_xlen_t n = nrows(x);
-    int m = nrows(centres);
-    if (asLogical(single) == TRUE) {
-        SEXP out = PROTECT(allocVector(RAWSXP, n * (R_xlen_t) m * 4));
-        SEXP dim = PROTECT(allocVector(INTSXP, 2));
-        if (n > INT_MAX) error("too many rows for the cache of 'x'");
-        INTEGER(dim)[0] = (int) n;
-        INTEGER(dim)[1] = m;
-        setAttrib(out, install("float_dim"), dim);
-        int status = falkon_kernel_cache_f(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
-                                           ncols(x), REAL(centres), m, (float *) RAW(out),
-                                           block_rows_arg(block_rows),
-                                           bochner_nthreads(asInteger(nthreads)));
-        bochner_stop_on_status(status, "falkon_kernel_cache");
-        UNPROTECT(2);
-        return out;
-    }
-    /* allocMatrix, not bochner_alloc_output(): huge pages for a matrix this
-     * size cost 1.7 s of system time here (n = 10^5, m = 1000), small pages 0.4 s */
-    if (n > INT_MAX) error("too many rows for the cache of 'x'");
-    SEXP out = PROTECT(allocMatrix(REALSXP, (int) n, m));
-    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
-                                        ncols(x), REAL(centres), m, NULL, m, REAL(out),
-                                        block_rows_arg(block_rows),
-                                        bochner_nthreads(asInteger(nthreads)));
-    bochner_stop_on_status(status, "falkon_kernel_cache");
-    UNPROTECT(1);
-    return out;
-}
-
-/* .Call(C_falkon_predict, x, centres, code, par, alpha, block_rows, nthreads) */
-SEXP bochner_falkon_predict_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP alpha,
-                                 SEXP block_rows, SEXP nthreads)
-{
-    check_kernel_args(x, centres, par);
-    int m = nrows(centres);
-    if (!bochner_is_real_matrix(alpha) || nrows(alpha) != m || ncols(alpha) < 1)
-        error("'alpha' must be a double matrix with one row per centre");
-    R_xlen_t n = nrows(x);
-    int k = ncols(alpha);
-    SEXP out = PROTECT(bochner_alloc_output(n, k));
-    int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
-                                        ncols(x), REAL(centres), m, REAL(alpha), k, REAL(out),
-                                        block_rows_arg(block_rows),
-                                        bochner_nthreads(asInteger(nthreads)));
-    bochner_stop_on_status(status, "falkon_predict");
-    UNPROTECT(1);
-    return out;
 }

@@ -5,11 +5,10 @@
  *   bochner_crossproduct   the same for t(a) %*% b, a read by its columns (gemm.c's
  *                          bochner_gemm_tn): Z'Z with no transposed copy of Z
  *   bochner_mirror_upper, bochner_transpose   threaded / cache-blocked copies
- *   moments_step / moments_finish   .Call entry points still here (Z'Z and Z'Y
- *                          folded over row blocks of features that R computes one
- *                          block at a time: Z is never held; their state is an R
- *                          list the fold updates in place); matprod and crossprod's
- *                          wrappers are in api_products.c
+ *   bochner_moments_*      Z'Z and Z'Y folded over row blocks of features that R
+ *                          computes one block at a time (Z is never held); the
+ *                          fold's state, an R list updated in place, and the
+ *                          .Call wrappers are in api_products.c
  *
  * Threads own tiles of the output; each entry is one chain over the inner
  * dimension in order (gemm.c), so results are identical for any thread

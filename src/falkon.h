@@ -1,0 +1,57 @@
+/* FALKON's pass internals shared by falkon.c (the passes) and api_falkon.c (the
+ * chunked passes' states, which travel to R as lists and are folded there in row
+ * order): the stack of a pass's row groups and the partial groups at its ends. */
+#ifndef BOCHNER_FALKON_H
+#define BOCHNER_FALKON_H
+
+#include "bochner.h"
+
+#define FALKON_STACK 130          /* nodes on a stack: < 2 log2(2^62) + 2 */
+
+typedef struct {
+    int len;
+    int level[FALKON_STACK];
+    R_xlen_t index[FALKON_STACK];
+} tree_meta;
+
+/* The rows of one group that a pass call does not hold all of: the rows x
+ * (rows x d; their kernel rows are evaluated where the group is finished, a
+ * row's kernel values not depending on the rows beside it) and T rows t
+ * (rows x k). */
+typedef struct {
+    R_xlen_t group, first, rows;   /* rows = 0: none */
+    double *x, *t;
+} group_piece;
+
+/* The state of a pass over rows row0 .. row0 + n - 1: the stack of nodes
+ * of its complete groups (values m x k each) and its partial groups at
+ * either end. */
+typedef struct {
+    int m, k;
+    int sym;                /* the pass forms H = K_nm' W K_nm (below) */
+    int single;             /* kernel blocks and T stored and multiplied in float (below) */
+    tree_meta meta;
+    double **val;
+    group_piece head, tail;
+} pass_state;
+
+/* falkon.c: rows per group for m centres; a group's last row + 1; the stack's
+ * push (merging siblings); a complete group's leaf; a pass over rows row0 ..
+ * of 'total' into its state; the state's sum; K_nm in float */
+R_xlen_t bochner_falkon_group_rows(int m);
+R_xlen_t bochner_falkon_group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total);
+void bochner_falkon_tree_push(tree_meta *t, int level, R_xlen_t index, double **val, int m,
+                              int k, int i0, int mr);
+void bochner_falkon_group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
+                       int rows, int k, int sym, int i0, int mr, double *leaf, ptrdiff_t ldl);
+int bochner_falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
+                       int d, const double *c, int m, const double *kc, const float *kcf,
+                       const double *U, const double *V, const double *w, int wcols, int k,
+                       double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t block_rows,
+                       int single, int nthreads, pass_state *st);
+void bochner_falkon_pass_finish(const pass_state *st, const double *init, double *out);
+int bochner_falkon_kernel_cache_f(int code, const double *par, int npar, const double *x,
+                                 R_xlen_t n, int d, const double *c, int m, float *out,
+                                 R_xlen_t block_rows, int nthreads);
+
+#endif
