@@ -90,6 +90,7 @@ SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_fwht_call(SEXP x);
+SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 
 /* api_falkon.c: FALKON's passes over the rows and their chunked states */
 SEXP bochner_falkon_knm_apply_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEXP U, SEXP V,
@@ -111,7 +112,6 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads);
 SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads);
 SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads);
-SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which);
 SEXP bochner_falkon_factor_copy_call(SEXP F);
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
 
@@ -136,5 +136,8 @@ SEXP bochner_svm_local_call(SEXP zt, SEXP rows, SEXP offsets, SEXP sign, SEXP co
 /* api_products.c: a float matrix from R (a raw vector with "float_dim"), read by the
  * float products' wrappers there and in api_testing.c */
 const float *bochner_float_operand(SEXP x, const char *what, int *nr, int *nc);
+/* api_falkon.c: the factor held by a FALKON factor's external pointer, checked (also
+ * read by api_testing.c) */
+bochner_falkon_packed bochner_falkon_packed_arg(SEXP F);
 
 #endif

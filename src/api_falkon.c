@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* The factor of F (checked), an interrupted preconditioner undone. */
-static bochner_falkon_packed packed_arg(SEXP F)
+bochner_falkon_packed bochner_falkon_packed_arg(SEXP F)
 {
     if (TYPEOF(F) != EXTPTRSXP || R_ExternalPtrTag(F) != install("bochner_falkon_factor"))
         error("'F' must be a FALKON factor");
@@ -47,7 +47,7 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
  * checked for sign: R passes positive ones, the tests a negative one). */
 SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthreads)
 {
-    bochner_falkon_packed p = packed_arg(F);
+    bochner_falkon_packed p = bochner_falkon_packed_arg(F);
     double lam = asReal(lambda), sv = asReal(s);
     if (!R_FINITE(lam)) error("'lambda' must be a finite number");
     if (!R_FINITE(sv) || sv <= 0) error("'s' must be a positive number");
@@ -59,7 +59,7 @@ SEXP bochner_falkon_factor_precond_call(SEXP F, SEXP lambda, SEXP s, SEXP nthrea
  * (which = 0) or A^-1 B, A'^-1 B (which = 1), in the trisolve's orders. */
 SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SEXP nthreads)
 {
-    bochner_falkon_packed p = packed_arg(F);
+    bochner_falkon_packed p = bochner_falkon_packed_arg(F);
     int a = asInteger(which) == 1;
     if (a && p.aux[2 * (ptrdiff_t) p.m + 2] != 1) error("the factor holds no preconditioner");
     if (!bochner_is_real_matrix(B) || nrows(B) != p.m)
@@ -74,7 +74,7 @@ SEXP bochner_falkon_factor_solve_call(SEXP F, SEXP B, SEXP which, SEXP trans, SE
 /* .Call(C_falkon_factor_tprod, F, B, trans, nthreads): T B or T' B. */
 SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
 {
-    bochner_falkon_packed p = packed_arg(F);
+    bochner_falkon_packed p = bochner_falkon_packed_arg(F);
     if (!bochner_is_real_matrix(B) || nrows(B) != p.m)
         error("'B' must be a double matrix with one row per centre");
     int nth = bochner_falkon_threads(bochner_nthreads(asInteger(nthreads)),
@@ -86,30 +86,11 @@ SEXP bochner_falkon_factor_tprod_call(SEXP F, SEXP B, SEXP trans, SEXP nthreads)
     return C;
 }
 
-/* .Call(C_falkon_factor_get, F, which): T (which = 0) or A (which = 1) as
- * plain upper triangular matrices, or c(lambda, s, state) (which = 2). */
-SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which)
-{
-    bochner_falkon_packed p = packed_arg(F);
-    int w = asInteger(which), m = p.m;
-    if (w == 2) {
-        SEXP out = PROTECT(allocVector(REALSXP, 3));
-        memcpy(REAL(out), p.aux + 2 * (ptrdiff_t) m, 3 * sizeof(double));
-        UNPROTECT(1);
-        return out;
-    }
-    if (w == 1 && p.aux[2 * (ptrdiff_t) m + 2] != 1) return R_NilValue;
-    SEXP out = PROTECT(allocMatrix(REALSXP, m, m));
-    bochner_falkon_packed_get(&p, w, REAL(out));
-    UNPROTECT(1);
-    return out;
-}
-
 /* .Call(C_falkon_factor_copy, F): a second factor with a copy of the array
  * (and sharing the kept G, which is only read). */
 SEXP bochner_falkon_factor_copy_call(SEXP F)
 {
-    packed_arg(F);
+    bochner_falkon_packed_arg(F);
     SEXP old = R_ExternalPtrProtected(F);
     SEXP pr = PROTECT(allocVector(VECSXP, 3));
     SET_VECTOR_ELT(pr, 0, duplicate(VECTOR_ELT(old, 0)));
@@ -125,7 +106,7 @@ SEXP bochner_falkon_factor_copy_call(SEXP F)
  * it instead of forming it (for fits that refactor often and can hold it). */
 SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads)
 {
-    bochner_falkon_packed p = packed_arg(F);
+    bochner_falkon_packed p = bochner_falkon_packed_arg(F);
     SEXP pr = R_ExternalPtrProtected(F);
     if (!isNull(VECTOR_ELT(pr, 2))) return R_NilValue;
     SEXP G = PROTECT(allocMatrix(REALSXP, p.m, p.m));

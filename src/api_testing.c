@@ -2,11 +2,12 @@
  * R/ (grep C_<name>), they expose one kernel or one code path to exact tests: the
  * vectorised exp / cos / sin (fastmath.c), the product tiles at a chosen ISA (gemm.c,
  * sgemm.c), float matrices (sgemm.c), the FFT (fft.c), the Walsh-Hadamard transform
- * (structured.c).  Kept in one file so that the
+ * (structured.c), FALKON's factors as plain matrices (falkon_factor.c).  Kept in one file so that the
  * package's API is the rest.
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
+#include <string.h>
 
 /* .Call(C_fast_math_f, x, what, scale): the float results of exp(scale x) (what 0),
  * scale cos(x) (1) or scale sin(x) (2), returned as doubles (the test hook) */
@@ -186,6 +187,25 @@ SEXP bochner_fwht_call(SEXP x)
     if (p < 2 || (p & (p - 1)) != 0) error("'x' must have a power of 2 (at least 2) rows");
     SEXP out = PROTECT(allocMatrix(REALSXP, p, m));
     bochner_fwht_columns(REAL(x), p, m, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+/* Test entry, .Call(C_falkon_factor_get, F, which): T (which = 0) or A (which = 1) as
+ * plain upper triangular matrices, or c(lambda, s, state) (which = 2). */
+SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which)
+{
+    bochner_falkon_packed p = bochner_falkon_packed_arg(F);
+    int w = asInteger(which), m = p.m;
+    if (w == 2) {
+        SEXP out = PROTECT(allocVector(REALSXP, 3));
+        memcpy(REAL(out), p.aux + 2 * (ptrdiff_t) m, 3 * sizeof(double));
+        UNPROTECT(1);
+        return out;
+    }
+    if (w == 1 && p.aux[2 * (ptrdiff_t) m + 2] != 1) return R_NilValue;
+    SEXP out = PROTECT(allocMatrix(REALSXP, m, m));
+    bochner_falkon_packed_get(&p, w, REAL(out));
     UNPROTECT(1);
     return out;
 }
