@@ -46,8 +46,8 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   path <- chosen$path
   sol <- ridge_solve(sys, ne$n * lambda, nthreads)
   beta <- sol$beta
-  fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path, if (!is.null(path)) names(path)[3L], ne$n,
-                       st$scaling, st$input)
+  fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path,
+                       if (!is.null(path)) names(path)[3L], ne$n, st$scaling, st$input)
   fit$chunks <- list(rows = st$rows, response = y)
   if (st$resp$type == "regression") {
     # RSS = ||Yc - Zc beta||^2 from the moments, without another pass
