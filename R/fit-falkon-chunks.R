@@ -181,7 +181,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
                                        list(object = fit, y = y, nthreads = nthreads), what,
-                                       combine = function(acc, r, i) if (is.null(acc)) r else acc + r))
+                                       combine = chunks_add))
   if (info$type == "regression") fit$rmse <- sqrt(stat[1L] / stat[2L])
   else fit$accuracy <- stat[1L] / stat[2L]
   fit$call <- generic_call(match.call())

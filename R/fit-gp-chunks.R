@@ -118,9 +118,8 @@ gp_rows_chunks <- function(P, ctx, n, mom) {
   P$dual <- FALSE
   args <- list(y = ctx$y, names = ctx$names, scaling = ctx$scaling, center = mom$mean,
                yscale = mom$sd, nthreads = ctx$nthreads)
-  add <- function(acc, part, i) if (is.null(acc)) part else Map(`+`, acc, part)
   pass <- function(task, more) {
-    falkon_keep_rng(chunks_apply(ctx$chunks, task, c(args, more), ctx$what, combine = add))
+    falkon_keep_rng(chunks_apply(ctx$chunks, task, c(args, more), ctx$what, combine = chunks_add))
   }
   P$rows <- list(
     stats = function(f) pass(gp_stats_task, list(omega = f$omega, amp = f$amp)),

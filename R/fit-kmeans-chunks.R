@@ -141,7 +141,7 @@ kmpar_seed <- function(x, sv, map, k, rounds, nstart, max_iter, names, nthreads,
   }
   weights <- chunks_apply(x, kmpar_weight_task,
                           list(names = names, map = map, cand = cand, nthreads = nthreads), what,
-                          combine = function(acc, w, i) if (is.null(acc)) w else acc + w)
+                          combine = chunks_add)
   cluster_candidates(cand, weights, k, nstart, max_iter, nthreads)
 }
 

@@ -39,7 +39,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
     chunks_apply(x, ridge_loo_chunk_task,
                  c(args, list(spec = spec, sys = sys[c("side", "zbar", "ybar", "n")],
                               grid = grid)),
-                 what, combine = function(acc, s, i) if (is.null(acc)) s else acc + s)
+                 what, combine = chunks_add)
   }
   chosen <- ridge_choose(sys, lambda, criterion, loo, NULL, nthreads, ne$n)
   lambda <- chosen$lambda

@@ -149,3 +149,9 @@ chunks_workers <- function() {
 chunks_threads <- function() {
   if (chunks_workers() > 1) 1L else bochner_threads()
 }
+
+# The combine of a pass whose chunks return sums: added in chunk order (a
+# list of sums element by element).
+chunks_add <- function(acc, part, i) {
+  if (is.null(acc)) part else if (is.list(part)) Map(`+`, acc, part) else acc + part
+}

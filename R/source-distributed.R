@@ -251,7 +251,7 @@ chunked_description <- function(object) {
 chunked_accuracy <- function(fit, x, y, nthreads, what) {
   counts <- chunks_apply(x, accuracy_chunk_task,
                          list(object = fit, y = y, nthreads = nthreads), what,
-                         combine = function(acc, r, i) if (is.null(acc)) r else acc + r)
+                         combine = chunks_add)
   counts[1L] / counts[2L]
 }
 
