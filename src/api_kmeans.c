@@ -202,6 +202,29 @@ SEXP bochner_kmeans_block_call(SEXP z, SEXP centres, SEXP weights, SEXP own, SEX
     return res;
 }
 
+/* The settings both k-means entry points take, checked for n points. */
+typedef struct {
+    int k, nstart, itermax, hartigan, seeding, nthreads;
+    const int *init;
+    const double *w;
+} km_settings;
+
+static km_settings km_settings_arg(R_xlen_t n, SEXP k, SEXP weights, SEXP init, SEXP hartigan,
+                                   SEXP seeding, SEXP nstart, SEXP itermax, SEXP nthreads)
+{
+    km_settings st;
+    st.k = bochner_count_arg(k, "k", 1);
+    st.nstart = bochner_count_arg(nstart, "nstart", 1);
+    st.itermax = bochner_count_arg(itermax, "iter.max", 1);
+    if (st.k > n) error("'k' must be at most the number of points");
+    st.init = km_assignment_arg(init, n, st.k, "init");
+    st.hartigan = km_flag_arg(hartigan, "hartigan");
+    st.seeding = km_seeding_arg(seeding);
+    st.w = km_weights_arg(weights, n);
+    st.nthreads = bochner_nthreads(asInteger(nthreads));
+    return st;
+}
+
 SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights,
                               SEXP init, SEXP hartigan, SEXP seeding, SEXP nstart,
                               SEXP itermax, SEXP nthreads)
@@ -211,13 +234,12 @@ SEXP bochner_kmeans_gram_call(SEXP x, SEXP code, SEXP par, SEXP k, SEXP weights,
     R_xlen_t n = nrows(x);
     int d = ncols(x);
     if (n < 1 || d < 1) error("'x' must have at least one row and one column");
-    int kk = bochner_count_arg(k, "k", 1), ns = bochner_count_arg(nstart, "nstart", 1);
-    int im = bochner_count_arg(itermax, "iter.max", 1);
-    if (kk > n) error("'k' must be at most the number of points");
-    const int *a0 = km_assignment_arg(init, n, kk, "init");
-    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
-    const double *w = km_weights_arg(weights, n);
-    int nth = bochner_nthreads(asInteger(nthreads));
+    km_settings st = km_settings_arg(n, k, weights, init, hartigan, seeding, nstart, itermax,
+                                     nthreads);
+    int kk = st.k, ns = st.nstart, im = st.itermax, hw = st.hartigan, sd = st.seeding,
+        nth = st.nthreads;
+    const int *a0 = st.init;
+    const double *w = st.w;
 
     double *K = (double *) R_alloc((size_t) n * (size_t) n, sizeof(double));
     bochner_advise_huge_pages(K, (size_t) n * (size_t) n * sizeof(double));
@@ -279,13 +301,12 @@ SEXP bochner_kmeans_lloyd_call(SEXP z, SEXP k, SEXP weights, SEXP init, SEXP har
     R_xlen_t n = nrows(z);
     int D = ncols(z);
     if (n < 1 || D < 1) error("'z' must have at least one row and one column");
-    int kk = bochner_count_arg(k, "k", 1), ns = bochner_count_arg(nstart, "nstart", 1);
-    int im = bochner_count_arg(itermax, "iter.max", 1);
-    if (kk > n) error("'k' must be at most the number of points");
-    const int *a0 = km_assignment_arg(init, n, kk, "init");
-    int hw = km_flag_arg(hartigan, "hartigan"), sd = km_seeding_arg(seeding);
-    const double *w = km_weights_arg(weights, n);
-    int nth = bochner_nthreads(asInteger(nthreads));
+    km_settings st = km_settings_arg(n, k, weights, init, hartigan, seeding, nstart, itermax,
+                                     nthreads);
+    int kk = st.k, ns = st.nstart, im = st.itermax, hw = st.hartigan, sd = st.seeding,
+        nth = st.nthreads;
+    const int *a0 = st.init;
+    const double *w = st.w;
 
     int *cluster = (int *) R_alloc((size_t) n, sizeof(int));
     int *size = (int *) R_alloc((size_t) kk, sizeof(int));
