@@ -221,7 +221,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                           (if (is.null(weights)) 1 else weights), cost, weights)
   folds <- NULL
   svm_check_memory(nrow(x), ncol(x), D, rff_feature_count(D, ncol(x), kernel, map, map_args),
-                   probs, if (probability) max(cross, 5L) else cross)
+                   probs, if (probability) max(cross, svm_probability_folds) else cross)
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -231,7 +231,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     zt <- rff_features_t(map, xs, nthreads)
     # the cross-validation's problems (for 'cross' or the probabilities'
     # held-out decision values) are solved with the fit's, in one call
-    nfolds <- if (probability) max(cross, 5L) else cross
+    nfolds <- if (probability) max(cross, svm_probability_folds) else cross
     if (nfolds > 0L) folds <- svm_folds(y, nfolds)
     all <- svm_with_folds(probs, folds)
     res <- svm_solve(zt, all, list(loss = loss, tol = tol, max_iter = max_iter,
@@ -265,6 +265,10 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   svm_warn_convergence(fit, res$converged[main], max_iter, tol)
   fit
 }
+
+# The folds whose held-out decision values Platt scaling fits (more with
+# 'cross').
+svm_probability_folds <- 5L
 
 # What a fit holds at its peak, refused before anything is allocated when
 # it exceeds the memory available (check_memory(), R/checks.R): the
