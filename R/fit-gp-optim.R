@@ -84,10 +84,11 @@ gp_rff_posterior <- function(theta, P) {
 }
 
 # Z'Z, Z'y and y'y of the rows: in memory, or from a pass over the chunks
-# (P$rows, R/fit-gp-chunks.R).
+# (P$rows, R/fit-gp-chunks.R); with P$single, Z'Z and Z'y of the features
+# rounded to float (src/gp.c, ?feature_precision).
 gp_rows_stats <- function(P, f) {
   if (!is.null(P$rows)) return(P$rows$stats(f))
-  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, isTRUE(P$single), P$nthreads)
   list(st[[1L]], st[[2L]], sum(P$y^2))
 }
 
