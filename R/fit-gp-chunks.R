@@ -123,8 +123,10 @@ gp_rows_chunks <- function(P, ctx, n, mom) {
     falkon_keep_rng(chunks_apply(ctx$chunks, task, c(args, more), ctx$what, combine = chunks_add))
   }
   P$rows <- list(
-    stats = function(f) pass(gp_stats_task, list(omega = f$omega, amp = f$amp,
-                                                  single = isTRUE(P$single))),
+    stats = function(f, single) {
+      pass(gp_stats_task, list(omega = f$omega, amp = f$amp, single = single))
+    },
+    rss = function(f, alpha) pass(gp_rss_task, list(omega = f$omega, amp = f$amp, alpha = alpha)),
     gradient = function(f, alpha, ainv, s2) {
       pass(gp_gradient_task, list(omega = f$omega, amp = f$amp, alpha = alpha, ainv = ainv,
                                   s2 = s2))
@@ -149,4 +151,10 @@ gp_gradient_task <- function(raw, i, y, names, scaling, center, yscale, nthreads
                              alpha, ainv, s2) {
   r <- gp_chunk_rows(raw, y, names, scaling, center, yscale)
   .Call(C_gp_gradient, r$x, omega, amp, r$y, NULL, alpha, ainv, s2, nthreads)
+}
+
+gp_rss_task <- function(raw, i, y, names, scaling, center, yscale, nthreads, omega, amp, alpha) {
+  r <- gp_chunk_rows(raw, y, names, scaling, center, yscale)
+  beta <- matrix(alpha * rep(amp, each = 2L))
+  sum((r$y - drop(.Call(C_rff_decision, r$x, omega, NULL, 1, beta, 0, nthreads)))^2)
 }

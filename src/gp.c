@@ -65,6 +65,30 @@ static void block_features(const double *xb, int nr, int d, const double *w, int
     }
 }
 
+/* Single precision: zf = zb rounded to float and zy += t(zf) y in double (each float
+ * product exact), one column per task: one read of zb, threaded, each column's sum in
+ * row order whatever the thread count. */
+typedef struct {
+    const double *zb, *y;
+    float *zf;
+    double *zy;
+    int nr;
+} round_job;
+
+static void round_column(void *ctx, R_xlen_t k, int thread)
+{
+    (void) thread;
+    const round_job *p = (const round_job *) ctx;
+    const double *z = p->zb + k * p->nr;
+    float *f = p->zf + k * p->nr;
+    double s = 0.0;
+    for (int i = 0; i < p->nr; i++) {
+        f[i] = (float) z[i];
+        s += (double) f[i] * p->y[i];
+    }
+    p->zy[k] += s;
+}
+
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
                      const double *amp, const double *y, const double *sw, int single,
                      double *zz, double *zy, int nthreads)
@@ -81,20 +105,21 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
         R_xlen_t len = (R_xlen_t) nr * m;
         bochner_copy_rows(x, n, d, r0, nr, xb);
         block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
-        /* single: Z'y from the same float values as Z'Z (one perturbed Z for both) */
-        if (single) bochner_round_float(zb, len);
-        for (int k = 0; k < m; k++) {
-            const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
-            double s = 0.0;
-            for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
-            zy[k] += s;
-        }
         /* the upper triangle only, t(zb) %*% zb read straight from zb's
          * columns (no transposed copy) */
         if (single) {
-            bochner_to_float(zb, len, zf);
+            /* Z'y from the same float values as Z'Z (one perturbed Z for both) */
+            round_job rj = {zb, y + r0, zf, zy, nr};
+            bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), 64,
+                                    round_column, &rj);
             bochner_sproduct(1, zf, nr, zf, nr, m, m, nr, zz, m, 1, 1, nthreads);
         } else {
+            for (int k = 0; k < m; k++) {
+                const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
+                double s = 0.0;
+                for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
+                zy[k] += s;
+            }
             bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
         }
         R_CheckUserInterrupt();
