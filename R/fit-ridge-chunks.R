@@ -37,7 +37,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   ne <- chunks_apply(x, ridge_chunk_task, c(args, list(single = single)), what,
                      combine = moments_combine)
   # the in-memory solve and choice on the combined moments
-  sys <- c(list(side = "primal"), ne)
+  sys <- c(list(side = "primal", single = single), ne)
   sys$rows <- ne$n
   loo <- function(spec, grid) {
     chunks_apply(x, ridge_loo_chunk_task,

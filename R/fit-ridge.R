@@ -199,6 +199,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   single <- n >= nf && ridge_single(precision, n, nf, lambda, weights)
   sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads, single)
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)
+  sys$single <- single
   rows <- ridge_rows(n, weights)
   chosen <- ridge_choose(sys, lambda, criterion,
                          ridge_loo_source(sys, map, xs, resp$Y, weights, nthreads), weights,

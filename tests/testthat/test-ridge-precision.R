@@ -36,16 +36,22 @@ test_that("the moments fold in single precision is within the float product's bo
 
 test_that("rff_ridge in single precision predicts as the double fit, to 1e-4", {
   dat <- ridge_data(3000)
-  for (lambda in list(1e-4, "auto")) {
-    fd <- rff_ridge(dat$x, dat$y, D = 200, lambda = lambda, seed = 1, precision = "double")
-    fs <- rff_ridge(dat$x, dat$y, D = 200, lambda = lambda, seed = 1, precision = "single")
-    expect_identical(fs$precision, "single")
-    expect_identical(fd$precision, "double")
-    pd <- predict(fd, dat$xt)
-    ps <- predict(fs, dat$xt)
-    expect_false(identical(pd, ps))
-    expect_lt(max(abs(ps - pd)) / max(abs(pd)), 1e-4)
-  }
+  fd <- rff_ridge(dat$x, dat$y, D = 200, lambda = 1e-4, seed = 1, precision = "double")
+  fs <- rff_ridge(dat$x, dat$y, D = 200, lambda = 1e-4, seed = 1, precision = "single")
+  expect_identical(fs$precision, "single")
+  expect_identical(fd$precision, "double")
+  pd <- predict(fd, dat$xt)
+  ps <- predict(fs, dat$xt)
+  expect_false(identical(pd, ps))
+  expect_lt(max(abs(ps - pd)) / max(abs(pd)), 1e-4)
+  # lambda = "auto": the path stops at the float floor (1e3 2^-23 of the trace; the
+  # double path went on to 4e-11, where a float Z'Z + lambda I was not positive definite)
+  expect_warning(fa <- rff_ridge(dat$x, dat$y, D = 200, seed = 1, precision = "single"),
+                 "smallest the features resolve")
+  floor <- 1e3 * 2^-23 * sum(diag(crossprod(scale(predict(fa$map, bochner:::rff_apply_scaling(
+    dat$x, fa$scaling)), scale = FALSE)))) / 3000
+  expect_gte(min(fa$path$lambda), floor * (1 - 1e-9))
+  expect_lt(min(fa$path$lambda), 10^0.25 * floor)
   # weights and classes through the same fold
   cl <- factor(dat$y > 0)
   w <- runif(3000)
@@ -66,15 +72,25 @@ test_that("rff_ridge in single precision: identical for 1 and 2 threads; chunks 
   # in-memory fit's: agreement within the bound, not to the last bit
   df <- data.frame(a = dat$x[, 1], b = dat$x[, 2], c = dat$x[, 3], y = dat$y)
   ch <- data_chunks(split(df, rep(1:3, each = 1000)))
-  fc <- rff_ridge(ch, "y", D = 300, lambda = 1e-4, seed = 1, precision = "single", nthreads = 1L)
+  # (sigma given: the same draws in memory and on chunks)
+  K <- gaussian_kernel(1)
+  fm <- rff_ridge(dat$x, dat$y, kernel = K, D = 300, lambda = 1e-4, seed = 1,
+                  precision = "single", nthreads = 1L)
+  fc <- rff_ridge(ch, "y", kernel = K, D = 300, lambda = 1e-4, seed = 1, precision = "single",
+                  nthreads = 1L)
+  expect_identical(fc$map$omega, fm$map$omega)
   expect_identical(fc$precision, "single")
-  p1 <- predict(f1, dat$xt)
+  p1 <- predict(fm, dat$xt)
   expect_lt(max(abs(predict(fc, dat$xt) - p1)) / max(abs(p1)), 1e-5)
+  fd <- rff_ridge(dat$x, dat$y, kernel = K, D = 300, lambda = 1e-4, seed = 1,
+                  precision = "double", nthreads = 1L)
+  expect_false(identical(predict(fd, dat$xt), p1))
 })
 
 test_that("rff_ridge's precision: auto's rule and the refusals", {
   dat <- ridge_data(500)
-  expect_identical(rff_ridge(dat$x, dat$y, D = 50, seed = 1)$precision, "double")
+  expect_identical(suppressWarnings(rff_ridge(dat$x, dat$y, D = 50, seed = 1))$precision,
+                   "double")
   expect_false(bochner:::ridge_single("auto", 1e6, 1024, "auto", NULL))
   expect_true(bochner:::ridge_single("auto", 1e6, 1024, 1e-4, NULL))
   expect_false(bochner:::ridge_single("auto", 1e6, 1024, 1e-12, NULL))
