@@ -62,6 +62,7 @@ rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NUL
   if (n > gp_pilot_rows) G$P <- gp_rows_chunks(G$P, ctx, n, mom)
   G$P$single <- gp_single(pc$precision, G)
   hyper <- gp_fit_hyper(G, optimize, pc$control)
+  G$P$single <- gp_single(pc$precision, G, hyper$theta)    # "auto" again at the optimum
   fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, FALSE, mom$mean, mom$sd, scaling,
                     n, NULL)
   fit$input <- survey_input(sv, n)

@@ -239,6 +239,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
                   signal, noise, seed, nthreads)
   G$P$single <- gp_single(pc$precision, G)
   hyper <- gp_fit_hyper(G, optimize, pc$control)
+  G$P$single <- gp_single(pc$precision, G, hyper$theta)    # "auto" again at the optimum
   fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, laplace, y_center, y_scale, scaling,
                     n, w)
   mv <- gp_moments(fit, xs, nthreads, var = FALSE)

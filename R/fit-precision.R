@@ -29,6 +29,26 @@
 #' noise variance \eqn{s_n^2} of the GP, \eqn{n\lambda} of ridge) is not
 #' tiny next to the errors of \eqn{Z^T Z}.
 #'
+#' **The marginal likelihood.**  Its data term \eqn{y^T y - \alpha^T Z^T y}
+#' cancels: the float rounding of \eqn{Z^T y} (about \eqn{10^{-7}} of
+#' \eqn{y^T y}) reached \eqn{\log p(y)} divided by \eqn{2 s_n^2}, 7.3
+#' nats at the bench's \eqn{n = 10^6}.  In single precision the term is
+#' \eqn{|y - Z\alpha|^2 + s_n^2 |\alpha|^2} instead, from one more pass over
+#' the rows in double (in memory or over the chunks; \eqn{O(nm)}), where an
+#' error in \eqn{\alpha} enters to second order; what remains is the
+#' log-determinant's error, \eqn{\mathrm{tr}(A^{-1} E) / 2}.  (With a
+#' `mean` of basis functions the restricted likelihood keeps the cancelling
+#' form.)  The gradient of the search uses the same residual.
+#'
+#' **The path of [rff_ridge()].**  With `lambda = "auto"` the double path
+#' goes down to \eqn{10^6} machine epsilons of the largest eigenvalue; in
+#' single precision it stops at \eqn{10^3 \cdot 2^{-23}} of it (of the
+#' trace for the default grid), where a float \eqn{Z^T Z + \lambda I} is
+#' still positive definite: below that the single system failed its
+#' Cholesky factorisation in the tests.  When the double path's choice lies
+#' below that floor (as the generalised cross-validation of random features
+#' often chooses), the single fit chooses another \eqn{\lambda}.
+#'
 #' **`"auto"`.**  `"single"` where both hold: the product is large,
 #' \eqn{n m^2 / 2 \ge 2^{36}} multiply-adds (about 2 s of the double
 #' product on one core: below it the saving is not worth a difference), and
@@ -38,8 +58,8 @@
 #' weight; 1 for ridge) and \eqn{p} the penalty (\eqn{s_n^2}, or
 #' \eqn{n \min\lambda}).  [rff_ridge()] with `lambda = "auto"` stays double:
 #' its path reaches \eqn{10^{-10}} of the trace of \eqn{Z^T Z}, below the
-#' float product's resolution.  [rff_gp()] decides once, from the starting
-#' values, when it optimises.  The evidence is in
+#' float product's resolution.  [rff_gp()] decides from the starting values
+#' for its search, and again at the optimum for the returned fit.  The evidence is in
 #' `bench/investigations/feature-precision.md` (`feature-precision.R`).
 #'
 #' Results are identical for any thread count at a given precision.  A fit
@@ -78,11 +98,12 @@ feature_single <- function(precision, n, m, scale2, penalty) {
 feature_single_min_work <- 2^36
 feature_single_max_q <- 2^-12
 
-# rff_gp()'s choice on its problem (the primal form only; the n x n form stays double).
-gp_single <- function(precision, G) {
+# rff_gp()'s choice on its problem at theta (the primal form only; the n x n form stays
+# double).
+gp_single <- function(precision, G, theta = G$theta) {
   P <- G$P
   if (P$method != "rff" || isTRUE(P$dual)) return(FALSE)
-  nt <- length(G$theta)
-  scale2 <- if (G$sm) sum(exp(G$theta[seq_len(P$Q)])) else exp(2 * G$theta[nt - 1L])
-  feature_single(precision, P$n, 2 * ncol(P$eps), scale2, exp(2 * G$theta[nt]))
+  nt <- length(theta)
+  scale2 <- if (G$sm) sum(exp(theta[seq_len(P$Q)])) else exp(2 * theta[nt - 1L])
+  feature_single(precision, P$n, 2 * ncol(P$eps), scale2, exp(2 * theta[nt]))
 }
