@@ -188,6 +188,7 @@ new_rff_gp <- function(G, theta, opt, D, optimize, laplace, y_center, y_scale, s
   fit$kernel <- gp_learned_kernel(G$kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
   fit$precision <- if (isTRUE(P$single)) "single" else "double"
+  fit$row_means <- attr(post$rss, "means")     # Z alpha of the rows, when a pass made them
   if (method == "rff") {
     fit$omega <- post$features$omega
     fit$amp <- post$features$amp

@@ -78,7 +78,7 @@ gp_rff_posterior <- function(theta, P) {
   # float rounding (1e-7 of y'y) would reach L divided by s2, so the residual comes from
   # a pass over the rows in double, where an error in alpha enters to second order
   rss <- if (isTRUE(P$single) && is.null(P$H)) gp_rows_rss(P, f, alpha)
-  fit_term <- if (is.null(rss)) yy - sum(alpha * zy) else rss + s2 * sum(alpha^2)
+  fit_term <- if (is.null(rss)) yy - sum(alpha * zy) else c(rss) + s2 * sum(alpha^2)
   # (with case weights, y and Z are the rows scaled by sqrt(w): the noise
   # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
   L <- -fit_term / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
@@ -98,12 +98,13 @@ gp_rows_stats <- function(P, f) {
 }
 
 # |y - Z alpha|^2 over the rows (weighted: both scaled by sqrt(w)), in double: in
-# memory, or from a pass over the chunks.
+# memory (with the rows' means Z alpha, unweighted, as attribute "means": the fitted
+# values), or from a pass over the chunks.
 gp_rows_rss <- function(P, f, alpha) {
   if (!is.null(P$rows)) return(P$rows$rss(f, alpha))
   beta <- matrix(alpha * rep(f$amp, each = 2L))
   fz <- drop(.Call(C_rff_decision, P$x, f$omega, NULL, 1, beta, 0, P$nthreads))
-  sum((P$y - if (is.null(P$sw)) fz else P$sw * fz)^2)
+  structure(sum((P$y - if (is.null(P$sw)) fz else P$sw * fz)^2), means = fz)
 }
 
 # dL/dtheta at a posterior from gp_rff_posterior(): one pass for
@@ -119,7 +120,7 @@ gp_rff_gradient <- function(theta, P, post) {
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha
-  uu <- if (!is.null(post$rss)) post$rss / s2^2
+  uu <- if (!is.null(post$rss)) c(post$rss) / s2^2
         else (post$yy - 2 * sum(a * post$zy) +
               sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
   g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))

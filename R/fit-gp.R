@@ -242,8 +242,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   G$P$single <- gp_single(pc$precision, G, hyper$theta)    # "auto" again at the optimum
   fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, laplace, y_center, y_scale, scaling,
                     n, w)
-  mv <- gp_moments(fit, xs, nthreads, var = FALSE)
-  fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
+  # the single-precision likelihood's pass made the means of the rows (gp_rows_rss())
+  mu <- if (!is.null(fit$row_means) && all(keep)) fit$row_means
+        else gp_moments(fit, xs, nthreads, var = FALSE)[, 1L]
+  fit$row_means <- NULL
+  fit$fitted <- stats::setNames(y_center + y_scale * mu, rownames(x))
   fit$residuals <- y - fit$fitted
   if (n <= 10000L) fit$data <- list(x = x, y = y)
   fit$input <- input_description(x)

@@ -118,3 +118,20 @@ test_that("precision: auto's rule and the refusals", {
   # the optim() controls still reach optim(), without the precision
   expect_silent(rff_gp(dat$x, dat$y, D = 16, control = list(maxit = 3, precision = "single")))
 })
+
+test_that("rff_gp in single precision: the likelihood's pass gives the fitted values", {
+  dat <- gp_data(3000, seed = 6)
+  fs <- gp_fixed(dat, "single")
+  expect_null(attributes(fs$logLik))
+  expect_null(fs$row_means)
+  # the fitted values are the predictions at the training rows, as in double
+  expect_equal(unname(fs$fitted), unname(predict(fs, dat$x)), tolerance = 1e-13)
+  fd <- gp_fixed(dat, "double")
+  expect_lt(max(abs(fs$fitted - fd$fitted)) / max(abs(fd$fitted)), 1e-4)
+  # the log likelihood from the residual pass: within 0.01 of the double one
+  expect_lt(abs(fs$logLik - fd$logLik), 1e-2)
+  # with case weights (rows scaled by sqrt(w))
+  w <- runif(3000, 0.5, 2)
+  fw <- gp_fixed(dat, "single", weights = w)
+  expect_lt(abs(fw$logLik - gp_fixed(dat, "double", weights = w)$logLik), 1e-2)
+})
