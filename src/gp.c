@@ -110,7 +110,9 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
         if (single) {
             /* Z'y from the same float values as Z'Z (one perturbed Z for both) */
             round_job rj = {zb, y + r0, zf, zy, nr};
-            bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), 64,
+            /* one parallel region a block (the block's loop checks for interrupts): on
+             * a loaded machine each region's join can wait for a time slice */
+            bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), m,
                                     round_column, &rj);
             bochner_sproduct(1, zf, nr, zf, nr, m, m, nr, zz, m, 1, 1, nthreads);
         } else {
