@@ -156,18 +156,13 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
                                alpha0 = NULL) {
   prep$lean <- falkon_lean(prep$m, control)
   ntr <- rows$n
-  wt <- falkon_unit_weights(w)
-  wy <- if (is.null(wt)) rep(1, ntr) else wt
-  offset <- colSums(Y * wy) / sum(wy)
-  Yc <- sweep(Y, 2L, offset, check.margin = FALSE)
-  lambdas <- if (!identical(lambda, "auto")) lambda
-             else if (is.null(val)) falkon_fallback_lambda else control$lambdas
-  if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
-  maxit <- if (identical(iter, "auto")) control$max_iter else iter
+  st <- falkon_squared_setup(Y, ntr, w, val, lambda, iter, control)
+  wt <- st$wt
+  offset <- st$offset
   k <- ncol(Y)
-  L <- length(lambdas)
+  L <- length(st$lambdas)
   apply_knm <- function(U) rows$pass(prep, U = U, w = wt)
-  on_h <- falkon_use_gram(prep$m, k, L, maxit)
+  on_h <- falkon_use_gram(prep$m, k, L, st$maxit)
   gain <- falkon_path_gain(on_h, !is.null(val$cls), control)
   if (on_h) {
     # few centres, many right-hand sides: H = K_nm' W K_nm (one pass with
@@ -188,10 +183,10 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
   # stands for the right-hand side's too: one pass fewer a warm start; the
   # pass's K_nm alpha0 starts the scores
   resid_at <- if (!on_h) function(a) {
-    q <- rows$pass(prep, U = a, V = -Yc, w = wt, keep_ku = track)
+    q <- rows$pass(prep, U = a, V = -st$Yc, w = wt, keep_ku = track)
     list(resid = -q / ntr, ku = attr(q, "ku"))
   }
-  rhs <- if (on_h || is.null(alpha0)) rows$pass(prep, V = Yc, w = wt) / ntr
+  rhs <- if (on_h || is.null(alpha0)) rows$pass(prep, V = st$Yc, w = wt) / ntr
   score <- if (!is.null(val)) falkon_heldout_scorer(prep, val, control, nthreads)
   # one CG path over the candidates 'lams' (factors: one per candidate),
   # with the held-out error after every iteration
@@ -237,7 +232,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     }
     r0 <- if (!is.null(start) && !is.null(resid_at)) resid_at(start)
     if (!is.null(start)) start <- start[, rep(seq_len(k), Lg), drop = FALSE]
-    res <- falkon_cg(apply_knm, rhs, prep, factors, lams, ntr, maxit, tol = control$tol,
+    res <- falkon_cg(apply_knm, rhs, prep, factors, lams, ntr, st$maxit, tol = control$tol,
                      callback = callback, nthreads = nthreads, alpha0 = start,
                      resid0 = r0$resid, k_alpha0 = r0$ku)
     if (is.null(val) || is.null(best$alpha)) {
@@ -248,11 +243,25 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     }
     list(best = best, path = path)
   }
-  run <- falkon_lambda_paths(path_for, prep, lambdas, !is.null(val), control, alpha0, nthreads)
+  run <- falkon_lambda_paths(path_for, prep, st$lambdas, !is.null(val), control, alpha0, nthreads)
   best <- run$best
   list(alpha = best$alpha, offset = offset, prep = falkon_unfactored(prep), lambda = best$lambda,
        iter = best$iter, steps = NULL, validation = run$path, n_train = ntr, error = best$error,
        valid_scores = best$valid_scores, train_scores = best$train_scores)
+}
+
+# falkon_fit_squared()'s weights (NULL for unit weights), targets centred
+# at their weighted mean (offset), candidate lambdas (one, the smallest,
+# without a held-out slice to choose) and iteration limit.
+falkon_squared_setup <- function(Y, ntr, w, val, lambda, iter, control) {
+  wt <- falkon_unit_weights(w)
+  wy <- if (is.null(wt)) rep(1, ntr) else wt
+  offset <- colSums(Y * wy) / sum(wy)
+  lambdas <- if (!identical(lambda, "auto")) lambda
+             else if (is.null(val)) falkon_fallback_lambda else control$lambdas
+  if (is.null(val) && length(lambdas) > 1L) lambdas <- min(lambdas)
+  list(wt = wt, offset = offset, Yc = sweep(Y, 2L, offset, check.margin = FALSE),
+       lambdas = lambdas, maxit = if (identical(iter, "auto")) control$max_iter else iter)
 }
 
 # The CG paths of falkon_fit_squared() over the candidate lambdas: all in one

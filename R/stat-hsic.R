@@ -43,10 +43,23 @@
 #' smaller by a factor near \eqn{\sqrt 2}{sqrt(2)}: give `sigma` explicitly to
 #' compare the two packages.
 #'
+#' **Data in chunks.**  With `x` from [data_chunks()], `y` names the columns
+#' of the second variable and the other columns are the first (or `data`
+#' of the formula `v ~ a + b`, column names only); `method = "rff"` and
+#' shift-invariant kernels.  The bandwidth rules read their rows in one
+#' pass.  The gamma null needs the centred cross product of the paired
+#' features, each chunk's added in chunk order: one pass, the in-memory
+#' test to rounding.  Permutations pair each row's `x` with another row's
+#' `y` anywhere in the data, so they need the rows together: with
+#' permutations (which `"auto"` chooses only where they are cheap, see
+#' above) the rows are read into this session and the in-memory test runs.
+#'
 #' @param x The first variable: a numeric matrix, a data frame of numeric
 #'   columns or a numeric vector; or, for the formula method, a formula
-#'   `y ~ x` (each side one or more variables, such as `cbind(a, b) ~ c + d`).
-#' @param y The second variable, one row per row of `x`.
+#'   `y ~ x` (each side one or more variables, such as `cbind(a, b) ~ c + d`);
+#'   or data in chunks ([data_chunks()]).
+#' @param y The second variable, one row per row of `x`; for `x` in chunks,
+#'   the names of its columns.
 #' @param kernel_x,kernel_y Kernel objects; `NULL` (the default) is
 #'   `gaussian_kernel("median")` on that variable.
 #' @param method `"rff"` (the default), `"nystrom"` or `"exact"`.
@@ -113,6 +126,12 @@ hsic_test.formula <- function(x, data = NULL, ..., subset, na.action = stats::na
   if (!inherits(formula, "formula") || length(formula) != 3L) {
     stop_arg("formula", "must be a two-sided formula such as y ~ x")
   }
+  if (inherits(data, "data_chunks")) {
+    out <- chunks_formula(formula, data, hsic_test.data_chunks, ..., response = TRUE,
+                          extra = !missing(subset))
+    out$data.name <- paste(deparse1(formula[[3L]]), "and", deparse1(formula[[2L]]))
+    return(out)
+  }
   call <- match.call()
   names(call)[names(call) == "x"] <- "formula"
   mf <- call[c(1L, match(c("formula", "data", "subset", "na.action"), names(call), 0L))]
@@ -156,6 +175,10 @@ hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...)
     mom <- r$moments
     nulls <- r$null
   }
+  hsic_htest(stat, nulls, mom, null, B, n, kx, ky, method, map_x, map_y, data.name)
+}
+
+hsic_htest <- function(stat, nulls, mom, null, B, n, kx, ky, method, map_x, map_y, data.name) {
   p <- if (null == "permutation") perm_p_value(stat, nulls) else hsic_gamma_p(stat, mom, n)
   stat_htest(stat, "HSIC_b", p,
              sprintf("Kernel independence test (HSIC): %s for x, %s for y; %s",
@@ -214,10 +237,13 @@ hsic_gamma_p <- function(stat, mom, n) {
 
 hsic_features <- function(x, y, map_x, map_y, B, nthreads) {
   if (B > 0L) return(hsic_feature_permutations(x, y, map_x, map_y, B, nthreads))
-  n <- nrow(x)
-  dx <- map_x$n_features
-  dy <- map_y$n_features
-  mo <- stat_feature_moments(map_x, x, nthreads, map_y, y)
+  hsic_moments_result(stat_feature_moments(map_x, x, nthreads, map_y, y), nrow(x),
+                      map_x$n_features, map_y$n_features)
+}
+
+# The statistic and the gamma null's moments from the centred cross product
+# of the paired features (stat_feature_moments(), x's dx columns first).
+hsic_moments_result <- function(mo, n, dx, dy) {
   ix <- seq_len(dx)
   iy <- dx + seq_len(dy)
   # E[k(x,x) l(y,y)] = E||phi||^2 E||psi||^2 under independence; the sample

@@ -48,11 +48,24 @@
 #' frequencies; with `"nystrom"`, [nystrom_features()] with `min(m, n_x + n_y)`
 #' landmarks from the pooled sample.
 #'
+#' **Data in chunks.**  `x` (and `y`) may be [data_chunks()], or `data`
+#' of the formula `value ~ group` (column names only): the test is the
+#' in-memory test, with `method = "rff"` and a shift-invariant kernel.  The
+#' bandwidth rule reads its rows in one pass, the splits are drawn in this
+#' session, and each chunk receives the bits of its own rows and returns
+#' its sums \eqn{Z^T L}, \eqn{L^T r}, \eqn{Z^T 1}, \eqn{1^T r} (the gamma
+#' null: its centred cross products), added in chunk order under the
+#' user's `future` plan.  The statistics equal the in-memory ones to
+#' rounding, the splits and features exactly.  The exact and Nystrom
+#' statistics need all rows in memory and are refused.
+#'
 #' @param x The first sample: a numeric matrix, a data frame of numeric
 #'   columns or a numeric vector; or, for the formula method, a formula
 #'   `response ~ group` (the response one or more columns, such as
-#'   `cbind(a, b)`, and `group` with exactly two levels).
-#' @param y The second sample, with the columns of `x`.
+#'   `cbind(a, b)`, and `group` with exactly two levels); or data in
+#'   chunks ([data_chunks()]).
+#' @param y The second sample, with the columns of `x`; for `x` in chunks,
+#'   its chunks (or a matrix), unless `group` splits `x`.
 #' @param kernel A kernel object; `NULL` (the default) is
 #'   `gaussian_kernel("median")` on the pooled sample.
 #' @param method `"rff"` (random Fourier features, the default),
@@ -112,6 +125,7 @@ mmd_test.default <- function(x, y, kernel = NULL, method = c("rff", "nystrom", "
 #'   with missing values.
 #' @export
 mmd_test.formula <- function(x, data = NULL, ..., subset, na.action = stats::na.omit) {
+  if (inherits(data, "data_chunks")) return(mmd_chunks_formula(x, data, ..., extra = !missing(subset)))
   call <- match.call()
   names(call)[names(call) == "x"] <- "formula"
   split <- two_sample_frame(call, parent.frame(), x)
@@ -154,8 +168,6 @@ rbind_sample <- function(x, y, most = 500L) {
 }
 
 mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) {
-  m <- as.double(nrow(x))
-  n <- as.double(nrow(y))
   map <- NULL
   if (method == "exact") {
     if (length(list(...))) check_no_dots(...)
@@ -164,6 +176,12 @@ mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) 
     map <- stat_map(if (method == "nystrom") rbind(x, y) else x, kernel, method, D, nthreads, ...)
     r <- mmd_features(x, y, map, null, B, nthreads)
   }
+  mmd_htest(r, kernel, method, map, null, B, nrow(x), nrow(y), data.name)
+}
+
+# The "htest" of the statistics r (mmd_exact(), mmd_perm_result(),
+# mmd_gamma_result()).
+mmd_htest <- function(r, kernel, method, map, null, B, m, n, data.name) {
   p <- if (null == "permutation") perm_p_value(r$statistic, r$null) else
     gamma_upper(r$biased, r$mean, r$var)
   stat_htest(r$statistic, "MMD^2_u", p,
@@ -171,7 +189,7 @@ mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) 
                      stat_method_text(method, map, kernel), stat_null_text(null, B)),
              data.name, "MMD^2",
              list(estimate = c("||mu_x - mu_y||^2" = r$biased), null_statistics = r$null,
-                  kernel = kernel, sizes = c(m = m, n = n), map = map))
+                  kernel = kernel, sizes = c(m = as.double(m), n = as.double(n)), map = map))
 }
 
 # MMD^2_u of every split from a = l'Kl, b = l'K1, d = l'diag(K) (l the
@@ -221,27 +239,42 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
 mmd_features <- function(x, y, map, null, B, nthreads) {
   m <- as.double(nrow(x))
   n <- as.double(nrow(y))
-  nf <- map$n_features
   if (null == "permutation") {
-    rows <- stat_block_rows(max(m, n), nf + B + 1L)
-    blocks <- c(lapply(row_blocks(m, rows), function(i) list(x, i)),
-                lapply(row_blocks(n, rows), function(i) list(y, i)))
+    rows <- stat_block_rows(max(m, n), map$n_features + B + 1L)
     # the labels drawn first, then the features of each block added
-    state <- .Call(C_mmd_fold_start, as.double(m + n), as.double(m), B, nf)
-    for (b in blocks) {
-      z <- transform_features(map, b[[1L]][b[[2L]], , drop = FALSE], nthreads)
-      state <- .Call(C_mmd_fold_step, state, z, nthreads)
-    }
-    s <- .Call(C_mmd_fold_finish, state)
-    a <- colSums(s$S^2)
-    stats <- mmd_from_sums(a, as.vector(crossprod_small(s$S, matrix(s$s), nthreads)), s$q,
-                           sum(s$s^2), s$Q, m, n)
-    zx <- s$S[, 1L] / m
-    zy <- (s$s - s$S[, 1L]) / n
-    return(list(statistic = stats[1L], null = stats[-1L], biased = sum((zx - zy)^2)))
+    bits <- .Call(C_mmd_draw, m + n, m, B)
+    state <- .Call(C_mmd_fold_start, bits, 0, m + n, m, B, map$n_features)
+    state <- mmd_fold_rows(state, x, map, rows, nthreads)
+    state <- mmd_fold_rows(state, y, map, rows, nthreads)
+    return(mmd_perm_result(.Call(C_mmd_fold_finish, state), m, n, nthreads))
   }
-  mx <- stat_feature_moments(map, x, nthreads)
-  my <- stat_feature_moments(map, y, nthreads)
+  mmd_gamma_result(stat_feature_moments(map, x, nthreads), stat_feature_moments(map, y, nthreads),
+                   m, n)
+}
+
+# The features of the rows of x added to an MMD fold, 'rows' at a time.
+mmd_fold_rows <- function(state, x, map, rows, nthreads) {
+  for (idx in row_blocks(nrow(x), rows)) {
+    z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
+    state <- .Call(C_mmd_fold_step, state, z, nthreads)
+  }
+  state
+}
+
+# The statistic and the permutation statistics from the fold's sums s
+# (S = Z'L, q, s = Z'1, Q) of a first sample of m rows and a second of n.
+mmd_perm_result <- function(s, m, n, nthreads) {
+  a <- colSums(s$S^2)
+  stats <- mmd_from_sums(a, as.vector(crossprod_small(s$S, matrix(s$s), nthreads)), s$q,
+                         sum(s$s^2), s$Q, m, n)
+  zx <- s$S[, 1L] / m
+  zy <- (s$s - s$S[, 1L]) / n
+  list(statistic = stats[1L], null = stats[-1L], biased = sum((zx - zy)^2))
+}
+
+# The statistic and the gamma null's moments from the two samples' feature
+# moments (stat_feature_moments()).
+mmd_gamma_result <- function(mx, my, m, n) {
   Sx <- mx$zz / (m - 1)
   Sy <- my$zz / (n - 1)
   biased <- sum((mx$zbar - my$zbar)^2)

@@ -119,7 +119,9 @@ SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads);
 
 /* api_statistics.c: the kernel tests' permutation nulls and feature-moment folds */
 SEXP bochner_mmd_perm_gram_call(SEXP K, SEXP m, SEXP B, SEXP nthreads);
-SEXP bochner_mmd_fold_start_call(SEXP N, SEXP m, SEXP B, SEXP D);
+SEXP bochner_mmd_draw_call(SEXP N, SEXP m, SEXP B);
+SEXP bochner_mmd_bits_slice_call(SEXP bits, SEXP B, SEXP w0, SEXP w1);
+SEXP bochner_mmd_fold_start_call(SEXP bits, SEXP r0, SEXP N, SEXP m, SEXP B, SEXP D);
 SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads);
 SEXP bochner_mmd_fold_finish_call(SEXP state);
 SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);

@@ -29,7 +29,8 @@ test_that("the formals of the exports speak one vocabulary", {
   expect_setequal(has("m"), c("nystrom_features.default", "falkon.default",
                               "falkon.data_chunks", "kernel_kmeans.default",
                               "kernel_kmeans.data_chunks", "kernel_pca.default", "kernel_cca",
-                              "mmd_test.default", "hsic_test.default", "rff_tune.default"))
+                              "mmd_test.default", "hsic_test.default", "mmd_test.data_chunks",
+                              "hsic_test.data_chunks", "rff_tune.default"))
   # epsilon would be e1071's insensitive loss: no function has it; the SVM's
   # tolerance is tol, on chunks too, whose outer rounds stop at gap_tol
   expect_identical(has("epsilon"), character(0))

@@ -83,7 +83,8 @@ test_that("the permutation C routines agree and draw uniform splits", {
 # The C folds over feature blocks, as R drives them: the MMD's (labels
 # drawn at the start) and the centred cross product's.
 mmd_fold <- function(zs, N, m, B, nthreads) {
-  st <- .Call(bochner:::C_mmd_fold_start, as.double(N), as.double(m), B, ncol(zs[[1L]]))
+  bits <- .Call(bochner:::C_mmd_draw, as.double(N), as.double(m), B)
+  st <- .Call(bochner:::C_mmd_fold_start, bits, 0, as.double(N), as.double(m), B, ncol(zs[[1L]]))
   for (z in zs) st <- .Call(bochner:::C_mmd_fold_step, st, z, nthreads)
   .Call(bochner:::C_mmd_fold_finish, st)
 }
@@ -156,11 +157,16 @@ test_that("the moments stream is the centred cross product, in any row blocks", 
   expect_error(.Call(bochner:::C_stat_moments_step, st, Z, 1L), "finished")
   expect_error(.Call(bochner:::C_stat_moments_finish, st, 1L), "finished")
   expect_error(.Call(bochner:::C_stat_moments_step, list(1), Z, 1L), "state")
-  ms <- .Call(bochner:::C_mmd_fold_start, 10, 4, 5L, 3L)
-  expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 11, 3), 1L), "more than N")
+  ms <- .Call(bochner:::C_mmd_fold_start, .Call(bochner:::C_mmd_draw, 10, 4, 5L), 0, 10, 4, 5L, 3L)
+  expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 11, 3), 1L), "beyond row N")
   expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 5, 2), 1L), "columns")
   ms <- .Call(bochner:::C_mmd_fold_step, ms, matrix(1, 5, 3), 1L)
   expect_error(.Call(bochner:::C_mmd_fold_finish, ms), "not N")
+  expect_error(.Call(bochner:::C_mmd_fold_start, raw(8), 0, 100, 4, 1L, 3L), "fewer than N")
+  expect_error(.Call(bochner:::C_mmd_fold_start, raw(12), 0, 10, 4, 1L, 3L), "8-byte words")
+  expect_error(.Call(bochner:::C_mmd_fold_start, raw(8), 5, 5, 4, 1L, 3L), "greater than 'r0'")
+  expect_error(.Call(bochner:::C_mmd_bits_slice, raw(16), 1L, 1, 0), "in order")
+  expect_error(.Call(bochner:::C_mmd_draw, 10, 10, 2L), "between 1 and N - 1")
 })
 
 test_that("HSIC equals the plain-R formula and dHSIC, with dHSIC's gamma p-value", {
@@ -341,8 +347,9 @@ test_that("the C entry points refuse malformed arguments without crashing", {
                # the folds' states, open and of every kind
                .Call(bochner:::C_moments_step, NULL, matrix(1, 3, 3), matrix(1, 3, 2), NULL, FALSE, 1L),
                .Call(bochner:::C_stat_moments_step, NULL, matrix(1, 3, 3), 1L),
-               .Call(bochner:::C_mmd_fold_start, 3, 1, 2L, 3L))
+               .Call(bochner:::C_mmd_fold_start, raw(16), 0, 3, 1, 2L, 3L), raw(16))
   routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_fold_start,
+                   bochner:::C_mmd_draw, bochner:::C_mmd_bits_slice,
                    bochner:::C_mmd_fold_step, bochner:::C_mmd_fold_finish,
                    bochner:::C_hsic_perm_gram, bochner:::C_stat_moments_step,
                    bochner:::C_stat_moments_finish, bochner:::C_moments_step,
@@ -351,8 +358,9 @@ test_that("the C entry points refuse malformed arguments without crashing", {
   for (i in seq_len(300)) {
     r <- routines[[sample.int(length(routines), 1L)]]
     args <- lapply(seq_len(r$numParameters), function(j) pool[[sample.int(length(pool), 1L)]])
-    out <- tryCatch(do.call(.Call, c(list(r), args)), error = function(e) "refused")
-    expect_true(is.character(out) || is.list(out) || is.numeric(out) ||
+    out <- tryCatch(suppressWarnings(do.call(.Call, c(list(r), args))),
+                    error = function(e) "refused")
+    expect_true(is.character(out) || is.list(out) || is.numeric(out) || is.raw(out) ||
                   typeof(out) == "externalptr")
   }
 })
