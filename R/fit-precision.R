@@ -50,7 +50,7 @@
 #' often chooses), the single fit chooses another \eqn{\lambda}.
 #'
 #' **`"auto"`.**  `"single"` where both hold: the product is large,
-#' \eqn{n m^2 / 2 \ge 2^{36}} multiply-adds (about 2 s of the double
+#' \eqn{n m^2 / 2 \ge 2^{36}} multiply-adds (about 3 s of the double
 #' product on one core: below it the saving is not worth a difference), and
 #' the penalty is large next to the typical error of \eqn{Z^T Z},
 #' \eqn{q = 2^{-24} \sqrt{n / m}\, s^2 / p \le 2^{-12}}, where \eqn{s^2}

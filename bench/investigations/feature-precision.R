@@ -2,6 +2,7 @@
 # fixed hyperparameters and rff_ridge(), double against single, 1 and 2 threads.
 #
 #   Rscript bench/investigations/feature-precision.R [--n=1e6] [--D=1024] [--sweep-only]
+#     [--no-sweep] [--solvers=gp,ridge,ridge_auto] [--threads=2,1]
 #
 # Part 1 (the issue's case): n rows, d = 10 inputs, D frequencies; every fit runs in a
 # child process of its own (this script with --child=...), so that its peak memory
@@ -96,8 +97,8 @@ if (!"--sweep-only" %in% args) {
       "max|double|, variances max relative.\n\n")
   cat("| solver | threads | precision | elapsed s | CPU s | peak GiB | single/double elapsed",
       "| mean diff | var diff | logLik diff | lambda |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-  for (solver in c("gp", "ridge", "ridge_auto")) {
-    for (threads in c(2L, 1L)) {
+  for (solver in strsplit(opt("solvers", "gp,ridge,ridge_auto"), ",")[[1L]]) {
+    for (threads in as.integer(strsplit(opt("threads", "2,1"), ",")[[1L]])) {
       r <- lapply(c(double = "double", single = "single"),
                   function(p) run_child(solver, p, threads))
       for (p in names(r)) {
@@ -116,6 +117,10 @@ if (!"--sweep-only" %in% args) {
   cat("\nLoad after part 1: `", system("uptime", intern = TRUE), "`\n\n", sep = "")
 }
 
+if ("--no-sweep" %in% args) {
+  cat("Load at the end: `", system("uptime", intern = TRUE), "`\n", sep = "")
+  quit(save = "no")
+}
 cat("## Part 2: the error of single precision against q (the rule of \"auto\")\n\n")
 cat("rff_gp(optimize = FALSE, signal = 1), d = 10, noise s_n varied, 2 threads;",
     "q = 2^-24 sqrt(n / 2D) (s_f / s_n)^2.  Errors as in part 1.\n\n")
