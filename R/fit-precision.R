@@ -56,8 +56,8 @@
 #' \eqn{q = 2^{-24} \sqrt{n / m}\, s^2 / p \le 2^{-12}}, where \eqn{s^2}
 #' is the kernel's variance (\eqn{s_f^2}, or a spectral mixture's total
 #' weight; 1 for ridge) and \eqn{p} the penalty (\eqn{s_n^2}, or
-#' \eqn{n \min\lambda}).  [rff_ridge()] with `lambda = "auto"` stays double:
-#' its path reaches \eqn{10^{-10}} of the trace of \eqn{Z^T Z}, below the
+#' \eqn{n} times the smallest \eqn{\lambda}).  [rff_ridge()] with
+#' `lambda = "auto"` stays double: its path reaches \eqn{10^{-10}} of the trace of \eqn{Z^T Z}, below the
 #' float product's resolution.  [rff_gp()] decides from the starting values
 #' for its search, and again at the optimum for the returned fit.
 #'
@@ -74,7 +74,7 @@
 #' and the single fit (\eqn{7 \times 10^{-6}}) predicted another function.
 #' Over \eqn{n} of \eqn{2 \times 10^4} and \eqn{10^5}, \eqn{D} of 256 and 512
 #' and four noise levels, every fit with \eqn{q \le 2^{-12}} had means within
-#' \eqn{4.2 \times 10^{-5}} and variances within \eqn{1.9 \times 10^{-5}};
+#' \eqn{2.6 \times 10^{-5}} and variances within \eqn{1.4 \times 10^{-5}};
 #' two above it (\eqn{q = 2.9 \times 10^{-4}} and \eqn{2.6 \times 10^{-3}},
 #' \eqn{n / 2D} = 20) had means off by \eqn{1.2} and \eqn{1.9 \times
 #' 10^{-4}}.
