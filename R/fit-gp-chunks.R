@@ -27,7 +27,7 @@ rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NUL
   ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   scale <- check_flag(scale, "scale")
-  if (!is.list(control)) stop_arg("control", "must be a list of optim() controls")
+  pc <- gp_control_precision(control)
   nthreads <- check_threads(nthreads)
   what <- "rff_gp"
 
@@ -60,7 +60,9 @@ rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NUL
   G <- gp_problem(rows_of(pilot), ys, NULL, rep(TRUE, length(pilot)), kernel, D, "rff", sampling,
                   "centred", ard, signal, noise, seed, nthreads)
   if (n > gp_pilot_rows) G$P <- gp_rows_chunks(G$P, ctx, n, mom)
-  hyper <- gp_fit_hyper(G, optimize, control)
+  G$P$single <- gp_single(pc$precision, G)
+  hyper <- gp_fit_hyper(G, optimize, pc$control)
+  G$P$single <- gp_single(pc$precision, G, hyper$theta)    # "auto" again at the optimum
   fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, FALSE, mom$mean, mom$sd, scaling,
                     n, NULL)
   fit$input <- survey_input(sv, n)
@@ -122,7 +124,10 @@ gp_rows_chunks <- function(P, ctx, n, mom) {
     falkon_keep_rng(chunks_apply(ctx$chunks, task, c(args, more), ctx$what, combine = chunks_add))
   }
   P$rows <- list(
-    stats = function(f) pass(gp_stats_task, list(omega = f$omega, amp = f$amp)),
+    stats = function(f, single) {
+      pass(gp_stats_task, list(omega = f$omega, amp = f$amp, single = single))
+    },
+    rss = function(f, alpha) pass(gp_rss_task, list(omega = f$omega, amp = f$amp, alpha = alpha)),
     gradient = function(f, alpha, ainv, s2) {
       pass(gp_gradient_task, list(omega = f$omega, amp = f$amp, alpha = alpha, ainv = ainv,
                                   s2 = s2))
@@ -136,9 +141,10 @@ gp_chunk_rows <- function(raw, y, names, scaling, center, yscale) {
   list(x = rff_apply_scaling(xy$x, scaling), y = (chunk_targets(xy$y, NULL, y)[, 1L] - center) / yscale)
 }
 
-gp_stats_task <- function(raw, i, y, names, scaling, center, yscale, nthreads, omega, amp) {
+gp_stats_task <- function(raw, i, y, names, scaling, center, yscale, nthreads, omega, amp,
+                          single) {
   r <- gp_chunk_rows(raw, y, names, scaling, center, yscale)
-  st <- .Call(C_gp_stats, r$x, omega, amp, r$y, NULL, nthreads)
+  st <- .Call(C_gp_stats, r$x, omega, amp, r$y, NULL, single, nthreads)
   list(st[[1L]], st[[2L]], sum(r$y^2))
 }
 
@@ -146,4 +152,10 @@ gp_gradient_task <- function(raw, i, y, names, scaling, center, yscale, nthreads
                              alpha, ainv, s2) {
   r <- gp_chunk_rows(raw, y, names, scaling, center, yscale)
   .Call(C_gp_gradient, r$x, omega, amp, r$y, NULL, alpha, ainv, s2, nthreads)
+}
+
+gp_rss_task <- function(raw, i, y, names, scaling, center, yscale, nthreads, omega, amp, alpha) {
+  r <- gp_chunk_rows(raw, y, names, scaling, center, yscale)
+  beta <- matrix(alpha * rep(amp, each = 2L))
+  sum((r$y - drop(.Call(C_rff_decision, r$x, omega, NULL, 1, beta, 0, nthreads)))^2)
 }

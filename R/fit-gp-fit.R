@@ -187,6 +187,8 @@ new_rff_gp <- function(G, theta, opt, D, optimize, laplace, y_center, y_scale, s
   if (laplace) fit$laplace <- gp_laplace(theta, P, G$lower, G$upper)
   fit$kernel <- gp_learned_kernel(G$kernel, h)
   fit$hyper <- gp_hyper_report(h, P, y_scale)
+  fit$precision <- if (isTRUE(P$single)) "single" else "double"
+  fit$row_means <- attr(post$rss, "means")     # Z alpha of the rows, when a pass made them
   if (method == "rff") {
     fit$omega <- post$features$omega
     fit$amp <- post$features$amp
@@ -199,4 +201,14 @@ new_rff_gp <- function(G, theta, opt, D, optimize, laplace, y_center, y_scale, s
   }
   class(fit) <- bochner_fit_class("rff_gp")
   fit
+}
+
+# The hyperparameters in the response's units.
+gp_hyper_report <- function(h, P, y_scale) {
+  if (P$kind == "sm") {
+    return(list(weights = h$weights * y_scale^2, means = h$means, scales = h$scales,
+                noise = h$noise * y_scale))
+  }
+  ell <- if (P$ard) h$lengthscale else h$lengthscale[1L]
+  list(lengthscale = ell, signal = h$signal * y_scale, noise = h$noise * y_scale)
 }

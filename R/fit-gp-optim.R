@@ -74,21 +74,37 @@ gp_rff_posterior <- function(theta, P) {
   alpha <- drop(.Call(C_matprod, ainv, matrix(zy), P$nthreads))
   yy <- st[[3L]]
   logdet <- 2 * sum(log(diag(ch[[1L]])))
+  # y'y - alpha'Z'y = |y - Z alpha|^2 + s2 |alpha|^2 cancels: in single precision Z'y's
+  # float rounding (1e-7 of y'y) would reach L divided by s2, so the residual comes from
+  # a pass over the rows in double, where an error in alpha enters to second order
+  rss <- if (isTRUE(P$single) && is.null(P$H)) gp_rows_rss(P, f, alpha)
+  fit_term <- if (is.null(rss)) yy - sum(alpha * zy) else c(rss) + s2 * sum(alpha^2)
   # (with case weights, y and Z are the rows scaled by sqrt(w): the noise
   # variance of row i is s_n^2 / w_i, and log p(y) = log p(sqrt(w) y) + sum(log w) / 2)
-  L <- -(yy - sum(alpha * zy)) / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
+  L <- -fit_term / (2 * s2) - (P$n - m) * log(f$hyper$noise) - logdet / 2 -
     P$n / 2 * log(2 * pi) + if (is.null(P$half_log_w)) 0 else P$half_log_w
   post <- list(value = L, alpha = alpha, rinv = rinv, ainv = ainv, zz = st[[1L]], zy = zy,
-               yy = yy, features = f, m = m)
+               yy = yy, rss = rss, features = f, m = m)
   if (is.null(P$H)) post else gp_basis_primal(post, P)
 }
 
 # Z'Z, Z'y and y'y of the rows: in memory, or from a pass over the chunks
-# (P$rows, R/fit-gp-chunks.R).
+# (P$rows, R/fit-gp-chunks.R); with P$single, Z'Z and Z'y of the features
+# rounded to float (src/gp.c, ?feature_precision).
 gp_rows_stats <- function(P, f) {
-  if (!is.null(P$rows)) return(P$rows$stats(f))
-  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, P$nthreads)
+  if (!is.null(P$rows)) return(P$rows$stats(f, isTRUE(P$single)))
+  st <- .Call(C_gp_stats, P$x, f$omega, f$amp, P$y, P$sw, isTRUE(P$single), P$nthreads)
   list(st[[1L]], st[[2L]], sum(P$y^2))
+}
+
+# |y - Z alpha|^2 over the rows (weighted: both scaled by sqrt(w)), in double: in
+# memory (with the rows' means Z alpha, unweighted, as attribute "means": the fitted
+# values), or from a pass over the chunks.
+gp_rows_rss <- function(P, f, alpha) {
+  if (!is.null(P$rows)) return(P$rows$rss(f, alpha))
+  beta <- matrix(alpha * rep(f$amp, each = 2L))
+  fz <- drop(.Call(C_rff_decision, P$x, f$omega, NULL, 1, beta, 0, P$nthreads))
+  structure(sum((P$y - if (is.null(P$sw)) fz else P$sw * fz)^2), means = fz)
 }
 
 # dL/dtheta at a posterior from gp_rff_posterior(): one pass for
@@ -104,7 +120,9 @@ gp_rff_gradient <- function(theta, P, post) {
   M <- g[[1L]]
   csum <- g[[2L]]
   a <- post$alpha
-  uu <- (post$yy - 2 * sum(a * post$zy) + sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
+  uu <- if (!is.null(post$rss)) c(post$rss) / s2^2
+        else (post$yy - 2 * sum(a * post$zy) +
+              sum(a * drop(.Call(C_matprod, post$zz, matrix(a), P$nthreads)))) / s2^2
   g_noise <- s2 * uu - (P$n - post$m + s2 * sum(diag(post$ainv)))
   if (!is.null(b)) {
     # the restricted likelihood: tr(P) = tr(C^-1) - tr(S^-1 H'C^-2 H)

@@ -125,7 +125,10 @@
 #' @param scale Standardise the inputs.
 #' @param seed `NULL`, or a number for the draws of the frequencies (the
 #'   user's random stream is left as it was).
-#' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...).
+#' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...),
+#'   and `precision`: `"auto"` (the default), `"double"` or `"single"`, the
+#'   precision of \eqn{Z^T Z} (see [feature_precision]: features rounded to
+#'   float, the product summed in double, everything else double).
 #' @param weights `NULL`, or non-negative case weights, one per row, as
 #'   [stats::lm()] takes them: row \eqn{i} has noise variance
 #'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
@@ -217,7 +220,7 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
              "analytic gradient)")
   }
   scale <- check_flag(scale, "scale")
-  if (!is.list(control)) stop_arg("control", "must be a list of optim() controls")
+  pc <- gp_control_precision(control)
   nthreads <- check_threads(nthreads)
   if (method == "exact" && n > 5000L) {
     stop_arg("method", "= \"exact\" takes at most 5000 rows (an n x n matrix and O(n^3) ",
@@ -234,11 +237,16 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   xs <- rff_apply_scaling(x, scaling)
   G <- gp_problem(xs, (y - y_center) / y_scale, w, keep, kernel, D, method, sampling, mean, ard,
                   signal, noise, seed, nthreads)
-  hyper <- gp_fit_hyper(G, optimize, control)
+  G$P$single <- gp_single(pc$precision, G)
+  hyper <- gp_fit_hyper(G, optimize, pc$control)
+  G$P$single <- gp_single(pc$precision, G, hyper$theta)    # "auto" again at the optimum
   fit <- new_rff_gp(G, hyper$theta, hyper$opt, D, optimize, laplace, y_center, y_scale, scaling,
                     n, w)
-  mv <- gp_moments(fit, xs, nthreads, var = FALSE)
-  fit$fitted <- stats::setNames(y_center + y_scale * mv[, 1L], rownames(x))
+  # the single-precision likelihood's pass made the means of the rows (gp_rows_rss())
+  mu <- if (!is.null(fit$row_means) && all(keep)) fit$row_means
+        else gp_moments(fit, xs, nthreads, var = FALSE)[, 1L]
+  fit$row_means <- NULL
+  fit$fitted <- stats::setNames(y_center + y_scale * mu, rownames(x))
   fit$residuals <- y - fit$fitted
   if (n <= 10000L) fit$data <- list(x = x, y = y)
   fit$input <- input_description(x)
@@ -386,13 +394,4 @@ gp_learned_kernel <- function(kernel, h) {
     kernel$lengthscale <- ell
   }
   kernel
-}
-
-gp_hyper_report <- function(h, P, y_scale) {
-  if (P$kind == "sm") {
-    return(list(weights = h$weights * y_scale^2, means = h$means, scales = h$scales,
-                noise = h$noise * y_scale))
-  }
-  ell <- if (P$ard) h$lengthscale else h$lengthscale[1L]
-  list(lengthscale = ell, signal = h$signal * y_scale, noise = h$noise * y_scale)
 }

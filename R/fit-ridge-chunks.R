@@ -11,6 +11,7 @@
 rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                                   lambda = "auto", criterion = c("auto", "gcv", "loo"),
                                   scale = TRUE, seed = NULL, map = NULL,
+                                  precision = c("auto", "double", "single"),
                                   nthreads = chunks_threads(), ...) {
   check_no_dots(..., .who = "rff_ridge()")
   scale_given <- !missing(scale)
@@ -19,6 +20,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   D <- check_count(D, "D")
   lambda <- ridge_check_lambda(lambda)
   criterion <- check_choice(criterion, c("auto", "gcv", "loo"), "criterion")
+  precision <- check_precision(precision)
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
   if (!is.null(map)) D <- map_size(map)
   nthreads <- check_threads(nthreads)
@@ -31,9 +33,11 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
                     "the Cholesky factor" = c(nf, nf)), "rff_ridge() on chunks", "D")
   args <- list(y = y, names = st$input$names, map = map, scaling = st$scaling,
                levels = st$resp$levels, nthreads = nthreads)
-  ne <- chunks_apply(x, ridge_chunk_task, args, what, combine = moments_combine)
+  single <- ridge_single(precision, sum(st$rows), nf, lambda, NULL)
+  ne <- chunks_apply(x, ridge_chunk_task, c(args, list(single = single)), what,
+                     combine = moments_combine)
   # the in-memory solve and choice on the combined moments
-  sys <- c(list(side = "primal"), ne)
+  sys <- c(list(side = "primal", single = single), ne)
   sys$rows <- ne$n
   loo <- function(spec, grid) {
     chunks_apply(x, ridge_loo_chunk_task,
@@ -49,6 +53,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
   fit <- new_rff_ridge(sol, st$resp, map, D, lambda, path,
                        if (!is.null(path)) names(path)[3L], ne$n, st$scaling, st$input)
   fit$chunks <- list(rows = st$rows, response = y)
+  fit$precision <- if (single) "single" else "double"
   if (st$resp$type == "regression") {
     # RSS = ||Yc - Zc beta||^2 from the moments, without another pass
     rss <- max(0, ne$yy - 2 * sum(beta * ne$zy) + sum(beta * (ne$zz %*% beta)))
@@ -62,7 +67,7 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
 
 # A chunk's centred moments: list(zz, zy, zbar, ybar, n, yy), through the
 # same stream over row blocks as the in-memory fit.
-ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads) {
+ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads, single) {
   xy <- chunk_xy(raw, y, names)
   xs <- rff_apply_scaling(xy$x, scaling)
   Y <- chunk_targets(xy$y, levels, y)
@@ -72,7 +77,7 @@ ridge_chunk_task <- function(raw, i, y, names, map, scaling, levels, nthreads) {
     idx <- blocks[[b]]
     list(transform_features(map, xs[idx, , drop = FALSE], nthreads), Y[idx, , drop = FALSE])
   }
-  ne <- moments_fold(block, length(blocks), nthreads)
+  ne <- moments_fold(block, length(blocks), nthreads, single)
   ne$yy <- colSums(sweep(Y, 2L, ne$ybar, check.margin = FALSE)^2)
   ne
 }

@@ -52,7 +52,18 @@ ridge_spectrum <- function(sys, nthreads = 1L) {
 # lambda, is the same under any BLAS.
 ridge_default_grid <- function(sys) {
   top <- if (sys$side == "primal") sum(diag(sys$zz)) else sum(diag(sys$K))
-  max(top, .Machine$double.eps) * 10^seq(0, -10, by = -0.25)
+  grid <- max(top, .Machine$double.eps) * 10^seq(0, -10, by = -0.25)
+  if (isTRUE(sys$single)) grid <- grid[grid >= ridge_floor(top, TRUE)]
+  grid
+}
+
+# The smallest lambda the spectrum resolves (see ridge_extend_path()), for e_max (or a
+# bound on it): 1e6 eps e_max in double; in single precision (?feature_precision) Z'Z's
+# entries carry errors of about 2^-23 of their scale, and below 1e3 times that a float
+# Z'Z + lambda I can lose its positive definiteness (a Cholesky failure at 4e-11 of the
+# trace on tests/testthat/test-ridge-precision.R's data).
+ridge_floor <- function(emax, single) {
+  max(emax, .Machine$double.xmin) * if (single) 1e3 * 2^-23 else 1e6 * .Machine$double.eps
 }
 
 # The path: for each lambda the effective degrees of freedom (the trace of
@@ -70,7 +81,8 @@ ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows) {
   auto <- is.character(lambda)
   at <- function(grid, criterion) ridge_path_at(spec, sys, grid, criterion, loo, weights)
   path <- at(if (auto) ridge_default_grid(sys) else lambda * rows, criterion)
-  if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]))
+  if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]),
+                                      isTRUE(sys$single))
   path$lambda <- if (auto) path$lambda / rows else lambda   # a given grid exactly as given
   ridge_warn_edge(path, auto)
   path
@@ -113,8 +125,8 @@ ridge_path_at <- function(spec, sys, grid, criterion, loo, weights) {
 # Upwards (a choice at the trace: an almost constant fit) two decades at
 # most: beyond them the fit is the constant.  'more' scores a grid with the
 # criterion already chosen.
-ridge_extend_path <- function(path, spec, more) {
-  floor <- 1e6 * .Machine$double.eps * max(spec$e, .Machine$double.xmin)
+ridge_extend_path <- function(path, spec, more, single = FALSE) {
+  floor <- ridge_floor(max(spec$e), single)
   top <- path$lambda[1L]
   step <- 10^-(1:4 / 4)
   repeat {

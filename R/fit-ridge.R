@@ -123,6 +123,11 @@
 #'   weighted least squares (an integer weight is the same problem as
 #'   repeating the row).
 #' @param D Number of random features.
+#' @param precision `"auto"` (the default), `"double"` or `"single"`: the
+#'   precision of \eqn{Z^T Z} on the primal side (\eqn{n} at least the
+#'   number of features; see [feature_precision]: features rounded to float,
+#'   the product summed in double, the solve and the path double).  `"auto"`
+#'   keeps double with `lambda = "auto"`.
 #' @return An object of class `"rff_ridge"`: a list with `weights` (a
 #'   `n_features` \eqn{\times m} matrix, \eqn{m = 1} for regression and the
 #'   number of classes for classification), `intercept` (\eqn{m} values),
@@ -160,7 +165,8 @@ rff_ridge <- function(x, ...) UseMethod("rff_ridge")
 rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024,
                               lambda = "auto", criterion = c("auto", "gcv", "loo"),
                               probability = FALSE, weights = NULL, scale = TRUE,
-                              seed = NULL, map = NULL, nthreads = bochner_threads(), ...) {
+                              seed = NULL, map = NULL, precision = c("auto", "double", "single"),
+                              nthreads = bochner_threads(), ...) {
   map_args <- rff_map_args(..., map = map, who = "rff_ridge()")
   scale_given <- !missing(scale)
   x <- as_data_matrix(x, "x", sparse = TRUE)
@@ -172,6 +178,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   lambda <- ridge_check_lambda(lambda)
   criterion <- check_choice(criterion, c("auto", "gcv", "loo"), "criterion")
   probability <- check_flag(probability, "probability")
+  precision <- check_precision(precision)
   if (probability && resp$type == "regression") {
     stop_arg("probability", "= TRUE needs classes in 'y'; this is a regression")
   }
@@ -189,8 +196,10 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   xs <- rff_apply_scaling(x, scaling)
   if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D, map_args))
   nf <- map$n_features
-  sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads)
+  single <- n >= nf && ridge_single(precision, n, nf, lambda, weights)
+  sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads, single)
          else ridge_dual_system(map, xs, resp$Y, weights, nthreads)
+  sys$single <- single
   rows <- ridge_rows(n, weights)
   chosen <- ridge_choose(sys, lambda, criterion,
                          ridge_loo_source(sys, map, xs, resp$Y, weights, nthreads), weights,
@@ -202,6 +211,7 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
   fit <- new_rff_ridge(sol, resp, map, D, lambda, path,
                        if (!is.null(path)) names(path)[3L], n, scaling, input,
                        case_weights = weights)
+  fit$precision <- if (single) "single" else "double"
   if (resp$type == "regression") {
     fit$fitted <- stats::setNames(drop(fitted), rownames(x))
     res <- resp$y - fit$fitted
@@ -272,11 +282,12 @@ ridge_check_memory <- function(n, d, D, nf, k) {
 # The regularised least-squares system, from the side with fewer unknowns.
 # Primal (n >= D): Zc'WZc and Zc'WYc accumulated over row blocks of
 # features computed on the fly (products.c): memory O(D^2 + block), never
-# the n x D feature matrix.  Dual (n < D): the n x n matrix Zs Zs' of the
+# the n x D feature matrix; single: Z'Z of the features rounded to float
+# (moments_fold(), ?feature_precision).  Dual (n < D): the n x n matrix Zs Zs' of the
 # rows Zs = W^(1/2) Zc.  Either carries the weighted means zbar and ybar,
 # the total weight n, and yy, the weighted centred sum of squares of each
 # column of Y.
-ridge_primal_system <- function(map, xs, Y, weights, nthreads) {
+ridge_primal_system <- function(map, xs, Y, weights, nthreads, single = FALSE) {
   n <- nrow(xs)
   check_allocation(map$n_features, map$n_features, "the normal equations", arg = "D")
   blocks <- row_blocks(n, ridge_block_rows(n, map$n_features))
@@ -290,7 +301,7 @@ ridge_primal_system <- function(map, xs, Y, weights, nthreads) {
     else list(z, Y[idx, , drop = FALSE], weights[idx])
   }
   ne <- with_sparse_frequencies(map, xs,   # sparse xs: t(W) once for all blocks
-                                moments_fold(block, length(blocks), nthreads))
+                                moments_fold(block, length(blocks), nthreads, single))
   c(list(side = "primal"), ne)
 }
 
@@ -333,3 +344,12 @@ ridge_cholesky_solve <- function(A, B, lambda, nthreads) {
 # Rows per block when accumulating Z'Z: about 16 MB of features, at least
 # 256 rows (each block's product streams Z'Z through memory once).
 ridge_block_rows <- function(n, nf) max(1L, min(n, max(256L, 2^21 %/% nf)))
+
+# Whether the primal Z'Z is formed in float (?feature_precision): "auto" never with
+# lambda = "auto" (its path reaches 1e-10 of the trace), else by feature_single() with
+# the smallest penalty n lambda (the features' variance 1: cos pairs of size sqrt(1/D)).
+ridge_single <- function(precision, n, nf, lambda, weights) {
+  if (precision == "auto" && identical(lambda, "auto")) return(FALSE)
+  rows <- if (is.null(weights)) n else sum(weights)
+  feature_single(precision, n, nf, 1, rows * min(if (is.character(lambda)) 0 else lambda))
+}

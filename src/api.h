@@ -44,7 +44,8 @@ SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phas
 SEXP bochner_sproduct_call(SEXP a, SEXP b, SEXP transa, SEXP nthreads);
 SEXP bochner_matprod_call(SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_crossprod_call(SEXP a, SEXP nthreads);
-SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads);
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP single,
+                               SEXP nthreads);
 SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
@@ -76,7 +77,8 @@ SEXP bochner_kmeans_pp_kernel_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP 
                                    SEXP nthreads);
 
 /* api_gp.c: Gaussian processes on random features */
-SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP nthreads);
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP single,
+                           SEXP nthreads);
 SEXP bochner_gp_gradient_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP alpha,
                               SEXP ainv, SEXP s2, SEXP nthreads);
 SEXP bochner_gp_chol_call(SEXP a, SEXP nthreads);

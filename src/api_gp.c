@@ -24,18 +24,22 @@ static const double *check_gp_sw(SEXP sw, R_xlen_t n)
     return REAL(sw);
 }
 
-/* .Call(C_gp_stats, x, w, amp, y, sw, nthreads): list(zz = Z'Z, zy = Z'y), Z's
- * rows scaled by sw (y is given already scaled) */
-SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP nthreads)
+/* .Call(C_gp_stats, x, w, amp, y, sw, single, nthreads): list(zz = Z'Z, zy = Z'y), Z's
+ * rows scaled by sw (y is given already scaled); single: Z rounded to float and Z'Z
+ * the float product summed in double (gp.c) */
+SEXP bochner_gp_stats_call(SEXP x, SEXP w, SEXP amp, SEXP y, SEXP sw, SEXP single,
+                           SEXP nthreads)
 {
     int D = check_gp_features(x, w, amp);
     R_xlen_t n = nrows(x);
     if (TYPEOF(y) != REALSXP || XLENGTH(y) != n) error("'y' must be a double vector, one per row");
     const double *swp = check_gp_sw(sw, n);
+    int sgl = asLogical(single);
+    if (sgl == NA_LOGICAL) error("'single' must be TRUE or FALSE");
     SEXP zz = PROTECT(bochner_alloc_output(2 * D, 2 * D));
     SEXP zy = PROTECT(allocVector(REALSXP, 2 * D));
-    bochner_gp_stats(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), swp, REAL(zz),
-                     REAL(zy), bochner_nthreads(asInteger(nthreads)));
+    bochner_gp_stats(REAL(x), n, ncols(x), REAL(w), D, REAL(amp), REAL(y), swp, sgl,
+                     REAL(zz), REAL(zy), bochner_nthreads(asInteger(nthreads)));
     SEXP out = PROTECT(allocVector(VECSXP, 2));
     SET_VECTOR_ELT(out, 0, zz);
     SET_VECTOR_ELT(out, 1, zy);

@@ -87,10 +87,11 @@ SEXP bochner_crossprod_call(SEXP a, SEXP nthreads)
 
 /* ------------------------------------------------------------------------ */
 /* The moments fold (products.c's bochner_moments_*), its state an R object:
- *   state <- NULL; for each block: state <- moments_step(state, z, y, w)
+ *   state <- NULL; for each block: state <- moments_step(state, z, y, w, single)
  *   moments_finish(state)
  * z an nr x D and y an nr x m double matrix (the same D and m for every
- * block, nr >= 1), w NULL or nr non-negative row weights (NULL: W = I).
+ * block, nr >= 1), w NULL or nr non-negative row weights (NULL: W = I),
+ * single TRUE for Z'WZ in single precision (products.c).
  * The state: bochner_fold_new() (checks.c), added to in place, so no D x D
  * copy per block. */
 enum { MS_ZZ, MS_ZY, MS_S, MS_T, MS_ZSUM, MS_YSUM, MS_YSQ, MS_ACC, MS_LEN };
@@ -136,7 +137,8 @@ static SEXP moments_state(SEXP state, int D, int m, const double *z, const doubl
     return ptr;
 }
 
-SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads)
+SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP single,
+                               SEXP nthreads)
 {
     if (!bochner_is_real_matrix(z) || !bochner_is_real_matrix(y) || nrows(z) != nrows(y) ||
         nrows(z) < 1)
@@ -151,10 +153,12 @@ SEXP bochner_moments_step_call(SEXP state, SEXP z, SEXP y, SEXP w, SEXP nthreads
             if (!(wt[i] >= 0.0) || !R_FINITE(wt[i]))
                 error("the weights must be non-negative and finite");
     }
+    int sgl = asLogical(single);
+    if (sgl == NA_LOGICAL) error("'single' must be TRUE or FALSE");
     int nth = bochner_nthreads(asInteger(nthreads));
     state = PROTECT(moments_state(state, D, m, REAL(z), REAL(y), nr));
     bochner_moments mo = moments_view(R_ExternalPtrProtected(state));
-    bochner_moments_add(&mo, REAL(z), REAL(y), wt, nr, nth);
+    bochner_moments_add(&mo, REAL(z), REAL(y), wt, nr, sgl, nth);
     UNPROTECT(1);
     return state;
 }

@@ -150,7 +150,7 @@ typedef struct {
 } bochner_moments;
 void bochner_moments_start(const bochner_moments *mo, const double *z, const double *y, int nr);
 void bochner_moments_add(const bochner_moments *mo, const double *z, const double *y,
-                         const double *w, int nr, int nthreads);
+                         const double *w, int nr, int single, int nthreads);
 void bochner_moments_finish(const bochner_moments *mo, double *zbar, double *ybar, double *yy,
                             int nthreads);
 
@@ -226,8 +226,8 @@ int bochner_sm_check(const double *par, int npar, int d);
 
 /* gp.c: Gaussian processes on random features */
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
-                     const double *amp, const double *y, const double *sw, double *zz,
-                     double *zy, int nthreads);
+                     const double *amp, const double *y, const double *sw, int single,
+                     double *zz, double *zy, int nthreads);
 int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int D,
                         const double *amp, const double *y, const double *sw,
                         const double *alpha, const double *ainv, double s2, double *M,

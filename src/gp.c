@@ -20,7 +20,18 @@
  * variance s_n^2 / w_i is then the unweighted one on the scaled rows.
  * Products run on the package's kernel (products.c, gemm.c) with its
  * threads: Z'Z is only its upper triangle, read straight from the block's
- * columns (gemm.c's transposed-A path), then mirrored once.  The cost at
+ * columns (gemm.c's transposed-A path), then mirrored once.
+ * Single precision (gp_stats' single, rff_gp(control = list(precision))):
+ * each block's features are rounded to float (relative error <= 2^-24 an
+ * entry) and Z'Z is the float product summed in double (sgemm.c), Z'y the
+ * rounded features times y in double.  The bound relied on: a product of two
+ * floats is exact in double, so rounding Z costs <= 2^-23 |Z|'|Z| an entry,
+ * and the float sums inside sgemm.c's K-blocks of 256 rows add at most
+ * 1.6e-5 |Z|'|Z| (sgemm.c's header; about 1e-6 on average); the sums across
+ * K-blocks and blocks are double.  The Cholesky, the solves and the
+ * likelihood stay double (R/fit-gp-optim.R).  Blocks are GP_ROWS rows, a
+ * multiple of 256, so the K-blocks fall at multiples of 256 rows whatever
+ * the thread count (and for chunks of multiples of 256 rows).  The cost at
  * n = 1e6, D = 1024 is the n (2D)^2 / 2 multiply-adds of that triangle
  * (bench/gp.md: the kernel runs near the core's peak).  The blocks do not
  * depend on the thread count, so neither do the results. */
@@ -54,29 +65,65 @@ static void block_features(const double *xb, int nr, int d, const double *w, int
     }
 }
 
+/* Single precision: zf = zb rounded to float and zy += t(zf) y in double (each float
+ * product exact), one column per task: one read of zb, threaded, each column's sum in
+ * row order whatever the thread count. */
+typedef struct {
+    const double *zb, *y;
+    float *zf;
+    double *zy;
+    int nr;
+} round_job;
+
+static void round_column(void *ctx, R_xlen_t k, int thread)
+{
+    (void) thread;
+    const round_job *p = (const round_job *) ctx;
+    const double *z = p->zb + k * p->nr;
+    float *f = p->zf + k * p->nr;
+    double s = 0.0;
+    for (int i = 0; i < p->nr; i++) {
+        f[i] = (float) z[i];
+        s += (double) f[i] * p->y[i];
+    }
+    p->zy[k] += s;
+}
+
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
-                     const double *amp, const double *y, const double *sw, double *zz,
-                     double *zy, int nthreads)
+                     const double *amp, const double *y, const double *sw, int single,
+                     double *zz, double *zy, int nthreads)
 {
     int m = 2 * D;
     int rows = n < GP_ROWS ? (int) n : GP_ROWS;
     double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
     double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
+    float *zf = single ? (float *) R_alloc((size_t) rows * (size_t) m, sizeof(float)) : NULL;
     memset(zz, 0, sizeof(double) * (size_t) m * (size_t) m);
     memset(zy, 0, sizeof(double) * (size_t) m);
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
+        R_xlen_t len = (R_xlen_t) nr * m;
         bochner_copy_rows(x, n, d, r0, nr, xb);
         block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
-        for (int k = 0; k < m; k++) {
-            const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
-            double s = 0.0;
-            for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
-            zy[k] += s;
-        }
         /* the upper triangle only, t(zb) %*% zb read straight from zb's
          * columns (no transposed copy) */
-        bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        if (single) {
+            /* Z'y from the same float values as Z'Z (one perturbed Z for both) */
+            round_job rj = {zb, y + r0, zf, zy, nr};
+            /* one parallel region a block (the block's loop checks for interrupts): on
+             * a loaded machine each region's join can wait for a time slice */
+            bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), m,
+                                    round_column, &rj);
+            bochner_sproduct(1, zf, nr, zf, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        } else {
+            for (int k = 0; k < m; k++) {
+                const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
+                double s = 0.0;
+                for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
+                zy[k] += s;
+            }
+            bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        }
         R_CheckUserInterrupt();
     }
     bochner_mirror_upper(zz, m, nthreads);

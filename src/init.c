@@ -39,7 +39,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("svm_local", bochner_svm_local_call, 15),
     CALLDEF("matprod", bochner_matprod_call, 3),
     CALLDEF("crossprod", bochner_crossprod_call, 2),
-    CALLDEF("moments_step", bochner_moments_step_call, 5),
+    CALLDEF("moments_step", bochner_moments_step_call, 6),
     CALLDEF("moments_finish", bochner_moments_finish_call, 2),
     CALLDEF("ridge_solve", bochner_ridge_solve_call, 4),
     CALLDEF("ridge_spectrum", bochner_ridge_spectrum_call, 3),
@@ -71,7 +71,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),
     CALLDEF("stat_moments_step", bochner_stat_moments_step_call, 3),
     CALLDEF("stat_moments_finish", bochner_stat_moments_finish_call, 2),
-    CALLDEF("gp_stats", bochner_gp_stats_call, 6),
+    CALLDEF("gp_stats", bochner_gp_stats_call, 7),
     CALLDEF("gp_gradient", bochner_gp_gradient_call, 9),
     CALLDEF("gp_chol", bochner_gp_chol_call, 2),
     {NULL, NULL, 0}

@@ -273,9 +273,13 @@ void bochner_moments_start(const bochner_moments *mo, const double *z, const dou
     mo->acc[0] = mo->acc[1] = 0.0;
 }
 
-/* A block of nr rows: z (nr x D), y (nr x m), w NULL or nr weights. */
+/* A block of nr rows: z (nr x D), y (nr x m), w NULL or nr weights.  single: the
+ * shifted features (and the weighted ones) rounded to float, Z'WZ the float product summed
+ * in double (sgemm.c) and Z'WY the rounded features times Yc in double: the error bound
+ * of gp.c's header (2^-23 |Zc|'|Zc| for the rounding, 1.6e-5 for the float K-blocks of
+ * 256 rows, which start at the block's first row), on the centred features. */
 void bochner_moments_add(const bochner_moments *mo, const double *z, const double *y,
-                         const double *wt, int nr, int nth)
+                         const double *wt, int nr, int single, int nth)
 {
     int D = mo->D, m = mo->m;
     /* scratch for this block (R_alloc: freed when the call returns) */
@@ -297,7 +301,21 @@ void bochner_moments_add(const bochner_moments *mo, const double *z, const doubl
     if (wt) for (int i = 0; i < nr; i++) wsum += wt[i];
     else wsum = nr;
     const double *zl = wt ? zw : zc;    /* the left factor: W Zc */
-    bochner_crossproduct(zl, nr, zc, nr, D, D, nr, mo->zz, D, 1, 1, nth);
+    if (single) {
+        R_xlen_t len = (R_xlen_t) nr * D;
+        float *fc = (float *) R_alloc((size_t) len, sizeof(float));
+        float *fl = fc;
+        bochner_round_float(zc, len);
+        bochner_to_float(zc, len, fc);
+        if (wt) {
+            fl = (float *) R_alloc((size_t) len, sizeof(float));
+            bochner_round_float(zw, len);
+            bochner_to_float(zw, len, fl);
+        }
+        bochner_sproduct(1, fl, nr, fc, nr, D, D, nr, mo->zz, D, 1, 1, nth);
+    } else {
+        bochner_crossproduct(zl, nr, zc, nr, D, D, nr, mo->zz, D, 1, 1, nth);
+    }
     if (m > 0) bochner_crossproduct(zl, nr, yc, nr, D, m, nr, mo->zy, D, 1, 0, nth);
     mo->acc[0] += wsum;
     mo->acc[1] += nr;

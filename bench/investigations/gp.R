@@ -184,7 +184,7 @@ if ("large" %in% sections) {
   y <- 10 * sin(pi * x[, 1] * x[, 2]) + 20 * (x[, 3] - 0.5)^2 + 10 * x[, 4] + 5 * x[, 5] + rnorm(n)
   for (D in as.integer(strsplit(Sys.getenv("BOCHNER_BENCH_LARGE_D", "512,1024"), ",")[[1]])) {
     w <- matrix(rnorm(10 * D), 10, D)
-    p <- timed(.Call(bochner:::C_gp_stats, x, w, rep(1 / sqrt(D), D), y, NULL, threads))
+    p <- timed(.Call(bochner:::C_gp_stats, x, w, rep(1 / sqrt(D), D), y, NULL, FALSE, threads))
     cat(sprintf("D = %d: Z'Z pass %.1f s elapsed, %.1f s CPU: %.1f GFLOPS elapsed, %.1f per CPU second\n",
                 D, p$time, p$cpu, n * (2 * D)^2 / p$time / 1e9, n * (2 * D)^2 / p$cpu / 1e9))
     r <- timed(rff_gp(x, y, kernel = gaussian_kernel(2), D = D, optimize = FALSE, noise = 1,

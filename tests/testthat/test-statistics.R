@@ -345,7 +345,7 @@ test_that("the C entry points refuse malformed arguments without crashing", {
                matrix(0, 0, 0), matrix(1, 1, 1), list(1), function(i) matrix(1, 2, 2), 1e12,
                emptyenv(), globalenv(), c(1, 2),
                # the folds' states, open and of every kind
-               .Call(bochner:::C_moments_step, NULL, matrix(1, 3, 3), matrix(1, 3, 2), NULL, 1L),
+               .Call(bochner:::C_moments_step, NULL, matrix(1, 3, 3), matrix(1, 3, 2), NULL, FALSE, 1L),
                .Call(bochner:::C_stat_moments_step, NULL, matrix(1, 3, 3), 1L),
                .Call(bochner:::C_mmd_fold_start, raw(16), 0, 3, 1, 2L, 3L), raw(16))
   routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_fold_start,
