@@ -231,7 +231,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
-  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed)
+  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed,
+                          nthreads)
   resolved <- fk$kernel
   control <- fk$control
   scaling <- fk$scaling
