@@ -99,6 +99,10 @@ falkon_check_tune <- function(tune, kernel, d) {
 # (the numbers do not depend on them).
 falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   probs <- falkon_tune_folds(xs, Y, if (is.matrix(m)) nrow(m) else m)
+  # a small problem on one thread: its parallel regions (about twenty an
+  # evaluation, of a few milliseconds each) cost more than they save, the
+  # more so on a busy machine (falkon()'s own rule for small fits)
+  if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^26) nthreads <- 1L
   d <- ncol(xs)
   s0 <- exp(mean(log(kernel$sigma)))
   fixed <- if (identical(lambda, "auto")) NULL else lambda[1L]
@@ -291,7 +295,8 @@ falkon_tune_fold <- function(pr, s, lam, nthreads) {
   Kvm <- tune_gaussian(v, z, nthreads)
   n <- nrow(u)
   A <- .Call(C_crossprod, Knm, nthreads) + lam * n * Kmm
-  solveA <- function(B) .Call(C_ridge_solve, A, B, 1e-10 * n, nthreads)
+  R <- .Call(C_cholesky, A, 1e-10 * n, nthreads)   # one factor, two solves
+  solveA <- function(B) .Call(C_cholesky_solve, R, B)
   alpha <- solveA(t(mp(t(pr$y), Knm)))
   res <- mp(Kvm, alpha) - pr$yv
   W <- solveA(t(mp(t(res), Kvm)))

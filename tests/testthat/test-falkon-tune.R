@@ -122,15 +122,16 @@ test_that("a tuned classification fit keeps its calibrated probabilities, in mem
 })
 
 test_that("the learned kernel and lambda do not depend on the thread count", {
-  d <- tune_data(1600, seed = 6)
-  fits <- lapply(1:2, function(th) falkon(d$x, d$y, m = 200, tune = "ard", seed = 7,
+  # 1600 fitting rows and 210 centres: large enough for the tuning's threads
+  d <- tune_data(2000, seed = 6)
+  fits <- lapply(1:2, function(th) falkon(d$x, d$y, m = 210, tune = "ard", seed = 7,
                                           nthreads = th))
   expect_identical(fits[[2]]$kernel$sigma, fits[[1]]$kernel$sigma)
   expect_identical(fits[[2]]$lambda, fits[[1]]$lambda)
   expect_identical(fits[[2]]$tuning, fits[[1]]$tuning)
   # and one evaluation of the objective, bit for bit
   set.seed(1)
-  folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 200)
+  folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 210)
   ev <- lapply(1:2, function(th) bochner:::falkon_tune_eval(log(c(0.7, 1.3, 2, 0.5)), folds,
                                                             4L, 4L, 1e-5, th))
   expect_identical(ev[[2]], ev[[1]])
