@@ -108,16 +108,17 @@
 #' `loss`), in closed form on a subsample: at most 3000 rows drawn at random,
 #' one fifth held out (five folds below 1500 rows), 300 uniform centres.  It
 #' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by a
-#' limited-memory BFGS within bounds, with analytic gradients, from the bandwidth rule and the best
-#' of `control$lambdas`, one length scale first, then (`"ard"`) one per input
-#' from there, kept only if it also does better on a second held-out fifth
-#' that its optimisation did not see (below 1500 rows, on the
-#' cross-validated objective).  Each evaluation costs
+#' limited-memory BFGS within bounds, with analytic gradients, from the
+#' bandwidth rule and the best of `control$lambdas`, one length scale first,
+#' then (`"ard"`) one per input from there, kept only if it also does better
+#' on a second held-out fifth that its optimisation did not see (below 1500
+#' rows, on the cross-validated objective).  Each evaluation costs
 #' \eqn{O(n_s m_s (d + m_s))}.  The learning's kernel matrices, products,
 #' factorisations and optimiser are the package's own (not R's BLAS, LAPACK
 #' or `optim()`), so the learned kernel and \eqn{\lambda} are the same, bit
-#' for bit, for any BLAS and any number of threads, as the fit is.  \eqn{\lambda} stays within `control$lambdas`' range; case
-#' weights do not enter the learning.  `"auto"` is `"ard"` for the Gaussian
+#' for bit, for any BLAS and any number of threads, as the fit is.
+#' \eqn{\lambda} stays within `control$lambdas`' range; case weights do not
+#' enter the learning.  `"auto"` is `"ard"` for the Gaussian
 #' kernel and nothing for the others; `"none"` (the default) fits at the
 #' kernel as given.  The result is kept as `tuning` and the learned kernel,
 #' an ARD kernel (see [gaussian_kernel()]), as `kernel`.  The measurements

@@ -75,6 +75,15 @@ args <- commandArgs(TRUE)
 which_sets <- if (length(args)) args else names(sets)
 tunes <- strsplit(Sys.getenv("TUNES", "none,auto"), ",")[[1]]
 out_dir <- "bench/investigations"
+source(file.path(out_dir, "falkon-tune-page.R"))
+# RENDER_ONLY=1: the page again from the rows of the last run (its CSV)
+if (nzchar(Sys.getenv("RENDER_ONLY"))) {
+  res <- utils::read.csv(file.path(out_dir, "falkon-tune.csv"))
+  which_sets <- unique(res$set)
+  writeLines(falkon_tune_page(res, which_sets),
+             file.path(out_dir, "falkon-tune.md"))
+  quit(save = "no")
+}
 gp_sets <- c("friedman1", "mcycle")
 rows <- list()
 for (s in which_sets) {
@@ -116,5 +125,4 @@ for (s in which_sets) {
 }
 res <- do.call(rbind, rows)
 utils::write.csv(res, file.path(out_dir, "falkon-tune.csv"), row.names = FALSE)
-source(file.path(out_dir, "falkon-tune-page.R"))
-writeLines(falkon_tune_page(res, which_sets, tunes), file.path(out_dir, "falkon-tune.md"))
+writeLines(falkon_tune_page(res, which_sets), file.path(out_dir, "falkon-tune.md"))
