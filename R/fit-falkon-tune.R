@@ -105,10 +105,13 @@ falkon_check_tune <- function(tune, kernel, d) {
 # (the numbers do not depend on them).
 falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   probs <- falkon_tune_folds(xs, Y, if (is.matrix(m)) nrow(m) else m)
-  # a small problem on one thread: its parallel regions (about twenty an
-  # evaluation, of a few milliseconds each) cost more than they save, the
-  # more so on a busy machine (falkon()'s own rule for small fits)
-  if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^26) nthreads <- 1L
+  # one thread unless a fold's K_nm'K_nm is large: an evaluation is about
+  # twenty products of a few milliseconds each, whose parallel regions
+  # gained at most 1.4x on an idle machine and lost 3-5x on a busy one
+  # (2400 x 300 folds, AMD EPYC, 2 cores at load 5.6: 26-34 ms an
+  # evaluation on one thread, 68-143 ms on two), as falkon() keeps small
+  # fits on one thread; at falkon_tune_rows and _centres that is one thread
+  if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   d <- ncol(xs)
   s0 <- exp(mean(log(kernel$sigma)))
   fixed <- if (identical(lambda, "auto")) NULL else lambda[1L]

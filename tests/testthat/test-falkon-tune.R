@@ -122,7 +122,8 @@ test_that("a tuned classification fit keeps its calibrated probabilities, in mem
 })
 
 test_that("the learned kernel and lambda do not depend on the thread count", {
-  # 1600 fitting rows and 210 centres: large enough for the tuning's threads
+  # the tuning runs small folds on one thread (falkon_tune()); the objective
+  # below is evaluated on two
   d <- tune_data(2000, seed = 6)
   fits <- lapply(1:2, function(th) falkon(d$x, d$y, m = 210, tune = "ard", seed = 7,
                                           nthreads = th))
