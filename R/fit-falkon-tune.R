@@ -7,13 +7,14 @@
 # and the objective the mean over held-out rows of ||K_vm alpha - y_v||^2
 # (one column per class for classes: the squared loss on the one-hot
 # targets, whatever the fit's loss), minimised over log lambda and log
-# sigma_j by L-BFGS-B with the analytic gradient, from the bandwidth rule
-# and the best of control$lambdas.  Each evaluation costs O(n_s m_s (d +
-# m_s)); the full fit then runs at the learned kernel and lambda.  Case
-# weights do not enter the tuning.  Every kernel matrix, product and
-# Cholesky solve is the package's own (src/: kernels.c, products.c,
-# cholesky.c), never R's BLAS or LAPACK, so the learned kernel and lambda
-# are the same numbers under any BLAS and any thread count, as the fit is.
+# sigma_j by a bounded limited-memory BFGS (tune_lbfgs_box()) with the
+# analytic gradient, from the bandwidth rule and the best of
+# control$lambdas.  Each evaluation costs O(n_s m_s (d + m_s)); the full fit
+# then runs at the learned kernel and lambda.  Case weights do not enter the
+# tuning.  Every kernel matrix, product and Cholesky solve is the package's
+# own (src/: kernels.c, products.c, cholesky.c), and the optimiser's sums
+# R's, never R's BLAS or LAPACK, so the learned kernel and lambda are the
+# same numbers under any BLAS and any thread count, as the fit is.
 
 # The tuning's sizes: rows drawn (fitting and held-out together), centres,
 # the pool below which 5-fold cross-validation replaces one held-out fifth,
