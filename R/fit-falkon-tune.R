@@ -7,18 +7,30 @@
 # and the objective the mean over held-out rows of ||K_vm alpha - y_v||^2
 # (one column per class for classes: the squared loss on the one-hot
 # targets, whatever the fit's loss), minimised over log lambda and log
-# sigma_j by L-BFGS-B with the analytic gradient, from the bandwidth rule
-# and the best of control$lambdas.  Each evaluation costs O(n_s m_s (d +
-# m_s)); the full fit then runs at the learned kernel and lambda.  Case
-# weights do not enter the tuning.
+# sigma_j by a bounded limited-memory BFGS (tune_lbfgs_box()) with the
+# analytic gradient, from the bandwidth rule and the best of
+# control$lambdas.  Each evaluation costs O(n_s m_s (d + m_s)); the full fit
+# then runs at the learned kernel and lambda.  Case weights do not enter the
+# tuning.  Every kernel matrix, product and Cholesky solve is the package's
+# own (src/: kernels.c, products.c, cholesky.c), and the optimiser's sums
+# R's, never R's BLAS or LAPACK, so the learned kernel and lambda are the
+# same numbers under any BLAS and any thread count, as the fit is.
 
 # The tuning's sizes: rows drawn (fitting and held-out together), centres,
 # the pool below which 5-fold cross-validation replaces one held-out fifth,
-# and L-BFGS-B's iterations.
+# and the optimiser's iterations and stopping test: an iteration gaining
+# less than factr * 2.2e-16 = 2.2e-4 of the objective ends it (optim()'s
+# "low accuracy"), far below the held-out error's own sampling error (a
+# relative 2-10 % on 300-3000 held-out rows).  Against factr = 1e9 it
+# halved the evaluations; the test errors moved both ways within the
+# splits' spread (means over five splits: Satellite 9.1 -> 9.5 %, spam
+# 9.0 -> 7.9 %, Vehicle 15.0 -> 15.4 %, Ionosphere 9.7 -> 8.8 %; the sets of
+# bench/investigations/falkon-tune.md).
 falkon_tune_rows <- 3000L
 falkon_tune_centres <- 300L
 falkon_tune_cv_below <- 1500L
 falkon_tune_maxit <- 40L
+falkon_tune_factr <- 1e12
 
 # The choices of falkon(tune = ), the default first.
 falkon_tune_modes <- c("none", "auto", "iso", "ard")
@@ -28,14 +40,15 @@ falkon_tune_modes <- c("none", "auto", "iso", "ard")
 # seed), and ARD length scales folded into the standardisation (so that the
 # centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
 # list(kernel, lambda, control, report (with tune only), scaling, xs).
-falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, Y, m, control, seed) {
+falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, Y, m, control, seed,
+                              nthreads) {
   kernel <- resolve_kernel(kernel, xs)
   learned <- list(kernel = kernel, lambda = lambda, control = control)
   if (tune != "none") {
     learned <- with_seed(seed, {
       pool <- falkon_tune_pool(nrow(xs))
       falkon_tune(xs[pool, , drop = FALSE], Y[pool, , drop = FALSE], kernel, lambda, tune, m,
-                  control)
+                  control, nthreads)
     })
   }
   if (!is.null(kernel_ard(learned$kernel))) {
@@ -56,7 +69,8 @@ falkon_tune_chunks <- function(ctx, n, d, kernel, tune, lambda, m, control, seed
   if (tune != "none") {
     learned <- with_seed(seed, {
       got <- falkon_chunk_fetch(ctx, falkon_tune_pool(n))
-      falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda, tune, m, control)
+      falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda, tune, m, control,
+                  ctx$nthreads)
     })
   }
   c(learned, list(scaling = ard_scaling(ctx$scaling, learned$kernel, d)))
@@ -90,16 +104,24 @@ falkon_check_tune <- function(tune, kernel, d) {
 # Y (n x k, the rows of falkon_tune_pool()): list(kernel, lambda, control,
 # report).  'lambda' is the fit's argument: "auto" is learned (and becomes
 # control$lambdas, the range falkon_single() reads), given values are kept
-# (the first is the tuning's).
-falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control) {
+# (the first is the tuning's).  nthreads: the package's products' threads
+# (the numbers do not depend on them).
+falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   probs <- falkon_tune_folds(xs, Y, if (is.matrix(m)) nrow(m) else m)
+  # one thread unless a fold's K_nm'K_nm is large: an evaluation is about
+  # twenty products of a few milliseconds each, whose parallel regions
+  # gained at most 1.4x on an idle machine and lost 3-5x on a busy one
+  # (2400 x 300 folds, AMD EPYC, 2 cores at load 5.6: 26-34 ms an
+  # evaluation on one thread, 68-143 ms on two), as falkon() keeps small
+  # fits on one thread; at falkon_tune_rows and _centres that is one thread
+  if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   d <- ncol(xs)
   s0 <- exp(mean(log(kernel$sigma)))
   fixed <- if (identical(lambda, "auto")) NULL else lambda[1L]
   evals <- 0L
   run <- function(theta, p, lam) {
     evals <<- evals + 1L
-    falkon_tune_eval(theta, probs, p, d, lam)
+    falkon_tune_eval(theta, probs, p, d, lam, nthreads)
   }
   # lambda's start: the best of the candidates at the rule's bandwidth
   lams <- if (is.null(fixed)) control$lambdas else fixed
@@ -125,7 +147,7 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control) {
     judge <- function(r, p) {
       if (is.null(probs$check)) return(r$value)
       evals <<- evals + 1L
-      falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par))$value
+      falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par), nthreads)$value
     }
     if (judge(ard, d) < judge(iso, 1L)) {
       best <- ard
@@ -169,36 +191,96 @@ falkon_tune_folds <- function(xs, Y, m) {
   out
 }
 
-# L-BFGS-B over theta = (log lambda unless fixed, p log length scales), each
-# point evaluated once for value and gradient.
+# Quasi-Newton over theta = (log lambda unless fixed, p log length scales)
+# in the box of lambda's range and sigma in [0.01, 1000].
 falkon_tune_optim <- function(start, p, fixed, run, lam_range) {
   n_lam <- as.integer(is.null(fixed))
-  last <- NULL
-  at <- function(theta) {
-    if (is.null(last) || !identical(last$theta, theta)) {
-      lam <- if (is.null(fixed)) exp(theta[1L]) else fixed
-      last <<- c(list(theta = theta), run(if (n_lam) theta[-1L] else theta, p, lam))
-    }
-    last
+  fg <- function(theta) {
+    r <- run(if (n_lam) theta[-1L] else theta, p, if (n_lam) exp(theta[1L]) else fixed)
+    if (!n_lam) r$gradient <- r$gradient[-1L]
+    r
   }
   lower <- c(if (n_lam) lam_range[1L], rep(log(1e-2), p))
   upper <- c(if (n_lam) lam_range[2L], rep(log(1e3), p))
-  start <- pmin(pmax(start, lower), upper)
-  res <- stats::optim(start, function(t) at(t)$value,
-                      function(t) { g <- at(t)$gradient; if (n_lam) g else g[-1L] },
-                      method = "L-BFGS-B", lower = lower, upper = upper,
-                      control = list(maxit = falkon_tune_maxit, factr = 1e9))
-  list(par = res$par, value = res$value)
+  tune_lbfgs_box(start, fg, lower, upper, falkon_tune_maxit, falkon_tune_factr)
+}
+
+# Minimises fg (theta -> list(value, gradient)) over the box [lower, upper]
+# by limited-memory BFGS with the box by projection (the projected
+# quasi-Newton step of Kelley, Iterative Methods for Optimization, 1999,
+# 5.5): variables at a bound their gradient pushes against are held for
+# the step, the rest move along the two-loop direction, backtracking until
+# the value falls enough (Armijo).  Not optim(method = "L-BFGS-B") nor
+# nlminb(): they do their vector arithmetic on the BLAS (ddot, daxpy), so
+# their iterates, and the learned kernel, moved with the BLAS; every sum
+# here is R's own.  Stops after maxit iterations, when an iteration lowers
+# the value by less than factr machine epsilons relatively (L-BFGS-B's
+# test), or when no step lowers it.  Returns list(par, value).
+tune_lbfgs_box <- function(start, fg, lower, upper, maxit, factr, memory = 5L) {
+  dot <- function(a, b) sum(a * b)
+  x <- pmin(pmax(start, lower), upper)
+  cur <- fg(x)
+  S <- Y <- list()
+  for (it in seq_len(maxit)) {
+    g <- cur$gradient
+    held <- (x <= lower & g > 0) | (x >= upper & g < 0)
+    if (all(held)) break
+    q <- replace(g, held, 0)
+    k <- length(S)
+    a <- numeric(k)
+    for (i in rev(seq_len(k))) {
+      a[i] <- dot(S[[i]], q) / dot(S[[i]], Y[[i]])
+      q <- q - a[i] * Y[[i]]
+    }
+    if (k) q <- q * (dot(S[[k]], Y[[k]]) / dot(Y[[k]], Y[[k]]))
+    for (i in seq_len(k)) q <- q + S[[i]] * (a[i] - dot(Y[[i]], q) / dot(S[[i]], Y[[i]]))
+    dir <- -replace(q, held, 0)
+    slope <- dot(dir, g)
+    if (!k || slope >= 0) {
+      # no curvature yet, or none that gives descent: steepest descent,
+      # its first step of unit length as L-BFGS-B's
+      S <- Y <- list()
+      dir <- -replace(g, held, 0)
+      slope <- dot(dir, g)
+    }
+    if (!(slope < 0)) break
+    step <- if (length(S)) 1 else 1 / sqrt(-slope)
+    for (tries in 1:30) {
+      xn <- pmin(pmax(x + step * dir, lower), upper)
+      if (all(xn == x)) return(list(par = x, value = cur$value))
+      new <- fg(xn)
+      if (is.finite(new$value) && new$value <= cur$value + 1e-4 * dot(g, xn - x)) break
+      # the minimum of the quadratic through the value and slope at 0 and
+      # the value at step, kept within [step / 10, step / 2]
+      t <- if (is.finite(new$value)) {
+        -slope * step^2 / (2 * (new$value - cur$value - slope * step))
+      } else step / 10
+      step <- min(max(t, step / 10), step / 2)
+    }
+    if (!(is.finite(new$value) && new$value < cur$value)) break
+    s <- xn - x
+    y <- new$gradient - g
+    if (dot(s, y) > 1e-10 * dot(y, y)) {
+      S <- c(utils::tail(S, memory - 1L), list(s))
+      Y <- c(utils::tail(Y, memory - 1L), list(y))
+    }
+    done <- cur$value - new$value <=
+      factr * .Machine$double.eps * max(abs(cur$value), abs(new$value), 1)
+    x <- xn
+    cur <- new
+    if (done) break
+  }
+  list(par = x, value = cur$value)
 }
 
 # The objective and its gradient in (log lambda, log sigma_1..p) at length
 # scales exp(theta) (p = 1: one for all inputs) and lambda.
-falkon_tune_eval <- function(theta, probs, p, d, lam) {
+falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads) {
   s <- rep_len(exp(theta), d)
   value <- 0
   grad <- numeric(1L + d)
   for (pr in probs$folds) {
-    g <- falkon_tune_fold(pr, s, lam)
+    g <- falkon_tune_fold(pr, s, lam, nthreads)
     value <- value + g$value
     grad <- grad + g$gradient
   }
@@ -213,43 +295,45 @@ falkon_tune_eval <- function(theta, probs, p, d, lam) {
 # <dK_nm, (y - F) W' - K_nm W alpha'> - lambda n <dK_mm, W alpha'>, and for
 # log lambda -lambda n <K_mm, W alpha'>.  For the Gaussian kernel dK/dlog
 # sigma_j = K o (a_j - b_j)^2 / sigma_j^2 (ard_gradient_terms()).
-falkon_tune_fold <- function(pr, s, lam) {
+falkon_tune_fold <- function(pr, s, lam, nthreads) {
   u <- sweep(pr$x, 2L, s, "/")
   z <- sweep(pr$z, 2L, s, "/")
   v <- sweep(pr$v, 2L, s, "/")
-  Knm <- tune_gaussian(u, z)
-  Kmm <- tune_gaussian(z, z)
-  Kvm <- tune_gaussian(v, z)
+  # the package's products: t(a) %*% b as t(t(b) %*% a), whose transposed
+  # copies are of the thin side (k or d columns)
+  mp <- function(a, b) .Call(C_matprod, a, b, nthreads)
+  Knm <- tune_gaussian(u, z, nthreads)
+  Kmm <- tune_gaussian(z, NULL, nthreads)
+  Kvm <- tune_gaussian(v, z, nthreads)
   n <- nrow(u)
-  A <- crossprod(Knm) + lam * n * Kmm
-  diag(A) <- diag(A) + 1e-10 * n
-  R <- chol(A)
-  solveA <- function(B) backsolve(R, forwardsolve(R, B, upper.tri = TRUE, transpose = TRUE))
-  alpha <- solveA(crossprod(Knm, pr$y))
-  res <- Kvm %*% alpha - pr$yv
-  W <- solveA(crossprod(Kvm, res))
-  Mv <- tcrossprod(res, alpha)
-  Mn <- tcrossprod(pr$y - Knm %*% alpha, W) - tcrossprod(Knm %*% W, alpha)
-  Mm <- tcrossprod(W, alpha)
-  g_s <- ard_gradient_terms(Kvm * Mv, v, z) + ard_gradient_terms(Knm * Mn, u, z) -
-    lam * n * ard_gradient_terms(Kmm * Mm, z, z)
+  A <- .Call(C_crossprod, Knm, nthreads) + lam * n * Kmm
+  R <- .Call(C_cholesky, A, 1e-10 * n, nthreads)   # one factor, two solves
+  solveA <- function(B) .Call(C_cholesky_solve, R, B)
+  alpha <- solveA(t(mp(t(pr$y), Knm)))
+  res <- mp(Kvm, alpha) - pr$yv
+  W <- solveA(t(mp(t(res), Kvm)))
+  ta <- t(alpha)
+  Mv <- mp(res, ta)
+  Mn <- mp(pr$y - mp(Knm, alpha), t(W)) - mp(mp(Knm, W), ta)
+  Mm <- mp(W, ta)
+  g_s <- ard_gradient_terms(Kvm * Mv, v, z, nthreads) +
+    ard_gradient_terms(Knm * Mn, u, z, nthreads) -
+    lam * n * ard_gradient_terms(Kmm * Mm, z, z, nthreads)
   g_lam <- -lam * n * sum(Kmm * Mm)
   list(value = sum(res^2), gradient = 2 * c(g_lam, g_s))
 }
 
-# The unit Gaussian kernel between the rows of a and b, on R's matrix
-# product: at the tuning's sizes (a few thousand rows, a few hundred
-# centres) R's BLAS is several times faster than the package's own kernel
-# blocks, and the tuning needs no bit-for-bit agreement across BLAS (a
-# different BLAS may move the learned scales in their last digits).
-tune_gaussian <- function(a, b) {
-  d2 <- outer(rowSums(a^2), rowSums(b^2), "+") - 2 * tcrossprod(a, b)
-  exp(-pmax(d2, 0) / 2)
+# The unit Gaussian kernel between the rows of a and b (b NULL: a against
+# itself, exactly symmetric) on the package's kernel blocks, which at the
+# tuning's sizes also beat R's BLAS product with its elementwise exp.
+tune_gaussian <- function(a, b, nthreads) {
+  .Call(C_kernel_matrix, kernel_table$gaussian$code, 1, a, b, nthreads)
 }
 
 # sum_il B_il (a_ij - b_lj)^2 for each column j: the derivative in log
 # sigma_j of <K, M> for the Gaussian kernel on a = x / sigma, b = z /
 # sigma, with B = K o M.
-ard_gradient_terms <- function(B, a, b) {
-  colSums(a^2 * rowSums(B)) + colSums(b^2 * colSums(B)) - 2 * colSums(a * (B %*% b))
+ard_gradient_terms <- function(B, a, b, nthreads) {
+  colSums(a^2 * rowSums(B)) + colSums(b^2 * colSums(B)) -
+    2 * colSums(a * .Call(C_matprod, B, b, nthreads))
 }

@@ -107,16 +107,18 @@
 #' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
 #' `loss`), in closed form on a subsample: at most 3000 rows drawn at random,
 #' one fifth held out (five folds below 1500 rows), 300 uniform centres.  It
-#' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by L-BFGS-B
-#' (`optim()`) with analytic gradients, from the bandwidth rule and the best
-#' of `control$lambdas`, one length scale first, then (`"ard"`) one per input
-#' from there, kept only if it also does better on a second held-out fifth
-#' that its optimisation did not see (below 1500 rows, on the
-#' cross-validated objective).  Each evaluation costs
-#' \eqn{O(n_s m_s (d + m_s))}; the learning runs on R's matrix products (its
-#' BLAS), so a learned scale may differ in its last digits between BLAS
-#' builds.  \eqn{\lambda} stays within `control$lambdas`' range; case
-#' weights do not enter the learning.  `"auto"` is `"ard"` for the Gaussian
+#' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by a
+#' limited-memory BFGS within bounds, with analytic gradients, from the
+#' bandwidth rule and the best of `control$lambdas`, one length scale first,
+#' then (`"ard"`) one per input from there, kept only if it also does better
+#' on a second held-out fifth that its optimisation did not see (below 1500
+#' rows, on the cross-validated objective).  Each evaluation costs
+#' \eqn{O(n_s m_s (d + m_s))}.  The learning's kernel matrices, products,
+#' factorisations and optimiser are the package's own (not R's BLAS, LAPACK
+#' or `optim()`), so the learned kernel and \eqn{\lambda} are the same, bit
+#' for bit, for any BLAS and any number of threads, as the fit is.
+#' \eqn{\lambda} stays within `control$lambdas`' range; case weights do not
+#' enter the learning.  `"auto"` is `"ard"` for the Gaussian
 #' kernel and nothing for the others; `"none"` (the default) fits at the
 #' kernel as given.  The result is kept as `tuning` and the learned kernel,
 #' an ARD kernel (see [gaussian_kernel()]), as `kernel`.  The measurements
@@ -231,7 +233,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
-  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed)
+  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed,
+                          nthreads)
   resolved <- fk$kernel
   control <- fk$control
   scaling <- fk$scaling

@@ -50,8 +50,10 @@ SEXP bochner_moments_finish_call(SEXP state, SEXP nthreads);
 SEXP bochner_column_sums_exact_call(SEXP x, SEXP a, SEXP b, SEXP nthreads);
 SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 
-/* api_ridge.c: the ridge solve and the lambda path */
+/* api_ridge.c: the ridge solve, the Cholesky factor and its solves, and the lambda path */
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
+SEXP bochner_cholesky_call(SEXP A, SEXP lambda, SEXP nthreads);
+SEXP bochner_cholesky_solve_call(SEXP R, SEXP B);
 SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
 SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
 SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);

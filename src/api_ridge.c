@@ -1,30 +1,62 @@
-/* .Call wrappers: the ridge solve (cholesky.c) and the lambda path's spectrum, reflectors
- * and leave-one-out rows (ridge_path.c).
+/* .Call wrappers: the ridge solve, the Cholesky factor and its solves (cholesky.c), and
+ * the lambda path's spectrum, reflectors and leave-one-out rows (ridge_path.c).
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
 #include "api.h"
 #include <string.h>
+
+/* The upper factor R (R'R = A + lambda I) of a symmetric A (its upper triangle read), a
+ * new protected object; an error naming the column whose pivot fails. */
+static SEXP ridge_factor(SEXP A, SEXP lambda, SEXP nthreads)
+{
+    if (!bochner_is_real_matrix(A) || nrows(A) != ncols(A))
+        error("'A' must be a square double matrix");
+    if (TYPEOF(lambda) != REALSXP || XLENGTH(lambda) != 1 || !R_FINITE(REAL(lambda)[0]))
+        error("'lambda' must be one finite number");
+    int n = nrows(A);
+    SEXP R = PROTECT(duplicate(A));
+    double *r = REAL(R), lam = REAL(lambda)[0];
+    for (int i = 0; i < n; i++) r[i + (ptrdiff_t) i * n] += lam;
+    int bad = bochner_cholesky(r, n, bochner_nthreads(asInteger(nthreads)));
+    if (bad) error("the matrix is not numerically positive definite (pivot %d)", bad);
+    return R;
+}
 
 /* .Call(C_ridge_solve, A, B, lambda, nthreads): (A + lambda I)^-1 B for a
  * symmetric A (its upper triangle is read); an error naming the column
  * whose pivot fails. */
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads)
 {
-    if (!bochner_is_real_matrix(A) || nrows(A) != ncols(A))
-        error("'A' must be a square double matrix");
-    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(A))
+    if (bochner_is_real_matrix(A) && (!bochner_is_real_matrix(B) || nrows(B) != nrows(A)))
         error("'B' must be a double matrix with one row per row of 'A'");
-    if (TYPEOF(lambda) != REALSXP || XLENGTH(lambda) != 1 || !R_FINITE(REAL(lambda)[0]))
-        error("'lambda' must be one finite number");
-    int n = nrows(A), m = ncols(B);
-    SEXP R = PROTECT(duplicate(A));
+    SEXP R = ridge_factor(A, lambda, nthreads);
     SEXP X = PROTECT(duplicate(B));
-    double *r = REAL(R), lam = REAL(lambda)[0];
-    for (int i = 0; i < n; i++) r[i + (ptrdiff_t) i * n] += lam;
-    int bad = bochner_cholesky(r, n, bochner_nthreads(asInteger(nthreads)));
-    if (bad) error("the matrix is not numerically positive definite (pivot %d)", bad);
-    bochner_cholesky_solve(r, n, REAL(X), m);
+    bochner_cholesky_solve(REAL(R), nrows(R), REAL(X), ncols(X));
     UNPROTECT(2);
+    return X;
+}
+
+/* .Call(C_cholesky, A, lambda, nthreads): the upper R with R'R = A + lambda I
+ * (strict lower triangle zero), for several solves with one factor
+ * (C_cholesky_solve); the same errors as C_ridge_solve. */
+SEXP bochner_cholesky_call(SEXP A, SEXP lambda, SEXP nthreads)
+{
+    SEXP R = ridge_factor(A, lambda, nthreads);
+    UNPROTECT(1);
+    return R;
+}
+
+/* .Call(C_cholesky_solve, R, B): (R'R)^-1 B for an upper triangular R (its upper
+ * triangle read), by the two triangular substitutions. */
+SEXP bochner_cholesky_solve_call(SEXP R, SEXP B)
+{
+    if (!bochner_is_real_matrix(R) || nrows(R) != ncols(R))
+        error("'R' must be a square double matrix");
+    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(R))
+        error("'B' must be a double matrix with one row per row of 'R'");
+    SEXP X = PROTECT(duplicate(B));
+    bochner_cholesky_solve(REAL(R), nrows(R), REAL(X), ncols(X));
+    UNPROTECT(1);
     return X;
 }
 

@@ -51,6 +51,12 @@ out$falkon <- falkon(x[1:500, ], y[1:500], seed = 7, nthreads = 2,
 out$falkon_pred <- predict(out$falkon, xn)
 out$falkon_prob <- predict(falkon(x[1:300, ], cls[1:300], m = 100, loss = "logistic",
                                   seed = 8), xn, type = "prob")
+# the learned kernel and lambda (falkon(tune = ), R/fit-falkon-tune.R): five
+# folds below 1500 rows, one held-out fifth and a judging fifth above
+out$falkon_tuned <- falkon(x, y, m = 100, tune = "ard", seed = 9, nthreads = 2)
+xl <- rbind(x, xn[1:400, ])
+out$falkon_tuned_big <- falkon(xl, sin(xl[, 1]) + xl[, 2] * xl[, 3], m = 80, tune = "ard",
+                               seed = 10)$tuning
 saveRDS(out, commandArgs(TRUE)[1])
 '
 

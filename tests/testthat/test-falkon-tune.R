@@ -16,8 +16,8 @@ test_that("the tuning's gradient matches central finite differences", {
     folds <- bochner:::falkon_tune_folds(d$x, Y, 40)
     for (p in c(1L, 4L)) {
       theta <- c(log(1e-4), if (p == 1L) log(0.9) else log(c(0.7, 1.3, 2, 0.5)))
-      f <- function(t) bochner:::falkon_tune_eval(t[-1], folds, p, 4, exp(t[1]))$value
-      g <- bochner:::falkon_tune_eval(theta[-1], folds, p, 4, exp(theta[1]))$gradient
+      f <- function(t) bochner:::falkon_tune_eval(t[-1], folds, p, 4, exp(t[1]), 1L)$value
+      g <- bochner:::falkon_tune_eval(theta[-1], folds, p, 4, exp(theta[1]), 1L)$gradient
       h <- 1e-5
       fd <- vapply(seq_along(theta), function(i) {
         e <- replace(numeric(length(theta)), i, h)
@@ -119,4 +119,69 @@ test_that("a tuned classification fit keeps its calibrated probabilities, in mem
   expect_identical(fc$kernel$sigma, fit$kernel$sigma)
   expect_identical(fc$calibration, fit$calibration)
   expect_identical(predict(fc, d$x[1:5, ], type = "prob"), pr)
+})
+
+test_that("the learned kernel and lambda do not depend on the thread count", {
+  # the tuning runs small folds on one thread (falkon_tune()); the objective
+  # below is evaluated on two
+  d <- tune_data(2000, seed = 6)
+  fits <- lapply(1:2, function(th) falkon(d$x, d$y, m = 210, tune = "ard", seed = 7,
+                                          nthreads = th))
+  expect_identical(fits[[2]]$kernel$sigma, fits[[1]]$kernel$sigma)
+  expect_identical(fits[[2]]$lambda, fits[[1]]$lambda)
+  expect_identical(fits[[2]]$tuning, fits[[1]]$tuning)
+  # and one evaluation of the objective, bit for bit
+  set.seed(1)
+  folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 210)
+  ev <- lapply(1:2, function(th) bochner:::falkon_tune_eval(log(c(0.7, 1.3, 2, 0.5)), folds,
+                                                            4L, 4L, 1e-5, th))
+  expect_identical(ev[[2]], ev[[1]])
+})
+
+test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
+  # what R hands to the BLAS or LAPACK (optim's L-BFGS-B and nlminb do
+  # their vector steps with ddot and daxpy), so that a BLAS's rounding would
+  # move the learned kernel; walked through every package function the
+  # tuning reaches
+  blas <- c("%*%", "crossprod", "tcrossprod", "chol", "chol2inv", "solve", "backsolve",
+            "forwardsolve", "qr", "qr.solve", "svd", "eigen", "determinant", "det", "optim",
+            "nlminb", "nlm", "lm.fit", "La.svd")
+  ns <- asNamespace("bochner")
+  seen <- character()
+  found <- character()
+  walk <- function(name) {
+    seen <<- c(seen, name)
+    f <- get(name, envir = ns)
+    calls <- unique(c(all.names(body(f)), unlist(lapply(formals(f), all.names))))
+    found <<- c(found, paste0(name, ": ", intersect(calls, blas)))
+    own <- calls[vapply(calls, function(n) exists(n, envir = ns, inherits = FALSE) &&
+                          is.function(get(n, envir = ns)), NA)]
+    for (n in setdiff(own, seen)) walk(n)
+  }
+  walk("falkon_tune")
+  # the walk reaches the objective, its products and the optimiser
+  expect_true(all(c("falkon_tune_fold", "tune_gaussian", "ard_gradient_terms",
+                    "tune_lbfgs_box") %in% seen))
+  expect_identical(found[!grepl(": $", found)], character())
+})
+
+test_that("the box-constrained quasi-Newton finds optim's L-BFGS-B minimum", {
+  # Rosenbrock in 6 variables: once the minimum inside the box, once on
+  # its upper face
+  fr <- function(p) sum(100 * (p[-1] - p[-6]^2)^2 + (1 - p[-6])^2)
+  gr <- function(p) {
+    g <- numeric(6)
+    g[-6] <- -400 * p[-6] * (p[-1] - p[-6]^2) - 2 * (1 - p[-6])
+    g[-1] <- g[-1] + 200 * (p[-1] - p[-6]^2)
+    g
+  }
+  fg <- function(p) list(value = fr(p), gradient = gr(p))
+  for (up in c(2, 0.5)) {
+    got <- bochner:::tune_lbfgs_box(rep(c(-1.2, 1), 3), fg, rep(-2, 6), rep(up, 6), 500, 10)
+    ref <- optim(rep(c(-1.2, 1), 3), fr, gr, method = "L-BFGS-B", lower = -2, upper = up,
+                 control = list(maxit = 500, factr = 10))
+    expect_equal(got$par, ref$par, tolerance = 1e-5)
+    expect_equal(got$value, fr(got$par))
+    expect_lte(got$value, ref$value + 1e-10)
+  }
 })

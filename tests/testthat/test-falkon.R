@@ -68,6 +68,26 @@ test_that("the package's Cholesky solves like solve(), the same for any thread c
   expect_error(.Call(bochner:::C_ridge_solve, -diag(3), diag(3), 0, 1L), "positive definite")
 })
 
+test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()'s", {
+  set.seed(15)
+  for (m in c(1, 7, 300)) {   # 300: panels of 96 and a remainder of 12
+    A <- crossprod(matrix(rnorm((m + 3) * m), m + 3))
+    B <- matrix(rnorm(3 * m), m)
+    R <- .Call(bochner:::C_cholesky, A, 0.5, 1L)
+    ref <- chol(A + diag(0.5, m))
+    expect_equal(R, ref, tolerance = 1e-12)
+    expect_identical(R[lower.tri(R)], numeric(sum(lower.tri(R))))
+    expect_identical(.Call(bochner:::C_cholesky, A, 0.5, 2L), R)
+    X <- .Call(bochner:::C_cholesky_solve, R, B)
+    expect_equal(X, backsolve(ref, forwardsolve(ref, B, upper.tri = TRUE, transpose = TRUE)),
+                 tolerance = 1e-10)
+    # one factor and its solves are the ridge solve, bit for bit
+    expect_identical(X, .Call(bochner:::C_ridge_solve, A, B, 0.5, 1L))
+  }
+  expect_error(.Call(bochner:::C_cholesky, -diag(3), 0, 1L), "positive definite \\(pivot 1\\)")
+  expect_error(.Call(bochner:::C_cholesky_solve, diag(3), diag(2)), "one row per row of 'R'")
+})
+
 test_that("the fitted values, from a cached K_nm or carried along the path, equal predict()", {
   set.seed(14)
   x <- matrix(rnorm(1200), 600)
