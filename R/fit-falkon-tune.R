@@ -134,35 +134,42 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   n_lam <- as.integer(is.null(fixed))
   theta_of <- function(par) if (n_lam) par[-1L] else par
   lambda_of <- function(par) if (n_lam) exp(par[1L]) else fixed
-  best <- iso
-  chosen <- "iso"
+  judge <- function(r, p) {
+    if (is.null(probs$check)) return(r$value)
+    evals <<- evals + 1L
+    falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par), nthreads)$value
+  }
+  cands <- list(iso = list(r = iso, p = 1L))
   if (mode == "ard") {
     start <- c(iso$par[seq_len(n_lam)], rep(iso$par[n_lam + 1L], d))
-    ard <- falkon_tune_optim(start, d, fixed, run, lam_range)
-    # one scale per input is kept only if it also does better on a fifth
-    # the optimisation did not hold out (with d scales the held-out error
-    # it minimised overstates the gain: spam and Satellite in
-    # bench/investigations/falkon-tune.md); below falkon_tune_cv_below rows
-    # the objective is cross-validated already
-    judge <- function(r, p) {
-      if (is.null(probs$check)) return(r$value)
-      evals <<- evals + 1L
-      falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par), nthreads)$value
-    }
-    if (judge(ard, d) < judge(iso, 1L)) {
-      best <- ard
-      chosen <- "ard"
-    }
+    cands$ard <- list(r = falkon_tune_optim(start, d, fixed, run, lam_range), p = d)
+  }
+  # the learned kernel is kept only if it also does better on a fifth the
+  # optimisation did not hold out than the scale(s) it started from (with
+  # d scales the held-out error it minimised overstates the gain: spam and
+  # Satellite in bench/investigations/falkon-tune.md); below
+  # falkon_tune_cv_below rows the objective is cross-validated already
+  if (!is.null(probs$check)) {
+    cands$rule <- list(r = list(par = c(if (n_lam) log(lam0), log(s0)), value = min(v0)),
+                       p = 1L)
+  }
+  score <- vapply(cands, function(cn) judge(cn$r, cn$p), 0)
+  chosen <- names(cands)[which.min(score)]
+  best <- cands[[chosen]]$r
+  report <- list(mode = mode, chosen = chosen, start = c(lambda = lam0, sigma = s0),
+                 objective = c(start = min(v0), end = best$value), evaluations = evals,
+                 rows = probs$rows, centres = probs$centres, folds = length(probs$folds))
+  if (chosen == "rule") {
+    # the fit as without tuning: the rule's bandwidth, lambda chosen as usual
+    return(list(kernel = kernel, lambda = lambda, control = control,
+                report = c(report, list(lambda = NULL, sigma = kernel$sigma))))
   }
   sigma <- exp(theta_of(best$par))
   lam <- if (is.null(fixed)) lambda_of(best$par) else lambda
   kernel$sigma <- sigma
   kernel$sigma_from_median <- kernel$sigma_from_sigest <- kernel$gamma <- NULL
   kernel$sigma_learned <- TRUE
-  report <- list(mode = mode, chosen = chosen, lambda = if (is.null(fixed)) lam, sigma = sigma,
-                 start = c(lambda = lam0, sigma = s0), objective = c(start = min(v0),
-                 end = best$value), evaluations = evals, rows = probs$rows,
-                 centres = probs$centres, folds = length(probs$folds))
+  report <- c(report, list(lambda = if (is.null(fixed)) lam, sigma = sigma))
   if (is.null(fixed)) control$lambdas <- lam
   list(kernel = kernel, lambda = lam, control = control, report = report)
 }

@@ -95,8 +95,13 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   expect_length(intersect(key(folds$folds[[1]]$v), key(folds$check$folds[[1]]$v)), 0L)
   fit <- falkon(d$x, d$y, m = 30, tune = "ard", seed = 2)
   expect_identical(fit$tuning$folds, 1L)
-  expect_true(fit$tuning$chosen %in% c("iso", "ard"))
+  expect_true(fit$tuning$chosen %in% c("iso", "ard", "rule"))
   expect_length(fit$kernel$sigma, if (fit$tuning$chosen == "ard") 4L else 1L)
+  # the rule's bandwidth, kept when the learned scales do no better on the
+  # second fifth, is the untuned fit
+  if (fit$tuning$chosen == "rule") {
+    expect_identical(fit$kernel$sigma, falkon(d$x, d$y, m = 30, seed = 2)$kernel$sigma)
+  }
 })
 
 test_that("a tuned classification fit keeps its calibrated probabilities, in memory and on chunks", {
