@@ -149,6 +149,8 @@
 #'   chunks per grid scored.
 #' @param ard,optimize,signal,noise,control,sampling For `rff_gp()`, as in
 #'   memory.
+#' @param precision For `rff_ridge()`, as in memory (see [feature_precision]);
+#'   for `rff_gp()` it is an entry of `control`.
 #' @param centers For `kernel_kmeans()`, the number of clusters.
 #' @param method For `kernel_kmeans()`, `"rff"` or `"nystrom"`.
 #' @param m For `kernel_kmeans(method = "nystrom")`, the number of
