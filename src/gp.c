@@ -29,9 +29,10 @@
  * and the float sums inside sgemm.c's K-blocks of 256 rows add at most
  * 1.6e-5 |Z|'|Z| (sgemm.c's header; about 1e-6 on average); the sums across
  * K-blocks and blocks are double.  The Cholesky, the solves and the
- * likelihood stay double (R/fit-gp-optim.R).  Blocks are GP_ROWS rows, a
- * multiple of 256, so the K-blocks fall at multiples of 256 rows whatever
- * the thread count (and for chunks of multiples of 256 rows).  The cost at
+ * likelihood stay double (R/fit-gp-optim.R).  Blocks are GP_ROWS_SINGLE rows,
+ * a multiple of 256, so the K-blocks fall at multiples of 256 rows whatever
+ * the thread count and the block length (and for chunks of multiples of 256
+ * rows), and Z'Z takes them in the same order: the same sums.  The cost at
  * n = 1e6, D = 1024 is the n (2D)^2 / 2 multiply-adds of that triangle
  * (bench/gp.md: the kernel runs near the core's peak).  The blocks do not
  * depend on the thread count, so neither do the results. */
@@ -40,36 +41,59 @@
 #include <math.h>
 
 #define GP_ROWS 1024          /* rows per block of features */
+/* rows per block of single precision's Z'Z: each call of the float product packs its
+ * panels and adds its K-blocks' float sums into the whole of Z'Z (16 MB of double at
+ * D = 1024), so longer blocks spend less of the pass on both; 4096 rows took the 2-thread
+ * pass at n = 1e5, D = 1024 from 3.30 s to 3.02 s (1024: 1.70x on 2 threads, 4096: 1.89x) */
+#define GP_ROWS_SINGLE 4096
 
 /* zb (nr x 2D): the pair map of the block (cos and sin of each argument
  * computed together, features.c), columns scaled by amp and, with case
- * weights, rows by sw (the square roots of the weights of the block) */
-static void block_features(const double *xb, int nr, int d, const double *w, int D,
-                           const double *amp, const double *sw, double *zb, int nthreads)
+ * weights, rows by sw (the square roots of the weights of the block); the
+ * scaling is left to the caller when scale is 0 (single precision does it
+ * in its rounding pass, the same products) */
+typedef struct {
+    double *zb;
+    const double *amp, *sw;
+    int nr;
+} scale_job;
+
+static void scale_pair(void *ctx, R_xlen_t j, int thread)
 {
-    bochner_fourier_transform(xb, nr, d, w, D, NULL, 1.0, zb, nthreads);
-    for (int j = 0; j < D; j++) {
-        double a = amp[j];
-        double *c = zb + (R_xlen_t) (2 * j) * nr, *s = c + nr;
-        if (sw) {
-            for (int i = 0; i < nr; i++) {
-                c[i] *= a * sw[i];
-                s[i] *= a * sw[i];
-            }
-        } else {
-            for (int i = 0; i < nr; i++) {
-                c[i] *= a;
-                s[i] *= a;
-            }
+    (void) thread;
+    const scale_job *p = (const scale_job *) ctx;
+    const int nr = p->nr;
+    const double a = p->amp[j], *sw = p->sw;
+    double *c = p->zb + (R_xlen_t) (2 * j) * nr, *s = c + nr;
+    if (sw) {
+        for (int i = 0; i < nr; i++) {
+            c[i] *= a * sw[i];
+            s[i] *= a * sw[i];
+        }
+    } else {
+        for (int i = 0; i < nr; i++) {
+            c[i] *= a;
+            s[i] *= a;
         }
     }
 }
 
-/* Single precision: zf = zb rounded to float and zy += t(zf) y in double (each float
- * product exact), one column per task: one read of zb, threaded, each column's sum in
- * row order whatever the thread count. */
+static void block_features(const double *xb, int nr, int d, const double *w, int D,
+                           const double *amp, const double *sw, double *zb, int scale,
+                           int nthreads)
+{
+    bochner_fourier_transform(xb, nr, d, w, D, NULL, 1.0, zb, nthreads);
+    if (!scale) return;
+    scale_job sj = {zb, amp, sw, nr};
+    bochner_parallel_blocks(D, bochner_threads_for(nthreads, 2.0 * (double) nr * D), D,
+                            scale_pair, &sj);
+}
+
+/* Single precision: zf = zb scaled (as scale_pair) and rounded to float, and zy += t(zf) y
+ * in double (each float product exact), one column per task: one read of zb, threaded,
+ * each column's sum in row order whatever the thread count. */
 typedef struct {
-    const double *zb, *y;
+    const double *zb, *y, *amp, *sw;
     float *zf;
     double *zy;
     int nr;
@@ -79,12 +103,19 @@ static void round_column(void *ctx, R_xlen_t k, int thread)
 {
     (void) thread;
     const round_job *p = (const round_job *) ctx;
-    const double *z = p->zb + k * p->nr;
+    const double *z = p->zb + k * p->nr, a = p->amp[k / 2], *sw = p->sw;
     float *f = p->zf + k * p->nr;
     double s = 0.0;
-    for (int i = 0; i < p->nr; i++) {
-        f[i] = (float) z[i];
-        s += (double) f[i] * p->y[i];
+    if (sw) {
+        for (int i = 0; i < p->nr; i++) {
+            f[i] = (float) (z[i] * (a * sw[i]));
+            s += (double) f[i] * p->y[i];
+        }
+    } else {
+        for (int i = 0; i < p->nr; i++) {
+            f[i] = (float) (z[i] * a);
+            s += (double) f[i] * p->y[i];
+        }
     }
     p->zy[k] += s;
 }
@@ -93,8 +124,8 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
                      const double *amp, const double *y, const double *sw, int single,
                      double *zz, double *zy, int nthreads)
 {
-    int m = 2 * D;
-    int rows = n < GP_ROWS ? (int) n : GP_ROWS;
+    int m = 2 * D, most = single ? GP_ROWS_SINGLE : GP_ROWS;
+    int rows = n < most ? (int) n : most;
     double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
     double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
     float *zf = single ? (float *) R_alloc((size_t) rows * (size_t) m, sizeof(float)) : NULL;
@@ -104,12 +135,12 @@ int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
         R_xlen_t len = (R_xlen_t) nr * m;
         bochner_copy_rows(x, n, d, r0, nr, xb);
-        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
+        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, !single, nthreads);
         /* the upper triangle only, t(zb) %*% zb read straight from zb's
          * columns (no transposed copy) */
         if (single) {
             /* Z'y from the same float values as Z'Z (one perturbed Z for both) */
-            round_job rj = {zb, y + r0, zf, zy, nr};
+            round_job rj = {zb, y + r0, amp, sw ? sw + r0 : NULL, zf, zy, nr};
             /* one parallel region a block (the block's loop checks for interrupts): on
              * a loaded machine each region's join can wait for a time slice */
             bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), m,
@@ -148,7 +179,7 @@ int bochner_gp_gradient(const double *x, R_xlen_t n, int d, const double *w, int
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
         bochner_copy_rows(x, n, d, r0, nr, xb);
-        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, nthreads);
+        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, 1, nthreads);
         /* pb = Z A^-1, then G = u alpha' - pb in place */
         bochner_product(zb, nr, ainv, m, nr, m, m, pb, nr, 0, 0, nthreads);
         /* u = (y - Z alpha) / s2 on the block */

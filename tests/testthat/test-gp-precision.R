@@ -22,7 +22,7 @@ gp_fixed <- function(dat, precision, D = 64, threads = 1L, ...) {
 
 test_that("C_gp_stats in single precision is Z'Z of the float-rounded features, within the bound", {
   set.seed(3)
-  n <- 1500L                       # one full block of 1024 rows and a partial one
+  n <- 5000L                       # one full block of 4096 rows and a partial one
   d <- 2L
   D <- 40L
   x <- matrix(rnorm(n * d), n, d)
@@ -50,6 +50,13 @@ test_that("C_gp_stats in single precision is Z'Z of the float-rounded features, 
   # identical for any thread count
   expect_identical(.Call(bochner:::C_gp_stats, x, w, amp, y, NULL, TRUE, 2L), s1)
   expect_error(.Call(bochner:::C_gp_stats, x, w, amp, y, NULL, NA, 1L), "'single'")
+  # case weights: rows scaled by sqrt(w) in the rounding pass, y passed already scaled
+  sw <- sqrt(runif(n, 0.5, 2))
+  sws <- .Call(bochner:::C_gp_stats, x, w, amp, y * sw, sw, TRUE, 2L)
+  Zw <- f32(Z * sw)
+  expect_equal(sws[[2L]], drop(crossprod(Zw, y * sw)), tolerance = 1e-6)
+  expect_true(all(abs(sws[[1L]] - crossprod(Zw)) <= 1.6e-5 * crossprod(abs(Zw)) + 1e-14))
+  expect_identical(.Call(bochner:::C_gp_stats, x, w, amp, y * sw, sw, TRUE, 1L), sws)
 })
 
 test_that("rff_gp in single precision predicts as the double fit, to 1e-4", {
