@@ -41,10 +41,10 @@
 #include <math.h>
 
 #define GP_ROWS 1024          /* rows per block of features */
-/* rows per block of single precision's Z'Z: each call of the float product packs its
- * panels and adds its K-blocks' float sums into the whole of Z'Z (16 MB of double at
- * D = 1024), so longer blocks spend less of the pass on both; 4096 rows took the 2-thread
- * pass at n = 1e5, D = 1024 from 3.30 s to 3.02 s (1024: 1.70x on 2 threads, 4096: 1.89x) */
+/* rows per call of single precision's float product (its features still made GP_ROWS
+ * at a time): each call packs its panels and adds its K-blocks' float sums into the whole
+ * of Z'Z (16 MB of double at D = 1024), so longer calls spend less of the pass on both;
+ * 4096 rows took the 2-thread pass at n = 1e5, D = 1024 from 3.14 s to 2.75 s */
 #define GP_ROWS_SINGLE 4096
 
 /* zb (nr x 2D): the pair map of the block (cos and sin of each argument
@@ -94,9 +94,9 @@ static void block_features(const double *xb, int nr, int d, const double *w, int
  * each column's sum in row order whatever the thread count. */
 typedef struct {
     const double *zb, *y, *amp, *sw;
-    float *zf;
+    float *zf;                  /* the block's rows of the float block, leading dimension ldf */
     double *zy;
-    int nr;
+    int nr, ldf;
 } round_job;
 
 static void round_column(void *ctx, R_xlen_t k, int thread)
@@ -104,7 +104,7 @@ static void round_column(void *ctx, R_xlen_t k, int thread)
     (void) thread;
     const round_job *p = (const round_job *) ctx;
     const double *z = p->zb + k * p->nr, a = p->amp[k / 2], *sw = p->sw;
-    float *f = p->zf + k * p->nr;
+    float *f = p->zf + k * p->ldf;
     double s = 0.0;
     if (sw) {
         for (int i = 0; i < p->nr; i++) {
@@ -120,41 +120,64 @@ static void round_column(void *ctx, R_xlen_t k, int thread)
     p->zy[k] += s;
 }
 
+/* zf (nr x m, nr <= GP_ROWS_SINGLE): the float features of rows r0 .. r0 + nr, made
+ * GP_ROWS rows at a time into zb, so that each double block (16 MB at D = 1024) is
+ * rounded while it is still in cache; zy += t(zf) y */
+static void single_block(const double *x, R_xlen_t n, int d, R_xlen_t r0, int nr,
+                         const double *w, int D, const double *amp, const double *y,
+                         const double *sw, double *xb, double *zb, float *zf, double *zy,
+                         int nthreads)
+{
+    int m = 2 * D;
+    for (int s0 = 0; s0 < nr; s0 += GP_ROWS) {
+        int ns = nr - s0 < GP_ROWS ? nr - s0 : GP_ROWS;
+        bochner_copy_rows(x, n, d, r0 + s0, ns, xb);
+        block_features(xb, ns, d, w, D, amp, NULL, zb, 0, nthreads);
+        round_job rj = {zb, y + r0 + s0, amp, sw ? sw + r0 + s0 : NULL, zf + s0, zy, ns, nr};
+        /* one parallel region a block (the block's loop checks for interrupts): on
+         * a loaded machine each region's join can wait for a time slice */
+        bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) ns * m), m,
+                                round_column, &rj);
+    }
+}
+
 int bochner_gp_stats(const double *x, R_xlen_t n, int d, const double *w, int D,
                      const double *amp, const double *y, const double *sw, int single,
                      double *zz, double *zy, int nthreads)
 {
-    int m = 2 * D, most = single ? GP_ROWS_SINGLE : GP_ROWS;
-    int rows = n < most ? (int) n : most;
+    int m = 2 * D;
+    int rows = n < GP_ROWS ? (int) n : GP_ROWS;
+    int srows = n < GP_ROWS_SINGLE ? (int) n : GP_ROWS_SINGLE;
     double *xb = (double *) R_alloc((size_t) rows * (size_t) d, sizeof(double));
     double *zb = (double *) R_alloc((size_t) rows * (size_t) m, sizeof(double));
-    float *zf = single ? (float *) R_alloc((size_t) rows * (size_t) m, sizeof(float)) : NULL;
+    float *zf = single ? (float *) R_alloc((size_t) srows * (size_t) m, sizeof(float)) : NULL;
     memset(zz, 0, sizeof(double) * (size_t) m * (size_t) m);
     memset(zy, 0, sizeof(double) * (size_t) m);
+    if (single) {
+        /* Z'y from the same float values as Z'Z (one perturbed Z for both); the upper
+         * triangle of Z'Z read straight from zf's columns */
+        for (R_xlen_t r0 = 0; r0 < n; r0 += srows) {
+            int nr = n - r0 < srows ? (int) (n - r0) : srows;
+            single_block(x, n, d, r0, nr, w, D, amp, y, sw, xb, zb, zf, zy, nthreads);
+            bochner_sproduct(1, zf, nr, zf, nr, m, m, nr, zz, m, 1, 1, nthreads);
+            R_CheckUserInterrupt();
+        }
+        bochner_mirror_upper(zz, m, nthreads);
+        return BOCHNER_OK;
+    }
     for (R_xlen_t r0 = 0; r0 < n; r0 += rows) {
         int nr = n - r0 < rows ? (int) (n - r0) : rows;
-        R_xlen_t len = (R_xlen_t) nr * m;
         bochner_copy_rows(x, n, d, r0, nr, xb);
-        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, !single, nthreads);
-        /* the upper triangle only, t(zb) %*% zb read straight from zb's
-         * columns (no transposed copy) */
-        if (single) {
-            /* Z'y from the same float values as Z'Z (one perturbed Z for both) */
-            round_job rj = {zb, y + r0, amp, sw ? sw + r0 : NULL, zf, zy, nr};
-            /* one parallel region a block (the block's loop checks for interrupts): on
-             * a loaded machine each region's join can wait for a time slice */
-            bochner_parallel_blocks(m, bochner_threads_for(nthreads, 2.0 * (double) len), m,
-                                    round_column, &rj);
-            bochner_sproduct(1, zf, nr, zf, nr, m, m, nr, zz, m, 1, 1, nthreads);
-        } else {
-            for (int k = 0; k < m; k++) {
-                const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
-                double s = 0.0;
-                for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
-                zy[k] += s;
-            }
-            bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
+        block_features(xb, nr, d, w, D, amp, sw ? sw + r0 : NULL, zb, 1, nthreads);
+        for (int k = 0; k < m; k++) {
+            const double *zk = zb + (R_xlen_t) k * nr, *yb = y + r0;
+            double s = 0.0;
+            for (int i = 0; i < nr; i++) s += zk[i] * yb[i];
+            zy[k] += s;
         }
+        /* the upper triangle only, t(zb) %*% zb read straight from zb's columns (no
+         * transposed copy) */
+        bochner_crossproduct(zb, nr, zb, nr, m, m, nr, zz, m, 1, 1, nthreads);
         R_CheckUserInterrupt();
     }
     bochner_mirror_upper(zz, m, nthreads);

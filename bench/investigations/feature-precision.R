@@ -2,13 +2,15 @@
 # fixed hyperparameters and rff_ridge(), double against single, 1 and 2 threads.
 #
 #   Rscript bench/investigations/feature-precision.R [--n=1e6] [--D=1024] [--sweep-only]
-#     [--no-sweep] [--solvers=gp,ridge,ridge_auto] [--threads=2,1]
+#     [--no-sweep] [--solvers=gp,ridge,ridge_auto] [--threads=2,1] [--reps=1]
 #
 # Part 1 (the issue's case): n rows, d = 10 inputs, D frequencies; every fit runs in a
 # child process of its own (this script with --child=...), so that its peak memory
 # (VmHWM) is its own; the children save predictions on 1000 test rows and the parent
 # compares single with double.  Part 2 (the rule of "auto"): small fits over n, D and
 # the noise, the errors of single against q = 2^-24 sqrt(n / 2D) s_f^2 / s_n^2.
+# With --reps=N each fit of part 1 runs N times (double and single alternating): the
+# medians, with the range of the elapsed times (a shared VM's timings vary by 10 %).
 # The output is Markdown: feature-precision.md is this script's output.
 
 args <- commandArgs(TRUE)
@@ -92,20 +94,29 @@ if (!"--sweep-only" %in% args) {
   cat("rff_gp(optimize = FALSE, signal = 1, noise = 0.1); rff_ridge(lambda = 1e-6) and",
       "rff_ridge(lambda = \"auto\") (D features). Each fit in a child process of its own:",
       "elapsed and CPU seconds of the fit, the child's peak resident memory (VmHWM, with",
-      "the data: x is", format(N * d * 8 / 2^20, digits = 3), "MiB).  Differences on",
+      "the data: x is", format(N * d * 8 / 2^20, digits = 3), "MiB); with --reps, medians",
+      "and the range of the elapsed times.  Differences on",
       "1000 test rows against the double fit of the same thread count: means max|diff| /",
       "max|double|, variances max relative.\n\n")
   cat("| solver | threads | precision | elapsed s | CPU s | peak GiB | single/double elapsed",
       "| mean diff | var diff | logLik diff | lambda |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
   for (solver in strsplit(opt("solvers", "gp,ridge,ridge_auto"), ",")[[1L]]) {
     for (threads in as.integer(strsplit(opt("threads", "2,1"), ",")[[1L]])) {
-      r <- lapply(c(double = "double", single = "single"),
-                  function(p) run_child(solver, p, threads))
+      reps <- as.integer(opt("reps", "1"))
+      runs <- lapply(seq_len(reps), function(i)
+        lapply(c(double = "double", single = "single"), function(p) run_child(solver, p, threads)))
+      r <- runs[[1L]]
+      for (p in names(r)) {
+        el <- vapply(runs, function(x) x[[p]]$elapsed, 0)
+        r[[p]]$elapsed <- stats::median(el)
+        r[[p]]$cpu <- stats::median(vapply(runs, function(x) x[[p]]$cpu, 0))
+        r[[p]]$range <- if (reps > 1L) sprintf(" (%.1f-%.1f)", min(el), max(el)) else ""
+      }
       for (p in names(r)) {
         a <- r[[p]]
         b <- r$double
-        cat(sprintf("| %s | %d | %s | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s |\n",
-                    solver, threads, a$precision, a$elapsed, a$cpu, a$hwm,
+        cat(sprintf("| %s | %d | %s | %.1f%s | %.1f | %.2f | %s | %s | %s | %s | %s |\n",
+                    solver, threads, a$precision, a$elapsed, a$range, a$cpu, a$hwm,
                     if (p == "single") sprintf("%.2f", a$elapsed / b$elapsed) else "",
                     if (p == "single") sprintf("%.1e", rel(a$mean, b$mean)) else "",
                     if (p == "single" && !is.null(a$var)) sprintf("%.1e", relv(a$var, b$var)) else "",
