@@ -121,7 +121,10 @@ bench_finish <- function(headline = list(), about = character()) {
     if (is.null(h$peer)) {
       p <- "-"; pv <- NA_real_
     } else {
-      pr <- pick(h$peer, h)
+      # the peer under the same BLAS as bochner's row when the figure names none (a
+      # suite that runs both BLAS has both rows; ratios across BLAS are not ratios)
+      pr <- if (is.null(h$blas) && !is.na(o$blas)) pick(h$peer, utils::modifyList(h, list(blas = o$blas)))
+      if (is.null(pr) || is.na(pr[[meas]])) pr <- pick(h$peer, h)
       pv <- pr[[meas]]
       p <- if (is.na(pv)) sprintf("%s: not measured in this run", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
     }
