@@ -41,14 +41,15 @@
 #include <math.h>
 
 #define GP_ROWS 1024          /* rows per block of features */
-/* Each block's transform and products take their scratch with R_alloc; the loops
- * release it per block (vmaxget / vmaxset), else it stayed until the .Call returned:
- * 0.54 GB at n = 1e6, D = 512 on one thread and 1.05 GB on two (Rprofmem). */
 /* rows per call of single precision's float product (its features still made GP_ROWS
  * at a time): each call packs its panels and adds its K-blocks' float sums into the whole
  * of Z'Z (16 MB of double at D = 1024), so longer calls spend less of the pass on both;
- * 4096 rows took the 2-thread pass at n = 1e5, D = 1024 from 3.14 s to 2.75 s */
+ * with 4096 rows the 2-thread pass at n = 1e5, D = 1024 took 2.54-2.57 s against
+ * 2.65-2.77 s (alternating runs; bench/investigations/feature-precision.md) */
 #define GP_ROWS_SINGLE 4096
+/* Each block's transform and products take their scratch with R_alloc; the loops
+ * release it per block (vmaxget / vmaxset), else it stayed until the .Call returned:
+ * 0.54 GB at n = 1e6, D = 512 on one thread and 1.05 GB on two (Rprofmem). */
 
 /* zb (nr x 2D): the pair map of the block (cos and sin of each argument
  * computed together, features.c), columns scaled by amp and, with case
