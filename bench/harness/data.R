@@ -97,7 +97,7 @@ bench_diamonds <- function() {
 # when the package holding the set is not installed.
 bench_set <- function(name) {
   need <- c(Vehicle = "mlbench", Vowel = "mlbench", DNA = "mlbench", Satellite = "mlbench",
-            Shuttle = "mlbench", BostonHousing = "mlbench", spam = "kernlab",
+            Shuttle = "mlbench", Letter = "mlbench", BostonHousing = "mlbench", spam = "kernlab",
             diamonds = "ggplot2")[name]
   if (!is.na(need) && !bench_have(need)) return(NULL)
   switch(name,
@@ -106,6 +106,7 @@ bench_set <- function(name) {
     DNA = { v <- bench_mlbench("DNA"); bench_split(bench_numeric(v[, -181]), v$Class) },
     Satellite = { v <- bench_mlbench("Satellite"); bench_split(as.matrix(v[, -37]), v$classes) },
     Shuttle = { v <- bench_mlbench("Shuttle"); bench_split(as.matrix(v[, -10]), v$Class) },
+    Letter = { v <- bench_mlbench("LetterRecognition"); bench_split(bench_numeric(v[, -1]), v$lettr) },
     spam = {
       e <- new.env(); utils::data(spam, package = "kernlab", envir = e)
       bench_split(as.matrix(e$spam[, -58]), e$spam$type)

@@ -7,9 +7,7 @@
 #   Rscript bench/investigations/falkon-ksvm-time.R          (from the package root)
 source("bench/harness/harness.R")
 if (!bench_have("mlbench") || !bench_have("kernlab")) stop("needs mlbench and kernlab")
-sets <- list(
-  Shuttle = bench_set("Shuttle"),
-  Letter = { v <- bench_mlbench("LetterRecognition"); bench_split(bench_numeric(v[, -1]), v$lettr) })
+sets <- list(Shuttle = bench_set("Shuttle"), Letter = bench_set("Letter"))
 score <- function(obj, d) {
   p <- if (inherits(obj, "ksvm")) kernlab::predict(obj, d$xte) else stats::predict(obj, d$xte)
   list(accuracy = mean(as.character(p) == as.character(d$yte)))

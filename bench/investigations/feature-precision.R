@@ -100,9 +100,9 @@ if (!"--sweep-only" %in% args) {
       "max|double|, variances max relative.\n\n")
   cat("| solver | threads | precision | elapsed s | CPU s | peak GiB | single/double elapsed",
       "| mean diff | var diff | logLik diff | lambda |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+  reps <- as.integer(opt("reps", "1"))
   for (solver in strsplit(opt("solvers", "gp,ridge,ridge_auto"), ",")[[1L]]) {
     for (threads in as.integer(strsplit(opt("threads", "2,1"), ",")[[1L]])) {
-      reps <- as.integer(opt("reps", "1"))
       runs <- lapply(seq_len(reps), function(i)
         lapply(c(double = "double", single = "single"), function(p) run_child(solver, p, threads)))
       r <- runs[[1L]]
