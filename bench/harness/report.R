@@ -125,6 +125,8 @@ bench_finish <- function(headline = list(), about = character()) {
       # suite that runs both BLAS has both rows; ratios across BLAS are not ratios)
       pr <- if (is.null(h$blas) && !is.na(o$blas)) pick(h$peer, utils::modifyList(h, list(blas = o$blas)))
       if (is.null(pr) || is.na(pr[[meas]])) pr <- pick(h$peer, h)
+      # a peer that calls no BLAS may have run under one BLAS only
+      if (is.na(pr[[meas]])) pr <- pick(h$peer, utils::modifyList(h, list(blas = NULL)))
       pv <- pr[[meas]]
       p <- if (is.na(pv)) sprintf("%s: not measured in this run", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
     }
