@@ -40,6 +40,14 @@ bench_logloss <- function(p, y) {
   p <- as.matrix(p)[, levels(y), drop = FALSE]
   -mean(log(pmax(p[cbind(seq_along(y), as.integer(y))], 1e-15)))
 }
+# one row of a classification table (the probability investigations): test
+# accuracy, log-loss (prob NULL: none) and seconds of the fit on set `set`
+bench_class_row <- function(set, d, method, pred, prob, seconds) {
+  data.frame(set = set, n_train = nrow(d$xtr), classes = nlevels(d$ytr), method = method,
+             accuracy = round(bench_accuracy(pred, d$yte), 4),
+             logloss = if (is.null(prob)) NA_real_ else round(bench_logloss(prob, d$yte), 4),
+             seconds = round(seconds, 2))
+}
 # accuracy (classes) or RMSE (regression) of predictions on the test rows
 bench_score_pred <- function(pred, d) {
   if (is.factor(d$ytr)) list(metric = "accuracy", value = bench_accuracy(pred, d$yte))

@@ -25,17 +25,11 @@ for (name in sets) {
   d <- bench_set(name)
   if (is.null(d)) next
   if (name == "Shuttle") d <- bench_slice(d, 15000L)
-  add <- function(method, acc, ll, s) {
-    rows[[length(rows) + 1L]] <<- data.frame(set = name, n_train = nrow(d$xtr),
-                                             classes = nlevels(d$ytr), method = method,
-                                             accuracy = round(acc, 4), logloss = round(ll, 4),
-                                             seconds = round(s, 1))
-  }
+  add <- function(method, pred, prob, s) rows[[length(rows) + 1L]] <<- bench_class_row(name, d, method, pred, prob, s)
   for (loss in c("squared", "logistic")) {
     f <- timed(falkon(d$xtr, d$ytr, loss = loss, seed = 1))
     p <- predict(f$v, d$xte, type = "prob")
-    add(sprintf("falkon(loss = \"%s\")", loss),
-        bench_accuracy(predict(f$v, d$xte, type = "class"), d$yte), bench_logloss(p, d$yte), f$s)
+    add(sprintf("falkon(loss = \"%s\")", loss), predict(f$v, d$xte, type = "class"), p, f$s)
     if (loss == "squared") {
       conf <- apply(p, 1L, max)
       right <- colnames(p)[max.col(p, ties.method = "first")] == as.character(d$yte)
@@ -49,8 +43,7 @@ for (name in sets) {
     for (C in c(1, 10)) {
       k <- timed(kernlab::ksvm(d$xtr, d$ytr, C = C, prob.model = TRUE))
       p <- kernlab::predict(k$v, d$xte, type = "probabilities")
-      add(sprintf("ksvm(C = %g, prob.model = TRUE)", C),
-          bench_accuracy(kernlab::predict(k$v, d$xte), d$yte), bench_logloss(p, d$yte), k$s)
+      add(sprintf("ksvm(C = %g, prob.model = TRUE)", C), kernlab::predict(k$v, d$xte), p, k$s)
     }
   }
   cat(name, "done\n")

@@ -28,27 +28,20 @@ for (name in sets) {
   d <- bench_set(name)
   if (is.null(d)) next
   if (name == "Shuttle") d <- bench_slice(d, 15000L)
-  add <- function(method, acc, ll, s) {
-    rows[[length(rows) + 1L]] <<- data.frame(set = name, n_train = nrow(d$xtr),
-                                             classes = nlevels(d$ytr), method = method,
-                                             accuracy = round(acc, 4), logloss = round(ll, 4),
-                                             seconds = round(s, 2))
-  }
+  add <- function(method, pred, prob, s) rows[[length(rows) + 1L]] <<- bench_class_row(name, d, method, pred, prob, s)
   t0 <- system.time(f0 <- rff_svm(d$xtr, d$ytr, seed = 1))[["elapsed"]]
-  add("rff_svm()", bench_accuracy(predict(f0, d$xte), d$yte), NA, t0)
+  add("rff_svm()", predict(f0, d$xte), NULL, t0)
   for (k in c(2L, 3L, 5L)) {
     set_folds(k)
     t <- system.time(f <- rff_svm(d$xtr, d$ytr, seed = 1, probability = TRUE))[["elapsed"]]
     p <- predict(f, d$xte, type = "prob")
-    add(sprintf("rff_svm(probability = TRUE), %d folds", k),
-        bench_accuracy(predict(f, d$xte), d$yte), bench_logloss(p, d$yte), t)
+    add(sprintf("rff_svm(probability = TRUE), %d folds", k), predict(f, d$xte), p, t)
   }
   set_folds(5L)
   if (requireNamespace("kernlab", quietly = TRUE)) {
     t <- system.time(kf <- kernlab::ksvm(d$xtr, d$ytr, prob.model = TRUE))[["elapsed"]]
     p <- kernlab::predict(kf, d$xte, type = "probabilities")
-    add("ksvm(prob.model = TRUE)", bench_accuracy(kernlab::predict(kf, d$xte), d$yte),
-        bench_logloss(p[, levels(d$ytr), drop = FALSE], d$yte), t)
+    add("ksvm(prob.model = TRUE)", kernlab::predict(kf, d$xte), p, t)
   }
 }
 tab <- do.call(rbind, rows)
