@@ -86,7 +86,8 @@ bench_summary <- function(r) {
 }
 
 # headline: list of figures, each list(figure, question, case, ours, peer = NULL,
-#   measure = "elapsed" | "cpu" | "value" | "peak_mb", threads = NULL, blas = NULL):
+#   measure = "elapsed" | "cpu" | "value" | "peak_mb", threads = NULL, blas = NULL
+#   (the rows whose BLAS name starts with it: "OpenBLAS" or "OpenBLAS 0.3.21")):
 #   the median of the bochner method's measure, the peer's, and bochner / peer.
 # about: lines of markdown saying what the suite measures (after the table).
 bench_finish <- function(headline = list(), about = character()) {
@@ -110,7 +111,7 @@ bench_finish <- function(headline = list(), about = character()) {
   pick <- function(method, h) {
     k <- s[s$question == h$question & s$case == h$case & s$method == method, , drop = FALSE]
     if (!is.null(h$threads)) k <- k[k$threads %in% h$threads, , drop = FALSE]
-    if (!is.null(h$blas)) k <- k[k$blas %in% h$blas, , drop = FALSE]
+    if (!is.null(h$blas)) k <- k[!is.na(k$blas) & startsWith(k$blas, h$blas), , drop = FALSE]
     k[!is.na(k[[h$measure %||% "elapsed"]]), , drop = FALSE][1L, ]
   }
   load <- sprintf("%s at the start, %s at the end", m$load_start, load_end)
