@@ -2,7 +2,8 @@
 #   Rscript bench/run.R                      every suite, full sizes (make bench)
 #   Rscript bench/run.R --quick              every suite, reduced sizes (make bench-quick)
 #   Rscript bench/run.R kmeans gp [--quick]  some suites
-#   options passed to the suites: --quick, --tiny, --reps=N, --out=DIR
+#   options passed to the suites: --quick, --tiny, --reps=N, --out=DIR,
+#   --render (no fit: each page regenerated from its bench/results/<suite>.csv)
 # Each suite runs in its own Rscript process (bench/suites/<suite>.R) and writes
 # bench/results/<suite>.csv and bench/<suite>.md; a failed suite is reported
 # and the others still run; the exit status is 1 when any failed.

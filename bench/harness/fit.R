@@ -49,6 +49,7 @@ bench_data_file <- function(d) {
 bench_fit <- function(fit, data = NULL, score = NULL, warmup = NULL, threads = 1L,
                       blas = "default", packages = character(), seed = 1L,
                       timeout = 3600, keep = FALSE) {
+  if (!is.null(.bench$render)) return(NULL)   # --render: no fit, the rows come from the CSV
   job <- tempfile("bench-job-", fileext = ".rds")
   out <- tempfile("bench-out-", fileext = ".rds")
   fit <- bench_capture(fit); score <- bench_capture(score); warmup <- bench_capture(warmup)
@@ -66,7 +67,8 @@ bench_fit <- function(fit, data = NULL, score = NULL, warmup = NULL, threads = 1
   if (!file.exists(out)) {
     return(data.frame(elapsed = NA_real_, cpu = NA_real_, peak_mb = NA_real_,
                       blas = blas, threads = threads,
-                      status = sprintf("failed (exit status %s)", status)))
+                      status = if (identical(as.integer(status), 124L)) sprintf("stopped at the %g s limit", timeout)
+                               else sprintf("failed (exit status %s)", status)))
   }
   r <- readRDS(out)
   unlink(out)
@@ -81,6 +83,7 @@ bench_fit <- function(fit, data = NULL, score = NULL, warmup = NULL, threads = 1
 # value returned: for suites whose child times many short calls with
 # bench_time() (one process per BLAS setting) and returns their rows.
 bench_in_child <- function(f, threads = 1L, blas = "default", timeout = 3600) {
+  if (!is.null(.bench$render)) return(data.frame(task = character()))   # --render: no rows
   bench_fit(f, threads = threads, blas = blas, timeout = timeout, keep = TRUE)
 }
 

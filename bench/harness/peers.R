@@ -116,7 +116,7 @@ bench_peer_predict <- function(method, obj, d) {
 # Methods: nystroem (Nystroem + RidgeClassifier / Ridge), svc (SVC / SVR C = 10),
 # rbf_sampler (RBFSampler(n_components = D).fit_transform: the transform alone).
 bench_sklearn <- function(method, d, threads = 1L, blas = "default", components = 1000L) {
-  if (!bench_have_sklearn()) return(NULL)
+  if (!bench_have_sklearn() || !is.null(.bench$render)) return(NULL)
   dir <- tempfile("bench-sk-"); dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
   code <- function(y) if (is.factor(y)) as.integer(y) - 1L else y

@@ -8,7 +8,9 @@
 .bench <- new.env()
 
 # Command line of a suite: --quick (reduced sizes, the `make bench-quick` run),
-# --tiny (the smallest, for tests/testthat/test-bench.R), --reps=N, --out=DIR.
+# --tiny (the smallest, for tests/testthat/test-bench.R), --reps=N, --out=DIR,
+# --render (no fit: the page regenerated from <out>/results/<suite>.csv, its size,
+# load and commit, e.g. after a change of the headline or the page).
 # reps: repetitions per size (full, quick, tiny); --reps=N overrides.
 bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L),
                         args = commandArgs(trailingOnly = TRUE)) {
@@ -17,17 +19,31 @@ bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L)
     if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
   }
   size <- if ("--tiny" %in% args) "tiny" else if ("--quick" %in% args) "quick" else "full"
+  .bench$out <- opt("out", "bench")
+  .bench$render <- NULL
+  if ("--render" %in% args) {
+    .bench$render <- utils::read.csv(file.path(.bench$out, "results", paste0(suite, ".csv")),
+                                     stringsAsFactors = FALSE)
+    size <- .bench$render$size[1L]
+    reps[[size]] <- max(.bench$render$rep)
+  }
   .bench$suite <- suite
   .bench$title <- title
   .bench$size <- size
   .bench$reps <- as.integer(opt("reps", reps[[size]]))
-  .bench$out <- opt("out", "bench")
-  .bench$rows <- list()
+  # (--render: the CSV's rows, for suites whose headline reads them)
+  .bench$rows <- if (is.null(.bench$render)) list() else
+    lapply(seq_len(nrow(.bench$render)), function(i) .bench$render[i, , drop = FALSE])
   .bench$started <- Sys.time()
   .bench$machine <- bench_machine()
   .bench$command <- paste0("Rscript bench/run.R ", suite,
                            c(full = "", quick = " --quick", tiny = " --tiny")[[size]])
   m <- .bench$machine
+  if (!is.null(.bench$render)) {
+    r <- .bench$render[1L, ]
+    m$load_start <- r$load_start; m$load_end <- r$load_end; m$commit <- r$commit; m$bochner <- r$bochner
+    .bench$machine <- m
+  }
   cat(sprintf("== suite %s (%s sizes, %d repetitions): %s, %d cores; %s; load %s; bochner %s (%s)\n",
               suite, size, .bench$reps, m$cpu, m$cores, m$blas, m$load_start, m$bochner, m$commit))
   invisible(list(size = size, quick = size != "full", tiny = size == "tiny", reps = .bench$reps))
@@ -45,7 +61,7 @@ bench_size <- function(full, quick, tiny = quick) {
 bench_add <- function(question, case, method, role = c("bochner", "peer", "baseline"),
                       res, rep = 1L, metric = NULL, value = NULL) {
   role <- match.arg(role)
-  if (is.null(res)) return(invisible())
+  if (is.null(res) || !is.null(.bench$render)) return(invisible())
   base <- c("elapsed", "cpu", "peak_mb", "blas", "threads", "status", "runs", "metric", "value")
   extra <- setdiff(names(res), base)
   more <- if (length(extra)) {
@@ -80,7 +96,8 @@ bench_summary <- function(r) {
     data.frame(s[1L, c("question", "case", "method", "role", "metric", "blas", "threads")],
                value = med(s$value), elapsed = med(s$elapsed), cpu = med(s$cpu),
                peak_mb = med(s$peak_mb), reps = nrow(s),
-               status = paste(unique(s$status), collapse = ", "), more = s$more[nrow(s)],
+               status = paste(unique(sub("^failed \\(exit status 143\\)$", "stopped (SIGTERM)", s$status)),
+                              collapse = ", "), more = s$more[nrow(s)],
                stringsAsFactors = FALSE)
   }))
 }
@@ -91,21 +108,29 @@ bench_summary <- function(r) {
 #   the median of the bochner method's measure, the peer's, and bochner / peer.
 # about: lines of markdown saying what the suite measures (after the table).
 bench_finish <- function(headline = list(), about = character()) {
-  rows <- do.call(rbind, .bench$rows)
-  if (is.null(rows)) stop("suite ", .bench$suite, " recorded no rows")
   m <- .bench$machine
-  load_end <- bench_load()
-  minutes <- as.numeric(difftime(Sys.time(), .bench$started, units = "mins"))
-  for (k in c("value", "elapsed", "cpu", "peak_mb")) rows[[k]] <- signif(rows[[k]], 5)
-  rows$cpu_model <- m$cpu
-  rows$load_start <- m$load_start
-  rows$load_end <- load_end
-  rows$bochner <- m$bochner
-  rows$commit <- m$commit
-  rows$date <- format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")
-  dir.create(file.path(.bench$out, "results"), showWarnings = FALSE, recursive = TRUE)
   csv <- file.path(.bench$out, "results", paste0(.bench$suite, ".csv"))
-  utils::write.csv(rows, csv, row.names = FALSE)
+  if (is.null(.bench$render)) {
+    rows <- do.call(rbind, .bench$rows)
+    if (is.null(rows)) stop("suite ", .bench$suite, " recorded no rows")
+    load_end <- bench_load()
+    minutes <- as.numeric(difftime(Sys.time(), .bench$started, units = "mins"))
+    for (k in c("value", "elapsed", "cpu", "peak_mb")) rows[[k]] <- signif(rows[[k]], 5)
+    rows$cpu_model <- m$cpu
+    rows$load_start <- m$load_start
+    rows$load_end <- load_end
+    rows$bochner <- m$bochner
+    rows$commit <- m$commit
+    rows$date <- format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")
+    dir.create(file.path(.bench$out, "results"), showWarnings = FALSE, recursive = TRUE)
+    utils::write.csv(rows, csv, row.names = FALSE)
+    took <- sprintf("run took %.1f minutes", minutes)
+  } else {
+    rows <- .bench$render   # the CSV is the record: read, not rewritten
+    load_end <- m$load_end
+    minutes <- NA_real_
+    took <- "page regenerated from the CSV (`--render`)"
+  }
 
   s <- bench_summary(rows)
   pick <- function(method, h) {
@@ -156,7 +181,7 @@ bench_finish <- function(headline = list(), about = character()) {
     sprintf("- CPU: %s (%s; %s), %d cores, %s GiB", m$cpu, m$caches, m$simd, m$cores, m$ram_gb),
     sprintf("- BLAS of the suite's process: %s (LAPACK %s); each row names its own process's BLAS", m$blas, m$lapack),
     sprintf("- R %s; bochner %s from %s; commit %s", m$r, m$bochner, m$bochner_lib, m$commit),
-    sprintf("- load average %s; run took %.1f minutes; recorded %s", load, minutes, rows$date[1L]),
+    sprintf("- load average %s; %s; recorded %s", load, took, rows$date[1L]),
     "- elapsed and CPU (user + system) seconds of the call alone; peak = resident high-water mark",
     "  (VmHWM) during the fit beyond the mark before it, for fits in a fresh process (`-` otherwise)",
     "", "## Every measurement", "",
@@ -171,7 +196,7 @@ bench_finish <- function(headline = list(), about = character()) {
   if (length(skips)) page <- c(page, "## Skipped", "", paste("-", skips), "")
   md <- file.path(.bench$out, paste0(.bench$suite, ".md"))
   writeLines(page, md)
-  cat(sprintf("== suite %s: %d rows -> %s, %s (%.1f minutes; load %s)\n", .bench$suite,
-              nrow(rows), csv, md, minutes, load))
+  cat(sprintf("== suite %s: %d rows -> %s, %s (%s; load %s)\n", .bench$suite,
+              nrow(rows), csv, md, took, load))
   invisible(rows)
 }

@@ -31,4 +31,18 @@ test_that("bench/run.R runs the kmeans suite at its smallest size", {
   page <- readLines(file.path(out, "kmeans.md"))
   expect_match(page[1L], "^# ")
   expect_true(any(grepl("^\\| figure \\| bochner \\| peer \\| ratio \\| CPU \\| BLAS \\| threads", page)))
+  # --render: the same page again from the CSV, which it leaves as it was, and no fit
+  unlink(file.path(out, "kmeans.md"))
+  log2 <- suppressWarnings(system2(
+    file.path(R.home("bin"), "Rscript"),
+    c("-e", shQuote(sprintf("setwd(%s); source('bench/run.R')", deparse(src))),
+      "kmeans", "--render", paste0("--out=", out)),
+    env = c(sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")), "R_TESTS="),
+    stdout = TRUE, stderr = TRUE))
+  expect_false(any(grepl("^  \\S.* s \\(CPU", log2)), info = paste(log2, collapse = "\n"))
+  expect_identical(utils::read.csv(csv, stringsAsFactors = FALSE), r)
+  page2 <- readLines(file.path(out, "kmeans.md"))
+  keep <- function(p) p[!grepl("^- load average", p)]
+  expect_identical(keep(page2), keep(page))
+  expect_true(any(grepl("regenerated from the CSV", page2)))
 })
