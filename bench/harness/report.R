@@ -23,9 +23,8 @@ bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L)
   .bench$render <- NULL
   if ("--render" %in% args) {
     .bench$render <- utils::read.csv(file.path(.bench$out, "results", paste0(suite, ".csv")),
-                                     stringsAsFactors = FALSE)
-    size <- .bench$render$size[1L]
-    reps[[size]] <- max(.bench$render$rep)
+                                     stringsAsFactors = FALSE, colClasses = c(more = "character"))
+    size <- .bench$render$size[1L]   # (repetitions: the suite's, or the run's --reps=N again)
   }
   .bench$suite <- suite
   .bench$title <- title
