@@ -127,7 +127,6 @@ bench_finish <- function(headline = list(), about = character()) {
   } else {
     rows <- .bench$render   # the CSV is the record: read, not rewritten
     load_end <- m$load_end
-    minutes <- NA_real_
     took <- "page regenerated from the CSV (`--render`)"
   }
 

@@ -30,7 +30,7 @@ ours <- list(
   falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4))
 peers <- c("ksvm", "ksvm_C10", "ksvm_prob", "e1071", "LiblineaR_rff", "glmnet_rff")
 # libsvm (e1071, scikit-learn's SVC) calls no BLAS: one run, under the first BLAS,
-# is its figure under both (at 10^5 rows each takes 6-15 minutes)
+# is its figure under both (at 10^5 rows e1071 took 765 s, SVC 191 s)
 no_blas <- c("e1071", "svc")
 # cv.glmnet's multinomial path on 2048 features: Satellite's 6 classes take 170 s,
 # Letter's 26 did not end in 16 minutes; beyond this the row reads "stopped"

@@ -12,13 +12,14 @@ test_that("bench/run.R runs the kmeans suite at its smallest size", {
   out <- tempfile("bench-test-")
   dir.create(out)
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
-  log <- suppressWarnings(system2(
+  run <- function(option) suppressWarnings(system2(
     file.path(R.home("bin"), "Rscript"),
     c("-e", shQuote(sprintf("setwd(%s); source('bench/run.R')", deparse(src))),
-      "kmeans", "--tiny", paste0("--out=", out)),
+      "kmeans", option, paste0("--out=", out)),
     # R CMD check's R_TESTS names a startup file relative to its tests/ directory
     env = c(sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")), "R_TESTS="),
     stdout = TRUE, stderr = TRUE))
+  log <- run("--tiny")
   status <- attr(log, "status")
   expect_true(is.null(status) || status == 0L, info = paste(log, collapse = "\n"))
   csv <- file.path(out, "results", "kmeans.csv")
@@ -33,12 +34,7 @@ test_that("bench/run.R runs the kmeans suite at its smallest size", {
   expect_true(any(grepl("^\\| figure \\| bochner \\| peer \\| ratio \\| CPU \\| BLAS \\| threads", page)))
   # --render: the same page again from the CSV, which it leaves as it was, and no fit
   unlink(file.path(out, "kmeans.md"))
-  log2 <- suppressWarnings(system2(
-    file.path(R.home("bin"), "Rscript"),
-    c("-e", shQuote(sprintf("setwd(%s); source('bench/run.R')", deparse(src))),
-      "kmeans", "--render", paste0("--out=", out)),
-    env = c(sprintf("R_LIBS=%s", paste(.libPaths(), collapse = ":")), "R_TESTS="),
-    stdout = TRUE, stderr = TRUE))
+  log2 <- run("--render")
   expect_false(any(grepl("^  \\S.* s \\(CPU", log2)), info = paste(log2, collapse = "\n"))
   expect_identical(utils::read.csv(csv, stringsAsFactors = FALSE), r)
   page2 <- readLines(file.path(out, "kmeans.md"))
