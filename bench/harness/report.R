@@ -82,6 +82,9 @@ bench_add <- function(question, case, method, role = c("bochner", "peer", "basel
   invisible(row)
 }
 
+# a ratio to two decimals, below 0.1 to two significant digits (0.0042, not 0.00)
+bench_ratio <- function(x) formatC(x, format = if (abs(x) < 0.1) "fg" else "f", digits = 2)
+
 bench_fmt <- function(v, digits = 3) {
   ifelse(is.na(v), "-", ifelse(v != 0 & abs(v) < 1e-3, formatC(v, format = "e", digits = digits - 1), ifelse(abs(v) >= 100, formatC(v, format = "f", digits = 0),
                                formatC(signif(v, digits), format = "fg", digits = digits, flag = "#"))))
@@ -155,7 +158,7 @@ bench_finish <- function(headline = list(), about = character()) {
       p <- if (is.na(pv)) sprintf("%s: not measured in this run", h$peer) else sprintf("%s %s", h$peer, bench_fmt(pv))
     }
     sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | `%s` |", h$figure, bench_fmt(ov), p,
-            if (is.na(pv) || is.na(ov)) "-" else formatC(ov / pv, format = "f", digits = 2),
+            if (is.na(pv) || is.na(ov)) "-" else bench_ratio(ov / pv),
             m$cpu, if (is.na(o$blas)) "-" else o$blas, if (is.na(o$threads)) "-" else o$threads,
             paste0(m$load_start, " / ", load_end), .bench$command)
   }, "")
