@@ -202,6 +202,10 @@ void bochner_dk_prepare(const double *y, R_xlen_t ny, int d, double *centre, dou
 void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
                      const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t nx,
                      double *out, R_xlen_t ldo, int nthreads);
+void bochner_dk_rows_serial(int kind, double s, const double *centre, const double *bt,
+                            const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t n,
+                            R_xlen_t i0, int nx, double *out, R_xlen_t ldo, double *xc,
+                            double *xn);
 
 /* kernels.c */
 int bochner_kernel_matrix(int code, const double *par, int npar,

@@ -29,7 +29,13 @@
  * agree bit for bit.
  * The blocks run in row order on the calling thread (bochner_kernel_matrix
  * allocates with R_alloc, so it must not run inside a parallel region), and
- * the threads work inside each block's kernel evaluation and products.
+ * the threads work inside each block's kernel evaluation and products.  An
+ * evaluated pass of a Euclidean kernel (Gaussian, Matern) on two or more
+ * threads instead gives each thread whole groups of rows: it evaluates a
+ * group's kernel rows in its own scratch (bochner_dk_rows_serial(), no R
+ * API) and forms T and the leaf there, and the leaves are pushed in group
+ * order (groups_evaluated(): at m = 10^4 two threads had been no faster
+ * than one).
  * Every entry of out is then fixed by the global row numbers alone (each
  * group's entry one gemm.c chain over its rows, the groups added along a
  * tree over their numbers), and k(x_i, C) does not depend on the other rows
@@ -304,6 +310,85 @@ static int is_identity(const double *U, int m, int k)
     return 1;
 }
 
+/* The complete groups of an evaluated pass, a group per task: the thread evaluates the
+ * group's kernel rows into its own scratch, forms T_g = w (K_g U + V_g) and the leaf
+ * K_g' T_g there, and the leaves are pushed on the stack in group order afterwards.  The
+ * block-by-block pass cut each block's work over the threads three times (kernel tiles,
+ * rows of T, tiles of the leaf), so every line of the block moved between the cores'
+ * caches, with a barrier at each step: at m = 10^4 (64-row groups) two threads were no
+ * faster than one.  The same chains (an entry of K, T or a leaf does not depend on the
+ * tile or the thread that forms it), so the same doubles as the block-by-block pass. */
+typedef struct {
+    const bochner_kernel_against *ka;
+    const double *x, *U, *V, *w;
+    R_xlen_t n, row0, G, g0, total;
+    int d, m, k, wcols, single;
+    double *ku;
+    double *scratch;          /* per thread: K_g (G x m), T_g (G x k), xc (G x d), xn (G) */
+    size_t per_thread;
+    double *leaves;           /* per task: m x k */
+} group_eval_job;
+
+static void group_eval(void *ctx, R_xlen_t t, int thread)
+{
+    const group_eval_job *p = (const group_eval_job *) ctx;
+    R_xlen_t g = p->g0 + t, first = g * p->G;
+    int rows = (int) (bochner_falkon_group_end(g, p->G, p->total) - first), m = p->m, k = p->k;
+    R_xlen_t i0 = first - p->row0;
+    double *kg = p->scratch + (size_t) thread * p->per_thread;
+    double *tg = kg + (size_t) rows * m, *xc = tg + (size_t) rows * k;
+    double *xn = xc + (size_t) rows * (p->d > 0 ? p->d : 1);
+    const bochner_kernel_against *a = p->ka;
+    bochner_dk_rows_serial(a->kind, a->s, a->centre, a->bt, a->yn, a->ny, a->d, p->x, p->n, i0,
+                           rows, kg, rows, xc, xn);
+    if (p->single) bochner_round_float(kg, (R_xlen_t) rows * m);
+    if (p->U) bochner_gemm(kg, rows, p->U, m, rows, k, m, tg, rows, 0);
+    for (int j = 0; j < k; j++) {
+        double *tj = tg + (ptrdiff_t) j * rows;
+        const double *vj = p->V ? p->V + i0 + (R_xlen_t) j * p->n : NULL;
+        if (!p->U) {                        /* T = V alone */
+            memcpy(tj, vj, sizeof(double) * (size_t) rows);
+        } else {
+            if (p->ku) memcpy(p->ku + i0 + (R_xlen_t) j * p->n, tj, sizeof(double) * (size_t) rows);
+            if (vj)
+                for (int i = 0; i < rows; i++) tj[i] += vj[i];
+        }
+        if (p->w) {
+            const double *wj = p->w + i0 + (p->wcols ? (R_xlen_t) j * p->n : 0);
+            for (int i = 0; i < rows; i++) tj[i] *= wj[i];
+        }
+    }
+    bochner_falkon_group_leaf(kg, rows, tg, rows, rows, k, 0, 0, m,
+                              p->leaves + (size_t) t * m * k, m);
+}
+
+/* Groups g_lo .. g_hi - 1 (complete) by group_eval(), a batch of tasks at a time. */
+static void groups_evaluated(const kernel_blocks *kbs, const double *x, R_xlen_t n, int d,
+                             const double *U, const double *V, const double *w, int wcols,
+                             int k, double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t G,
+                             R_xlen_t g_lo, R_xlen_t g_hi, int single, int nthreads,
+                             pass_state *st)
+{
+    int m = st->m;
+    const int per = 4;                       /* tasks per thread and region */
+    R_xlen_t batch = (R_xlen_t) per * nthreads;
+    size_t per_thread = (size_t) G * ((size_t) m + (size_t) k + (size_t) (d > 0 ? d : 1) + 1);
+    group_eval_job p = {&kbs->k, x, U, V, w, n, row0, G, 0, total, d, m, k, wcols, single, ku,
+                        (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
+                        per_thread,
+                        (double *) R_alloc((size_t) batch * m * (size_t) k, sizeof(double))};
+    for (R_xlen_t g0 = g_lo; g0 < g_hi; g0 += batch) {
+        R_xlen_t nt = g_hi - g0 < batch ? g_hi - g0 : batch;
+        p.g0 = g0;
+        bochner_parallel_blocks(nt, nthreads, per, group_eval, &p);
+        for (R_xlen_t t = 0; t < nt; t++) {
+            memcpy(st->val[st->meta.len], p.leaves + (size_t) t * m * k,
+                   sizeof(double) * (size_t) m * (size_t) k);
+            bochner_falkon_tree_push(&st->meta, 0, g0 + t, st->val, m, k, 0, m);
+        }
+    }
+}
+
 /* The pass over rows row0 .. row0 + n - 1 of a pass over 'total' rows:
  * st gets the nodes of its complete groups and its partial groups; ku
  * (n x k) = K_nm U unless ku is NULL (given U); U (m x k) or NULL, V (n x k)
@@ -402,75 +487,86 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
     int *goff = (int *) R_alloc((size_t) gmax, sizeof(int));
     int *grows = (int *) R_alloc((size_t) gmax, sizeof(int));
     R_xlen_t *gidx = (R_xlen_t *) R_alloc((size_t) gmax, sizeof(R_xlen_t));
-    for (R_xlen_t r = row0; r < end;) {
-        R_xlen_t r_end = (r / nb + 1) * nb;
-        if (r_end > end) r_end = end;
-        R_xlen_t i0 = r - row0;
-        int rows = (int) (r_end - r);
-        const double *kb = NULL;
-        const float *kf = inplace ? kcf + i0 : NULL;
-        ptrdiff_t ldk = (ptrdiff_t) n;
-        if (inplace) {
-            /* read in place below */
-        } else if (kcf) {
-            bochner_widen_float(kcf + i0, (ptrdiff_t) n, rows, m, kbd, rows, nthreads);
-            kb = kbd;
-            ldk = rows;
-        } else if (kc) {
-            kb = kc + i0;
-            ldk = (ptrdiff_t) n;
-        } else {
-            p.nb = rows;
-            int got, status = kernel_block(&p, i0, &got, NULL, 0);
-            if (status != BOCHNER_OK) return status;
-            if (single) bochner_round_float(p.kb, (R_xlen_t) rows * m);
-            kb = p.kb;
-            ldk = rows;
-        }
-        if (U) {
-            if (ident) {
-                /* U = I (the pass that forms H = K_nm' W K_nm): K_b I is K_b itself,
-                 * the same doubles as the product (each entry K_ij plus zeros), for
-                 * half the pass's work */
-                for (int j = 0; j < k; j++)
-                    memcpy(tb + (ptrdiff_t) j * rows, kb + (ptrdiff_t) j * ldk,
-                           sizeof(double) * (size_t) rows);
-            } else if (kf) {
-                bochner_product_xf(kf, ldk, U, m, rows, k, m, tb, rows, nthreads);
+    /* an evaluated pass with enough complete groups for the threads: those groups a task
+     * each (groups_evaluated()), the partial groups at either end block by block below */
+    R_xlen_t g_lo = h_end / G, g_hi = (t_start + G - 1) / G;   /* the last may be short */
+    const int by_group = !cached && !ident && p.k.kind >= 0 && nthreads > 1 &&
+                         g_hi - g_lo >= 4 * (R_xlen_t) nthreads;
+    R_xlen_t seg_lo[2] = {row0, t_start}, seg_hi[2] = {by_group ? h_end : end, end};
+    for (int seg = 0; seg < (by_group ? 2 : 1); seg++) {
+        if (seg == 1)
+            groups_evaluated(&p, x, n, d, U, V, w, wcols, k, ku, row0, total, G, g_lo, g_hi,
+                             single, nthreads, st);
+        for (R_xlen_t r = seg_lo[seg]; r < seg_hi[seg];) {
+            R_xlen_t r_end = (r / nb + 1) * nb;
+            if (r_end > seg_hi[seg]) r_end = seg_hi[seg];
+            R_xlen_t i0 = r - row0;
+            int rows = (int) (r_end - r);
+            const double *kb = NULL;
+            const float *kf = inplace ? kcf + i0 : NULL;
+            ptrdiff_t ldk = (ptrdiff_t) n;
+            if (inplace) {
+                /* read in place below */
+            } else if (kcf) {
+                bochner_widen_float(kcf + i0, (ptrdiff_t) n, rows, m, kbd, rows, nthreads);
+                kb = kbd;
+                ldk = rows;
+            } else if (kc) {
+                kb = kc + i0;
+                ldk = (ptrdiff_t) n;
             } else {
-                bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+                p.nb = rows;
+                int got, status = kernel_block(&p, i0, &got, NULL, 0);
+                if (status != BOCHNER_OK) return status;
+                if (single) bochner_round_float(p.kb, (R_xlen_t) rows * m);
+                kb = p.kb;
+                ldk = rows;
             }
-            if (ku)
+            if (U) {
+                if (ident) {
+                    /* U = I (the pass that forms H = K_nm' W K_nm): K_b I is K_b itself,
+                     * the same doubles as the product (each entry K_ij plus zeros), for
+                     * half the pass's work */
+                    for (int j = 0; j < k; j++)
+                        memcpy(tb + (ptrdiff_t) j * rows, kb + (ptrdiff_t) j * ldk,
+                               sizeof(double) * (size_t) rows);
+                } else if (kf) {
+                    bochner_product_xf(kf, ldk, U, m, rows, k, m, tb, rows, nthreads);
+                } else {
+                    bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
+                }
+                if (ku)
+                    for (int j = 0; j < k; j++)
+                        memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
+                               sizeof(double) * (size_t) rows);
+                if (V)
+                    for (int j = 0; j < k; j++)
+                        for (int i = 0; i < rows; i++)
+                            tb[i + (ptrdiff_t) j * rows] += V[i0 + i + (R_xlen_t) j * n];
+            } else {
                 for (int j = 0; j < k; j++)
-                    memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
+                    memcpy(tb + (ptrdiff_t) j * rows, V + i0 + (R_xlen_t) j * n,
                            sizeof(double) * (size_t) rows);
-            if (V)
-                for (int j = 0; j < k; j++)
-                    for (int i = 0; i < rows; i++)
-                        tb[i + (ptrdiff_t) j * rows] += V[i0 + i + (R_xlen_t) j * n];
-        } else {
-            for (int j = 0; j < k; j++)
-                memcpy(tb + (ptrdiff_t) j * rows, V + i0 + (R_xlen_t) j * n,
-                       sizeof(double) * (size_t) rows);
-        }
-        if (w)
-            for (int j = 0; j < k; j++) {
-                const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
-                for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
             }
-        piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
-        piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
-        /* the complete groups of the block */
-        int ng = 0;
-        R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
-        for (R_xlen_t s = a; s < b; s = bochner_falkon_group_end(s / G, G, total)) {
-            goff[ng] = (int) (s - r);
-            grows[ng] = (int) (bochner_falkon_group_end(s / G, G, total) - s);
-            gidx[ng++] = s / G;
+            if (w)
+                for (int j = 0; j < k; j++) {
+                    const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
+                    for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
+                }
+            piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
+            piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
+            /* the complete groups of the block */
+            int ng = 0;
+            R_xlen_t a = r > h_end ? r : h_end, b = r_end < t_start ? r_end : t_start;
+            for (R_xlen_t s = a; s < b; s = bochner_falkon_group_end(s / G, G, total)) {
+                goff[ng] = (int) (s - r);
+                grows[ng] = (int) (bochner_falkon_group_end(s / G, G, total) - s);
+                gidx[ng++] = s / G;
+            }
+            if (ng) group_update(kb, kf, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
+            R_CheckUserInterrupt();
+            r = r_end;
         }
-        if (ng) group_update(kb, kf, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
-        R_CheckUserInterrupt();
-        r = r_end;
     }
     return BOCHNER_OK;
 }

@@ -180,6 +180,32 @@ void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
     run_tiles(&p, 0, nthreads);
 }
 
+/* The same block for rows i0 .. i0 + nx - 1 of x (n x d), on the calling thread alone and
+ * in the caller's scratch xc (nx x d) and xn (nx): no R API, so a thread can evaluate its
+ * own block (falkon's passes, a group of rows per thread).  The same doubles as
+ * bochner_dk_rows(): the same centring and norms, the same tiles. */
+void bochner_dk_rows_serial(int kind, double s, const double *centre, const double *bt,
+                            const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t n,
+                            R_xlen_t i0, int nx, double *out, R_xlen_t ldo, double *xc,
+                            double *xn)
+{
+    if (nx == 0 || ny == 0) return;
+    memset(xn, 0, sizeof(double) * (size_t) nx);
+    for (int k = 0; k < d; k++) {
+        const double *xk = x + i0 + (R_xlen_t) k * n;
+        double *ck = xc + (R_xlen_t) k * nx, m = centre[k];
+        for (int i = 0; i < nx; i++) {
+            double v = xk[i] - m;
+            ck[i] = v;
+            xn[i] += v * v;
+        }
+    }
+    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, ldo, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
+                NULL};
+    R_xlen_t ntiles = p.tm * ((ny + KB_COLS - 1) / KB_COLS);
+    for (R_xlen_t t = 0; t < ntiles; t++) kb_tile(&p, t, 0);
+}
+
 /* out (nx x ny) = the kernel of the rows of x and y (y NULL: of x with itself); kind a
  * BOCHNER_BLOCK_* code, s its scale: -1/(2 sigma^2) for the Gaussian, sqrt(2 nu)/sigma for
  * the Matern kernels. */

@@ -322,3 +322,46 @@ test_that("falkon on chunks takes an ARD kernel as in memory", {
   expect_error(falkon(reg, y = "y", kernel = gaussian_kernel(1:3), m = 50),
                "'sigma' has 3 length scales but the data have 5 columns")
 })
+
+test_that("an evaluated pass with a group of rows per thread equals plain R and the one-thread pass", {
+  # two threads (work over 2^24 multiply-adds) and at least 8 whole groups (of 1024 rows
+  # at m = 300): each thread evaluates whole groups in its own scratch (src/falkon.c,
+  # groups_evaluated()); the partial groups at a part's ends go block by block
+  set.seed(17)
+  n <- 12000
+  x <- matrix(rnorm(n * 3), n)
+  C <- x[sample(n, 300), ]
+  U <- matrix(rnorm(600), 300)
+  V <- matrix(rnorm(2 * n), n)
+  w <- runif(n)
+  W <- matrix(runif(2 * n), n)
+  for (ker in list(gaussian_kernel(1.5), matern_kernel(1, 2.5), laplace_kernel(0.9))) {
+    code <- bochner:::kernel_code(ker)
+    par <- bochner:::kernel_parameters(ker)
+    K <- kernel_matrix(ker, x, C)
+    pass <- function(nth, V = NULL, w = NULL, keep = FALSE, single = FALSE) {
+      .Call(bochner:::C_falkon_knm_apply, x, C, code, par, U, V, w, NULL, 0, keep, nth, NULL, single)
+    }
+    one <- pass(1L, V, w)
+    expect_equal(one, crossprod(K, w * (K %*% U + V)), tolerance = 1e-12)
+    expect_identical(pass(2L, V, w), one)
+    expect_identical(pass(2L, w = W), pass(1L, w = W))
+    onlyV <- .Call(bochner:::C_falkon_knm_apply, x, C, code, par, NULL, V, w, NULL, 0, FALSE, 2L,
+                   NULL, FALSE)
+    expect_equal(onlyV, crossprod(K, w * V), tolerance = 1e-12)
+    expect_identical(onlyV, .Call(bochner:::C_falkon_knm_apply, x, C, code, par, NULL, V, w,
+                                  NULL, 0, FALSE, 1L, NULL, FALSE))
+    both <- pass(2L, keep = TRUE)      # list(the pass, K U)
+    expect_identical(both, pass(1L, keep = TRUE))
+    expect_equal(both[[2]], K %*% U, tolerance = 1e-12)
+    expect_identical(pass(2L, w = w, single = TRUE), pass(1L, w = w, single = TRUE))
+    # parts with partial groups at both ends, on two threads, fold to the same pass
+    st <- NULL
+    for (r in list(1:1500, 1501:11000, 11001:n)) {
+      pr <- .Call(bochner:::C_falkon_knm_part, x[r, ], C, code, par, U, V[r, ], w[r], 0, FALSE,
+                  2L, r[1] - 1, n, FALSE)
+      st <- .Call(bochner:::C_falkon_pass_fold, st, pr, n, C, code, par)
+    }
+    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
+  }
+})
