@@ -611,6 +611,29 @@ int bochner_falkon_knm_apply(int code, const double *par, int npar, const double
     return BOCHNER_OK;
 }
 
+/* Rows g G .. (g + 1) G - 1 of K_nm alpha on one thread, in its own scratch. */
+typedef struct {
+    const bochner_kernel_against *ka;
+    const double *x, *alpha;
+    R_xlen_t n, G;
+    int d, m, k;
+    double *out, *scratch;    /* per thread: K_g (G x m), xc (G x d), xn (G) */
+    size_t per_thread;
+} rows_job;
+
+static void predict_rows(void *ctx, R_xlen_t g, int thread)
+{
+    const rows_job *p = (const rows_job *) ctx;
+    R_xlen_t i0 = g * p->G;
+    int rows = (int) (p->n - i0 < p->G ? p->n - i0 : p->G);
+    double *kg = p->scratch + (size_t) thread * p->per_thread;
+    double *xc = kg + (size_t) rows * p->m, *xn = xc + (size_t) rows * (p->d > 0 ? p->d : 1);
+    const bochner_kernel_against *a = p->ka;
+    bochner_dk_rows_serial(a->kind, a->s, a->centre, a->bt, a->yn, a->ny, a->d, p->x, p->n, i0,
+                           rows, kg, rows, xc, xn);
+    bochner_gemm(kg, rows, p->alpha, p->m, rows, p->k, p->m, p->out + i0, p->n, 0);
+}
+
 /* out (n x k) = K_nm alpha, alpha (m x k); with alpha NULL, out (n x m) =
  * K_nm itself (the passes' cache: each row's entries do not depend on its
  * block, so it equals kernel_matrix(x, C) and the blocks a pass evaluates). */
@@ -624,6 +647,17 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     int status = kernel_blocks_init(&p, code, par, npar, x, n, d, c, m, block_rows,
                                     alpha != NULL, nthreads);
     if (status != BOCHNER_OK) return status;
+    R_xlen_t G = bochner_falkon_group_rows(m);
+    if (alpha && p.k.kind >= 0 && nthreads > 1 && n >= 4 * G * nthreads) {
+        /* whole groups of rows a thread each, as an evaluated pass (groups_evaluated()):
+         * each row's K alpha is the same chain whatever block holds it */
+        size_t per_thread = (size_t) G * ((size_t) m + (size_t) (d > 0 ? d : 1) + 1);
+        rows_job j = {&p.k, x, alpha, n, G, d, m, k, out,
+                      (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
+                      per_thread};
+        bochner_parallel_blocks((n + G - 1) / G, nthreads, 4, predict_rows, &j);
+        return BOCHNER_OK;
+    }
     for (R_xlen_t i0 = 0; i0 < n; i0 += p.nb) {
         int rows;
         /* K_nm itself: each block written in place by the kernel's threads */

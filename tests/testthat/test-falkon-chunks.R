@@ -355,6 +355,12 @@ test_that("an evaluated pass with a group of rows per thread equals plain R and 
     expect_identical(both, pass(1L, keep = TRUE))
     expect_equal(both[[2]], K %*% U, tolerance = 1e-12)
     expect_identical(pass(2L, w = w, single = TRUE), pass(1L, w = w, single = TRUE))
+    # K alpha (predictions), a group of rows per thread too
+    prep <- list(centres = C, code = code, par = par)
+    alpha <- matrix(rnorm(900), 300)
+    pr2 <- bochner:::falkon_kernel_predict(prep, x, alpha, 2L)
+    expect_equal(pr2, K %*% alpha, tolerance = 1e-12)
+    expect_identical(pr2, bochner:::falkon_kernel_predict(prep, x, alpha, 1L))
     # parts with partial groups at both ends, on two threads, fold to the same pass
     st <- NULL
     for (r in list(1:1500, 1501:11000, 11001:n)) {
