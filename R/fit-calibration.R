@@ -105,10 +105,15 @@ softmax_calibration <- function(scores, cls, w, levels) {
   hit <- (N + 1) / (N + 2)
   Tg <- Y * hit + (1 - Y) * (1 - hit) / (k - 1)
   w <- w / sum(w)
+  # BFGS asks for the loss and the gradient at the same point: one softmax for both
+  at <- NULL
+  p_at <- NULL
   prob <- function(th) {
+    if (identical(th, at)) return(p_at)
     z <- th[1L] * f + rep(c(0, th[-1L]), each = nrow(f))
-    e <- exp(z - apply(z, 1L, max))
-    e / rowSums(e)
+    e <- exp(z - row_max(z))
+    at <<- th
+    p_at <<- e / rowSums(e)
   }
   loss <- function(th) -sum(w * Tg * log(pmax(prob(th), 1e-300)))
   grad <- function(th) {
@@ -119,6 +124,14 @@ softmax_calibration <- function(scores, cls, w, levels) {
                       control = list(maxit = 200L, reltol = 1e-12))
   list(type = "softmax", levels = levels, temperature = opt$par[1L],
        bias = c(0, opt$par[-1L]), columns = ncol(scores), logloss = opt$value)
+}
+
+# The largest entry of each row of z: the same doubles as apply(z, 1, max),
+# without an R call per row (a held-out slice of 2000 rows took 5 ms a call,
+# and the calibration's search calls it a hundred times).
+row_max <- function(z) {
+  if (nrow(z) == 0L) return(numeric(0))
+  z[cbind(seq_len(nrow(z)), max.col(z, ties.method = "first"))]
 }
 
 # Probabilities, one column per class, rows summing to 1.
@@ -132,7 +145,7 @@ calibrated_probabilities <- function(cal, scores) {
     softmax = {
       f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
       z <- cal$temperature * f + rep(cal$bias, each = nrow(f))
-      e <- exp(z - apply(z, 1L, max))
+      e <- exp(z - row_max(z))
       e / rowSums(e)
     },
     binary = {

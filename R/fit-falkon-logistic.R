@@ -7,7 +7,7 @@
 # log-odds of the second class, else softmax over the k columns.
 falkon_probabilities <- function(f) {
   if (ncol(f) == 1L) return(stats::plogis(f))
-  e <- exp(f - apply(f, 1L, max))
+  e <- exp(f - row_max(f))
   e / rowSums(e)
 }
 
@@ -17,7 +17,7 @@ falkon_logloss <- function(f, Y, w) {
     ll <- -(Y[, 1L] * stats::plogis(f[, 1L], log.p = TRUE) +
               (1 - Y[, 1L]) * stats::plogis(-f[, 1L], log.p = TRUE))
   } else {
-    mx <- apply(f, 1L, max)
+    mx <- row_max(f)
     lse <- mx + log(rowSums(exp(f - mx)))
     ll <- lse - rowSums(f * Y)
   }
