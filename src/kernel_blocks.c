@@ -153,6 +153,27 @@ static void run_tiles(kb_job *p, int self, int nthreads)
                             kb_tile, p);
 }
 
+/* The job of the rows of x (nx rows, leading dimension ldx) against prepared points: the
+ * rows centred at 'centre' into xc (nx x d) and their squared norms into xn. */
+static kb_job rows_job(int kind, double s, const double *centre, const double *bt,
+                       const double *yn, R_xlen_t ny, int d, const double *x, R_xlen_t ldx,
+                       R_xlen_t nx, double *out, R_xlen_t ldo, double *xc, double *xn)
+{
+    memset(xn, 0, sizeof(double) * (size_t) nx);
+    for (int k = 0; k < d; k++) {
+        const double *xk = x + (R_xlen_t) k * ldx;
+        double *ck = xc + (R_xlen_t) k * nx, m = centre[k];
+        for (R_xlen_t i = 0; i < nx; i++) {
+            double v = xk[i] - m;
+            ck[i] = v;
+            xn[i] += v * v;
+        }
+    }
+    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, ldo, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
+                NULL};
+    return p;
+}
+
 /* out (nx x ny, leading dimension ldo >= nx) = the kernel of the rows of x and the
  * points bochner_dk_prepare() was given (centre, bt, yn); kind and s as for
  * bochner_distance_kernel_blocks().  Written by the threads' tiles, straight into out
@@ -165,18 +186,7 @@ void bochner_dk_rows(int kind, double s, const double *centre, const double *bt,
     if (nx == 0 || ny == 0) return;
     double *xc = (double *) R_alloc((size_t) nx * (size_t) (d > 0 ? d : 1), sizeof(double));
     double *xn = (double *) R_alloc((size_t) nx, sizeof(double));
-    memset(xn, 0, sizeof(double) * (size_t) nx);
-    for (int k = 0; k < d; k++) {
-        const double *xk = x + (R_xlen_t) k * nx;
-        double *ck = xc + (R_xlen_t) k * nx, m = centre[k];
-        for (R_xlen_t i = 0; i < nx; i++) {
-            double v = xk[i] - m;
-            ck[i] = v;
-            xn[i] += v * v;
-        }
-    }
-    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, ldo, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
-                NULL};
+    kb_job p = rows_job(kind, s, centre, bt, yn, ny, d, x, nx, nx, out, ldo, xc, xn);
     run_tiles(&p, 0, nthreads);
 }
 
@@ -190,18 +200,7 @@ void bochner_dk_rows_serial(int kind, double s, const double *centre, const doub
                             double *xn)
 {
     if (nx == 0 || ny == 0) return;
-    memset(xn, 0, sizeof(double) * (size_t) nx);
-    for (int k = 0; k < d; k++) {
-        const double *xk = x + i0 + (R_xlen_t) k * n;
-        double *ck = xc + (R_xlen_t) k * nx, m = centre[k];
-        for (int i = 0; i < nx; i++) {
-            double v = xk[i] - m;
-            ck[i] = v;
-            xn[i] += v * v;
-        }
-    }
-    kb_job p = {kind, s, xc, bt, xn, yn, nx, ny, ldo, d, out, (nx + KB_ROWS - 1) / KB_ROWS,
-                NULL};
+    kb_job p = rows_job(kind, s, centre, bt, yn, ny, d, x + i0, n, nx, out, ldo, xc, xn);
     R_xlen_t ntiles = p.tm * ((ny + KB_COLS - 1) / KB_COLS);
     for (R_xlen_t t = 0; t < ntiles; t++) kb_tile(&p, t, 0);
 }
