@@ -324,10 +324,52 @@ typedef struct {
     R_xlen_t n, row0, G, g0, total;
     int d, m, k, wcols, single;
     double *ku;
-    double *scratch;          /* per thread: K_g (G x m), T_g (G x k), xc (G x d), xn (G) */
+    double *scratch;          /* per thread: group_scratch(), then T_g (G x k) */
     size_t per_thread;
     double *leaves;           /* per task: m x k */
 } group_eval_job;
+
+/* T = K U (already in t, when 'product') [+ V] or V alone, times w, rows i0 .. i0 +
+ * rows - 1 of a part of n rows; ku gets K U before V is added.  Shared by the
+ * block-by-block pass and the group tasks, so an entry of T is the same chain in both. */
+static void finish_t(double *t, int rows, int k, int product, double *ku, const double *V,
+                     const double *w, int wcols, R_xlen_t i0, R_xlen_t n)
+{
+    for (int j = 0; j < k; j++) {
+        double *tj = t + (ptrdiff_t) j * rows;
+        const double *vj = V ? V + i0 + (R_xlen_t) j * n : NULL;
+        if (!product) {                     /* T = V alone */
+            memcpy(tj, vj, sizeof(double) * (size_t) rows);
+        } else {
+            if (ku) memcpy(ku + i0 + (R_xlen_t) j * n, tj, sizeof(double) * (size_t) rows);
+            if (vj)
+                for (int i = 0; i < rows; i++) tj[i] += vj[i];
+        }
+        if (w) {
+            const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
+            for (int i = 0; i < rows; i++) tj[i] *= wj[i];
+        }
+    }
+}
+
+/* Doubles of a thread's scratch for a group of G rows' kernel rows (K_g, then the
+ * centred rows and their norms that bochner_dk_rows_serial() works in). */
+static size_t group_scratch(R_xlen_t G, int m, int d)
+{
+    return (size_t) G * ((size_t) m + (size_t) (d > 0 ? d : 1) + 1);
+}
+
+/* The kernel rows i0 .. i0 + rows - 1 against the centres, on this thread alone, into
+ * the start of its scratch (rows x m, leading dimension rows); returns them. */
+static double *group_kernel_rows(const bochner_kernel_against *a, const double *x, R_xlen_t n,
+                                 R_xlen_t i0, int rows, int m, int d, double *scratch)
+{
+    double *xc = scratch + (size_t) rows * m;
+    double *xn = xc + (size_t) rows * (d > 0 ? d : 1);
+    bochner_dk_rows_serial(a->kind, a->s, a->centre, a->bt, a->yn, a->ny, a->d, x, n, i0, rows,
+                           scratch, rows, xc, xn);
+    return scratch;
+}
 
 static void group_eval(void *ctx, R_xlen_t t, int thread)
 {
@@ -335,29 +377,12 @@ static void group_eval(void *ctx, R_xlen_t t, int thread)
     R_xlen_t g = p->g0 + t, first = g * p->G;
     int rows = (int) (bochner_falkon_group_end(g, p->G, p->total) - first), m = p->m, k = p->k;
     R_xlen_t i0 = first - p->row0;
-    double *kg = p->scratch + (size_t) thread * p->per_thread;
-    double *tg = kg + (size_t) rows * m, *xc = tg + (size_t) rows * k;
-    double *xn = xc + (size_t) rows * (p->d > 0 ? p->d : 1);
-    const bochner_kernel_against *a = p->ka;
-    bochner_dk_rows_serial(a->kind, a->s, a->centre, a->bt, a->yn, a->ny, a->d, p->x, p->n, i0,
-                           rows, kg, rows, xc, xn);
+    double *scratch = p->scratch + (size_t) thread * p->per_thread;
+    double *kg = group_kernel_rows(p->ka, p->x, p->n, i0, rows, m, p->d, scratch);
+    double *tg = scratch + group_scratch(rows, m, p->d);
     if (p->single) bochner_round_float(kg, (R_xlen_t) rows * m);
     if (p->U) bochner_gemm(kg, rows, p->U, m, rows, k, m, tg, rows, 0);
-    for (int j = 0; j < k; j++) {
-        double *tj = tg + (ptrdiff_t) j * rows;
-        const double *vj = p->V ? p->V + i0 + (R_xlen_t) j * p->n : NULL;
-        if (!p->U) {                        /* T = V alone */
-            memcpy(tj, vj, sizeof(double) * (size_t) rows);
-        } else {
-            if (p->ku) memcpy(p->ku + i0 + (R_xlen_t) j * p->n, tj, sizeof(double) * (size_t) rows);
-            if (vj)
-                for (int i = 0; i < rows; i++) tj[i] += vj[i];
-        }
-        if (p->w) {
-            const double *wj = p->w + i0 + (p->wcols ? (R_xlen_t) j * p->n : 0);
-            for (int i = 0; i < rows; i++) tj[i] *= wj[i];
-        }
-    }
+    finish_t(tg, rows, k, p->U != NULL, p->ku, p->V, p->w, p->wcols, i0, p->n);
     bochner_falkon_group_leaf(kg, rows, tg, rows, rows, k, 0, 0, m,
                               p->leaves + (size_t) t * m * k, m);
 }
@@ -372,7 +397,7 @@ static void groups_evaluated(const kernel_blocks *kbs, const double *x, R_xlen_t
     int m = st->m;
     const int per = 4;                       /* tasks per thread and region */
     R_xlen_t batch = (R_xlen_t) per * nthreads;
-    size_t per_thread = (size_t) G * ((size_t) m + (size_t) k + (size_t) (d > 0 ? d : 1) + 1);
+    size_t per_thread = group_scratch(G, m, d) + (size_t) G * (size_t) k;
     group_eval_job p = {&kbs->k, x, U, V, w, n, row0, G, 0, total, d, m, k, wcols, single, ku,
                         (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
                         per_thread,
@@ -535,24 +560,8 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
                 } else {
                     bochner_product(kb, ldk, U, m, rows, k, m, tb, rows, 0, 0, nthreads);
                 }
-                if (ku)
-                    for (int j = 0; j < k; j++)
-                        memcpy(ku + i0 + (R_xlen_t) j * n, tb + (ptrdiff_t) j * rows,
-                               sizeof(double) * (size_t) rows);
-                if (V)
-                    for (int j = 0; j < k; j++)
-                        for (int i = 0; i < rows; i++)
-                            tb[i + (ptrdiff_t) j * rows] += V[i0 + i + (R_xlen_t) j * n];
-            } else {
-                for (int j = 0; j < k; j++)
-                    memcpy(tb + (ptrdiff_t) j * rows, V + i0 + (R_xlen_t) j * n,
-                           sizeof(double) * (size_t) rows);
             }
-            if (w)
-                for (int j = 0; j < k; j++) {
-                    const double *wj = w + i0 + (wcols ? (R_xlen_t) j * n : 0);
-                    for (int i = 0; i < rows; i++) tb[i + (ptrdiff_t) j * rows] *= wj[i];
-                }
+            finish_t(tb, rows, k, U != NULL, ku, V, w, wcols, i0, n);
             piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
             piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
             /* the complete groups of the block */
@@ -617,7 +626,7 @@ typedef struct {
     const double *x, *alpha;
     R_xlen_t n, G;
     int d, m, k;
-    double *out, *scratch;    /* per thread: K_g (G x m), xc (G x d), xn (G) */
+    double *out, *scratch;    /* per thread: group_scratch() */
     size_t per_thread;
 } rows_job;
 
@@ -626,11 +635,8 @@ static void predict_rows(void *ctx, R_xlen_t g, int thread)
     const rows_job *p = (const rows_job *) ctx;
     R_xlen_t i0 = g * p->G;
     int rows = (int) (p->n - i0 < p->G ? p->n - i0 : p->G);
-    double *kg = p->scratch + (size_t) thread * p->per_thread;
-    double *xc = kg + (size_t) rows * p->m, *xn = xc + (size_t) rows * (p->d > 0 ? p->d : 1);
-    const bochner_kernel_against *a = p->ka;
-    bochner_dk_rows_serial(a->kind, a->s, a->centre, a->bt, a->yn, a->ny, a->d, p->x, p->n, i0,
-                           rows, kg, rows, xc, xn);
+    double *kg = group_kernel_rows(p->ka, p->x, p->n, i0, rows, p->m, p->d,
+                                   p->scratch + (size_t) thread * p->per_thread);
     bochner_gemm(kg, rows, p->alpha, p->m, rows, p->k, p->m, p->out + i0, p->n, 0);
 }
 
@@ -651,7 +657,7 @@ int bochner_falkon_predict(int code, const double *par, int npar, const double *
     if (alpha && p.k.kind >= 0 && nthreads > 1 && n >= 4 * G * nthreads) {
         /* whole groups of rows a thread each, as an evaluated pass (groups_evaluated()):
          * each row's K alpha is the same chain whatever block holds it */
-        size_t per_thread = (size_t) G * ((size_t) m + (size_t) (d > 0 ? d : 1) + 1);
+        size_t per_thread = group_scratch(G, m, d);
         rows_job j = {&p.k, x, alpha, n, G, d, m, k, out,
                       (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
                       per_thread};
