@@ -105,14 +105,6 @@ void bochner_sgemm_tn(const float *a, ptrdiff_t lda, const float *b, ptrdiff_t l
 void bochner_sgemm_path(int isa, int transa, const float *a, ptrdiff_t lda, const float *b,
                         ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
                         int accumulate);
-/* t(a) packed once for all of a product's tiles (products.c) */
-int bochner_spack_rows(void);
-size_t bochner_spack_size(int m, int k);
-ptrdiff_t bochner_spack_tn(const float *a, ptrdiff_t lda, int m, int k, float *out,
-                           int nthreads);
-void bochner_sgemm_tn_packed(const float *packed, ptrdiff_t kstride, int row0, const float *b,
-                             ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
-                             int accumulate);
 void bochner_to_float(const double *x, R_xlen_t n, float *y);
 /* gemm.c: a float operand read in place by the double kernels' chains (falkon's float K_nm) */
 void bochner_gemm_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,

@@ -31,8 +31,6 @@ typedef struct {
     R_xlen_t tm, tn;           /* tiles down and across */
     R_xlen_t *tiles;           /* NULL: all tm * tn; else the list of tile indices */
     int trows;                 /* rows per tile: TILE, or fewer for a thin result */
-    const float *packed;       /* float t(a) packed once for all tiles (bochner_spack_tn()) */
-    ptrdiff_t kstride;
 } product_job;
 
 static void product_tile(void *ctx, R_xlen_t t, int thread)
@@ -56,19 +54,17 @@ static void product_tile(void *ctx, R_xlen_t t, int thread)
         const float *ai = p->fa + aoff;
         void (*sgemm)(const float *, ptrdiff_t, const float *, ptrdiff_t, int, int, int,
                       double *, ptrdiff_t, int) = p->transa ? bochner_sgemm_tn : bochner_sgemm;
-        for (int q = 0; q < nc; q += DIAG_STRIP) {
-            /* a diagonal tile of a symmetric result by column strips (as below), any
-             * other tile in one call */
-            const int diag = p->tiles && bi == bj;
-            int w = !diag ? nc : nc - q < DIAG_STRIP ? nc - q : DIAG_STRIP;
-            int rows = !diag ? mr : q + w < mr ? q + w : mr;
-            const float *bq = p->fb + (ptrdiff_t) (j0 + q) * p->ldb;
-            double *cq = p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc;
-            if (p->packed) bochner_sgemm_tn_packed(p->packed, p->kstride, i0, bq, p->ldb, rows, w,
-                                                   p->k, cq, p->ldc, p->accumulate);
-            else sgemm(ai, p->lda, bq, p->ldb, rows, w, p->k, cq, p->ldc, p->accumulate);
-            if (!diag) break;
+        if (p->tiles && bi == bj) {
+            for (int q = 0; q < nc; q += DIAG_STRIP) {
+                int w = nc - q < DIAG_STRIP ? nc - q : DIAG_STRIP;
+                int rows = q + w < mr ? q + w : mr;
+                sgemm(ai, p->lda, p->fb + (ptrdiff_t) (j0 + q) * p->ldb, p->ldb, rows, w, p->k,
+                      p->c + i0 + (ptrdiff_t) (j0 + q) * p->ldc, p->ldc, p->accumulate);
+            }
+            return;
         }
+        sgemm(ai, p->lda, p->fb + (ptrdiff_t) j0 * p->ldb, p->ldb, mr, nc, p->k,
+              p->c + i0 + (ptrdiff_t) j0 * p->ldc, p->ldc, p->accumulate);
         return;
     }
     const double *ai = p->a + aoff;
@@ -96,7 +92,7 @@ static void product(int transa, const double *a, const float *fa, ptrdiff_t lda,
 {
     if (m <= 0 || n <= 0) return;
     product_job p = {a, b, fa, fb, lda, ldb, ldc, m, n, k, accumulate, transa, c,
-                     (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL, TILE, NULL, 0};
+                     (m + TILE - 1) / TILE, (n + TILE - 1) / TILE, NULL, TILE};
     /* a float multiply-add costs about half a double one */
     double work = (double) m * (double) n * (double) (k > 0 ? k : 1) / (upper ? 2.0 : 1.0) /
                   (fb ? 2.0 : 1.0);
@@ -111,16 +107,6 @@ static void product(int transa, const double *a, const float *fa, ptrdiff_t lda,
         p.tm = (m + p.trows - 1) / p.trows;
     }
     R_xlen_t ntiles = p.tm * p.tn;
-    size_t packed = fa && fb && transa && p.tn > 1 ? bochner_spack_size(m, k) : 0;
-    if (packed) {
-        /* t(a) packed once, not once per column tile: Z'Z's transposing packs were 9 % of
-         * rff_gp's time at n = 10^6, D = 1024 (each panel packed 4.5 times on average);
-         * this costs a copy of a (k m floats) */
-        float *buf = (float *) R_alloc(packed + 16, sizeof(float));
-        buf = (float *) (((uintptr_t) buf + 63) & ~(uintptr_t) 63);   /* aligned panel loads */
-        p.kstride = bochner_spack_tn(fa, lda, m, k, buf, nthreads);
-        p.packed = buf;
-    }
     if (upper) {
         /* tiles on and above the diagonal: rows i0 < j0 + TILE */
         p.tiles = (R_xlen_t *) R_alloc((size_t) ntiles, sizeof(R_xlen_t));

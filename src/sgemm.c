@@ -285,7 +285,7 @@ S512_INLINE void srows512(const int DIRECT, const int MV, const float *xp, ptrdi
 __attribute__((target("avx512f"), noinline))
 static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ldw,
                      ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0,
-                     int transa, const float *packed, ptrdiff_t kstride)
+                     int transa)
 {
     float xp[48 * SGEMM_KC] __attribute__((aligned(64)));
     float wt[8 * SGEMM_KC];
@@ -297,7 +297,7 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
         for (int i0 = 0; i0 < nr; i0 += 48) {
             const int mr = nr - i0 < 48 ? nr - i0 : 48;
             const __mmask16 m0 = slanes16(mr), m1 = slanes16(mr - 16), m2 = slanes16(mr - 32);
-            const float *src = x ? x + pc * ldx + i0 : NULL;   /* NULL: packed */
+            const float *src = x + pc * ldx + i0;
             const float *wp = w + pc;
             double *ci = c + i0;
             if (!transa && nj <= SGEMM_DIRECT_COLS) {
@@ -311,15 +311,13 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
              * (kernels for fewer rows tripled the object's size, for at most one short
              * panel a tile) */
             float *dst = xp;
-            const float *panel = xp;
-            if (packed) panel = packed + (pc / SGEMM_KC) * kstride + (ptrdiff_t) i0 * SGEMM_KC;
-            else if (transa) spack_at(48, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
+            if (transa) spack_at(48, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
             else for (int l = 0; l < kc; l++, src += ldx, dst += 48) {
                 _mm512_store_ps(dst, _mm512_maskz_loadu_ps(m0, src));
                 _mm512_store_ps(dst + 16, _mm512_maskz_loadu_ps(m1, src + 16));
                 _mm512_store_ps(dst + 32, _mm512_maskz_loadu_ps(m2, src + 32));
             }
-            srows512(0, 3, panel, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
         }
     }
 }
@@ -423,7 +421,7 @@ S256_INLINE void srows256(const int DIRECT, const int MV, const float *xp, ptrdi
 __attribute__((target("avx2,fma"), noinline))
 static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ldw,
                      ptrdiff_t d, int nr, int nj, double *c, ptrdiff_t ldc, int acc0,
-                     int transa, const float *packed, ptrdiff_t kstride)
+                     int transa)
 {
     float xp[24 * SGEMM_KC] __attribute__((aligned(32)));
     float wt[4 * SGEMM_KC];
@@ -435,7 +433,7 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
         for (int i0 = 0; i0 < nr; i0 += 24) {
             const int mr = nr - i0 < 24 ? nr - i0 : 24;
             const __m256i m0 = slanes8(mr), m1 = slanes8(mr - 8), m2 = slanes8(mr - 16);
-            const float *src = x ? x + pc * ldx + i0 : NULL;   /* NULL: packed */
+            const float *src = x + pc * ldx + i0;
             const float *wp = w + pc;
             double *ci = c + i0;
             if (!transa && nj <= SGEMM_DIRECT_COLS && mr == 24) {
@@ -447,10 +445,7 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
             }
             /* always a 24-row panel, zero padded (one kernel per column count) */
             float *dst = xp;
-            const float *panel = xp;
-            if (packed) {
-                panel = packed + (pc / SGEMM_KC) * kstride + (ptrdiff_t) i0 * SGEMM_KC;
-            } else if (transa) {
+            if (transa) {
                 spack_at(24, x + pc + (ptrdiff_t) i0 * ldx, ldx, kc, mr, xp);
             } else if (mr == 24) {
                 for (int l = 0; l < kc; l++, src += ldx, dst += 24) {
@@ -465,7 +460,7 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                     _mm256_store_ps(dst + 16, _mm256_maskload_ps(src + 16, m2));
                 }
             }
-            srows256(0, 3, panel, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, NULL);
+            srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, NULL);
         }
     }
 }
@@ -489,8 +484,8 @@ void bochner_sgemm_path(int isa, int transa, const float *a, ptrdiff_t lda, cons
     }
 #if SGEMM_X86
     switch (isa) {
-    case 2: stile512(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa, NULL, 0); return;
-    case 1: stile256(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa, NULL, 0); return;
+    case 2: stile512(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa); return;
+    case 1: stile256(a, lda, b, ldb, k, m, n, c, ldc, accumulate, transa); return;
     default: break;
     }
 #else
@@ -510,88 +505,6 @@ void bochner_sgemm_tn(const float *a, ptrdiff_t lda, const float *b, ptrdiff_t l
                       int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate)
 {
     bochner_sgemm_path(bochner_cpu_isa(), 1, a, lda, b, ldb, m, n, k, c, ldc, accumulate);
-}
-
-/* Rows of a packed panel of t(a) on this CPU's path (48 or 24), or 0 where the path packs
- * nothing (the portable one). */
-int bochner_spack_rows(void)
-{
-#if SGEMM_X86
-    int isa = bochner_cpu_isa();
-    return isa == 2 ? 48 : isa == 1 ? 24 : 0;
-#else
-    return 0;
-#endif
-}
-
-/* t(a), a (k x m, lda), packed once for every tile of a product that would otherwise pack
- * each panel once per column tile (Z'Z at m = 2048: 5 times): K-block q's panel of rows
- * i0 .. i0 + mrp - 1 at out + q kstride + i0 SGEMM_KC, kstride = ceil(m / mrp) mrp
- * SGEMM_KC; the same panels (values and zero rows) as the tiles pack, so the same sums.
- * A K-block a job, on the threads. */
-typedef struct {
-    const float *a;
-    ptrdiff_t lda, kstride;
-    int m, k, mrp;
-    float *out;
-} spack_job;
-
-static void spack_block(void *ctx, R_xlen_t q, int thread)
-{
-    (void) thread;
-#if SGEMM_X86
-    const spack_job *p = (const spack_job *) ctx;
-    const ptrdiff_t pc = (ptrdiff_t) q * SGEMM_KC;
-    const int kc = (int) (p->k - pc < SGEMM_KC ? p->k - pc : SGEMM_KC);
-    for (int i0 = 0; i0 < p->m; i0 += p->mrp)
-        spack_at(p->mrp, p->a + pc + (ptrdiff_t) i0 * p->lda, p->lda, kc,
-                 p->m - i0 < p->mrp ? p->m - i0 : p->mrp,
-                 p->out + q * p->kstride + (ptrdiff_t) i0 * SGEMM_KC);
-#else
-    (void) ctx; (void) q;
-#endif
-}
-
-ptrdiff_t bochner_spack_tn(const float *a, ptrdiff_t lda, int m, int k, float *out,
-                           int nthreads)
-{
-    const int mrp = bochner_spack_rows();
-    const ptrdiff_t kstride = (ptrdiff_t) ((m + mrp - 1) / mrp) * mrp * SGEMM_KC;
-    spack_job p = {a, lda, kstride, m, k, mrp, out};
-    /* a copy at memory speed: a unit of work per 4 entries */
-    bochner_parallel_blocks((k + SGEMM_KC - 1) / SGEMM_KC,
-                            bochner_threads_for(nthreads, 0.25 * (double) m * k), 1 << 20,
-                            spack_block, &p);
-    return kstride;
-}
-
-/* Floats bochner_spack_tn() writes for t(a), a (k x m): 0 where nothing is packed. */
-size_t bochner_spack_size(int m, int k)
-{
-    const int mrp = bochner_spack_rows();
-    if (!mrp) return 0;
-    return (size_t) ((k + SGEMM_KC - 1) / SGEMM_KC) * (size_t) ((m + mrp - 1) / mrp) *
-           (size_t) mrp * SGEMM_KC;
-}
-
-/* c (m x n) = [c +] rows row0 .. row0 + m - 1 of t(a) %*% b, from all of t(a)'s packed
- * panels (bochner_spack_tn()); row0 a multiple of the panel's rows.  The same sums as
- * bochner_sgemm_tn(). */
-void bochner_sgemm_tn_packed(const float *packed, ptrdiff_t kstride, int row0, const float *b,
-                             ptrdiff_t ldb, int m, int n, int k, double *c, ptrdiff_t ldc,
-                             int accumulate)
-{
-    if (m <= 0 || n <= 0 || k <= 0) return;
-#if SGEMM_X86
-    const float *p0 = packed + (ptrdiff_t) row0 * SGEMM_KC;
-    if (bochner_cpu_isa() == 2)
-        stile512(NULL, 0, b, ldb, k, m, n, c, ldc, accumulate, 1, p0, kstride);
-    else
-        stile256(NULL, 0, b, ldb, k, m, n, c, ldc, accumulate, 1, p0, kstride);
-#else
-    (void) packed; (void) kstride; (void) row0; (void) b; (void) ldb; (void) c; (void) ldc;
-    (void) accumulate;
-#endif
 }
 
 /* y[0 .. n-1] = x rounded to the nearest float (values beyond float's range become

@@ -107,9 +107,6 @@ test_that("the threaded float product: identical for 1 and 2 threads, Z'Z symmet
     full <- stile_product(a, a, transa = TRUE)
     expect_identical(g1[upper.tri(g1, diag = TRUE)], full[upper.tri(full, diag = TRUE)])
     expect_lt(max(abs(g1 - crossprod(f32(a))) / crossprod(abs(f32(a)))), 1.6e-5)
-    # t(a) %*% b over two column tiles or more: t(a) packed once for all tiles
-    bt <- matrix(rnorm(dims[1] * 300), dims[1])
-    expect_identical(sproduct(a, bt, TRUE, 2L), stile_product(a, bt, transa = TRUE))
   }
   expect_error(sproduct(matrix(1, 2, 3), matrix(1, 2, 3)), "non-conformable")
   expect_error(sproduct(matrix(1, 2, 3), NULL), "transa")
