@@ -27,6 +27,9 @@ gp_problem <- function(xs, ys, w, keep, kernel, D, method, sampling, mean, ard, 
   } else {
     kernel <- resolve_kernel(kernel, xs)
   }
+  # a kernel given with one length scale per input is ARD whatever 'ard' says: its
+  # scales were once folded silently into their geometric mean
+  ard <- ard || (!sm && length(kernel$sigma) > 1L)
   P <- list(x = xs[keep, , drop = FALSE], y = ys[keep], n = sum(keep), d = d, method = method,
             kind = if (sm) "sm" else "standard", ard = ard && !sm, nthreads = nthreads,
             half_log_w = 0)
@@ -58,9 +61,7 @@ gp_problem <- function(xs, ys, w, keep, kernel, D, method, sampling, mean, ard, 
     unit$sigma <- 1
     P$par <- kernel_parameters(unit)
     nl <- if (P$ard) d else 1L
-    # an ARD kernel's scales start ard = TRUE; without ARD, their geometric mean
     ell0 <- log(kernel$sigma)
-    if (length(ell0) > 1L && nl == 1L) ell0 <- mean(ell0)
     theta <- c(rep_len(ell0, nl), log(signal), log(noise))
     lower <- c(rep(log(1e-4), nl), log(1e-4), log(1e-3))
     upper <- c(rep(log(1e4), nl), log(1e3), log(10))
@@ -96,7 +97,7 @@ gp_fit_hyper <- function(G, optimize, control) {
                          control)
     return(list(theta = opt$par, opt = opt))
   }
-  if (!G$sm) theta <- gp_start(theta, P, P$d)
+  if (!G$sm && !gp_scales_given(theta, P)) theta <- gp_start(theta, P, P$d)
   pilot <- NULL
   if (!G$sm && P$n > gp_pilot_rows) {
     pilot <- gp_search(theta, gp_pilot_problem(P, gp_pilot_rows), G$lower, G$upper, control)
@@ -114,7 +115,7 @@ gp_fit_hyper <- function(G, optimize, control) {
 gp_search <- function(theta, P, lower, upper, control) {
   d <- P$d
   first <- NULL
-  if (P$ard && d > 1L) {
+  if (P$ard && d > 1L && !gp_scales_given(theta, P)) {
     shared <- P
     shared$ard <- FALSE
     keep <- c(1L, d + 1L, d + 2L)
@@ -124,6 +125,12 @@ gp_search <- function(theta, P, lower, upper, control) {
   opt <- gp_optimise(theta, P, lower, upper, control)
   if (!is.null(first)) opt$counts <- opt$counts + first$counts
   opt
+}
+
+# Whether theta starts from length scales the kernel gave per input (unequal): the
+# search then starts there, not from a shared scale (gp_start(), gp_search()).
+gp_scales_given <- function(theta, P) {
+  P$kind == "standard" && P$ard && P$d > 1L && any(theta[seq_len(P$d)] != theta[1L])
 }
 
 # The problem P on 'rows' evenly spaced rows (no random numbers drawn): the

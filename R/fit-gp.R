@@ -112,8 +112,11 @@
 #'   learned hyperparameters closer to the exact GP's than iid ones; more
 #'   frequencies did.)
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
-#'   determination); `FALSE`, one for all.  (A spectral mixture always has
-#'   one per input and component.)
+#'   determination); `FALSE`, one for all.  A kernel given with one length
+#'   scale per input (`gaussian_kernel(sigma = c(...))`) is ARD whatever
+#'   `ard` says: its scales are the fit's with `optimize = FALSE` and the
+#'   starting values otherwise.  (A spectral mixture always has one per input
+#'   and component.)
 #' @param optimize `TRUE` to learn the hyperparameters by marginal
 #'   likelihood; `FALSE` to keep the kernel's, `signal` and `noise`.
 #' @param method `"rff"` (random features) or `"exact"` (the exact GP, for

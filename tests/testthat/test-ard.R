@@ -125,3 +125,19 @@ test_that("a length scale vector of the wrong length is refused, naming sigma", 
   expect_error(random_features(x, gaussian_kernel(1:4), D = 10, sampling = "structured"),
                "'sampling' = \"structured\" takes one length scale")
 })
+
+test_that("rff_gp takes a kernel's per-input length scales as they are, with ard or without", {
+  # they were once folded into their geometric mean unless ard = TRUE
+  set.seed(4)
+  x <- matrix(runif(600 * 3), 600)
+  y <- sin(6 * x[, 1]) + 0.3 * x[, 2] + rnorm(600, sd = 0.1)
+  k <- gaussian_kernel(c(0.3, 1.5, 40))
+  f <- rff_gp(x, y, kernel = k, D = 64, optimize = FALSE, seed = 1, scale = FALSE)
+  expect_identical(f$hyper$lengthscale, c(0.3, 1.5, 40))
+  g <- rff_gp(x, y, kernel = k, D = 64, optimize = FALSE, seed = 1, scale = FALSE, ard = TRUE)
+  expect_identical(predict(f, x[1:20, ]), predict(g, x[1:20, ]))
+  # learned from there, one scale per input, to a likelihood no lower than the start's
+  h <- rff_gp(x, y, kernel = k, D = 64, seed = 1, scale = FALSE)
+  expect_length(h$hyper$lengthscale, 3L)
+  expect_gt(as.numeric(logLik(h)), as.numeric(logLik(f)))
+})
