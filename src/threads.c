@@ -5,12 +5,12 @@
  * process (OMP_THREAD_LIMIT, the cores) and by the amount of work: a region
  * gets at most one thread per BOCHNER_MIN_WORK units of work (about
  * multiply-adds), so small work, such as predicting one row, runs on the
- * calling thread and starts no threads.  Regions never call R or a BLAS.
+ * calling thread and starts no threads.  Blocks never call R or a BLAS.
  *
  * bochner_parallel_blocks() is the one parallel loop of the package: blocks
- * of independent work, each done by exactly one thread, with a user-interrupt
- * check every few blocks of the calling thread's.  Blocks
- * write disjoint outputs and each block's arithmetic does not depend on the
+ * of independent work, each done by exactly one thread; between its own
+ * blocks R's thread (and it alone) checks for a user interrupt without
+ * jumping (R_ToplevelExec()).  Blocks write disjoint outputs and each block's arithmetic does not depend on the
  * thread running it, so results do not depend on the number of threads. */
 #include "bochner.h"
 #include <stdlib.h>
