@@ -10,8 +10,9 @@
  * bochner_parallel_blocks() is the one parallel loop of the package: blocks
  * of independent work, each done by exactly one thread; between its own
  * blocks R's thread (and it alone) checks for a user interrupt without
- * jumping (R_ToplevelExec()).  Blocks write disjoint outputs and each block's arithmetic does not depend on the
- * thread running it, so results do not depend on the number of threads. */
+ * jumping (R_ToplevelExec()).  Blocks write disjoint outputs and each
+ * block's arithmetic does not depend on the thread running it, so results
+ * do not depend on the number of threads. */
 #include "bochner.h"
 #include <stdlib.h>
 #include <string.h>
