@@ -298,7 +298,7 @@ falkon_lambda_paths <- function(path_for, prep, lambdas, held_out, control, alph
 # zeros is the same function).  The candidates one after
 # another at full size, each with its own path and factorisation, took 20
 # passes (387 of 457 s) at n = 10^6, m = 10^4 (git history: bench/falkon-notes.md at 6e0e28f).
-# The full fit starts there and goes on to smaller candidates only while they do better.
+# From the largest candidate the full fit goes on to smaller ones while they do better.
 falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, iter, loss,
                              control, nthreads, n = 0, d = 0) {
   m <- nrow(centres)
@@ -319,14 +319,19 @@ falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, 
   prep <- NULL   # its factors go before the full one is allocated
   prep <- falkon_prepare(kernel, centres, nthreads)
   alpha0 <- rbind(first$alpha, matrix(0, m - mp, ncol(first$alpha)))
-  # m centres resolve more than m / 4 and may want less penalty: the fit goes on down the
-  # candidates from the chosen one, one factor at a time, while the held-out error falls
-  # (argo2016, m = 10^4: lambda 1e-4 on 2500 centres and RMSE 1.42 on all; 1e-8 and 1.18
-  # with every candidate on all, bench/investigations/spatiotemporal.md)
-  down <- control$lambdas[control$lambdas <= first$lambda]
-  one_by_one <- control
-  one_by_one$factor_bytes <- 0
-  res <- falkon_fit_squared(prep, rows, Y, w, val, down, iter, one_by_one, nthreads, alpha0)
+  # the largest candidate is a choice m / 4 centres could not make (too few for any less
+  # penalty): the fit on all m then goes on down the candidates from it, one factor at a
+  # time, while the held-out error falls (argo2016, m = 10^4: 1e-4 on 2500 centres and RMSE
+  # 1.42 on all; 1e-8 and 1.18 so, bench/investigations/spatiotemporal.md).  From a choice
+  # inside the grid it did not pay: at n = 10^6 (1e-6 -> 1e-8) it cost 56 % more time for
+  # 0.1 % of test RMSE.
+  run <- control
+  down <- first$lambda
+  if (first$lambda == max(control$lambdas)) {
+    down <- control$lambdas
+    run$factor_bytes <- 0
+  }
+  res <- falkon_fit_squared(prep, rows, Y, w, val, down, iter, run, nthreads, alpha0)
   res$centres_path <- data.frame(m = c(mp, m), lambda = c(first$lambda, res$lambda),
                                  iter = c(first$iter, res$iter), error = c(first$error, res$error))
   res

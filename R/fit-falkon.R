@@ -64,10 +64,10 @@
 #' their preconditioners would not fit in `control$factor_bytes`, all of
 #' them on the first quarter of uniform centres, which costs a quarter of
 #' the passes, the fit on all the centres then running the chosen
-#' \eqn{\lambda} warm-started from that fit and going on to the smaller
-#' candidates while they improve on it; with other centres, one after
-#' another from the largest, warm-started, until one fails to improve on the
-#' last; see [falkon_control()]) and the
+#' \eqn{\lambda} warm-started from that fit (from the largest candidate,
+#' going on to the smaller ones while they improve on it); with other
+#' centres, one after another from the largest, warm-started, until one
+#' fails to improve on the last; see [falkon_control()]) and the
 #' number of iterations along the CG path (the held-out error costs only
 #' \eqn{k(X_{val}, C)\alpha} per iteration, and the path stops after
 #' `control$patience` (3) iterations without progress: a lower held-out
