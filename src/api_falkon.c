@@ -30,7 +30,7 @@ SEXP bochner_falkon_factor_call(SEXP centres, SEXP code, SEXP par, SEXP eps, SEX
     if (TYPEOF(par) != REALSXP || XLENGTH(par) < 1) error("'par' must be a double vector");
     int m = nrows(centres), d = ncols(centres), nth = bochner_nthreads(asInteger(nthreads));
     SEXP pr = PROTECT(allocVector(VECSXP, 3));
-    SET_VECTOR_ELT(pr, 0, allocMatrix(REALSXP, m, m));
+    SET_VECTOR_ELT(pr, 0, bochner_alloc_output(m, m));
     SET_VECTOR_ELT(pr, 1, allocVector(REALSXP, 2 * (R_xlen_t) m + 3));
     int res = bochner_falkon_factor(REAL(centres), m, d, asInteger(code), REAL(par), LENGTH(par),
                                     asReal(eps), REAL(VECTOR_ELT(pr, 0)),
@@ -513,7 +513,13 @@ SEXP bochner_falkon_knm_part_call(SEXP x, SEXP centres, SEXP code, SEXP par, SEX
 
 /* .Call(C_falkon_kernel_cache, x, centres, code, par, block_rows, nthreads, single): K_nm,
  * a double matrix, or with single = TRUE in float: a raw vector of 4 bytes an entry with
- * its dimensions in "float_dim" (half the memory; read by C_falkon_knm_apply) */
+ * its dimensions in "float_dim" (half the memory; read by C_falkon_knm_apply).  Either is
+ * advised onto huge pages (memory.c), as the factor is.  On the AMD EPYC VM of
+ * bench/investigations/falkon-ksvm-time.md, on 4 KiB pages, the same pass over Letter's
+ * cache took 0.09 to 0.59 s from one CG iteration to the next, and the one-thread fit
+ * 8.5 to 19 s (6.3 to 6.9 s advised); first touching the cache cost 3.0-3.9 s at
+ * n = 10^5, m = 1000 in double (0.2-1.0 s advised).  A VM of November had measured the
+ * opposite there, 1.7 s advised against 0.4 s. */
 SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
                                       SEXP block_rows, SEXP nthreads, SEXP single)
 {
@@ -527,6 +533,7 @@ SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
         INTEGER(dim)[0] = (int) n;
         INTEGER(dim)[1] = m;
         setAttrib(out, install("float_dim"), dim);
+        bochner_advise_huge_pages(RAW(out), (size_t) XLENGTH(out));
         int status = bochner_falkon_kernel_cache_f(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
                                            ncols(x), REAL(centres), m, (float *) RAW(out),
                                            block_rows_arg(block_rows),
@@ -535,10 +542,8 @@ SEXP bochner_falkon_kernel_cache_call(SEXP x, SEXP centres, SEXP code, SEXP par,
         UNPROTECT(2);
         return out;
     }
-    /* allocMatrix, not bochner_alloc_output(): huge pages for a matrix this
-     * size cost 1.7 s of system time here (n = 10^5, m = 1000), small pages 0.4 s */
     if (n > INT_MAX) error("too many rows for the cache of 'x'");
-    SEXP out = PROTECT(allocMatrix(REALSXP, (int) n, m));
+    SEXP out = PROTECT(bochner_alloc_output(n, m));
     int status = bochner_falkon_predict(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
                                         ncols(x), REAL(centres), m, NULL, m, REAL(out),
                                         block_rows_arg(block_rows),

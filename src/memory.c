@@ -5,7 +5,9 @@
  * fault on first write, and for the transform that is as much time as the
  * product and the cosines together (about 3 ns per entry here).  Where the
  * kernel's THP mode is "madvise" (Debian's default), MADV_HUGEPAGE lets one
- * fault map 2 MiB.  numpy does the same for arrays of 4 MiB or more.  The
+ * fault map 2 MiB.  numpy does the same for arrays of 4 MiB or more.
+ * falkon's K_nm cache and m x m factor are advised for the same reason and
+ * because every pass streams the cache (api_falkon.c).  The
  * advice only changes how the pages are backed, never their contents, and a
  * failing madvise is harmless, so its result is ignored. */
 #include "bochner.h"
