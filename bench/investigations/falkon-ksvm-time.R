@@ -1,35 +1,98 @@
-# Investigation (issue 38's time target): default falkon() against kernlab::ksvm() at its
-# default cost and at C = 10 on Shuttle (the harness's 70/30 split, 40 600 training rows)
-# and Letter (mlbench's LetterRecognition, 70/30 by set.seed(1), 14 000 rows), each fit
-# in a fresh process (bench_fit(): elapsed and CPU seconds of the training call), under
-# OpenBLAS and the reference BLAS; falkon on 2 threads and 1, ksvm on 2 (it is
-# single-threaded itself; OpenBLAS threads its few BLAS calls).  Markdown on stdout.
-#   Rscript bench/investigations/falkon-ksvm-time.R          (from the package root)
+# Investigation (issue 38's time and memory targets): default falkon() against
+# kernlab::ksvm() at its default cost and at C = 10 on Shuttle (the harness's 70/30
+# split, 40 600 training rows) and Letter (mlbench's LetterRecognition, 70/30 by
+# set.seed(1), 14 000 rows), under OpenBLAS and the reference BLAS; falkon on 2 threads
+# and 1, ksvm on 2 (it is single-threaded itself; OpenBLAS threads its few BLAS calls).
+# Then the issue's large fit: falkon(m = 1e4) on bench_synth_reg()'s 10^6 rows, d = 20
+# (test RMSE on 2 10^4 fresh rows), on 2 threads and 1, with its peak memory beyond the
+# data.  Each fit runs in a fresh process (bench_fit(): elapsed and CPU seconds of the
+# training call, peak resident memory beyond the data).
+# Every fit also counts its minor page faults (/proc/self/stat), and the machine's cost
+# of one is measured by touching 400 MB of fresh memory in a fresh process: on a VM
+# whose host backs each new page on first touch that cost is tens of times a bare
+# machine's, and a fit that allocates its cache afresh pays it serially.
+# Markdown on stdout.
+#   Rscript bench/investigations/falkon-ksvm-time.R            (from the package root)
+#   Rscript bench/investigations/falkon-ksvm-time.R --no-1e6   (without the large fit)
 source("bench/harness/harness.R")
 if (!bench_have("mlbench") || !bench_have("kernlab")) stop("needs mlbench and kernlab")
-sets <- list(Shuttle = bench_set("Shuttle"), Letter = bench_set("Letter"))
-score <- function(obj, d) {
-  p <- if (inherits(obj, "ksvm")) kernlab::predict(obj, d$xte) else stats::predict(obj, d$xte)
-  list(accuracy = mean(as.character(p) == as.character(d$yte)))
+big <- !("--no-1e6" %in% commandArgs(trailingOnly = TRUE))
+
+# minor page faults of this process so far: field 10 of /proc/self/stat, the 8th after
+# the command name's closing parenthesis
+minflt <- function() {
+  s <- sub("^.*\\) ", "", readLines("/proc/self/stat"))
+  as.numeric(strsplit(s, " ")[[1L]][8L])
+}
+# microseconds per fault: 400 MB zero-filled by numeric() in a fresh process
+fault_cost <- function(d) {
+  invisible(gc())
+  a <- minflt()
+  t <- system.time(v <- numeric(5e7))[["elapsed"]]
+  1e6 * t / (minflt() - a)
 }
 fits <- list(falkon = function(d) falkon(d$xtr, d$ytr),
              ksvm = function(d) kernlab::ksvm(d$xtr, d$ytr),
-             ksvm_C10 = function(d) kernlab::ksvm(d$xtr, d$ytr, C = 10))
-cat("| set | n train | BLAS | fit | threads | elapsed s | CPU s | accuracy | falkon / this |\n")
-cat("|---|---:|---|---|---:|---:|---:|---:|---:|\n")
-for (nm in names(sets)) {
-  d <- sets[[nm]]
+             ksvm_C10 = function(d) kernlab::ksvm(d$xtr, d$ytr, C = 10),
+             falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4))
+counted <- function(d, a) {
+  f0 <- minflt()
+  obj <- fits[[a$m]](d)
+  list(obj = obj, faults = minflt() - f0)
+}
+score <- function(r, d) {
+  obj <- r$obj
+  p <- if (inherits(obj, "ksvm")) kernlab::predict(obj, d$xte) else stats::predict(obj, d$xte)
+  s <- if (is.factor(d$yte)) mean(as.character(p) == as.character(d$yte))
+       else sqrt(mean((p - d$yte)^2))
+  list(score = s, faults = r$faults)
+}
+warm <- function(d) fits$falkon(bench_slice(d, 300))
+pkg <- function(m) if (startsWith(m, "falkon")) "bochner" else "kernlab"
+
+us <- vapply(1:3, function(i) bench_in_child(fault_cost), 0)
+cpu <- system("lscpu | grep -E '^(Model name|CPU family|Model):' | sed 's/  */ /g'", intern = TRUE)
+cat(sprintf("`Rscript bench/investigations/falkon-ksvm-time.R`, %s, commit %s; %s; load average %s at the start.\n\n",
+            format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
+            system("git rev-parse --short HEAD", intern = TRUE), paste(cpu, collapse = ", "),
+            strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+cat(sprintf("One minor page fault costs %s us here (400 MB touched afresh, three fresh processes).\n\n",
+            paste(sprintf("%.1f", us), collapse = ", ")))
+per_fault <- stats::median(us) * 1e-6
+
+row <- function(nm, n, r, m, th, ours) {
+  cat(sprintf("| %s | %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f | %.4f | %s |\n", nm, n,
+              r$blas, m, th, r$elapsed, r$cpu, r$peak_mb, r$faults / 1e3, r$faults * per_fault,
+              r$score, if (!is.na(ours)) sprintf("%.2f", ours / r$elapsed) else ""))
+}
+cat("| set | n train | BLAS | fit | threads | elapsed s | CPU s | peak MB | faults (1000s) |",
+    "faulting s (est.) | accuracy / RMSE | falkon / this |\n")
+cat("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+for (nm in c("Shuttle", "Letter")) {
+  d <- bench_set(nm)
   f <- bench_data_file(d)
   for (blas in c("openblas", "reference")) {
     ours <- NA_real_
-    for (m in names(fits)) for (th in if (m == "falkon") c(2L, 1L) else 2L) {
-      r <- bench_fit(fits[[m]], f, score, function(d) fits[[m]](bench_slice(d, 300)), threads = th,
-                     blas = blas, packages = if (m == "falkon") "bochner" else "kernlab")
+    for (m in c("falkon", "ksvm", "ksvm_C10")) for (th in if (m == "falkon") c(2L, 1L) else 2L) {
+      r <- bench_fit(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
+                     packages = pkg(m))
+      row(nm, nrow(d$xtr), r, m, th, if (m == "falkon") NA_real_ else ours)
       if (m == "falkon" && th == 2L) ours <- r$elapsed
-      cat(sprintf("| %s | %d | %s | %s | %d | %.2f | %.2f | %.4f | %s |\n", nm, nrow(d$xtr), r$blas,
-                  m, th, r$elapsed, r$cpu, r$accuracy,
-                  if (m != "falkon") sprintf("%.2f", ours / r$elapsed) else ""))
     }
   }
   unlink(f)
 }
+if (big) {
+  s <- bench_synth_reg(1e6)
+  te <- bench_synth_reg(2e4, seed = 7L)
+  f <- bench_data_file(list(xtr = s$x, ytr = s$y, xte = te$x, yte = te$y))
+  rm(s, te)
+  # falkon's work is the package's C (no BLAS): the machine's default BLAS only
+  for (th in c(2L, 1L)) {
+    r <- bench_fit(bench_job(counted, m = "falkon_m1e4"), f, score, warm, threads = th,
+                   packages = "bochner")
+    row("synth 10^6, d = 20", 1e6, r, "falkon_m1e4", th, NA_real_)
+  }
+  unlink(f)
+}
+cat(sprintf("\nLoad average %s at the end.\n", strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
