@@ -109,7 +109,7 @@ SEXP bochner_falkon_factor_keep_g_call(SEXP F, SEXP nthreads)
     bochner_falkon_packed p = bochner_falkon_packed_arg(F);
     SEXP pr = R_ExternalPtrProtected(F);
     if (!isNull(VECTOR_ELT(pr, 2))) return R_NilValue;
-    SEXP G = PROTECT(allocMatrix(REALSXP, p.m, p.m));
+    SEXP G = PROTECT(bochner_alloc_output(p.m, p.m));
     bochner_falkon_packed_keep_g(&p, REAL(G), bochner_nthreads(asInteger(nthreads)));
     SET_VECTOR_ELT(pr, 2, G);
     UNPROTECT(1);
