@@ -104,11 +104,17 @@ fit_description.falkon <- function(x) {
   steps <- if (x$loss == "logistic") {
     sprintf("%d Newton steps (%d CG iterations in all)", x$newton_steps, x$iter)
   } else sprintf("%d CG iterations", x$iter)
+  edge <- x$tuning$lambda_edge
   c(sprintf("FALKON %s, %s loss, %d centres", what, x$loss, x$m),
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
             if (is.null(x$validation)) ""
             else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                          x$n_train)),
+    if (identical(edge, "lower")) {
+      "  lambda learned at the smallest of control$lambdas: smaller ones would let it go lower"
+    } else if (identical(edge, "upper")) {
+      "  lambda learned at 1, the top of its range: the kernel explains little of the response"
+    },
     paste0("  ", kernel_summary(x$kernel), if (!is.null(x$scaling) && !isTRUE(x$scaling$ard_only))
                                  "; inputs standardised" else ""),
     training_fit_lines(x, sprintf("  training RMSE %.4g on %d rows", x$rmse, x$n)))

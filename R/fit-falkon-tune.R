@@ -169,9 +169,18 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   kernel$sigma <- sigma
   kernel$sigma_from_median <- kernel$sigma_from_sigest <- kernel$gamma <- NULL
   kernel$sigma_learned <- TRUE
-  report <- c(report, list(lambda = if (is.null(fixed)) lam, sigma = sigma))
+  report <- c(report, list(lambda = if (is.null(fixed)) lam, sigma = sigma,
+                           lambda_edge = if (is.null(fixed)) falkon_tune_edge(best$par[1L], lam_range)))
   if (is.null(fixed)) control$lambdas <- lam
   list(kernel = kernel, lambda = lam, control = control, report = report)
+}
+
+# Which end of its range a learned log lambda sits at ("lower" or "upper"),
+# NULL inside it: the box (tune_lbfgs_box()) holds it exactly at a bound
+# that the objective pushes against, a choice the range could not make.
+# print() says so (fit_description.falkon()).
+falkon_tune_edge <- function(log_lambda, lam_range) {
+  if (log_lambda <= lam_range[1L]) "lower" else if (log_lambda >= lam_range[2L]) "upper"
 }
 
 # The folds of the tuning on its rows: one held-out fifth (five folds below

@@ -118,12 +118,13 @@
 #' factorisations and optimiser are the package's own (not R's BLAS, LAPACK
 #' or `optim()`), so the learned kernel and \eqn{\lambda} are the same, bit
 #' for bit, for any BLAS and any number of threads, as the fit is.
-#' \eqn{\lambda} stays within `control$lambdas`' range; case weights do not
-#' enter the learning.  `"auto"` is `"ard"` for the Gaussian
-#' kernel and nothing for the others; `"none"` (the default) fits at the
-#' kernel as given.  The result is kept as `tuning` and the learned kernel,
-#' an ARD kernel (see [gaussian_kernel()]), as `kernel`.  The measurements
-#' are in `bench/investigations/falkon-tune.md`.
+#' \eqn{\lambda} stays between the smallest of `control$lambdas` and 1 (one
+#' learned at either end is marked as `tuning$lambda_edge`, `"lower"` or
+#' `"upper"`, and `print()` says so); case weights do not enter the learning.
+#' `"auto"` is `"ard"` for the Gaussian kernel and nothing for the others;
+#' `"none"` (the default) fits at the kernel as given.  The result is kept as
+#' `tuning` and the learned kernel, an ARD kernel (see [gaussian_kernel()]),
+#' as `kernel`.  The measurements are in `bench/investigations/falkon-tune.md`.
 #'
 #' **Reproducibility and cost.**  The centres and the held-out slice come
 #' from R's generator (`set.seed()` or `seed`).  Every product, factorisation
@@ -183,7 +184,8 @@
 #'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
 #'   held-out errors, when used), `scaling` (an ARD kernel's length scales
 #'   folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
-#'   one `chosen` (`"iso"` or `"ard"`), the learned `lambda` and `sigma`, the `start`, the held-out `objective`
+#'   one `chosen` (`"iso"` or `"ard"`), the learned `lambda` and `sigma`,
+#'   `lambda_edge` (see `tune`), the `start`, the held-out `objective`
 #'   at the start and the end, the number of `evaluations`, and the
 #'   `rows`, `centres` and `folds` it used.
 #' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].

@@ -55,6 +55,25 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
   expect_null(falkon(d$x, d$y, m = 60, seed = 3)$tuning)
 })
 
+test_that("a lambda learned at an end of its range is marked and printed", {
+  d <- tune_data()
+  # candidates no lower than 1e-2: a smooth response under little noise wants less
+  low <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3,
+                control = falkon_control(lambdas = c(1e-1, 1e-2)))
+  expect_identical(low$tuning$lambda_edge, "lower")
+  expect_equal(low$lambda, 1e-2, tolerance = 1e-12)   # exp(log(1e-2))
+  expect_match(paste(capture.output(print(low)), collapse = "\n"),
+               "lambda learned at the smallest of control$lambdas", fixed = TRUE)
+  inside <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
+  expect_gt(inside$lambda, 1e-8)
+  expect_null(inside$tuning$lambda_edge)
+  expect_false(any(grepl("lambda learned", capture.output(print(inside)))))
+  rng <- log(c(1e-8, 1))
+  expect_identical(bochner:::falkon_tune_edge(rng[1], rng), "lower")
+  expect_identical(bochner:::falkon_tune_edge(rng[2], rng), "upper")
+  expect_null(bochner:::falkon_tune_edge(log(1e-4), rng))
+})
+
 test_that("tuning works for classes and the logistic loss, and refuses other kernels", {
   d <- tune_data()
   cls <- factor(ifelse(d$x[, 1] + d$x[, 2]^2 > 1, "a", ifelse(d$x[, 3] > 0, "b", "c")))
