@@ -67,7 +67,9 @@
 #' @param kernel,m,lambda,iter,scale,seed,control As for [falkon()].
 #' @param tune As for [falkon()]: the learning's rows (at most 3000, the
 #'   in-memory fit's draw) are fetched from the chunks in one pass, so the
-#'   learned kernel and \eqn{\lambda} are the in-memory fit's.
+#'   learned kernel and \eqn{\lambda} are the in-memory fit's; the fits
+#'   at the learned and the rule's kernel that the held-out slice judges
+#'   both run on the chunks.
 #' @param loss As for [falkon()].
 #' @param landmarks Only `"uniform"` on chunks.
 #' @param weights Must be `NULL` on chunks.
@@ -137,15 +139,41 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   }
   # the learned kernel and lambda (tune) on the rows the in-memory fit
   # draws, one length scale per input folded into the standardisation
-  fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, m, control, seed, info$levels, y)
+  seed <- falkon_tune_seed(seed, tune)
+  fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, iter, m, control, seed,
+                           info$levels, y)
+  fit_at <- function(k) {
+    falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads)
+  }
+  got <- fit_at(fk)
+  if (!is.null(fk$rule)) got <- falkon_keep_better(got, fit_at(fk$rule), fk$report)
+  out <- got$out
+  scaling <- got$scaling
+  fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
+                    NULL)
+  fit$tuning <- if (is.null(fk$rule)) fk$report else got$report
+  fit$chunks <- list(rows = sv$rows, response = y)
+  stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
+                                       list(object = fit, y = y, nthreads = nthreads), what,
+                                       combine = chunks_add))
+  if (info$type == "regression") fit$rmse <- sqrt(stat[1L] / stat[2L])
+  else fit$accuracy <- stat[1L] / stat[2L]
+  fit$call <- generic_call(match.call())
+  fit
+}
+
+# falkon()'s fit on data_chunks() at one kernel fk (falkon_tune_chunks():
+# kernel, lambda, control, scaling), with the in-memory fit's draws in its
+# order, by row number (the passes leave the random stream alone):
+# list(out, scaling, kernel), as falkon_fit_memory().
+falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter, seed,
+                               nthreads) {
   kernel <- fk$kernel
   control <- fk$control
   ctx$scaling <- scaling <- fk$scaling
   out <- with_seed(seed, {
-    # the draws of the in-memory fit, in its order, by row number; the
-    # passes leave the random stream alone.  The held-out slice is the one
-    # the arguments given ask for: a learned lambda keeps it, and with it
-    # the calibrated probabilities
+    # the held-out slice the arguments given ask for: a learned lambda keeps
+    # it, and with it the calibrated probabilities
     split <- falkon_split(n, lambda, iter, control)
     ctx$drop <- falkon_chunk_rows(ctx, split$valid)
     ntr <- length(split$train)
@@ -173,19 +201,10 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
     res <- falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y,
                               wt, val, fk$lambda, iter, control, nthreads)
     res$calibration <- falkon_calibrate(res, val, info$levels)
+    res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
     res
   })
-  fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
-                    NULL)
-  fit$tuning <- fk$report
-  fit$chunks <- list(rows = sv$rows, response = y)
-  stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
-                                       list(object = fit, y = y, nthreads = nthreads), what,
-                                       combine = chunks_add))
-  if (info$type == "regression") fit$rmse <- sqrt(stat[1L] / stat[2L])
-  else fit$accuracy <- stat[1L] / stat[2L]
-  fit$call <- generic_call(match.call())
-  fit
+  list(out = out, scaling = scaling, kernel = kernel)
 }
 
 # The training rows of a chunked fit as the fits of R/falkon-fit.R see them

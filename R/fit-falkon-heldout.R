@@ -18,6 +18,22 @@ falkon_calibrate <- function(res, val, levels) {
   softmax_calibration(res$valid_scores, val$cls, val$w, levels)
 }
 
+# Each held-out row's loss under the fit's own criterion, weighted (mean
+# weight 1), from its held-out scores f (offset included): the squared
+# error (regression), whether it is misclassified (classes, squared loss)
+# or its log-loss (logistic loss).  NULL without a held-out slice.
+falkon_heldout_losses <- function(f, val, loss) {
+  if (is.null(val) || is.null(f)) return(NULL)
+  l <- if (loss == "logistic") {
+    falkon_logloss_rows(f, falkon_logistic_targets(val$Y, val$w)$Y)
+  } else if (is.null(val$cls)) {
+    rowSums((f - val$Y)^2)
+  } else {
+    as.double(max.col(f, ties.method = "first") != val$cls)
+  }
+  l * (val$w / mean(val$w))
+}
+
 # Weights rescaled to mean 1 (NULL when all are 1, so the C passes skip
 # them).
 falkon_unit_weights <- function(w) {

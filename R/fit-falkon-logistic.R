@@ -13,15 +13,17 @@ falkon_probabilities <- function(f) {
 
 # The weighted mean log-loss of scores f against targets Y (n x k, 0/1).
 falkon_logloss <- function(f, Y, w) {
+  sum(w * falkon_logloss_rows(f, Y)) / sum(w)
+}
+
+# The log-loss of each row.
+falkon_logloss_rows <- function(f, Y) {
   if (ncol(f) == 1L) {
-    ll <- -(Y[, 1L] * stats::plogis(f[, 1L], log.p = TRUE) +
-              (1 - Y[, 1L]) * stats::plogis(-f[, 1L], log.p = TRUE))
-  } else {
-    mx <- row_max(f)
-    lse <- mx + log(rowSums(exp(f - mx)))
-    ll <- lse - rowSums(f * Y)
+    return(-(Y[, 1L] * stats::plogis(f[, 1L], log.p = TRUE) +
+             (1 - Y[, 1L]) * stats::plogis(-f[, 1L], log.p = TRUE)))
   }
-  sum(w * ll) / sum(w)
+  mx <- row_max(f)
+  mx + log(rowSums(exp(f - mx))) - rowSums(f * Y)
 }
 
 # Newton's method on (1/n) sum w_i loss(y_i, offset + K alpha) +
@@ -136,5 +138,5 @@ falkon_fit_logistic <- function(prep, rows, Y, w, val, lambda, iter, control, nt
   }
   list(alpha = alpha, offset = tg$offset, prep = falkon_unfactored(prep), lambda = schedule[steps],
        iter = sum(cg_iter[seq_len(steps)]), steps = steps, validation = path, n_train = ntr,
-       valid_scores = best$valid_scores)
+       error = best$error, valid_scores = best$valid_scores)
 }

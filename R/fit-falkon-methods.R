@@ -110,6 +110,10 @@ fit_description.falkon <- function(x) {
             if (is.null(x$validation)) ""
             else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                          x$n_train)),
+    if (identical(x$tuning$chosen, "rule") && length(x$tuning$heldout) == 2L) {
+      sprintf("  the rule's kernel kept: the learned one lost on the held-out rows (%.4g against %.4g)",
+              x$tuning$heldout[["learned"]], x$tuning$heldout[["rule"]])
+    },
     if (identical(edge, "lower")) {
       "  lambda learned at the smallest of control$lambdas: smaller ones would let it go lower"
     } else if (identical(edge, "upper")) {

@@ -112,7 +112,7 @@ factor_solve <- function(F, B, which, trans, nthreads) {
 # squared-loss fit none for its fitted values.  A warm start needs
 # k_alpha0 = K_nm alpha0 for it (the resid0 pass gives it).  Stops when
 # every column's residual has fallen by 'tol' (relative) or after 'iter'
-# iterations.
+# iterations.  'breakdown': whether a column stopped at p'BHBp <= 0.
 # resid0 (with alpha0): rhs - K_nm' W K_nm alpha0 / n (m x k), from one
 # pass the caller combined with its right-hand side's (V = -Y, U = alpha0);
 # rhs may then be NULL, and 'tol' is relative to the first residual.
@@ -168,6 +168,7 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
   rs0 <- pmax(colSums(b^2), .Machine$double.xmin)
   running <- rep(TRUE, L)
   done <- 0L
+  breakdown <- FALSE
   for (t in seq_len(iter)) {
     active <- rs > tol^2 * rs0 & running[group]
     if (!any(active)) break
@@ -177,6 +178,9 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     pc <- p[, cols, drop = FALSE]
     ac <- active[cols]
     pAp <- colSums(pc * h$value)
+    # pAp <= 0 cannot happen in exact arithmetic: rounding has made the
+    # operator indefinite for that column, which then stops (breakdown)
+    if (any(ac & !(pAp > 0))) breakdown <- TRUE
     a <- ifelse(ac & pAp > 0, rs[cols] / pAp, 0)
     alpha[, cols] <- alpha[, cols, drop = FALSE] + sweep(h$z, 2L, a, "*")
     if (can_track && !is.null(h$ku)) {
@@ -198,5 +202,5 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     if (!any(running)) break
   }
   list(alpha = alpha, iter = done, residual = sqrt(rs / rs0),
-       k_alpha = k_alpha)
+       k_alpha = k_alpha, breakdown = breakdown)
 }

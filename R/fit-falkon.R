@@ -106,8 +106,9 @@
 #' \eqn{\lambda}, then fits at them.  The objective is the held-out squared
 #' error of the Nystrom solution \eqn{\alpha = (K_{nm}^T K_{nm} + \lambda n
 #' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
-#' `loss`), in closed form on a subsample: at most 3000 rows drawn at random,
-#' one fifth held out (five folds below 1500 rows), 300 uniform centres.  It
+#' `loss`), in closed form on a subsample: at most 3000 rows drawn at random
+#' from the fit's training rows (its held-out slice left out), one fifth held
+#' out (five folds below 1500 rows), 300 uniform centres.  It
 #' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by a
 #' limited-memory BFGS within bounds, with analytic gradients, from the
 #' bandwidth rule and the best of `control$lambdas`, one length scale first,
@@ -121,6 +122,15 @@
 #' \eqn{\lambda} stays between the smallest of `control$lambdas` and 1 (one
 #' learned at either end is marked as `tuning$lambda_edge`, `"lower"` or
 #' `"upper"`, and `print()` says so); case weights do not enter the learning.
+#' When the fit holds a slice out, a learned \eqn{\lambda}, which
+#' regularised the subsample, competes on the fit's held-out path with the
+#' candidates below it, and the fit at the learned kernel is judged against
+#' the fit at the rule's bandwidth on that slice, which the learning never
+#' saw: the one with the lower held-out loss (squared error, error rate or
+#' log-loss, as the fit chooses \eqn{\lambda}; a tie to the learned kernel)
+#' is kept, and `tuning$heldout` gives both.  A few hundred centres can
+#' favour length scales that lose at the fit's \eqn{m}; the judgement costs
+#' a second fit.
 #' `"auto"` is `"ard"` for the Gaussian kernel and nothing for the others;
 #' `"none"` (the default) fits at the kernel as given.  The result is kept as
 #' `tuning` and the learned kernel, an ARD kernel (see [gaussian_kernel()]),
@@ -184,10 +194,12 @@
 #'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
 #'   held-out errors, when used), `scaling` (an ARD kernel's length scales
 #'   folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
-#'   one `chosen` (`"iso"` or `"ard"`), the learned `lambda` and `sigma`,
-#'   `lambda_edge` (see `tune`), the `start`, the held-out `objective`
-#'   at the start and the end, the number of `evaluations`, and the
-#'   `rows`, `centres` and `folds` it used.
+#'   one `chosen` (`"iso"`, `"ard"`, or `"rule"` when the bandwidth rule's
+#'   kernel was kept), the learned `lambda` and `sigma`, `lambda_edge` (see
+#'   `tune`), the `start`, the held-out `objective` at the start and the
+#'   end, the number of `evaluations`, the `rows`, `centres` and `folds` it
+#'   used, and `heldout`, the mean held-out loss of the `rule`'s fit and the
+#'   `learned` kernel's (when both were fitted).
 #' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].
 #' @examples
 #' set.seed(1)
@@ -235,15 +247,49 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
+  seed <- falkon_tune_seed(seed, tune)
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
-  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, resp$Y, m, control, seed,
+  fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, iter, resp$Y, m, control, seed,
                           nthreads)
+  xs <- NULL   # each kernel's fit holds its own scaled rows
+  w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
+  fit_at <- function(k) {
+    falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads)
+  }
+  rule <- fk$rule
+  fk$rule <- NULL
+  got <- fit_at(fk)
+  if (!is.null(rule)) got <- falkon_keep_better(got, fit_at(rule), fk$report)
+  out <- got$out
+  scaling <- got$scaling
+  xs <- got$xs
+  fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  fit$tuning <- if (is.null(rule)) fk$report else got$report
+  if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
+
+  fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
+  names(fit$fitted) <- rownames(x)
+  if (resp$type == "regression") {
+    res <- resp$y - fit$fitted
+    fit$residuals <- res
+    fit$rmse <- sqrt(sum(w * res^2) / sum(w))
+  } else {
+    fit$accuracy <- mean(fit$fitted == resp$y)
+  }
+  fit$call <- generic_call(match.call())
+  fit
+}
+
+# falkon()'s fit at one kernel fk (falkon_fit_kernel(): kernel, lambda,
+# control, scaling, xs), drawing with the fit's seed the held-out slice
+# and the centres: list(out, scaling, xs (NULL when released), kernel).
+falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, iter, seed,
+                              nthreads) {
   resolved <- fk$kernel
   control <- fk$control
   scaling <- fk$scaling
   xs <- fk$xs
-  w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
-
+  n <- nrow(xs)
   # a small fit runs on one thread: its parallel regions cost more than
   # they save (as the passes' own rule in src/falkon.c)
   m_most <- if (is.matrix(m)) nrow(m) else m
@@ -274,23 +320,10 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                               control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
     res$calibration <- falkon_calibrate(res, val, resp$levels)
+    res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
     res
   })
-  fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
-  fit$tuning <- fk$report
-  if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
-
-  fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
-  names(fit$fitted) <- rownames(x)
-  if (resp$type == "regression") {
-    res <- resp$y - fit$fitted
-    fit$residuals <- res
-    fit$rmse <- sqrt(sum(w * res^2) / sum(w))
-  } else {
-    fit$accuracy <- mean(fit$fitted == resp$y)
-  }
-  fit$call <- generic_call(match.call())
-  fit
+  list(out = out, scaling = scaling, xs = xs, kernel = resolved)
 }
 
 #' @rdname formula_interface

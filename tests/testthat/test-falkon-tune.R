@@ -1,10 +1,10 @@
 # falkon(tune = ): lambda and the length scales learned by gradient of a
 # held-out squared error (R/fit-falkon-tune.R).
 
-tune_data <- function(n = 300, seed = 1) {
+tune_data <- function(n = 300, seed = 1, sd = 0.1) {
   set.seed(seed)
   x <- matrix(rnorm(n * 4), n, 4, dimnames = list(NULL, paste0("v", 1:4)))
-  list(x = x, y = sin(2 * x[, 1]) + x[, 2]^2 / 3 + rnorm(n, sd = 0.1))
+  list(x = x, y = sin(2 * x[, 1]) + x[, 2]^2 / 3 + rnorm(n, sd = sd))
 }
 
 test_that("the tuning's gradient matches central finite differences", {
@@ -37,7 +37,8 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
   expect_length(s, 4)
   expect_true(isTRUE(fit$kernel$sigma_learned))
   expect_identical(fit$tuning$sigma, s)
-  expect_identical(fit$tuning$lambda, fit$lambda)
+  # the held-out path chooses between the learned lambda and the candidates below it
+  expect_true(fit$lambda %in% c(fit$tuning$lambda, 1e-8))
   # the two inputs the response ignores get the longest scales
   expect_lt(max(s[1:2]), min(s[3:4]))
   expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
@@ -64,8 +65,10 @@ test_that("a lambda learned at an end of its range is marked and printed", {
   expect_equal(low$lambda, 1e-2, tolerance = 1e-12)   # exp(log(1e-2))
   expect_match(paste(capture.output(print(low)), collapse = "\n"),
                "lambda learned at the smallest of control$lambdas", fixed = TRUE)
-  inside <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
-  expect_gt(inside$lambda, 1e-8)
+  noisy <- tune_data(sd = 0.5)
+  inside <- falkon(noisy$x, noisy$y, m = 60, tune = "ard", seed = 2)
+  expect_identical(inside$tuning$chosen, "ard")
+  expect_gt(inside$tuning$lambda, 1e-8)
   expect_null(inside$tuning$lambda_edge)
   expect_false(any(grepl("lambda learned", capture.output(print(inside)))))
   rng <- log(c(1e-8, 1))
@@ -77,7 +80,7 @@ test_that("a lambda learned at an end of its range is marked and printed", {
 test_that("tuning works for classes and the logistic loss, and refuses other kernels", {
   d <- tune_data()
   cls <- factor(ifelse(d$x[, 1] + d$x[, 2]^2 > 1, "a", ifelse(d$x[, 3] > 0, "b", "c")))
-  fit <- falkon(d$x, cls, m = 60, tune = "ard", seed = 1)
+  fit <- falkon(d$x, cls, m = 60, tune = "ard", seed = 4)
   expect_length(fit$kernel$sigma, 4)
   lg <- falkon(d$x, cls, m = 60, tune = "iso", loss = "logistic", seed = 1)
   expect_true(all(rowSums(predict(lg, d$x[1:4, ], type = "prob")) - 1 < 1e-12))
@@ -112,7 +115,10 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   # the second fifth shares no row with the first
   key <- function(m) apply(m, 1, paste, collapse = ",")
   expect_length(intersect(key(folds$folds[[1]]$v), key(folds$check$folds[[1]]$v)), 0L)
+  # the tuning draws from the fit's training rows: 1800 less its held-out 180
+  d <- tune_data(1800, seed = 5)
   fit <- falkon(d$x, d$y, m = 30, tune = "ard", seed = 2)
+  expect_identical(fit$tuning$rows, 1620L)
   expect_identical(fit$tuning$folds, 1L)
   expect_true(fit$tuning$chosen %in% c("iso", "ard", "rule"))
   expect_length(fit$kernel$sigma, if (fit$tuning$chosen == "ard") 4L else 1L)
@@ -187,6 +193,78 @@ test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
   expect_true(all(c("falkon_tune_fold", "tune_gaussian", "ard_gradient_terms",
                     "tune_lbfgs_box") %in% seen))
   expect_identical(found[!grepl(": $", found)], character())
+})
+
+test_that("the tuning leaves the fit's held-out slice out, and the slice judges the learned kernel", {
+  ctl <- falkon_control()
+  set.seed(7)
+  pool <- bochner:::falkon_tune_pool(5000, "auto", "auto", ctl)
+  set.seed(7)
+  split <- bochner:::falkon_split(5000, "auto", "auto", ctl)
+  expect_length(pool, 3000)
+  expect_true(attr(pool, "heldout"))
+  expect_true(all(pool %in% split$train))
+  expect_false(is.unsorted(pool))
+  # lambda and the iterations given: nothing held out, every row tunes
+  all <- bochner:::falkon_tune_pool(500, 1e-6, 20L, ctl)
+  expect_identical(as.vector(all), 1:500)
+  expect_false(attr(all, "heldout"))
+
+  d <- tune_data()
+  # learned scales that lose on the held-out rows give way to the rule's:
+  # the fit is then the untuned one, bit for bit
+  lost <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 2)
+  plain <- falkon(d$x, d$y, m = 60, seed = 2)
+  expect_identical(lost$tuning$chosen, "rule")
+  expect_gt(lost$tuning$heldout[["learned"]], lost$tuning$heldout[["rule"]])
+  expect_identical(lost$alpha, plain$alpha)
+  expect_identical(lost$kernel$sigma, plain$kernel$sigma)
+  expect_match(paste(capture.output(print(lost)), collapse = "\n"), "the rule's kernel kept")
+  # the rule's held-out loss is the untuned fit's squared error on its slice
+  set.seed(2)
+  sp <- bochner:::falkon_split(300, "auto", "auto", ctl)
+  expect_equal(lost$tuning$heldout[["rule"]],
+               mean((predict(plain, d$x[sp$valid, ]) - d$y[sp$valid])^2), tolerance = 1e-10)
+  # learned scales that do better are kept
+  won <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 1)
+  expect_identical(won$tuning$chosen, "ard")
+  expect_lte(won$tuning$heldout[["learned"]], won$tuning$heldout[["rule"]])
+  expect_length(won$kernel$sigma, 4L)
+  # on chunks the same judgement and the same fit
+  ch <- data_chunks(split(data.frame(d$x, y = d$y), rep(1:3, each = 100)))
+  for (s in 1:2) {
+    fc <- falkon(ch, y = "y", m = 60, tune = "ard", seed = s)
+    fm <- if (s == 1) won else lost
+    expect_identical(fc$tuning, fm$tuning)
+    expect_identical(fc$alpha, fm$alpha)
+  }
+  # without a seed, the tuning and the fit still share one held-out slice:
+  # reproducible from set.seed()
+  set.seed(11)
+  a <- falkon(d$x, d$y, m = 60, tune = "ard")
+  set.seed(11)
+  b <- falkon(d$x, d$y, m = 60, tune = "ard")
+  expect_identical(a$alpha, b$alpha)
+  expect_length(a$tuning$heldout, 2L)
+})
+
+test_that("a CG path on H = K'WK that loses definiteness reruns on passes over the rows", {
+  # near-singular K_mm (two inputs all but switched off) and lambda 1e-8:
+  # on H the small-lambda columns froze (held-out MSE 0.66 from the second
+  # iteration on); on passes the same path goes on down
+  d <- tune_data()
+  k <- gaussian_kernel(c(1.710442, 7.340263, 1000, 274.207232))
+  lams <- c(7.57e-8, 1e-8)
+  expect_true(bochner:::falkon_use_gram(60, 1, 2, 8))
+  expect_false(bochner:::falkon_use_gram(60, 1, 2, 6))
+  on_h <- falkon(d$x, d$y, m = 60, kernel = k, seed = 1,
+                 control = falkon_control(lambdas = lams, max_iter = 8))
+  on_rows <- falkon(d$x, d$y, m = 60, kernel = k, seed = 1,
+                    control = falkon_control(lambdas = lams, max_iter = 6))
+  expect_lt(min(on_h$validation$error), 0.1)
+  common <- seq_len(min(nrow(on_h$validation), nrow(on_rows$validation)))
+  expect_gte(length(common), 10L)
+  expect_identical(on_h$validation[common, ], on_rows$validation[common, ])
 })
 
 test_that("the box-constrained quasi-Newton finds optim's L-BFGS-B minimum", {
