@@ -10,6 +10,8 @@
 #   Satellite, spam, Ionosphere (mlbench; the issue's example), Vehicle,
 #     MASS::mcycle: five 70 / 30 splits each (seeds 1-5; the first is
 #     bench_set()'s)
+#   Vowel, DNA, Shuttle, Letter: bench_set()'s split of each (the machine
+#     suite's)
 #   synth_1e5 (bench_synth_reg(): n = 10^5, d = 20, 10 inputs unused): the
 #     issue's size for the learning's time
 # Every fit is falkon(xtr, ytr, seed = 1, tune = ...) with the package's
@@ -51,6 +53,11 @@ sets <- list(
   mcycle = function() splits5(cbind(times = MASS::mcycle$times), MASS::mcycle$accel),
   # the issue's size for the learning's time: n = 10^5, d = 20 (10 inputs
   # unused), noise sd 0.5 (the best RMSE is 0.5)
+  # the machine suite's splits of the bench sets not above (one each)
+  Vowel = function() list(bench_set("Vowel")),
+  DNA = function() list(bench_set("DNA")),
+  Shuttle = function() list(bench_set("Shuttle")),
+  Letter = function() list(bench_set("Letter")),
   synth_1e5 = function() {
     d <- bench_synth_reg(1.2e5)
     list(bench_split(d$x, d$y, n_train = 1e5, n_test = 2e4))
