@@ -65,7 +65,7 @@
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
 #' @param kernel,m,lambda,iter,scale,seed,control As for [falkon()].
-#' @param tune As for [falkon()]: the learning's rows (at most 3000, the
+#' @param tune As for [falkon()]: the learning's rows (at most 12000, the
 #'   in-memory fit's draw) are fetched from the chunks in one pass, so the
 #'   learned kernel and \eqn{\lambda} are the in-memory fit's; the fits
 #'   at the learned and the rule's kernel that the held-out slice judges

@@ -106,9 +106,10 @@
 #' \eqn{\lambda}, then fits at them.  The objective is the held-out squared
 #' error of the Nystrom solution \eqn{\alpha = (K_{nm}^T K_{nm} + \lambda n
 #' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
-#' `loss`), in closed form on a subsample: at most 3000 rows drawn at random
-#' from the fit's training rows (its held-out slice left out), one fifth held
-#' out (five folds below 1500 rows), 300 uniform centres.  It
+#' `loss`), in closed form on a subsample of the fit's training rows (its
+#' held-out slice left out): 3000 rows at random, one fifth held out (five
+#' folds below 1500 rows), 300 uniform centres, then, with more training
+#' rows, refined from there on up to 12000 rows and 1000 centres.  It
 #' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by a
 #' limited-memory BFGS within bounds, with analytic gradients, from the
 #' bandwidth rule and the best of `control$lambdas`, one length scale first,

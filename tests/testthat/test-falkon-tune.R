@@ -198,10 +198,10 @@ test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
 test_that("the tuning leaves the fit's held-out slice out, and the slice judges the learned kernel", {
   ctl <- falkon_control()
   set.seed(7)
-  pool <- bochner:::falkon_tune_pool(5000, "auto", "auto", ctl)
+  pool <- bochner:::falkon_tune_pool(20000, "auto", "auto", ctl)
   set.seed(7)
-  split <- bochner:::falkon_split(5000, "auto", "auto", ctl)
-  expect_length(pool, 3000)
+  split <- bochner:::falkon_split(20000, "auto", "auto", ctl)
+  expect_length(pool, 12000)
   expect_true(attr(pool, "heldout"))
   expect_true(all(pool %in% split$train))
   expect_false(is.unsorted(pool))
@@ -246,6 +246,32 @@ test_that("the tuning leaves the fit's held-out slice out, and the slice judges 
   b <- falkon(d$x, d$y, m = 60, tune = "ard")
   expect_identical(a$alpha, b$alpha)
   expect_length(a$tuning$heldout, 2L)
+})
+
+test_that("beyond 3000 training rows the learned parameters are refined on more rows and centres", {
+  d <- tune_data(4000, seed = 6)
+  fit <- falkon(d$x, d$y, m = 80, tune = "ard", seed = 1)
+  # 4000 rows less the fit's 400 held out; the first stage's 3000 are among them
+  expect_identical(fit$tuning$rows, 3600L)
+  expect_identical(fit$tuning$centres, 80L)
+  expect_identical(fit$tuning$folds, 1L)
+  # the refinement only takes steps that lower its own objective
+  set.seed(3)
+  Y <- cbind(d$y[1:3600])
+  par <- c(log(1e-5), log(c(1.5, 2, 30, 30)))
+  rng <- log(c(1e-8, 1))
+  r <- bochner:::falkon_tune_refine(par, 4L, d$x[1:3600, ], Y, 80, NULL, rng, 1L)
+  set.seed(3)
+  probs <- bochner:::falkon_tune_folds(d$x[1:3600, ], Y, 80, 1000L)
+  at_start <- bochner:::falkon_tune_eval(par[-1], probs, 4L, 4L, exp(par[1]), 1L)$value
+  expect_lt(r$value, at_start)
+  expect_identical(r$rows, 3600L)
+  expect_gt(r$evaluations, 1L)
+  # on chunks, the same refined kernel and fit
+  ch <- data_chunks(split(data.frame(d$x, y = d$y), rep(1:4, each = 1000)))
+  fc <- falkon(ch, y = "y", m = 80, tune = "ard", seed = 1)
+  expect_identical(fc$tuning, fit$tuning)
+  expect_identical(fc$alpha, fit$alpha)
 })
 
 test_that("a CG path on H = K'WK that loses definiteness reruns on passes over the rows", {
