@@ -66,8 +66,7 @@ falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, iter, Y, m, 
                         control, attr(pool, "heldout"))
     })
   }
-  rule <- list(kernel = kernel, lambda = lambda, control = control, report = learned$report,
-               scaling = scaling, xs = xs)
+  rule <- list(kernel = kernel, lambda = lambda, control = control, scaling = scaling, xs = xs)
   if (!is.null(kernel_ard(learned$kernel))) {
     scaling <- ard_scaling(scaling, learned$kernel, ncol(x))
     xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
@@ -94,8 +93,7 @@ falkon_tune_chunks <- function(ctx, n, d, kernel, tune, lambda, iter, m, control
                         control, attr(pool, "heldout"))
     })
   }
-  rule <- list(kernel = kernel, lambda = lambda, control = control, report = learned$report,
-               scaling = ctx$scaling)
+  rule <- list(kernel = kernel, lambda = lambda, control = control, scaling = ctx$scaling)
   c(falkon_tune_learned(learned),
     list(scaling = ard_scaling(ctx$scaling, learned$kernel, d)),
     if (learned$heldout && !identical(learned$report$chosen, "rule")) list(rule = rule))
