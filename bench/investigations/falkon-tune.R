@@ -51,13 +51,13 @@ sets <- list(
   },
   Vehicle = function() { v <- bench_mlbench("Vehicle"); splits5(as.matrix(v[, -19]), v$Class) },
   mcycle = function() splits5(cbind(times = MASS::mcycle$times), MASS::mcycle$accel),
-  # the issue's size for the learning's time: n = 10^5, d = 20 (10 inputs
-  # unused), noise sd 0.5 (the best RMSE is 0.5)
   # the machine suite's splits of the bench sets not above (one each)
   Vowel = function() list(bench_set("Vowel")),
   DNA = function() list(bench_set("DNA")),
   Shuttle = function() list(bench_set("Shuttle")),
   Letter = function() list(bench_set("Letter")),
+  # the issue's size for the learning's time: n = 10^5, d = 20 (10 inputs
+  # unused), noise sd 0.5 (the best RMSE is 0.5)
   synth_1e5 = function() {
     d <- bench_synth_reg(1.2e5)
     list(bench_split(d$x, d$y, n_train = 1e5, n_test = 2e4))
