@@ -152,6 +152,12 @@ falkon_unfactored <- function(prep) {
 # another from the largest in the fit's one factor (A refactored in place),
 # each path warm-started from the previous best alpha, stopping at the first
 # candidate whose best held-out error does not improve on the previous one.
+# On passes that evaluate the kernel, the scores K_nm alpha of the training
+# rows come along the path from the passes' K_nm U (falkon_cg()): the
+# fitted values then cost no kernel evaluation over the rows (at 10^6 rows
+# and 10^4 centres, most of a pass).  Not with K_nm cached (on Shuttle the
+# n x k L arithmetic of every iteration cost more than the one product it
+# saves), nor where the scores would be large.
 # On H (falkon_use_gram()) the path runs again on passes over the rows
 # ('gram' FALSE) when a CG column broke down: H's rounding, relative to its
 # largest entries, swamps H z when z = T^-1 A^-1 u is large (K_mm near
@@ -176,12 +182,7 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
     # then the m x m product H U
     apply_knm <- falkon_gram_operator(apply_knm, prep$m, nthreads)
   }
-  # on passes that evaluate the kernel, the scores K_nm alpha of the
-  # training rows come along the path from the passes' K_nm U (falkon_cg()):
-  # the fitted values then cost no kernel evaluation over the rows (at 10^6
-  # rows and 10^4 centres, most of a pass).  Not with K_nm cached (on
-  # Shuttle the n x k L arithmetic of every iteration cost more than the one
-  # product it saves), nor where the scores would be large.
+  # the scores K_nm alpha come along on passes (see above)
   track <- !on_h && rows$carry_scores(prep) && falkon_track_scores(ntr, k, L)
   if (track) apply_knm <- function(U) rows$pass(prep, U = U, w = wt, keep_ku = TRUE)
   # a path over the rows that starts at alpha0 takes its first residual,
