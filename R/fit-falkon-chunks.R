@@ -145,13 +145,12 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   fit_at <- function(k) {
     falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads)
   }
-  got <- fit_at(fk)
-  if (!is.null(fk$rule)) got <- falkon_keep_better(got, fit_at(fk$rule), fk$report)
+  got <- falkon_fit_judged(fk, fit_at)
   out <- got$out
   scaling <- got$scaling
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
                     NULL)
-  fit$tuning <- if (is.null(fk$rule)) fk$report else got$report
+  fit$tuning <- got$report
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
                                        list(object = fit, y = y, nthreads = nthreads), what,

@@ -53,26 +53,19 @@ falkon_tune_modes <- c("none", "auto", "iso", "ard")
 # centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
 # list(kernel, lambda, control, report (with tune only), scaling, xs), and
 # with a learned kernel and a held-out slice 'rule': the same for the
-# rule's kernel, which falkon_keep_better() fits beside it.
+# rule's kernel, which falkon_fit_judged() fits beside it.
 falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, iter, Y, m, control, seed,
                               nthreads) {
   kernel <- resolve_kernel(kernel, xs)
-  learned <- list(kernel = kernel, lambda = lambda, control = control, heldout = FALSE)
-  if (tune != "none") {
-    learned <- with_seed(seed, {
-      pool <- falkon_tune_pool(nrow(xs), lambda, iter, control)
-      falkon_tune_widen(falkon_tune(xs[pool, , drop = FALSE], Y[pool, , drop = FALSE], kernel,
-                                    lambda, tune, m, control, nthreads),
-                        control, attr(pool, "heldout"))
-    })
-  }
-  rule <- list(kernel = kernel, lambda = lambda, control = control, scaling = scaling, xs = xs)
-  if (!is.null(kernel_ard(learned$kernel))) {
-    scaling <- ard_scaling(scaling, learned$kernel, ncol(x))
+  rows <- function(pool) list(x = xs[pool, , drop = FALSE], Y = Y[pool, , drop = FALSE])
+  fk <- falkon_learn(rows, nrow(xs), kernel, tune, lambda, iter, m, control, seed, nthreads,
+                     list(kernel = kernel, lambda = lambda, control = control, scaling = scaling,
+                          xs = xs))
+  if (!is.null(kernel_ard(fk$kernel))) {
+    scaling <- ard_scaling(scaling, fk$kernel, ncol(x))
     xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   }
-  c(falkon_tune_learned(learned), list(scaling = scaling, xs = xs),
-    if (learned$heldout && !identical(learned$report$chosen, "rule")) list(rule = rule))
+  c(fk, list(scaling = scaling, xs = xs))
 }
 
 # The same for a fit on data_chunks() (R/fit-falkon-chunks.R), whose
@@ -83,20 +76,43 @@ falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, iter, Y, m, 
 falkon_tune_chunks <- function(ctx, n, d, kernel, tune, lambda, iter, m, control, seed, levels,
                                y) {
   check_ard_length(kernel, d)
-  learned <- list(kernel = kernel, lambda = lambda, control = control, heldout = FALSE)
-  if (tune != "none") {
-    learned <- with_seed(seed, {
-      pool <- falkon_tune_pool(n, lambda, iter, control)
-      got <- falkon_chunk_fetch(ctx, pool)
-      falkon_tune_widen(falkon_tune(got$x, chunk_targets(got$y, levels, y), kernel, lambda,
-                                    tune, m, control, ctx$nthreads),
-                        control, attr(pool, "heldout"))
-    })
+  rows <- function(pool) {
+    got <- falkon_chunk_fetch(ctx, pool)
+    list(x = got$x, Y = chunk_targets(got$y, levels, y))
   }
-  rule <- list(kernel = kernel, lambda = lambda, control = control, scaling = ctx$scaling)
+  fk <- falkon_learn(rows, n, kernel, tune, lambda, iter, m, control, seed, ctx$nthreads,
+                     list(kernel = kernel, lambda = lambda, control = control,
+                          scaling = ctx$scaling))
+  c(fk, list(scaling = ard_scaling(ctx$scaling, fk$kernel, d)))
+}
+
+# The tuning shared by both: the rule's kernel untuned; else lambda and the
+# length scales learned, with the fit's seed, on the rows of
+# falkon_tune_pool() that rows(pool) returns (list(x, Y)).  Returns
+# list(kernel, lambda, control, report), and 'rule' (the rule's kernel, for
+# falkon_fit_judged()) when the fit's held-out slice is to judge the two.
+falkon_learn <- function(rows, n, kernel, tune, lambda, iter, m, control, seed, nthreads, rule) {
+  if (tune == "none") return(list(kernel = kernel, lambda = lambda, control = control))
+  learned <- with_seed(seed, {
+    pool <- falkon_tune_pool(n, lambda, iter, control)
+    got <- rows(pool)
+    falkon_tune_widen(falkon_tune(got$x, got$Y, kernel, lambda, tune, m, control, nthreads),
+                      control, attr(pool, "heldout"))
+  })
   c(falkon_tune_learned(learned),
-    list(scaling = ard_scaling(ctx$scaling, learned$kernel, d)),
     if (learned$heldout && !identical(learned$report$chosen, "rule")) list(rule = rule))
+}
+
+# The fit at the kernel of falkon_learn() (fit_at(k) fits at kernel list
+# k), and with a 'rule' also at the rule's, the better on the held-out
+# slice kept (falkon_keep_better()).  Returns fit_at()'s list with the
+# tuning's 'report' (NULL untuned).
+falkon_fit_judged <- function(fk, fit_at) {
+  rule <- fk$rule
+  fk$rule <- NULL
+  got <- fit_at(fk)
+  if (is.null(rule)) return(c(got, list(report = fk$report)))
+  falkon_keep_better(got, fit_at(rule), fk$report)
 }
 
 # What the fit takes of the tuning's list: kernel, lambda, control, report.

@@ -264,15 +264,13 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   fit_at <- function(k) {
     falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads)
   }
-  rule <- fk$rule
-  fk$rule <- NULL
-  got <- fit_at(fk)
-  if (!is.null(rule)) got <- falkon_keep_better(got, fit_at(rule), fk$report)
+  got <- falkon_fit_judged(fk, fit_at)
+  fk <- NULL
   out <- got$out
   scaling <- got$scaling
   xs <- got$xs
   fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
-  fit$tuning <- if (is.null(rule)) fk$report else got$report
+  fit$tuning <- got$report
   if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
 
   fit$fitted <- falkon_fitted_values(fit, xs, nthreads, out$scores)
