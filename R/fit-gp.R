@@ -342,19 +342,20 @@ gp_start <- function(theta, P, d) {
 # (GP_SCREEN_ITER iterations) on an eighth of the frequencies (the first of
 # each component's draws: the same kernel, a noisier estimate of the
 # likelihood at an eighth of the cost), and only the best of them is
-# searched to convergence with all of them, to a relative tolerance of
-# 2e-6 (factr = 1e10; 2e-7 searched 150 more evaluations for a change of
-# the log likelihood of 0.6 out of 460).  control overrides both.
+# searched to convergence with all of them, to gp_optimise()'s relative
+# tolerance of 2e-6 (factr = 1e10; 2e-7 searched 150 more evaluations for
+# a change of the log likelihood of 0.6 out of 460).  control overrides
+# both.
 GP_SCREEN_ITER <- 20L
 GP_SCREEN_SHARE <- 8L
 
 gp_multistart <- function(thetas, P, lower, upper, control) {
   small <- gp_fewer_frequencies(P, GP_SCREEN_SHARE)
-  screen_ctrl <- utils::modifyList(list(factr = 1e10), control)
+  screen_ctrl <- control
   screen_ctrl$maxit <- min(GP_SCREEN_ITER, if (is.null(control$maxit)) Inf else control$maxit)
   screened <- lapply(thetas, function(th) gp_optimise(th, small, lower, upper, screen_ctrl))
   best <- screened[[which.min(vapply(screened, function(o) o$value, 0))]]
-  opt <- gp_optimise(best$par, P, lower, upper, utils::modifyList(list(factr = 1e10), control))
+  opt <- gp_optimise(best$par, P, lower, upper, control)
   # the evaluations of the screening count too (print() reports them)
   opt$counts <- opt$counts + Reduce(`+`, lapply(screened, `[[`, "counts"))
   opt$screen <- -vapply(screened, function(o) o$value, 0)
