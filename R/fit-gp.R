@@ -118,11 +118,11 @@
 #'   starting values otherwise.  (A spectral mixture always has one per input
 #'   and component.)  `FALSE` is the default, by measurement
 #'   (bench/investigations/gp-ard.md, five splits of six sets): ARD lowered
-#'   the mean test RMSE by 17-18 % where inputs differ in relevance
+#'   the mean test RMSE by 11-18 % where inputs differ in relevance
 #'   (Friedman 1, diamonds, a 20-input simulation) and changed it by
-#'   -3 to +2 % elsewhere, but was over 1 % worse on 6 of 30 splits (up to
-#'   22 %), narrowed BostonHousing's 95 % intervals to 91 % coverage, and took
-#'   2 to 6 times as long.  Try it when some inputs may not matter.
+#'   -3 to +2 % elsewhere, but was over 1 % worse on 7 of 30 splits (up to
+#'   27 %), narrowed BostonHousing's 95 % intervals to 91 % coverage, and took
+#'   1.8 to 5 times as long.  Try it when some inputs may not matter.
 #' @param optimize `TRUE` to learn the hyperparameters by marginal
 #'   likelihood; `FALSE` to keep the kernel's, `signal` and `noise`.
 #' @param method `"rff"` (random features) or `"exact"` (the exact GP, for
@@ -134,10 +134,14 @@
 #' @param scale Standardise the inputs.
 #' @param seed `NULL`, or a number for the draws of the frequencies (the
 #'   user's random stream is left as it was).
-#' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...),
-#'   and `precision`: `"auto"` (the default), `"double"` or `"single"`, the
-#'   precision of \eqn{Z^T Z} (see [feature_precision]: features rounded to
-#'   float, the product summed in double, everything else double).
+#' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...;
+#'   by default `maxit = 200` and `factr = 1e10`: the search stops when an
+#'   iteration raises the log likelihood by less than \eqn{2.2 \times
+#'   10^{-6}}{2.2e-6} times the larger of its magnitude and the number of
+#'   rows), and `precision`: `"auto"` (the default), `"double"` or
+#'   `"single"`, the precision of \eqn{Z^T Z} (see [feature_precision]:
+#'   features rounded to float, the product summed in double, everything
+#'   else double).
 #' @param weights `NULL`, or non-negative case weights, one per row, as
 #'   [stats::lm()] takes them: row \eqn{i} has noise variance
 #'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
