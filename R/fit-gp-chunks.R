@@ -10,7 +10,7 @@
 
 #' @rdname chunked_fits
 #' @export
-rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = FALSE,
+rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = NULL,
                                optimize = TRUE, signal = NULL, noise = NULL, scale = TRUE,
                                seed = NULL, control = list(),
                                sampling = c("iid", "orthogonal", "qmc"),
@@ -24,7 +24,7 @@ rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NUL
   }
   sampling <- check_choice(sampling, c("iid", "orthogonal", "qmc"), "sampling")
   if (sampling == "orthogonal") check_isotropic(kernel, "orthogonal")
-  ard <- check_flag(ard, "ard")
+  if (!is.null(ard)) ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
   scale <- check_flag(scale, "scale")
   pc <- gp_control_precision(control)
@@ -37,6 +37,7 @@ rff_gp.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = NUL
   }
   n <- sv$n
   if (n < 2L) stop_arg("x", "must have at least two rows")
+  ard <- gp_check_ard(ard, optimize, n, sv$d)
   scaling <- if (scale) survey_scaling(sv) else NULL
   ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling,
               first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,

@@ -112,17 +112,20 @@
 #'   learned hyperparameters closer to the exact GP's than iid ones; more
 #'   frequencies did.)
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
-#'   determination); `FALSE`, one for all.  A kernel given with one length
-#'   scale per input (`gaussian_kernel(sigma = c(...))`) is ARD whatever
-#'   `ard` says: its scales are the fit's with `optimize = FALSE` and the
-#'   starting values otherwise.  (A spectral mixture always has one per input
-#'   and component.)  `FALSE` is the default, by measurement
-#'   (bench/investigations/gp-ard.md, five splits of six sets): ARD lowered
-#'   the mean test RMSE by 11-18 % where inputs differ in relevance
-#'   (Friedman 1, diamonds, a 20-input simulation) and changed it by
-#'   -3 to +2 % elsewhere, but was over 1 % worse on 7 of 30 splits (up to
-#'   27 %), narrowed BostonHousing's 95 % intervals to 91 % coverage, and took
-#'   1.8 to 5 times as long.  Try it when some inputs may not matter.
+#'   determination); `FALSE`, one for all; `NULL` (the default): `TRUE` when
+#'   the scales are learned (`optimize = TRUE`) and `x` has more than one
+#'   column and at least 10 000 rows (of positive weight), `FALSE` otherwise.  A kernel given with one length scale per
+#'   input (`gaussian_kernel(sigma = c(...))`) is ARD whatever `ard` says:
+#'   its scales are the fit's with `optimize = FALSE` and the starting values
+#'   otherwise.  (A spectral mixture always has one per input and
+#'   component.)  The rule is measured (bench/investigations/gp-ard.md): on
+#'   43 000 and 100 000 rows ARD was never worse than one scale by over 1 %
+#'   and up to 81 % better in test RMSE (diamonds, Friedman 1, a 20-input
+#'   simulation; equal on Friedman 2), at 0.4 to 5.5 times its time (1.9
+#'   over the five fits); on 400 to 5000 rows it lowered the mean test RMSE
+#'   by 11-18 % where inputs differ in relevance, but was over 1 % worse on
+#'   7 of 30 splits (up to 27 %) and narrowed BostonHousing's 95 % intervals
+#'   to 91 % coverage.
 #' @param optimize `TRUE` to learn the hyperparameters by marginal
 #'   likelihood; `FALSE` to keep the kernel's, `signal` and `noise`.
 #' @param method `"rff"` (random features) or `"exact"` (the exact GP, for
@@ -200,7 +203,7 @@ rff_gp <- function(x, ...) UseMethod("rff_gp")
 
 #' @rdname rff_gp
 #' @export
-rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = FALSE,
+rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, ard = NULL,
                            optimize = TRUE, method = c("rff", "exact"), signal = NULL,
                            noise = NULL, scale = TRUE, seed = NULL, control = list(),
                            weights = NULL, sampling = c("iid", "orthogonal", "qmc"),
@@ -223,8 +226,8 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
     check_isotropic(kernel, "orthogonal")
   }
   mean <- check_choice(mean, c("centred", "constant", "linear", "quadratic"), "mean")
-  ard <- check_flag(ard, "ard")
   optimize <- check_flag(optimize, "optimize")
+  ard <- gp_check_ard(ard, optimize, sum(keep), ncol(x))
   method <- check_choice(method, c("rff", "exact"), "method")
   laplace <- check_flag(laplace, "laplace")
   if (laplace && !optimize) stop_arg("laplace", "= TRUE needs optimize = TRUE (a maximum of the likelihood)")
@@ -301,6 +304,17 @@ gp_check_memory <- function(n, d, D, method) {
          "the frequencies" = c(d, D))
   }
   check_memory(parts, "rff_gp()", if (method == "rff") "D" else "x")
+}
+
+# rff_gp(ard = NULL): one length scale per input when they are learned, from
+# gp_ard_rows rows (of positive weight), with several inputs.  Below that ARD
+# overfits too often (bench/investigations/gp-ard.md: on 405-4800 rows over
+# 1 % worse on 7 of 30 splits, BostonHousing's intervals at 91 %); on 43 000
+# and 10^5 rows it was never worse by over 1 % and up to 81 % better.
+gp_ard_rows <- 10000L
+gp_check_ard <- function(ard, optimize, n, d) {
+  if (is.null(ard)) return(optimize && d > 1L && n >= gp_ard_rows)
+  check_flag(ard, "ard")
 }
 
 # The default number of frequencies: as many as an evaluation of about 2e9

@@ -156,7 +156,7 @@ mlr3_param_set <- function(id) {
       }),
     regr.rff_gp = list(
       D = p_int(lower = 1L, special_vals = list(NULL), default = NULL, tags = tr),
-      ard = p_lgl(default = FALSE, tags = tr),
+      ard = p_lgl(special_vals = list(NULL), default = NULL, tags = tr),
       optimize = p_lgl(default = TRUE, tags = tr),
       method = p_fct(c("rff", "exact"), default = "rff", tags = tr),
       signal = p_dbl(lower = 0, special_vals = list(NULL), default = NULL, tags = tr),

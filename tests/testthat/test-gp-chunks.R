@@ -18,8 +18,8 @@ test_that("rff_gp on chunks is the in-memory fit, beyond the pilot's rows and be
     # the same draws, pilot and evaluations; the sums over the rows differ in
     # their order only (1e-16 relative), which the search's line searches
     # carry into its steps: near the flat optimum (L-BFGS-B stops at a
-    # relative change of 1e9 eps in L) a parameter moves by up to about the
-    # square root of that, 5e-4, where the likelihood stays within 1e-9
+    # relative change of 1e10 eps in L) a parameter moves by up to about the
+    # square root of that, 1.5e-3, where the likelihood stays within 1e-9
     expect_identical(ch$optim$counts, mem$optim$counts)
     expect_identical(ch$optim$pilot, mem$optim$pilot)
     expect_equal(ch$theta, mem$theta, tolerance = 1e-5)
@@ -58,4 +58,31 @@ test_that("rff_gp on chunks has the in-memory defaults and refuses what needs th
   expect_error(rff_gp(ch, "y", bogus = 1), "unused argument")
   cl <- lapply(gp_pieces(300), function(p) transform(p, y = factor(y > 0)))
   expect_error(rff_gp(data_chunks(cl), "y"), "'y'.*numeric")
+})
+
+test_that("ard = NULL learns one length scale per input from 10 000 rows, in memory and on chunks", {
+  rule <- bochner:::gp_check_ard
+  expect_true(rule(NULL, TRUE, 10000, 2))
+  expect_false(rule(NULL, TRUE, 9999, 2))
+  expect_false(rule(NULL, TRUE, 10000, 1))
+  expect_false(rule(NULL, FALSE, 10000, 2))    # fixed scales: nothing to learn
+  expect_false(rule(FALSE, TRUE, 10000, 2))
+  expect_true(rule(TRUE, TRUE, 10, 2))
+  expect_error(rule(NA, TRUE, 10, 2), "'ard'")
+  # the fits count the rows as the rule does (weight 0 rows do not count), and
+  # a chunked fit of the same rows takes the same choice
+  pieces <- gp_pieces(10000)
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[c("a", "b")])
+  quick <- list(maxit = 2)
+  big <- rff_gp(x, all$y, D = 8, seed = 1, control = quick)
+  expect_true(big$ard)
+  expect_length(big$hyper$lengthscale, 2L)
+  expect_false(rff_gp(x, all$y, D = 8, seed = 1, control = quick,
+                      weights = rep(1:0, c(9999, 1)))$ard)
+  expect_false(rff_gp(x[, 1], all$y, D = 8, seed = 1, control = quick)$ard)
+  ch <- rff_gp(data_chunks(pieces), y = "y", D = 8, seed = 1, control = quick)
+  expect_true(ch$ard)
+  expect_equal(ch$theta, big$theta, tolerance = 1e-5)
+  expect_false(rff_gp(data_chunks(pieces[-1]), y = "y", D = 8, seed = 1, control = quick)$ard)
 })
