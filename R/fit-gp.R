@@ -114,9 +114,10 @@
 #' @param ard With `TRUE`, one length scale per input (automatic relevance
 #'   determination); `FALSE`, one for all; `NULL` (the default): `TRUE` when
 #'   the scales are learned (`optimize = TRUE`) and `x` has more than one
-#'   column and at least 10 000 rows (of positive weight), `FALSE` otherwise.  A kernel given with one length scale per
-#'   input (`gaussian_kernel(sigma = c(...))`) is ARD whatever `ard` says:
-#'   its scales are the fit's with `optimize = FALSE` and the starting values
+#'   column and at least 10 000 rows (of positive weight), `FALSE`
+#'   otherwise.  A kernel given with one length scale per input
+#'   (`gaussian_kernel(sigma = c(...))`) is ARD whatever `ard` says: its
+#'   scales are the fit's with `optimize = FALSE` and the starting values
 #'   otherwise.  (A spectral mixture always has one per input and
 #'   component.)  The rule is measured (bench/investigations/gp-ard.md): on
 #'   43 000 and 100 000 rows ARD was never worse than one scale by over 1 %
