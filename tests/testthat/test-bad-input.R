@@ -361,12 +361,13 @@ specs <- c(specs,
 # Gaussian processes (R/gp.R, R/spectral-mixture.R) and falkon's tidymodels
 # entry points (R/falkon-tidymodels.R)
 bad$count_or_null <- bad$count[names(bad$count) != "NULL_value"]
+bad$flag_or_null <- bad$flag[names(bad$flag) != "NULL_value"]   # rff_gp(ard = NULL): the rule
 fit_gp <- rff_gp(X, YN, K1, D = 8, optimize = FALSE, signal = 1, noise = 0.1, seed = 1)
 specs <- c(specs,
   spec("rff_gp", list(x = X, y = YN, kernel = K1, D = 8, ard = FALSE, optimize = FALSE,
                       method = "rff", signal = 1, noise = 0.1, scale = TRUE, seed = 1,
                       nthreads = 1),
-       x = "data", kernel = "kernel", D = "count_or_null", ard = "flag", optimize = "flag",
+       x = "data", kernel = "kernel", D = "count_or_null", ard = "flag_or_null", optimize = "flag",
        method = "choice", signal = "positive_or_null", noise = "positive_or_null",
        scale = "flag", seed = "seed", nthreads = "count", weights = "case_weights",
        sampling = "choice", mean = "choice", laplace = "flag"),
