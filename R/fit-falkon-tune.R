@@ -1,5 +1,5 @@
-# falkon(tune = ): lambda and the Gaussian kernel's length scale (one, or
-# one per input) learned before the fit, by gradient of a held-out squared
+# falkon(tune = ): lambda and the Gaussian or Matern kernel's length scale
+# (one, or one per input) learned before the fit, by gradient of a held-out squared
 # error (the hold-out objective of Meanti, Carratino, De Vito and Rosasco,
 # AISTATS 2022) on a subsample.  On n_s fitting rows and m_s uniform
 # centres the Nystrom KRR solution is closed form,
@@ -181,18 +181,20 @@ falkon_keep_better <- function(fit, rule, report) {
 }
 
 # tune = "auto" | "none" | "iso" | "ard", resolved to what is done: "auto"
-# is "ard" for the Gaussian kernel (one scale per input), nothing for the
-# others.
+# is "ard" (one scale per input) for the kernels the tuning learns, the
+# radial ones (tune_kernels()), nothing for the others.
+falkon_tuned_kernels <- c("gaussian", "matern")
 falkon_check_tune <- function(tune, kernel, d) {
   tune <- check_choice(tune, falkon_tune_modes, "tune")
   if (tune == "none") return(tune)
+  learns <- kernel$name %in% falkon_tuned_kernels
   if (tune == "auto") {
-    if (kernel$name != "gaussian") return("none")
+    if (!learns) return("none")
     tune <- "ard"
   }
-  if (kernel$name != "gaussian") {
-    stop_arg("tune", "= \"", tune, "\" learns the Gaussian kernel's length scales; the ",
-             kernel_label(kernel), " kernel is not tuned: use tune = \"none\"")
+  if (!learns) {
+    stop_arg("tune", "= \"", tune, "\" learns the length scales of the Gaussian and Matern ",
+             "kernels; the ", kernel_label(kernel), " kernel is not tuned: use tune = \"none\"")
   }
   if (tune == "ard" && d == 1L) tune <- "iso"
   tune
@@ -220,12 +222,13 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   # fits on one thread; at falkon_tune_rows and _centres that is one thread
   if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   d <- ncol(xs)
+  shape <- tune_shape(kernel)
   s0 <- exp(mean(log(kernel$sigma)))
   fixed <- if (identical(lambda, "auto")) NULL else lambda[1L]
   evals <- 0L
   run <- function(theta, p, lam) {
     evals <<- evals + 1L
-    falkon_tune_eval(theta, probs, p, d, lam, nthreads)
+    falkon_tune_eval(theta, probs, p, d, lam, nthreads, shape)
   }
   # lambda's start: the best of the candidates at the rule's bandwidth
   lams <- if (is.null(fixed)) control$lambdas else fixed
@@ -241,7 +244,8 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   judge <- function(r, p) {
     if (is.null(probs$check)) return(r$value)
     evals <<- evals + 1L
-    falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par), nthreads)$value
+    falkon_tune_eval(theta_of(r$par), probs$check, p, d, lambda_of(r$par), nthreads,
+                     shape)$value
   }
   cands <- list(iso = list(r = iso, p = 1L))
   if (mode == "ard") {
@@ -265,7 +269,7 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
                  rows = probs$rows, centres = probs$centres, folds = length(probs$folds))
   if (chosen != "rule" && nrow(xs) > falkon_tune_rows) {
     best <- falkon_tune_refine(best$par, cands[[chosen]]$p, xs, Y, m, fixed, lam_range,
-                               n_threads)
+                               n_threads, shape)
     report$objective[["end"]] <- best$value
     report$evaluations <- report$evaluations + best$evaluations
     report[c("rows", "centres", "folds")] <- best[c("rows", "centres", "folds")]
@@ -290,13 +294,14 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
 # xs (at most falkon_refine_rows) and falkon_refine_centres centres, from
 # where the first stage left them, for at most falkon_refine_maxit
 # iterations: list(par, value, evaluations, rows, centres, folds).
-falkon_tune_refine <- function(par, p, xs, Y, m, fixed, lam_range, nthreads) {
+falkon_tune_refine <- function(par, p, xs, Y, m, fixed, lam_range, nthreads,
+                               shape = tune_shape(gaussian_kernel())) {
   probs <- falkon_tune_folds(xs, Y, m, falkon_refine_centres)
   if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   evals <- 0L
   run <- function(theta, p, lam) {
     evals <<- evals + 1L
-    falkon_tune_eval(theta, probs, p, ncol(xs), lam, nthreads)
+    falkon_tune_eval(theta, probs, p, ncol(xs), lam, nthreads, shape)
   }
   r <- falkon_tune_optim(par, p, fixed, run, lam_range, falkon_refine_maxit)
   c(r, list(evaluations = evals, rows = probs$rows, centres = probs$centres,
@@ -418,13 +423,15 @@ tune_lbfgs_box <- function(start, fg, lower, upper, maxit, factr, memory = 5L) {
 }
 
 # The objective and its gradient in (log lambda, log sigma_1..p) at length
-# scales exp(theta) (p = 1: one for all inputs) and lambda.
-falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads) {
+# scales exp(theta) (p = 1: one for all inputs) and lambda, for the kernel
+# 'shape' (tune_shape(): Gaussian or Matern, its length scale aside).
+falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads,
+                             shape = tune_shape(gaussian_kernel())) {
   s <- rep_len(exp(theta), d)
   value <- 0
   grad <- numeric(1L + d)
   for (pr in probs$folds) {
-    g <- falkon_tune_fold(pr, s, lam, nthreads)
+    g <- falkon_tune_fold(pr, s, lam, nthreads, shape)
     value <- value + g$value
     grad <- grad + g$gradient
   }
@@ -437,46 +444,73 @@ falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads) {
 # With R = K_vm alpha - y_v, W = A^-1 K_vm' R and F = K_nm alpha, for a
 # change dK of the kernel matrices, d(sum R^2) / 2 = <dK_vm, R alpha'> +
 # <dK_nm, (y - F) W' - K_nm W alpha'> - lambda n <dK_mm, W alpha'>, and for
-# log lambda -lambda n <K_mm, W alpha'>.  For the Gaussian kernel dK/dlog
-# sigma_j = K o (a_j - b_j)^2 / sigma_j^2 (ard_gradient_terms()).
-falkon_tune_fold <- function(pr, s, lam, nthreads) {
+# log lambda -lambda n <K_mm, W alpha'>.  For a radial kernel k(r),
+# r = ||(a - b) / sigma||, dK/dlog sigma_j = D o (a_j - b_j)^2 / sigma_j^2
+# with D = -k'(r) / r (tune_kernels(); the Gaussian's D is K itself), whose
+# sums over j are ard_gradient_terms().
+falkon_tune_fold <- function(pr, s, lam, nthreads, shape) {
   u <- sweep(pr$x, 2L, s, "/")
   z <- sweep(pr$z, 2L, s, "/")
   v <- sweep(pr$v, 2L, s, "/")
   # the package's products: t(a) %*% b as t(t(b) %*% a), whose transposed
   # copies are of the thin side (k or d columns)
   mp <- function(a, b) .Call(C_matprod, a, b, nthreads)
-  Knm <- tune_gaussian(u, z, nthreads)
-  Kmm <- tune_gaussian(z, NULL, nthreads)
-  Kvm <- tune_gaussian(v, z, nthreads)
+  Knm <- tune_kernels(u, z, shape, nthreads)
+  Kmm <- tune_kernels(z, NULL, shape, nthreads)
+  Kvm <- tune_kernels(v, z, shape, nthreads)
   n <- nrow(u)
-  A <- .Call(C_crossprod, Knm, nthreads) + lam * n * Kmm
+  A <- .Call(C_crossprod, Knm$K, nthreads) + lam * n * Kmm$K
   R <- .Call(C_cholesky, A, 1e-10 * n, nthreads)   # one factor, two solves
   solveA <- function(B) .Call(C_cholesky_solve, R, B)
-  alpha <- solveA(t(mp(t(pr$y), Knm)))
-  res <- mp(Kvm, alpha) - pr$yv
-  W <- solveA(t(mp(t(res), Kvm)))
+  alpha <- solveA(t(mp(t(pr$y), Knm$K)))
+  res <- mp(Kvm$K, alpha) - pr$yv
+  W <- solveA(t(mp(t(res), Kvm$K)))
   ta <- t(alpha)
   Mv <- mp(res, ta)
-  Mn <- mp(pr$y - mp(Knm, alpha), t(W)) - mp(mp(Knm, W), ta)
+  Mn <- mp(pr$y - mp(Knm$K, alpha), t(W)) - mp(mp(Knm$K, W), ta)
   Mm <- mp(W, ta)
-  g_s <- ard_gradient_terms(Kvm * Mv, v, z, nthreads) +
-    ard_gradient_terms(Knm * Mn, u, z, nthreads) -
-    lam * n * ard_gradient_terms(Kmm * Mm, z, z, nthreads)
-  g_lam <- -lam * n * sum(Kmm * Mm)
+  g_s <- ard_gradient_terms(Kvm$D * Mv, v, z, nthreads) +
+    ard_gradient_terms(Knm$D * Mn, u, z, nthreads) -
+    lam * n * ard_gradient_terms(Kmm$D * Mm, z, z, nthreads)
+  g_lam <- -lam * n * sum(Kmm$K * Mm)
   list(value = sum(res^2), gradient = 2 * c(g_lam, g_s))
 }
 
-# The unit Gaussian kernel between the rows of a and b (b NULL: a against
-# itself, exactly symmetric) on the package's kernel blocks, which at the
-# tuning's sizes also beat R's BLAS product with its elementwise exp.
-tune_gaussian <- function(a, b, nthreads) {
-  .Call(C_kernel_matrix, kernel_table$gaussian$code, 1, a, b, nthreads)
+# The kernels the tuning learns, by their shape at unit length scale:
+# list(name, nu), nu for the Matern kernel.
+tune_shape <- function(kernel) list(name = kernel$name, nu = kernel$nu)
+
+# The unit kernel 'shape' between the rows of a and b (b NULL: a against
+# itself, exactly symmetric): list(K, D).  K is the kernel matrix on the
+# package's kernel blocks (the fit's own values; at the tuning's sizes they
+# also beat R's BLAS product with its elementwise exp); D = -k'(r) / r,
+# the Gaussian's K itself.  The Matern kernel's, with z = sqrt(2 nu) r and
+# k = c z^nu K_nu(z), c = 2^(1 - nu) / Gamma(nu), is 2 nu c z^(nu - 1)
+# K_(nu - 1)(z): 3 exp(-z) at nu = 3/2, (5/3) (1 + z) exp(-z) at 5/2,
+# exp(-z) / z at 1/2.  At r = 0 it is nu / (nu - 1), infinite for nu <= 1,
+# where it multiplies (a_j - b_j)^2 = 0: 0 there.  r comes from the unit
+# Gaussian kernel, r^2 = -2 log g; where g underflows to 0 (r over 38) D
+# is taken as 0 (under 1e-15 of its value at 0 for nu >= 1/2).
+tune_kernels <- function(a, b, shape, nthreads) {
+  g <- .Call(C_kernel_matrix, kernel_table$gaussian$code, 1, a, b, nthreads)
+  if (shape$name == "gaussian") return(list(K = g, D = g))
+  nu <- shape$nu
+  K <- .Call(C_kernel_matrix, kernel_table$matern$code, c(1, nu), a, b, nthreads)
+  z <- sqrt(2 * nu) * sqrt(pmax(-2 * log(g), 0))
+  D <- if (nu == 1.5) 3 * exp(-z)
+       else if (nu == 2.5) (5 / 3) * (1 + z) * exp(-z)
+       else if (nu == 0.5) exp(-z) / z
+       else 2 * nu * 2^(1 - nu) / gamma(nu) * z^(nu - 1) *
+         besselK(z, abs(nu - 1), expon.scaled = TRUE) * exp(-z)
+  D[z == 0] <- if (nu > 1) nu / (nu - 1) else 0
+  D[g == 0] <- 0
+  dim(D) <- dim(K)
+  list(K = K, D = D)
 }
 
 # sum_il B_il (a_ij - b_lj)^2 for each column j: the derivative in log
-# sigma_j of <K, M> for the Gaussian kernel on a = x / sigma, b = z /
-# sigma, with B = K o M.
+# sigma_j of <K, M> for a radial kernel on a = x / sigma, b = z / sigma,
+# with B = D o M (tune_kernels()).
 ard_gradient_terms <- function(B, a, b, nthreads) {
   colSums(a^2 * rowSums(B)) + colSums(b^2 * colSums(B)) -
     2 * colSums(a * .Call(C_matprod, B, b, nthreads))

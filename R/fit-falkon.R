@@ -102,7 +102,7 @@
 #'
 #' **Learning the kernel (`tune`).**  With `tune = "iso"` (one length
 #' scale) or `"ard"` (one per input column) falkon first learns the
-#' Gaussian kernel's length scale(s) and, with `lambda = "auto"`,
+#' Gaussian or Matérn kernel's length scale(s) and, with `lambda = "auto"`,
 #' \eqn{\lambda}, then fits at them.  The objective is the held-out squared
 #' error of the Nystrom solution \eqn{\alpha = (K_{nm}^T K_{nm} + \lambda n
 #' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
@@ -132,7 +132,8 @@
 #' is kept, and `tuning$heldout` gives both.  A few hundred centres can
 #' favour length scales that lose at the fit's \eqn{m}; the judgement costs
 #' a second fit.
-#' `"auto"` is `"ard"` for the Gaussian kernel and nothing for the others;
+#' `"auto"` is `"ard"` for the Gaussian and Matérn kernels and nothing for
+#' the others;
 #' `"none"` (the default) fits at the kernel as given.  On the twelve sets of
 #' `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error by
 #' 10 % or more on seven and is worse on the mean on none, but the learning
@@ -192,7 +193,7 @@
 #' @param tune `"none"` (fit at the kernel as given), `"iso"` (learn one
 #'   length scale and \eqn{\lambda}), `"ard"` (one length scale per input
 #'   and \eqn{\lambda}) or `"auto"`: see Details.  Learning needs the
-#'   Gaussian kernel.
+#'   Gaussian or the Matérn kernel.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... For the default method, nothing (unknown arguments are an
 #'   error).

@@ -30,6 +30,56 @@ test_that("the tuning's gradient matches central finite differences", {
   }
 })
 
+test_that("the Matern kernel's gradient matches central finite differences", {
+  d <- tune_data()
+  set.seed(2)
+  folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 40)
+  # closed forms (1/2, 3/2, 5/2) and the Bessel form above and below nu = 1
+  for (nu in c(0.5, 0.8, 1.5, 2.2, 2.5)) {
+    sh <- bochner:::tune_shape(matern_kernel(1, nu = nu))
+    for (p in c(1L, 4L)) {
+      theta <- c(log(1e-4), if (p == 1L) log(0.9) else log(c(0.7, 1.3, 2, 0.5)))
+      ev <- function(t) bochner:::falkon_tune_eval(t[-1], folds, p, 4, exp(t[1]), 1L, sh)
+      g <- ev(theta)$gradient
+      # at nu = 1/2, k = exp(-r) turns the rounding of r^2 at the pairs of a
+      # centre with itself (about 1e-16) into 1e-8 in k, noise of 1e-8 / h
+      # in the differences: a longer step there, whose O(h^2) error is the
+      # tolerance
+      h <- if (nu == 0.5) 1e-3 else 1e-5
+      fd <- vapply(seq_along(theta), function(i) {
+        e <- replace(numeric(length(theta)), i, h)
+        (ev(theta + e)$value - ev(theta - e)$value) / (2 * h)
+      }, 0)
+      expect_equal(g, fd, tolerance = if (nu == 0.5) 1e-4 else 1e-6,
+                   label = paste("nu =", nu, "p =", p))
+    }
+  }
+  # the Bessel form is the closed form where both apply
+  a <- d$x[1:30, ]
+  for (nu in c(0.5, 1.5, 2.5)) {
+    closed <- bochner:::tune_kernels(a, NULL, list(name = "matern", nu = nu), 1L)$D
+    bessel <- bochner:::tune_kernels(a, NULL, list(name = "matern", nu = nu + 1e-9), 1L)$D
+    off <- row(closed) != col(closed)
+    expect_equal(bessel[off], closed[off], tolerance = 1e-7, label = paste("nu =", nu))
+  }
+})
+
+test_that("falkon(tune = 'ard') learns the Matern kernel's length scales", {
+  d <- tune_data()
+  fit <- falkon(d$x, d$y, m = 60, kernel = matern_kernel("median", nu = 3/2), tune = "ard",
+                seed = 3)
+  expect_identical(fit$kernel$name, "matern")
+  expect_identical(fit$kernel$nu, 3/2)
+  expect_length(fit$kernel$sigma, 4)
+  expect_true(isTRUE(fit$kernel$sigma_learned))
+  expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
+  # the two inputs the response ignores get the longest scales
+  expect_lt(max(fit$kernel$sigma[1:2]), min(fit$kernel$sigma[3:4]))
+  # "auto" learns it too
+  expect_identical(falkon(d$x, d$y, m = 60, kernel = matern_kernel("median"), tune = "auto",
+                          seed = 3)$tuning$mode, "ard")
+})
+
 test_that("falkon(tune = 'ard') learns one length scale per input and fits at it", {
   d <- tune_data()
   fit <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
@@ -85,7 +135,7 @@ test_that("tuning works for classes and the logistic loss, and refuses other ker
   lg <- falkon(d$x, cls, m = 60, tune = "iso", loss = "logistic", seed = 1)
   expect_true(all(rowSums(predict(lg, d$x[1:4, ], type = "prob")) - 1 < 1e-12))
   expect_error(falkon(d$x, d$y, m = 60, kernel = laplace_kernel("median"), tune = "ard"),
-               "'tune' = \"ard\" learns the Gaussian kernel's length scales")
+               "'tune' = \"ard\" learns the length scales of the Gaussian and Matern kernels")
   # "auto" leaves kernels it cannot learn alone
   expect_null(falkon(d$x, d$y, m = 60, kernel = laplace_kernel("median"), tune = "auto",
                      seed = 1)$tuning)
@@ -190,7 +240,7 @@ test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
   }
   walk("falkon_tune")
   # the walk reaches the objective, its products and the optimiser
-  expect_true(all(c("falkon_tune_fold", "tune_gaussian", "ard_gradient_terms",
+  expect_true(all(c("falkon_tune_fold", "tune_kernels", "ard_gradient_terms",
                     "tune_lbfgs_box") %in% seen))
   expect_identical(found[!grepl(": $", found)], character())
 })
