@@ -121,11 +121,12 @@
 #'   otherwise.  (A spectral mixture always has one per input and
 #'   component.)  The rule is measured (bench/investigations/gp-ard.md): on
 #'   43 000 and 100 000 rows ARD was never worse than one scale by over 1 %
-#'   and up to 81 % better in test RMSE (diamonds, Friedman 1, a 20-input
-#'   simulation; equal on Friedman 2), at 0.4 to 5.5 times its time (1.9
+#'   and up to 84 % better in test RMSE (diamonds, Friedman 1, a 20-input
+#'   simulation; equal on Friedman 2), at 0.4 to 4.8 times its time (2.1
 #'   over the five fits); on 400 to 5000 rows it lowered the mean test RMSE
-#'   by 11-18 % where inputs differ in relevance, but was over 1 % worse on
-#'   7 of 30 splits (up to 27 %) and narrowed BostonHousing's 95 % intervals
+#'   by 18 % where inputs differ in relevance (Friedman 1, the simulation),
+#'   but was over 1 % worse on 7 of 30 splits (up to 21 %), 1 % worse on
+#'   diamonds' mean, and narrowed BostonHousing's 95 % intervals
 #'   to 91 % coverage.
 #' @param optimize `TRUE` to learn the hyperparameters by marginal
 #'   likelihood; `FALSE` to keep the kernel's, `signal` and `noise`.
@@ -311,7 +312,7 @@ gp_check_memory <- function(n, d, D, method) {
 # gp_ard_rows rows (of positive weight), with several inputs.  Below that ARD
 # overfits too often (bench/investigations/gp-ard.md: on 405-4800 rows over
 # 1 % worse on 7 of 30 splits, BostonHousing's intervals at 91 %); on 43 000
-# and 10^5 rows it was never worse by over 1 % and up to 81 % better.
+# and 10^5 rows it was never worse by over 1 % and up to 84 % better.
 gp_ard_rows <- 10000L
 gp_check_ard <- function(ard, optimize, n, d) {
   if (is.null(ard)) return(optimize && d > 1L && n >= gp_ard_rows)

@@ -7,11 +7,13 @@
 #   quakes (datasets; depth on latitude and longitude, 1000 rows)
 #   Friedman 1 (mlbench.friedman1, sd 1, 3000 rows: 5 of 10 inputs noise)
 #   Friedman 2 (mlbench.friedman2, sd 125, 3000 rows: 4 inputs)
-#   diamonds (ggplot2; log price on 9 predictors, factors one-hot: 23
-#     columns; 6000 rows drawn with seed 9)
+#   diamonds (ggplot2; bench_diamonds(): log price on 9 predictors, the
+#     factors one-hot as in the machines suite, 23 columns; 6000 rows drawn
+#     with seed 9)
 #   synth (bench_synth_reg(6000, d = 20): 10 of 20 inputs unused)
 # Large sets (the size the package is for):
-#   diamonds_43k: all 53 940 rows, 43 000 training rows drawn (seeds 201, 202)
+#   diamonds_43k: bench_diamonds(), 43 000 training rows drawn (seeds 201,
+#     202), the other 10 940 the test rows
 #   friedman1_1e5, friedman2_1e5, synth_1e5: 10^5 training and 2 x 10^4
 #     test rows (seeds 31, 32 and bench_synth_reg()'s 11)
 # "loo_rmse" is the fit's closed-form leave-one-out RMSE on its training rows
@@ -19,8 +21,8 @@
 # without held-out rows could tell when ARD will lose.  Every fit runs with
 # the package's threads; elapsed seconds, with the load average before each.
 # Writes gp-ard.md and gp-ard.csv beside this file.  RENDER_ONLY=1: the page
-# again from the CSV, no fit; PART=small or PART=large: fit those sets only,
-# their rows replacing theirs in the CSV.
+# again from the CSV, no fit; PART=small, PART=large or PART=<set>,<set>:
+# fit those sets only, their rows replacing theirs in the CSV.
 # Run: R_LIBS=<lib with bochner> Rscript bench/investigations/gp-ard.R
 suppressPackageStartupMessages(library(bochner))
 source("bench/harness/data.R")
@@ -44,22 +46,18 @@ data_sets <- list(
     list(x = f$x, y = f$y)
   },
   diamonds = function() {
-    e <- new.env()
-    utils::data(diamonds, package = "ggplot2", envir = e)
+    dm <- bench_diamonds()
     set.seed(9)
-    dd <- as.data.frame(e$diamonds[sample(nrow(e$diamonds), 6000), ])
-    list(x = stats::model.matrix(~ carat + cut + color + clarity + depth + table + x + y + z,
-                                 dd)[, -1], y = log(dd$price))
+    i <- sample(nrow(dm$x), 6000)
+    list(x = dm$x[i, ], y = dm$y[i])
   },
   synth = function() bench_synth_reg(6000, d = 20, seed = 10)
 )
 
-# five 80 / 20 splits of a small set; one or two fixed splits of a large one
+# five 80 / 20 splits of a small set (the harness's bench_split()); the
+# first n rows of a simulated large set for training, the rest for test
 split5 <- function(d) lapply(1:5, function(split) {
-  set.seed(100 + split)
-  tr <- sample(nrow(d$x), round(0.8 * nrow(d$x)))
-  list(xtr = d$x[tr, , drop = FALSE], ytr = d$y[tr], xte = d$x[-tr, , drop = FALSE],
-       yte = d$y[-tr])
+  bench_split(d$x, d$y, frac = 0.8, seed = 100 + split)
 })
 first <- function(d, n) {
   tr <- seq_len(n)
@@ -68,17 +66,8 @@ first <- function(d, n) {
 small <- lapply(data_sets, function(f) function() split5(f()))
 large <- list(
   diamonds_43k = function() {
-    e <- new.env()
-    utils::data(diamonds, package = "ggplot2", envir = e)
-    dd <- as.data.frame(e$diamonds)
-    x <- stats::model.matrix(~ carat + cut + color + clarity + depth + table + x + y + z,
-                             dd)[, -1]
-    y <- log(dd$price)
-    lapply(1:2, function(split) {
-      set.seed(200 + split)
-      tr <- sample(nrow(x), 43000)
-      list(xtr = x[tr, ], ytr = y[tr], xte = x[-tr, ], yte = y[-tr])
-    })
+    dm <- bench_diamonds()
+    lapply(1:2, function(split) bench_split(dm$x, dm$y, n_train = 43000, seed = 200 + split))
   },
   friedman1_1e5 = function() {
     set.seed(31)
@@ -107,7 +96,10 @@ csv <- file.path(out, "gp-ard.csv")
 if (nzchar(Sys.getenv("RENDER_ONLY"))) {
   res <- utils::read.csv(csv)
 } else {
-  run <- switch(part, small = small, large = large, sets)
+  run <- if (!nzchar(part)) sets
+         else switch(part, small = small, large = large,
+                     sets[intersect(names(sets), strsplit(part, ",")[[1L]])])
+  if (!length(run)) stop("PART names no set: ", part)
   rows <- list()
   for (s in names(run)) {
     splits <- run[[s]]()
