@@ -486,24 +486,36 @@ tune_shape <- function(kernel) list(name = kernel$name, nu = kernel$nu)
 # also beat R's BLAS product with its elementwise exp); D = -k'(r) / r,
 # the Gaussian's K itself.  The Matern kernel's, with z = sqrt(2 nu) r and
 # k = c z^nu K_nu(z), c = 2^(1 - nu) / Gamma(nu), is 2 nu c z^(nu - 1)
-# K_(nu - 1)(z): 3 exp(-z) at nu = 3/2, (5/3) (1 + z) exp(-z) at 5/2,
-# exp(-z) / z at 1/2.  At r = 0 it is nu / (nu - 1), infinite for nu <= 1,
-# where it multiplies (a_j - b_j)^2 = 0: 0 there.  r comes from the unit
-# Gaussian kernel, r^2 = -2 log g; where g underflows to 0 (r over 38) D
-# is taken as 0 (under 1e-15 of its value at 0 for nu >= 1/2).
+# K_(nu - 1)(z): 3 exp(-z) = 3 k / (1 + z) at nu = 3/2, (5/3) (1 + z)
+# exp(-z) at 5/2, exp(-z) / z = k / z at 1/2, where z = -log k.  At r = 0
+# it is nu / (nu - 1), infinite for nu <= 1, where it multiplies
+# (a_j - b_j)^2 = 0: 0 there.  Otherwise r comes from the unit Gaussian
+# kernel g, r^2 = -2 log g (the blocks clamp r^2 at 0, so g <= 1); where g
+# underflows to 0 (r over 38) so does D (under 1e-15 of its value at 0 for
+# nu >= 1/2).  Few elementwise passes: each costs about as much as the
+# kernel block itself.
 tune_kernels <- function(a, b, shape, nthreads) {
-  g <- .Call(C_kernel_matrix, kernel_table$gaussian$code, 1, a, b, nthreads)
-  if (shape$name == "gaussian") return(list(K = g, D = g))
+  unit <- function(name, par) .Call(C_kernel_matrix, kernel_table[[name]]$code, par, a, b, nthreads)
+  if (shape$name == "gaussian") {
+    g <- unit("gaussian", 1)
+    return(list(K = g, D = g))
+  }
   nu <- shape$nu
-  K <- .Call(C_kernel_matrix, kernel_table$matern$code, c(1, nu), a, b, nthreads)
-  z <- sqrt(2 * nu) * sqrt(pmax(-2 * log(g), 0))
-  D <- if (nu == 1.5) 3 * exp(-z)
+  K <- unit("matern", c(1, nu))
+  if (nu == 0.5) {
+    D <- K / -log(K)
+    D[K == 1] <- 0
+    return(list(K = K, D = D))
+  }
+  z <- sqrt(-4 * nu * log(unit("gaussian", 1)))
+  D <- if (nu == 1.5) 3 * K / (1 + z)
        else if (nu == 2.5) (5 / 3) * (1 + z) * exp(-z)
-       else if (nu == 0.5) exp(-z) / z
        else 2 * nu * 2^(1 - nu) / gamma(nu) * z^(nu - 1) *
          besselK(z, abs(nu - 1), expon.scaled = TRUE) * exp(-z)
-  D[z == 0] <- if (nu > 1) nu / (nu - 1) else 0
-  D[g == 0] <- 0
+  if (nu != 1.5) {
+    D[z == 0] <- if (nu > 1) nu / (nu - 1) else 0
+    D[z == Inf] <- 0
+  }
   dim(D) <- dim(K)
   list(K = K, D = D)
 }
