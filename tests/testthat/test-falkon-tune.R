@@ -78,6 +78,15 @@ test_that("falkon(tune = 'ard') learns the Matern kernel's length scales", {
   # "auto" learns it too
   expect_identical(falkon(d$x, d$y, m = 60, kernel = matern_kernel("median"), tune = "auto",
                           seed = 3)$tuning$mode, "ard")
+  # and a fit on chunks learns the in-memory fit's scales
+  df <- data.frame(d$x, y = d$y)
+  ch <- data_chunks(list(df[1:120, ], df[121:300, ]))
+  k12 <- matern_kernel("median", nu = 1/2)
+  fc <- falkon(ch, y = "y", m = 50, kernel = k12, tune = "ard", seed = 4)
+  fm <- falkon(d$x, d$y, m = 50, kernel = k12, tune = "ard", seed = 4)
+  expect_identical(fc$kernel$sigma, fm$kernel$sigma)
+  expect_identical(fc$tuning, fm$tuning)
+  expect_identical(predict(fc, d$x), predict(fm, d$x))
 })
 
 test_that("falkon(tune = 'ard') learns one length scale per input and fits at it", {
