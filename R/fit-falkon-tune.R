@@ -1,8 +1,8 @@
-# falkon(tune = ): lambda and the Gaussian or Matern kernel's length scale
-# (one, or one per input) learned before the fit, by gradient of a held-out squared
-# error (the hold-out objective of Meanti, Carratino, De Vito and Rosasco,
-# AISTATS 2022) on a subsample.  On n_s fitting rows and m_s uniform
-# centres the Nystrom KRR solution is closed form,
+# falkon(tune = ): lambda and the Gaussian or Matern kernel's length
+# scale (one, or one per input) learned before the fit, by gradient of a
+# held-out squared error (the hold-out objective of Meanti, Carratino, De
+# Vito and Rosasco, AISTATS 2022) on a subsample.  On n_s fitting rows and
+# m_s uniform centres the Nystrom KRR solution is closed form,
 #   alpha = (K_nm' K_nm + lambda n_s K_mm)^-1 K_nm' y,
 # and the objective the mean over held-out rows of ||K_vm alpha - y_v||^2
 # (one column per class for classes: the squared loss on the one-hot
@@ -485,37 +485,39 @@ tune_shape <- function(kernel) list(name = kernel$name, nu = kernel$nu)
 # package's kernel blocks (the fit's own values; at the tuning's sizes they
 # also beat R's BLAS product with its elementwise exp); D = -k'(r) / r,
 # the Gaussian's K itself.  The Matern kernel's, with z = sqrt(2 nu) r and
-# k = c z^nu K_nu(z), c = 2^(1 - nu) / Gamma(nu), is 2 nu c z^(nu - 1)
-# K_(nu - 1)(z): 3 exp(-z) = 3 k / (1 + z) at nu = 3/2, (5/3) (1 + z)
-# exp(-z) at 5/2, exp(-z) / z = k / z at 1/2, where z = -log k.  At r = 0
-# it is nu / (nu - 1), infinite for nu <= 1, where it multiplies
-# (a_j - b_j)^2 = 0: 0 there.  Otherwise r comes from the unit Gaussian
-# kernel g, r^2 = -2 log g (the blocks clamp r^2 at 0, so g <= 1); where g
-# underflows to 0 (r over 38) so does D (under 1e-15 of its value at 0 for
-# nu >= 1/2).  Few elementwise passes: each costs about as much as the
-# kernel block itself.
+# k = c_nu z^nu K_nu(z), c_nu = 2^(1 - nu) / Gamma(nu), is
+# 2 nu c_nu z^(nu - 1) K_(nu - 1)(z).  For nu > 1 that is nu / (nu - 1)
+# times the Matern kernel of smoothness nu - 1 at length scale
+# sqrt((nu - 1) / nu) (c_nu / c_(nu - 1) = 1 / (2 (nu - 1))), on the same
+# kernel blocks, which keep its Bessel function in range for any nu (R's
+# gamma() and besselK() overflow from nu = 170): 3 exp(-sqrt(3) r) at
+# 3/2.  For nu <= 1 it is infinite at r = 0, where it multiplies
+# (a_j - b_j)^2 = 0: 0 there.  At nu = 1/2, exp(-r) / r = k / r with
+# r = -log k; below 1 otherwise, with r from the unit Gaussian kernel g,
+# r^2 = -2 log g (the blocks clamp r^2 at 0, so g <= 1; where g underflows
+# to 0, r over 38, so does D).
 tune_kernels <- function(a, b, shape, nthreads) {
-  unit <- function(name, par) .Call(C_kernel_matrix, kernel_table[[name]]$code, par, a, b, nthreads)
+  unit <- function(name, par) {
+    .Call(C_kernel_matrix, kernel_table[[name]]$code, par, a, b, nthreads)
+  }
   if (shape$name == "gaussian") {
     g <- unit("gaussian", 1)
     return(list(K = g, D = g))
   }
   nu <- shape$nu
   K <- unit("matern", c(1, nu))
+  if (nu > 1) {
+    return(list(K = K, D = nu / (nu - 1) * unit("matern", c(sqrt(1 - 1 / nu), nu - 1))))
+  }
   if (nu == 0.5) {
     D <- K / -log(K)
     D[K == 1] <- 0
     return(list(K = K, D = D))
   }
   z <- sqrt(-4 * nu * log(unit("gaussian", 1)))
-  D <- if (nu == 1.5) 3 * K / (1 + z)
-       else if (nu == 2.5) (5 / 3) * (1 + z) * exp(-z)
-       else 2 * nu * 2^(1 - nu) / gamma(nu) * z^(nu - 1) *
-         besselK(z, abs(nu - 1), expon.scaled = TRUE) * exp(-z)
-  if (nu != 1.5) {
-    D[z == 0] <- if (nu > 1) nu / (nu - 1) else 0
-    D[z == Inf] <- 0
-  }
+  D <- 2 * nu * 2^(1 - nu) / gamma(nu) * z^(nu - 1) *
+    besselK(z, 1 - nu, expon.scaled = TRUE) * exp(-z)
+  D[z == 0 | z == Inf] <- 0
   dim(D) <- dim(K)
   list(K = K, D = D)
 }
