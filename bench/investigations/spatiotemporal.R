@@ -11,8 +11,8 @@
 # beside this file; ST_PAGE_ONLY=1 rebuilds the page from the csv.
 # ST_FITS="name;name" runs only those fits (the names of `fits` below),
 # e.g. the GpGp matern_scaledim fit, left out by default for its time; its
-# rows replace theirs in the csv.  (The D = 2048 fit needs the ard fit in
-# the same run.)
+# rows replace theirs in the csv.  (The D = 2048 fit needs the default
+# rff_gp fit in the same run.)
 suppressPackageStartupMessages({
   library(bochner)
   library(GpGp)
