@@ -142,8 +142,9 @@
 #' `"none"` (the default) fits at the kernel as given.  On the twelve sets of
 #' `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error by
 #' 10 % or more on seven and is worse on the mean on none, but the learning
-#' and its judgement (a second fit) take 2.1-3.3 times the CPU time where a
-#' default fit takes over a second, and at \eqn{n = 10^6}, \eqn{d = 20},
+#' and its judgement (a second fit) take 2.0-3.5 times the CPU time where a
+#' default fit takes over two seconds (6.3 on Friedman 1's one-second fits),
+#' and at \eqn{n = 10^6}, \eqn{d = 20},
 #' \eqn{m = 10^4} 250 s and 2.5 GB beyond the data against 115-131 s and
 #' 1.4-1.5 GB, for test RMSE 0.507 against 0.518 (noise 0.5; 2 cores): so it
 #' is asked for, not the default.  The result is kept as

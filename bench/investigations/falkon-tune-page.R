@@ -53,7 +53,7 @@ falkon_tune_page <- function(res, sets) {
     "The learning runs on the package's own products, Cholesky and optimiser, so its result is",
     "the same for any BLAS and thread count (tests/testthat/test-blas.R, test-falkon-tune.R).",
     "",
-    sprintf("Machine: %s, %d cores, shared: load average (1 min) before the fits %.1f-%.1f",
+    sprintf("Machine: %s, %d cores; load average (1 min, the fits' own threads included) before the fits %.1f-%.1f",
             cpu_name(), parallel::detectCores(), min(res$load), max(res$load)),
     sprintf("(elapsed times are not comparable; CPU times, which count both threads, are).  %s.",
             format(Sys.time(), "%Y-%m-%d")),
