@@ -34,8 +34,9 @@ test_that("the Matern kernel's gradient matches central finite differences", {
   d <- tune_data()
   set.seed(2)
   folds <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 40)
-  # closed forms (1/2, 3/2, 5/2), the Bessel form above and below nu = 1,
-  # and a smoothness where R's gamma() and besselK() would overflow
+  # nu = 1/2 (k / r), 3/2 and 5/2 (the kernel blocks' closed forms at nu - 1),
+  # the Bessel forms below and above nu = 1, and a smoothness where R's
+  # gamma() and besselK() would overflow
   for (nu in c(0.5, 0.8, 1.5, 2.2, 2.5, 200)) {
     sh <- bochner:::tune_shape(matern_kernel(1, nu = nu))
     for (p in c(1L, 4L)) {
@@ -55,7 +56,8 @@ test_that("the Matern kernel's gradient matches central finite differences", {
                    label = paste("nu =", nu, "p =", p))
     }
   }
-  # the Bessel form is the closed form where both apply
+  # the Bessel forms (R's below nu = 1, the kernel blocks' above) are the
+  # closed forms where both apply
   a <- d$x[1:30, ]
   for (nu in c(0.5, 1.5, 2.5)) {
     closed <- bochner:::tune_kernels(a, NULL, list(name = "matern", nu = nu), 1L)$D
