@@ -295,7 +295,7 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
 # where the first stage left them, for at most falkon_refine_maxit
 # iterations: list(par, value, evaluations, rows, centres, folds).
 falkon_tune_refine <- function(par, p, xs, Y, m, fixed, lam_range, nthreads,
-                               shape = tune_shape(gaussian_kernel())) {
+                               shape = tune_gaussian) {
   probs <- falkon_tune_folds(xs, Y, m, falkon_refine_centres)
   if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   evals <- 0L
@@ -426,7 +426,7 @@ tune_lbfgs_box <- function(start, fg, lower, upper, maxit, factr, memory = 5L) {
 # scales exp(theta) (p = 1: one for all inputs) and lambda, for the kernel
 # 'shape' (tune_shape(): Gaussian or Matern, its length scale aside).
 falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads,
-                             shape = tune_shape(gaussian_kernel())) {
+                             shape = tune_gaussian) {
   s <- rep_len(exp(theta), d)
   value <- 0
   grad <- numeric(1L + d)
@@ -477,8 +477,10 @@ falkon_tune_fold <- function(pr, s, lam, nthreads, shape) {
 }
 
 # The kernels the tuning learns, by their shape at unit length scale:
-# list(name, nu), nu for the Matern kernel.
+# list(name, nu), nu for the Matern kernel; tune_gaussian is the Gaussian's
+# (the default kernel, and the workers' default shape).
 tune_shape <- function(kernel) list(name = kernel$name, nu = kernel$nu)
+tune_gaussian <- list(name = "gaussian", nu = NULL)
 
 # The unit kernel 'shape' between the rows of a and b (b NULL: a against
 # itself, exactly symmetric): list(K, D).  K is the kernel matrix on the
