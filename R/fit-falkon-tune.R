@@ -266,7 +266,8 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   best <- cands[[chosen]]$r
   report <- list(mode = mode, chosen = chosen, start = c(lambda = lam0, sigma = s0),
                  objective = c(start = min(v0), end = best$value), evaluations = evals,
-                 rows = probs$rows, centres = probs$centres, folds = length(probs$folds))
+                 rows = probs$rows, centres = probs$centres, folds = length(probs$folds),
+                 check = if (!is.null(probs$check)) score)
   if (chosen != "rule" && nrow(xs) > falkon_tune_rows) {
     best <- falkon_tune_refine(best$par, cands[[chosen]]$p, xs, Y, m, fixed, lam_range,
                                n_threads, shape)

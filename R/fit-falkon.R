@@ -213,8 +213,10 @@
 #'   kernel was kept), the learned `lambda` and `sigma`, `lambda_edge` (see
 #'   `tune`), the `start`, the held-out `objective` at the start and the
 #'   end, the number of `evaluations`, the `rows`, `centres` and `folds` it
-#'   used, and `heldout`, the mean held-out loss of the `rule`'s fit and the
-#'   `learned` kernel's (when both were fitted).
+#'   used, `check`, the first stage's held-out squared error of each
+#'   candidate (`iso`, `ard`, `rule`) on the fifth its optimisation did not
+#'   see (from 1500 rows), and `heldout`, the mean held-out loss of the
+#'   `rule`'s fit and the `learned` kernel's (when both were fitted).
 #' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].
 #' @examples
 #' set.seed(1)

@@ -82,7 +82,7 @@ falkon_tune_page <- function(res, sets) {
             min(tab$added), tab$set[which.min(tab$added)], max(tab$added),
             tab$set[which.max(tab$added)]),
     "", default_verdict(tab, better, worse, slow), "")
-  lines <- c(lines, gp_lines(res),
+  lines <- c(lines, gp_lines(res), judge_lines(fits),
     "Per fit (lambda and the learned scales' range; evals = objective evaluations):", "",
     "```", utils::capture.output(print(fits[c("set", "split", "tune", "error", "cpu", "elapsed",
                                               "load", "m", "lambda", "iter", "sigma_min",
@@ -141,4 +141,46 @@ default_verdict <- function(tab, better, worse, slow) {
               paste(tab$set[big], collapse = ", "), min(tab$ratio[big]), max(tab$ratio[big]),
               min(tab$vs[big]), max(tab$vs[big]))
     })
+}
+
+# Could the tuning's own check stand in for the judgement's second fit?
+# The first stage's check fifth (tuning$check: held-out MSE on one-hot
+# targets for classes) against the fit's held-out slice (tuning$heldout:
+# the loss the fit chooses by), on the fits where both were computed.
+judge_lines <- function(fits) {
+  if (is.null(fits$check_rule)) return(character())   # a CSV from before the columns
+  j <- fits[fits$tune == "auto" & !is.na(fits$check_rule) & !is.na(fits$heldout_rule), ]
+  if (!nrow(j)) return(character())
+  j$check <- j$check_learned / j$check_rule
+  j$judged <- j$heldout_learned / j$heldout_rule
+  lost <- j[j$judged > 1, ]
+  won <- j[j$judged < 1, ]
+  c("Can the tuning's check stand in for the judgement's second fit?  On the fits that ran",
+    "both, the learned kernel's score over the rule's on the first stage's check fifth",
+    "(squared error; one-hot targets for classes) against the same ratio of the two full",
+    "fits' losses on the fit's held-out slice (squared error, or error rate for classes):", "",
+    "| set | split | task | check ratio | judged ratio | kept |",
+    "|---|---|---|---|---|---|",
+    sprintf("| %s | %d | %s | %.3f | %.3f | %s |", j$set, j$split, j$task, j$check, j$judged,
+            ifelse(j$judged > 1, "rule", "learned")),
+    "",
+    if (nrow(lost)) {
+      t <- min(lost$check)
+      skip <- j[j$check < t, ]
+      c(sprintf(paste("The rule's fit won %d of %d judgements, at check ratios %.2f-%.2f; the",
+                      "learned kernel won at %.2f-%.2f.  A threshold just below %.2f would",
+                      "have skipped the second fit on %d of %d fits (%s) and lost no judgement",
+                      "the rule won here; the highest check ratio it skips sits %.2f below",
+                      "the rule's win."),
+                nrow(lost), nrow(j), min(lost$check), max(lost$check), min(won$check),
+                max(won$check), t, nrow(skip), nrow(j), paste(unique(skip$set), collapse = ", "),
+                t - max(skip$check, -Inf)),
+        "",
+        paste("**Decision: the judgement stays.**  The margin is one split wide; the check",
+              "scores the first stage's 300 centres, whose scales at n = 10^5 lost the",
+              "judgement at this same first stage before the refinement was added",
+              "(fit-falkon-tune.R); and for classes it scores squared error on one-hot",
+              "targets, which DNA shows can disagree with the error rate by a factor of two."))
+    } else sprintf("The rule's fit won none of the %d judgements.", nrow(j)),
+    "")
 }

@@ -79,6 +79,14 @@ cpu_name <- function() {
     " (Zen 4)" else ""
   paste0(field("Model name"), gen)
 }
+# a tuning report's scores: 'what' (check: the check fifth's held-out MSE of
+# the candidates; heldout: the fit's held-out loss of the two judged fits),
+# the least of the entries named 'which' (NA where absent)
+tune_field <- function(fit, what, which) {
+  v <- fit$tuning[[what]]
+  v <- v[intersect(which, names(v))]
+  if (length(v)) min(v) else NA_real_
+}
 load_now <- function() as.numeric(scan("/proc/loadavg", what = "", n = 1, quiet = TRUE))
 # RMSE for numbers, error rate in percent for classes
 test_error <- function(pred, y) {
@@ -116,7 +124,11 @@ for (s in which_sets) {
                       lambda = fit$lambda, iter = fit$iter,
                       sigma_min = min(sg), sigma_max = max(sg),
                       evals = if (is.null(fit$tuning)) NA else fit$tuning$evaluations,
-                      chosen = if (is.null(fit$tuning)) "" else fit$tuning$chosen)
+                      chosen = if (is.null(fit$tuning)) "" else fit$tuning$chosen,
+                      check_rule = tune_field(fit, "check", "rule"),
+                      check_learned = tune_field(fit, "check", c("ard", "iso")),
+                      heldout_rule = tune_field(fit, "heldout", "rule"),
+                      heldout_learned = tune_field(fit, "heldout", "learned"))
       rows[[length(rows) + 1L]] <- r
       print(r, digits = 4)
     }
@@ -130,7 +142,8 @@ for (s in which_sets) {
                       tune = "rff_gp", error = test_error(predict(f$value, d$xte), d$yte),
                       cpu = f$cpu, elapsed = f$elapsed, load = ld, m = f$value$D, lambda = NA,
                       iter = NA, sigma_min = min(sg), sigma_max = max(sg), evals = NA,
-                      chosen = "")
+                      chosen = "", check_rule = NA, check_learned = NA, heldout_rule = NA,
+                      heldout_learned = NA)
       rows[[length(rows) + 1L]] <- r
       print(r, digits = 4)
     }

@@ -184,6 +184,12 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   expect_identical(fit$tuning$folds, 1L)
   expect_true(fit$tuning$chosen %in% c("iso", "ard", "rule"))
   expect_length(fit$kernel$sigma, if (fit$tuning$chosen == "ard") 4L else 1L)
+  # the second fifth's scores are reported, and the least is the one chosen
+  expect_named(fit$tuning$check, c("iso", "ard", "rule"))
+  expect_true(all(is.finite(fit$tuning$check)))
+  expect_identical(names(which.min(fit$tuning$check)), fit$tuning$chosen)
+  # below 1500 rows the objective is cross-validated: no second fifth
+  expect_null(falkon(d$x[1:600, ], d$y[1:600], m = 30, tune = "ard", seed = 2)$tuning$check)
   # the rule's bandwidth, kept when the learned scales do no better on the
   # second fifth, is the untuned fit
   if (fit$tuning$chosen == "rule") {
