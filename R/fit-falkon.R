@@ -142,7 +142,7 @@
 #' `"none"` (the default) fits at the kernel as given.  On the twelve sets of
 #' `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error by
 #' 10 % or more on seven and is worse on the mean on none, but the learning
-#' and its judgement (a second fit) take 2.0-3.5 times the CPU time where a
+#' and its judgement (a second fit) take 1.8-3.8 times the CPU time where a
 #' default fit takes over two seconds (6.3 on Friedman 1's one-second fits),
 #' and at \eqn{n = 10^6}, \eqn{d = 20},
 #' \eqn{m = 10^4} 250 s and 2.5 GB beyond the data against 115-131 s and
