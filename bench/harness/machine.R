@@ -19,7 +19,11 @@ bench_lscpu <- function() {
   }, "")
   flags <- strsplit(field("Flags") %||% "", " ")[[1L]]
   simd <- intersect(c("avx2", "fma", "avx512f"), flags)
-  list(cpu = field("Model name") %||% "unknown CPU",
+  # a VM's model name can be bare ("AMD EPYC"): family and model say which
+  # generation (AMD family 25 is Zen 3/4, 26 is Zen 5)
+  fm <- c(field("CPU family"), field("Model"))
+  list(cpu = paste0(field("Model name") %||% "unknown CPU",
+                    if (!anyNA(fm)) sprintf(" (family %s, model %s)", fm[1L], fm[2L])),
        caches = paste(caches[!is.na(caches)], collapse = ", "),
        simd = paste(simd, collapse = ", "))
 }

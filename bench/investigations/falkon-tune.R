@@ -70,14 +70,13 @@ timed <- function(expr) {
   t <- proc.time() - t0
   list(value = value, cpu = unname(t[1] + t[2]), elapsed = unname(t[3]))
 }
-# the CPU as lscpu names it, with the core generation its family and model
-# give (AMD family 25, model 17: Zen 4)
+# the CPU as lscpu names it, with its family and model (a VM's name can be
+# bare: "AMD EPYC")
 cpu_name <- function() {
   info <- system2("lscpu", stdout = TRUE)
   field <- function(f) trimws(sub("^[^:]*:", "", grep(paste0("^", f, ":"), info, value = TRUE)[1]))
-  gen <- if (identical(field("CPU family"), "25") && field("Model") %in% c("17", "97", "160"))
-    " (Zen 4)" else ""
-  paste0(field("Model name"), gen)
+  paste0(field("Model name"), sprintf(" (family %s, model %s)", field("CPU family"),
+                                      field("Model")))
 }
 # a tuning report's scores: 'what' (check: the check fifth's held-out MSE of
 # the candidates; heldout: the fit's held-out loss of the two judged fits),
