@@ -1,4 +1,5 @@
-# Investigation (issue 38's time and memory targets): default falkon() against
+# Investigation (issue 38's time and memory targets): default falkon() (and with
+# landmarks = "rpcholesky", issue 39's centres) against
 # kernlab::ksvm() at its default cost and at C = 10 on Shuttle (the harness's 70/30
 # split, 40 600 training rows) and Letter (mlbench's LetterRecognition, 70/30 by
 # set.seed(1), 14 000 rows), under OpenBLAS and the reference BLAS; falkon on 2 threads
@@ -34,7 +35,9 @@ fault_cost <- function(d) {
 fits <- list(falkon = function(d) falkon(d$xtr, d$ytr),
              ksvm = function(d) kernlab::ksvm(d$xtr, d$ytr),
              ksvm_C10 = function(d) kernlab::ksvm(d$xtr, d$ytr, C = 10),
-             falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4))
+             falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4),
+             # the same with randomly pivoted Cholesky centres (issue 39)
+             falkon_rpc = function(d) falkon(d$xtr, d$ytr, landmarks = "rpcholesky"))
 counted <- function(d, a) {
   f0 <- minflt()
   obj <- fits[[a$m]](d)
@@ -60,24 +63,29 @@ cat(sprintf("One minor page fault costs %s us here (400 MB touched afresh, three
             paste(sprintf("%.1f", us), collapse = ", ")))
 per_fault <- stats::median(us) * 1e-6
 
+# ours: the 2-thread elapsed seconds of falkon and falkon_rpc (NA: not a peer's row)
 row <- function(nm, n, r, m, th, ours) {
-  cat(sprintf("| %s | %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f | %.4f | %s |\n", nm, n,
-              r$blas, m, th, r$elapsed, r$cpu, r$peak_mb, r$faults / 1e3, r$faults * per_fault,
-              r$score, if (!is.na(ours)) sprintf("%.2f", ours / r$elapsed) else ""))
+  ratio <- function(o) if (!is.na(o)) sprintf("%.2f", o / r$elapsed) else ""
+  cat(sprintf("| %s | %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f | %.4f | %s | %s |\n",
+              nm, n, r$blas, m, th, r$elapsed, r$cpu, r$peak_mb, r$faults / 1e3,
+              r$faults * per_fault, r$score, ratio(ours[1L]), ratio(ours[2L])))
 }
 cat("| set | n train | BLAS | fit | threads | elapsed s | CPU s | peak MB | faults (1000s) |",
-    "faulting s (est.) | accuracy / RMSE | falkon / this |\n")
-cat("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    "faulting s (est.) | accuracy / RMSE | falkon / this | falkon_rpc / this |\n")
+cat("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (nm in c("Shuttle", "Letter")) {
   d <- bench_set(nm)
   f <- bench_data_file(d)
   for (blas in c("openblas", "reference")) {
-    ours <- NA_real_
-    for (m in c("falkon", "ksvm", "ksvm_C10")) for (th in if (m == "falkon") c(2L, 1L) else 2L) {
-      r <- bench_fit(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
-                     packages = pkg(m))
-      row(nm, nrow(d$xtr), r, m, th, if (m == "falkon") NA_real_ else ours)
-      if (m == "falkon" && th == 2L) ours <- r$elapsed
+    ours <- c(falkon = NA_real_, falkon_rpc = NA_real_)
+    for (m in c("falkon", "falkon_rpc", "ksvm", "ksvm_C10")) {
+      for (th in if (m == "falkon") c(2L, 1L) else 2L) {
+        r <- bench_fit(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
+                       packages = pkg(m))
+        peer <- !startsWith(m, "falkon")
+        row(nm, nrow(d$xtr), r, m, th, if (peer) ours else c(NA_real_, NA_real_))
+        if (!peer && th == 2L) ours[[m]] <- r$elapsed
+      }
     }
   }
   unlink(f)
@@ -91,7 +99,7 @@ if (big) {
   for (th in c(2L, 1L)) {
     r <- bench_fit(bench_job(counted, m = "falkon_m1e4"), f, score, warm, threads = th,
                    packages = "bochner")
-    row("synth 10^6, d = 20", 1e6, r, "falkon_m1e4", th, NA_real_)
+    row("synth 10^6, d = 20", 1e6, r, "falkon_m1e4", th, c(NA_real_, NA_real_))
   }
   unlink(f)
 }
