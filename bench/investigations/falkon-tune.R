@@ -70,14 +70,9 @@ timed <- function(expr) {
   t <- proc.time() - t0
   list(value = value, cpu = unname(t[1] + t[2]), elapsed = unname(t[3]))
 }
-# the CPU as lscpu names it, with its family and model (a VM's name can be
-# bare: "AMD EPYC")
-cpu_name <- function() {
-  info <- system2("lscpu", stdout = TRUE)
-  field <- function(f) trimws(sub("^[^:]*:", "", grep(paste0("^", f, ":"), info, value = TRUE)[1]))
-  paste0(field("Model name"), sprintf(" (family %s, model %s)", field("CPU family"),
-                                      field("Model")))
-}
+# the CPU as the harness names it (lscpu's model name, family and model)
+source("bench/harness/machine.R")
+cpu_name <- function() bench_lscpu()$cpu
 # a tuning report's scores: 'what' (check: the check fifth's held-out MSE of
 # the candidates; heldout: the fit's held-out loss of the two judged fits),
 # the least of the entries named 'which' (NA where absent)
