@@ -67,7 +67,8 @@ for (rep in seq_len(reps)) {
     add("fit", "n = 1e6, m = 10000", lib, th, child(libs[[lib]], fit_code(th)))
 }
 res <- do.call(rbind, rows)
-cpu <- system("lscpu | grep 'Model name' | sed 's/.*: *//'", intern = TRUE)
+source("bench/harness/machine.R")
+cpu <- bench_lscpu()$cpu
 cat(sprintf("CPU: %s; %d cores; load %s\n\n", cpu, parallel::detectCores(),
             paste(readLines("/proc/loadavg"), collapse = "")))
 cat("| measure | size | library | threads | seconds | CPU s | RMSE | peak MB |\n|---|---|---|---:|---:|---:|---:|---:|\n")

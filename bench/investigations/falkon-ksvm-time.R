@@ -54,7 +54,7 @@ warm <- function(d) fits$falkon(bench_slice(d, 300))
 pkg <- function(m) if (startsWith(m, "falkon")) "bochner" else "kernlab"
 
 us <- vapply(1:3, function(i) bench_in_child(fault_cost), 0)
-cpu <- system("lscpu | grep -E '^(Model name|CPU family|Model):' | sed 's/  */ /g'", intern = TRUE)
+cpu <- bench_lscpu()$cpu
 cat(sprintf("`Rscript bench/investigations/falkon-ksvm-time.R`, %s, commit %s; %s; load average %s at the start.\n\n",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
             system("git rev-parse --short HEAD", intern = TRUE), paste(cpu, collapse = ", "),

@@ -114,8 +114,7 @@ whats <- c(if (part %in% c("all", "steps")) "steps",
            if (part %in% c("all", "factor")) c("factor_after", "factor_before"),
            if (part %in% c("all", "fit")) c("fit_fixed", "fit_auto"))
 cat(sprintf("# %s; %d threads; m = %d; load: %s\n",
-            trimws(sub(".*:", "", grep("Model name", system("lscpu", intern = TRUE),
-                                       value = TRUE)[1L])),
+            { source("bench/harness/machine.R"); bench_lscpu()$cpu },
             nthreads, m, trimws(system("uptime", intern = TRUE))))
 cat("what,seconds (K_mm and T, or the fit),seconds per lambda (G and A),peak MB beyond data,lambda\n")
 for (w in whats) {

@@ -83,9 +83,10 @@ relv <- function(a, b) max(abs(a - b) / abs(b))
 cat("# Single precision in the feature solvers (issue 38)\n\n")
 cat("`Rscript bench/investigations/feature-precision.R", paste(args, collapse = " "), "`",
     "run", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n\n")
-cpu <- system("lscpu | grep -E '^(Model name|CPU\\(s\\))'", intern = TRUE)
-cpu <- c(cpu, if (any(grepl("avx512f", readLines("/proc/cpuinfo")))) "x: AVX-512F")
-cat("CPU:", paste(trimws(sub("^[^:]*:", "", cpu)), collapse = ", "), "\n\n")
+source("bench/harness/machine.R")
+cpu <- bench_lscpu()
+cat("CPU: ", cpu$cpu, ", ", parallel::detectCores(), " CPUs", if (nzchar(cpu$simd)) ", ",
+    cpu$simd, "\n\n", sep = "")
 cat("Load at the start: `", system("uptime", intern = TRUE), "`\n\n", sep = "")
 
 if (!"--sweep-only" %in% args) {

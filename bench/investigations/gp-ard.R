@@ -132,9 +132,6 @@ if (nzchar(Sys.getenv("RENDER_ONLY"))) {
 
 m <- bench_machine()
 m$load_start <- paste(range(res$load), collapse = "-")
-lscpu <- system2("lscpu", stdout = TRUE)
-family <- function(f) trimws(sub("^[^:]*:", "", grep(paste0("^", f, ":"), lscpu, value = TRUE)[1L]))
-m$cpu <- sprintf("%s, CPU family %s, model %s", m$cpu, family("CPU family"), family("Model"))
 wide <- merge(res[!res$ard, ], res[res$ard, ], by = c("set", "n_train", "d", "split"),
               suffixes = c("_iso", "_ard"))
 wide <- wide[order(match(wide$set, names(sets)), wide$split), ]

@@ -19,7 +19,7 @@ if (nzchar(Sys.getenv("BOCHNER_BENCH_THREADS"))) {
   options(bochner.threads = as.integer(Sys.getenv("BOCHNER_BENCH_THREADS")))
 }
 threads <- bochner_threads()
-cat("cores:", threads, " CPU:", system("lscpu | grep 'Model name' | sed 's/.*: *//'", intern = TRUE),
+cat("cores:", threads, " CPU:", { source("bench/harness/machine.R"); bench_lscpu()$cpu },
     " BLAS:", extSoftVersion()[["BLAS"]], "\n")
 # elapsed seconds, and CPU seconds of all the process's threads: on a
 # machine shared with other jobs the CPU time / threads is closer to what

@@ -99,7 +99,8 @@ if (length(args) >= 1L && args[1] == "--child") {
 
 started <- Sys.time()
 load0 <- readLines("/proc/loadavg")
-cpu <- sub(".*:\\s*", "", grep("^Model name", system("lscpu", intern = TRUE), value = TRUE)[1])
+source("bench/harness/machine.R")
+cpu <- bench_lscpu()$cpu
 results <- list()
 resumed <- FALSE
 for (blas in c("reference", "openblas")) {

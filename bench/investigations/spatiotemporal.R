@@ -171,10 +171,8 @@ if (!nzchar(Sys.getenv("ST_PAGE_ONLY"))) {
 
 # ---- the page ---------------------------------------------------------------
 res <- read.csv(csv, stringsAsFactors = FALSE)
-cpu_name <- function() {
-  info <- system2("lscpu", stdout = TRUE)
-  trimws(sub("^[^:]*:", "", grep("^Model name:", info, value = TRUE)[1]))
-}
+source("bench/harness/machine.R")
+cpu_name <- function() bench_lscpu()$cpu
 is_gpgp <- grepl("^GpGp", res$fit)
 best <- res[is_gpgp, ][which.min(res$rmse[is_gpgp]), ]
 res$rmse_vs <- 100 * (res$rmse / best$rmse - 1)
