@@ -91,7 +91,7 @@
 #'   2.5 times the time.  The default stays `"uniform"`: at \eqn{10^5} rows
 #'   and more the choice itself costs \eqn{O(m^2)} per pool row where
 #'   uniform centres cost nothing; choose `"rpcholesky"` for strongly
-#'   clustered data (Shuttle: better and four times faster) or a fixed,
+#'   clustered data (Shuttle: as accurate and four times faster) or a fixed,
 #'   small budget of centres.
 #'
 #' All randomness comes from R's generator: `set.seed()` (or `seed`)
