@@ -34,7 +34,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
     k <- length(lev)
     spec <- list(k = k, multiclass = if (k == 2L) "binary" else a$multiclass,
                  cost = a$cost, cw = rff_class_weights(class.weights, lev),
-                 nfolds = if (a$probability) max(a$cross, 5L) else a$cross)
+                 nfolds = svm_nfolds(a$probability, a$cross))
     # each chunk's folds from a seed of its own, the same every round
     fold_seeds <- sample.int(.Machine$integer.max, length(x))
     sol <- cocoa_solve(x, y, st, spec, a$loss, a$tol, rounds, passes, gap_tol, fold_seeds,

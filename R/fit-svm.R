@@ -221,7 +221,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
                           (if (is.null(weights)) 1 else weights), cost, weights)
   folds <- NULL
   svm_check_memory(nrow(x), ncol(x), D, rff_feature_count(D, ncol(x), kernel, map, map_args),
-                   probs, if (probability) max(cross, svm_probability_folds) else cross)
+                   probs, svm_nfolds(probability, cross))
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -231,7 +231,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     zt <- rff_features_t(map, xs, nthreads)
     # the cross-validation's problems (for 'cross' or the probabilities'
     # held-out decision values) are solved with the fit's, in one call
-    nfolds <- if (probability) max(cross, svm_probability_folds) else cross
+    nfolds <- svm_nfolds(probability, cross)
     if (nfolds > 0L) folds <- svm_folds(y, nfolds)
     all <- svm_with_folds(probs, folds)
     res <- svm_solve(zt, all, list(loss = loss, tol = tol, max_iter = max_iter,
@@ -267,8 +267,12 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
 }
 
 # The folds whose held-out decision values Platt scaling fits (more with
-# 'cross').
+# 'cross'), and the folds a fit solves: libsvm's five (2 folds cost half as
+# much, at up to 7 % more log-loss: bench/investigations/svm-probabilities.md).
 svm_probability_folds <- 5L
+svm_nfolds <- function(probability, cross) {
+  if (probability) max(cross, svm_probability_folds) else cross
+}
 
 # What a fit holds at its peak, refused before anything is allocated when
 # it exceeds the memory available (check_memory(), R/checks.R): the
@@ -357,7 +361,10 @@ fit_description.rff_svm <- function(x) {
     if (!is.null(x$cross)) {
       sprintf("  %d-fold cross-validation accuracy %.4f", x$cross, x$cross_accuracy)
     },
-    if (!is.null(x$calibration)) "  class probabilities: Platt scaling on 5-fold decision values")
+    if (!is.null(x$calibration)) {
+      sprintf("  class probabilities: Platt scaling on %d-fold decision values",
+              svm_nfolds(TRUE, if (is.null(x$cross)) 0L else x$cross))
+    })
 }
 
 #' @export

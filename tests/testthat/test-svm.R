@@ -345,6 +345,15 @@ test_that("one-vs-one and one-vs-rest are reproducible and thread-independent", 
   expect_identical(drop_call(c1), drop_call(c2))
 })
 
+test_that("print() names the folds the probabilities were calibrated on", {
+  x <- as.matrix(iris[, 1:4])
+  five <- rff_svm(x, iris$Species, D = 32, seed = 1, probability = TRUE, cross = 3)
+  ten <- rff_svm(x, iris$Species, D = 32, seed = 1, probability = TRUE, cross = 10)
+  expect_output(print(five), "Platt scaling on 5-fold decision values")
+  expect_output(print(ten), "Platt scaling on 10-fold decision values")
+  expect_output(print(ten), "10-fold cross-validation accuracy")
+})
+
 # Two overlapping Gaussian classes whose true P(a | x) is known.
 overlap_data <- function(n, seed) {
   set.seed(seed)
