@@ -53,6 +53,7 @@ measure <- function(d, a) {
 }
 for (blas in blases) {
   res <- bench_in_child(bench_job(measure, plan = plan, runs = o$reps), threads = 1L, blas = blas)
+  if (!nrow(res)) next   # --render: no rows, they come from the CSV
   if (is.null(res$case)) {
     bench_skip(sprintf("transform under the %s BLAS", blas), sprintf("child failed (%s)", res$status))
     next
