@@ -220,8 +220,9 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   probs <- svm_problems(as.integer(y), k, multiclass, cost * cw[as.integer(y)] *
                           (if (is.null(weights)) 1 else weights), cost, weights)
   folds <- NULL
+  nfolds <- svm_nfolds(probability, cross)
   svm_check_memory(nrow(x), ncol(x), D, rff_feature_count(D, ncol(x), kernel, map, map_args),
-                   probs, svm_nfolds(probability, cross))
+                   probs, nfolds)
 
   input <- input_description(x)
   scaling <- if (scale) rff_scaling(x) else NULL
@@ -231,7 +232,6 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     zt <- rff_features_t(map, xs, nthreads)
     # the cross-validation's problems (for 'cross' or the probabilities'
     # held-out decision values) are solved with the fit's, in one call
-    nfolds <- svm_nfolds(probability, cross)
     if (nfolds > 0L) folds <- svm_folds(y, nfolds)
     all <- svm_with_folds(probs, folds)
     res <- svm_solve(zt, all, list(loss = loss, tol = tol, max_iter = max_iter,

@@ -13,18 +13,12 @@
 # argument of its own (probability = TRUE, cross = k sets it above 5): the
 # script sets bochner:::svm_probability_folds, which is why it reaches
 # into the namespace.  Two threads (the default on this machine); elapsed
-# seconds of the fit only, the median of three fits (ksvm: one), with
-# nothing else running.
+# seconds of the fit only, the best of three fits (bench_time(); ksvm: one),
+# with nothing else running.
 suppressMessages(library(bochner))
 source("bench/harness/harness.R")
 options(bochner.threads = 2)
 sets <- c("Vehicle", "Vowel", "DNA", "Satellite", "spam", "Shuttle", "Letter")
-median_time <- function(expr) {
-  e <- substitute(expr)
-  env <- parent.frame()
-  t <- vapply(1:3, function(i) system.time(eval(e, env))[["elapsed"]], 0)
-  median(t)
-}
 rows <- list()
 ns <- asNamespace("bochner")
 set_folds <- function(k) {
@@ -38,11 +32,11 @@ for (name in sets) {
   if (is.null(d)) next
   if (name == "Shuttle") d <- bench_slice(d, 15000L)
   add <- function(method, pred, prob, s) rows[[length(rows) + 1L]] <<- bench_class_row(name, d, method, pred, prob, s)
-  t0 <- median_time(f0 <- rff_svm(d$xtr, d$ytr, seed = 1))
+  t0 <- bench_time(function() f0 <<- rff_svm(d$xtr, d$ytr, seed = 1))$elapsed
   add("rff_svm()", predict(f0, d$xte), NULL, t0)
   for (k in c(2L, 3L, 5L)) {
     set_folds(k)
-    t <- median_time(f <- rff_svm(d$xtr, d$ytr, seed = 1, probability = TRUE))
+    t <- bench_time(function() f <<- rff_svm(d$xtr, d$ytr, seed = 1, probability = TRUE))$elapsed
     p <- predict(f, d$xte, type = "prob")
     add(sprintf("rff_svm(probability = TRUE), %d folds", k), predict(f, d$xte), p, t)
   }
