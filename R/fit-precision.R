@@ -62,10 +62,10 @@
 #' for its search, and again at the optimum for the returned fit.
 #'
 #' **The evidence** (`bench/investigations/feature-precision.md`, from
-#' `feature-precision.R`; 2 shared Zen 4 cores).  [rff_gp()] at
+#' `feature-precision.R`; 2 idle cores of an AMD EPYC, Zen 5).  [rff_gp()] at
 #' \eqn{n = 10^6}, \eqn{d = 10}, \eqn{D = 1024}, fixed hyperparameters
-#' (\eqn{q = 1.3 \times 10^{-4}}): single took 0.56 of double's time on
-#' one thread (53.8 s against 96.7 s), its predictive means within
+#' (\eqn{q = 1.3 \times 10^{-4}}): single took 13.9 s on two threads against
+#' double's 23.5 s (23.6 s against 42.6 s on one), its predictive means within
 #' \eqn{4.2 \times 10^{-5}} and variances within \eqn{1.9 \times 10^{-5}}
 #' (relative) of double's on 1000 test rows, the log likelihood within 0.025
 #' nats.  [rff_ridge()] at `lambda = 1e-6` on the same data: 0.70 of the
