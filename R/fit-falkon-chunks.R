@@ -170,6 +170,15 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
   kernel <- fk$kernel
   control <- fk$control
   ctx$scaling <- scaling <- fk$scaling
+  if (falkon_loo_applies(n, loss, fk$lambda, iter, control)) {
+    # too few rows to hold a slice out: all of them in memory, the in-memory fit's worker
+    got <- falkon_chunk_fetch(ctx, seq_len(n))
+    cls <- if (!is.null(info$levels)) chunk_classes(got$y, info$levels, y)
+    out <- with_seed(seed, falkon_fit_loo(got$x, chunk_targets(got$y, info$levels, y), cls,
+                                          rep(1, n), info$levels, m, kernel, "uniform", scaling,
+                                          nthreads))
+    return(list(out = out, scaling = scaling, kernel = kernel))
+  }
   out <- with_seed(seed, {
     # the held-out slice the arguments given ask for: a learned lambda keeps
     # it, and with it the calibrated probabilities

@@ -7,7 +7,12 @@
 falkon_heldout <- function(xs, resp, w, valid) {
   if (length(valid) == 0L) return(NULL)
   list(x = xs[valid, , drop = FALSE], Y = resp$Y[valid, , drop = FALSE], w = w[valid],
-       cls = if (resp$type != "regression") as.integer(resp$y[valid]))
+       cls = falkon_classes(resp, valid))
+}
+
+# The classes of rows 'rows' as integer codes, NULL for a regression.
+falkon_classes <- function(resp, rows = seq_along(resp$y)) {
+  if (resp$type != "regression") as.integer(resp$y[rows])
 }
 
 # The calibration of a classification's probabilities on the held-out rows

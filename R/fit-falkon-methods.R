@@ -103,13 +103,16 @@ fit_description.falkon <- function(x) {
                        if (x$loss == "squared") " by one-hot targets" else "")
   steps <- if (x$loss == "logistic") {
     sprintf("%d Newton steps (%d CG iterations in all)", x$newton_steps, x$iter)
-  } else sprintf("%d CG iterations", x$iter)
+  } else if (is.na(x$iter)) "solved exactly" else sprintf("%d CG iterations", x$iter)
   edge <- x$tuning$lambda_edge
   c(sprintf("FALKON %s, %s loss, %d centres", what, x$loss, x$m),
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
             if (is.null(x$validation)) ""
-            else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
-                         x$n_train)),
+            else if (falkon_loo_path(x$validation)) {
+              sprintf(" (chosen by leave-one-out on all %d rows, too few to hold a slice out)",
+                      x$n)
+            } else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
+                           x$n_train)),
     if (identical(x$tuning$chosen, "rule") && length(x$tuning$heldout) == 2L) {
       sprintf("  the rule's kernel kept: the learned one lost on the held-out rows (%.4g against %.4g)",
               x$tuning$heldout[["learned"]], x$tuning$heldout[["rule"]])
@@ -143,11 +146,21 @@ print.summary.falkon <- function(x, ...) {
     # the path's error is the mean squared error for a regression (shown as
     # its root, as print() shows the training RMSE), the error rate (with a
     # millionth of the squared error breaking ties) for classes
-    best <- x$validation[which.min(x$validation$error), ]
-    shown <- if (identical(x$type, "regression")) {
-      sprintf("Held-out RMSE: best %.4g", sqrt(best$error))
-    } else sprintf("Held-out error rate: best %.4g", best$error)
-    cat(sprintf("%s (of %d points on the path)\n", shown, nrow(x$validation)))
+    v <- x$validation
+    if (falkon_loo_path(v)) {
+      # falkon_fit_loo(): the mean squared leave-one-out residual (summed
+      # over the one-hot columns for classes) of each lambda on the grid
+      shown <- if (identical(x$type, "regression")) {
+        sprintf("Leave-one-out RMSE: best %.4g", sqrt(min(v$loo)))
+      } else sprintf("Leave-one-out squared error of the one-hot targets: best %.4g", min(v$loo))
+      cat(sprintf("%s (of %d lambdas)\n", shown, nrow(v)))
+    } else {
+      best <- v[which.min(v$error), ]
+      shown <- if (identical(x$type, "regression")) {
+        sprintf("Held-out RMSE: best %.4g", sqrt(best$error))
+      } else sprintf("Held-out error rate: best %.4g", best$error)
+      cat(sprintf("%s (of %d points on the path)\n", shown, nrow(v)))
+    }
   }
   if (!is.null(x$centres_path)) {
     # the growth of the default centres, or the quarter that chose lambda

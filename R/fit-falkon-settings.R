@@ -212,14 +212,23 @@ falkon_check_centers <- function(centers, x, n) {
 }
 
 # The rows fitted on and the held-out rows: a random slice when lambda or
-# iter is to be chosen and there are enough rows, else none.
+# iter is to be chosen and there are enough rows, else none (with the
+# squared loss and both to choose, falkon_fit_loo() then fits).
 falkon_split <- function(n, lambda, iter, control) {
   choose <- identical(lambda, "auto") || length(lambda) > 1L || identical(iter, "auto")
-  nv <- min(control$max_validation, floor(control$validation * n))
-  if (!choose || nv < 10L || n - nv < 10L) return(list(train = seq_len(n), valid = integer()))
+  nv <- falkon_validation_rows(n, control)
+  if (!choose || nv < falkon_min_validation || n - nv < falkon_min_validation) {
+    return(list(train = seq_len(n), valid = integer()))
+  }
   valid <- sort(sample.int(n, nv))
   list(train = setdiff(seq_len(n), valid), valid = valid)
 }
+
+# How many of n rows a held-out slice would take, and the fewest it may.
+falkon_validation_rows <- function(n, control) {
+  min(control$max_validation, floor(control$validation * n))
+}
+falkon_min_validation <- 10L
 
 # The centres as rows of the scaled data: given (scaled like x), or drawn
 # from the training rows by the landmark rule of nystrom_features().

@@ -77,14 +77,14 @@ ridge_floor <- function(emax, single) {
 # 'lambda' and the path's lambdas are per row (see ridge_rows()); the
 # system is scored at rows * lambda.  'loo' gives the leave-one-out sums of
 # a grid: ridge_loo_source() in memory, a pass over the chunks on them.
-ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows) {
+ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows, who = ridge_who) {
   auto <- is.character(lambda)
   at <- function(grid, criterion) ridge_path_at(spec, sys, grid, criterion, loo, weights)
   path <- at(if (auto) ridge_default_grid(sys) else lambda * rows, criterion)
   if (auto) path <- ridge_extend_path(path, spec, function(grid) at(grid, names(path)[3L]),
                                       isTRUE(sys$single))
   path$lambda <- if (auto) path$lambda / rows else lambda   # a given grid exactly as given
-  ridge_warn_edge(path, auto)
+  ridge_warn_edge(path, auto, who)
   path
 }
 
@@ -94,9 +94,11 @@ ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows) {
 ridge_rows <- function(n, weights) if (is.null(weights)) n else sum(weights)
 
 # lambda (per row): the one given, or the path's choice; the path, or NULL.
-ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows) {
+# 'who' names the caller and its features in the warnings (ridge_warn_edge()).
+ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows, who = ridge_who) {
   if (length(lambda) == 1L && !is.character(lambda)) return(list(lambda = lambda, path = NULL))
-  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, loo, weights, rows)
+  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, loo, weights, rows,
+                     who)
   list(lambda = path$lambda[attr(path, "chosen")], path = path)
 }
 
@@ -148,23 +150,26 @@ ridge_extend_path <- function(path, spec, more, single = FALSE) {
 }
 
 # A choice at an edge of the path is a choice the path could not make:
-# say so, with what to change.
-ridge_warn_edge <- function(path, auto) {
+# say so, with what to change.  who: the function, and what makes its
+# features (falkon_fit_loo() fits the path on its centres' features).
+ridge_who <- c(fun = "rff_ridge", size = "fewer features (D)")
+ridge_warn_edge <- function(path, auto, who = ridge_who) {
   k <- attr(path, "chosen")
   n <- nrow(path)
   if (n < 2L || (k != 1L && k != n)) return(invisible())
   lam <- format(path$lambda[k], digits = 3)
   if (!auto) {
-    warning(sprintf("rff_ridge: lambda = %s, the %s value of 'lambda', was chosen: ", lam,
+    warning(sprintf("%s: lambda = %s, the %s value of 'lambda', was chosen: ", who[["fun"]], lam,
                     if (k == 1L) "largest" else "smallest"),
             "the best lambda may lie beyond the grid; extend it or use lambda = \"auto\"",
             call. = FALSE)
   } else if (k == n) {
-    warning(sprintf("rff_ridge: lambda = %s, the smallest the features resolve, was chosen: ", lam),
+    warning(sprintf("%s: lambda = %s, the smallest the features resolve, was chosen: ",
+                    who[["fun"]], lam),
             "the fit interpolates the training data; a wider bandwidth (a larger sigma), ",
-            "fewer features (D) or more rows usually predict better", call. = FALSE)
+            who[["size"]], " or more rows usually predict better", call. = FALSE)
   } else {
-    warning(sprintf("rff_ridge: lambda = %s, the largest of the path, was chosen: ", lam),
+    warning(sprintf("%s: lambda = %s, the largest of the path, was chosen: ", who[["fun"]], lam),
             "the features explain almost none of the response; try a narrower bandwidth ",
             "(a smaller sigma) or another kernel", call. = FALSE)
   }

@@ -371,3 +371,21 @@ test_that("an evaluated pass with a group of rows per thread equals plain R and 
     expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
   }
 })
+
+test_that("on too few rows for a held-out slice, the chunked fit is the in-memory one", {
+  pieces <- falkon_pieces(c(30, 25, 35), seed = 5)
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  for (case in list(list("y", all$y), list("class", all$class))) {
+    ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, match(case[[1]], names(p)))]))
+    fc <- falkon(ch, y = case[[1]], seed = 4)
+    fm <- falkon(x, case[[2]], seed = 4)
+    expect_true(is.na(fc$iter))
+    expect_identical(fc$centres, fm$centres)
+    expect_identical(fc$lambda, fm$lambda)
+    expect_identical(fc$validation, fm$validation)
+    expect_equal(fc$alpha, fm$alpha, tolerance = 1e-12)
+    expect_equal(predict(fc, x, type = "decision"), predict(fm, x, type = "decision"),
+                 tolerance = 1e-12)
+  }
+})

@@ -582,3 +582,72 @@ test_that("every classification fit with a held-out slice gives calibrated proba
   expect_false(is.null(lg$calibration))
   expect_null(falkon(Species ~ ., data = iris, lambda = 1e-6, iter = 10, seed = 1)$calibration)
 })
+
+test_that("on too few rows for a held-out slice, lambda is chosen by exact leave-one-out", {
+  # 60 rows hold out 6 < 10: the squared loss fits the centres' Nystrom
+  # features Z = K_nm K_mm^(-1/2) by ridge regression with an intercept,
+  # lambda on leave-one-out over every row (a fixed 1e-6 interpolated)
+  set.seed(41)
+  n <- 60
+  x <- matrix(runif(2 * n, -2, 2), n)
+  y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.3)
+  ker <- gaussian_kernel(1)
+  fit <- falkon(x, y, kernel = ker, scale = FALSE, seed = 1)
+  expect_true(is.na(fit$iter))
+  expect_identical(fit$n_train, 60L)
+  expect_named(fit$validation, c("lambda", "df", "loo"))
+  C <- fit$centres
+  e <- eigen(kernel_matrix(ker, C), symmetric = TRUE)
+  keep <- e$values > 1e-10 * e$values[1]
+  N <- e$vectors[, keep] %*% (t(e$vectors[, keep]) / sqrt(e$values[keep]))
+  Z <- kernel_matrix(ker, x, C) %*% N
+  # brute-force leave-one-out at every lambda of the path: refit without row i
+  loo_mse <- function(lambda) {
+    mean(vapply(seq_len(n), function(i) {
+      Zi <- Z[-i, ]
+      zb <- colMeans(Zi)
+      Zc <- sweep(Zi, 2, zb)
+      beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)),
+                    crossprod(Zc, y[-i] - mean(y[-i])))
+      (y[i] - mean(y[-i]) - sum((Z[i, ] - zb) * beta))^2
+    }, 0))
+  }
+  # (the penalty stays n lambda when a row is left out, as in rff_ridge())
+  pick <- c(1, which.min(fit$validation$loo), nrow(fit$validation))
+  expect_equal(fit$validation$loo[pick], vapply(fit$validation$lambda[pick], loo_mse, 0),
+               tolerance = 1e-6)
+  expect_identical(fit$lambda, fit$validation$lambda[which.min(fit$validation$loo)])
+  zb <- colMeans(Z)
+  Zc <- sweep(Z, 2, zb)
+  beta <- solve(crossprod(Zc) + n * fit$lambda * diag(ncol(Z)), crossprod(Zc, y - mean(y)))
+  expect_equal(drop(fit$alpha), drop(N %*% beta), tolerance = 1e-7)
+  expect_equal(fit$offset, mean(y) - sum(zb * beta), tolerance = 1e-9)
+  expect_equal(unname(fit$fitted), drop(Z %*% beta) + fit$offset, tolerance = 1e-8)
+  expect_equal(predict(fit, x[1:5, ]), unname(fit$fitted[1:5]), tolerance = 1e-8)
+  expect_output(print(fit), "leave-one-out on all 60 rows")
+  expect_output(print(summary(fit)), "Leave-one-out RMSE")
+  # reproducible, and a different fit from the old fallback's interpolation
+  expect_identical(falkon(x, y, kernel = ker, scale = FALSE, seed = 1)$alpha, fit$alpha)
+  expect_lt(fit$rmse, sd(y))
+  expect_gt(fit$rmse, 0.1)
+  # pure noise: leave-one-out wants the constant, at the top of the path, and says so
+  set.seed(1)
+  expect_warning(falkon(x, rnorm(n)), "falkon: lambda = .*the largest of the path")
+})
+
+test_that("a small classification fit by leave-one-out gives calibrated probabilities", {
+  set.seed(42)
+  n <- 80
+  x <- matrix(rnorm(2 * n), n)
+  cl <- factor(ifelse(x[, 1] + rnorm(n, sd = 0.5) > 0, "up", "down"))
+  fit <- falkon(x, cl, seed = 2)
+  expect_true(is.na(fit$iter))
+  p <- predict(fit, x, type = "prob")
+  expect_identical(colnames(p), levels(cl))
+  expect_equal(unname(rowSums(p)), rep(1, n), tolerance = 1e-12)
+  # the calibration saw leave-one-out scores: no near-certain probabilities
+  # on rows the classes overlap at
+  expect_gt(mean(apply(p, 1, max)), 0.6)
+  expect_lt(mean(apply(p, 1, max)), 0.99)
+  expect_gt(mean(predict(fit, x) == cl), 0.8)
+})
