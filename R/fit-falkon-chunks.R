@@ -142,8 +142,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   seed <- falkon_tune_seed(seed, tune)
   fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, iter, m, control, seed,
                            info$levels, y)
+  loo <- tune == "none" && falkon_loo_applies(n, loss, lambda, iter, control)   # as in memory
   fit_at <- function(k) {
-    falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads)
+    falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads, loo)
   }
   got <- falkon_fit_judged(fk, fit_at)
   out <- got$out
@@ -166,12 +167,12 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
 # order, by row number (the passes leave the random stream alone):
 # list(out, scaling, kernel), as falkon_fit_memory().
 falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter, seed,
-                               nthreads) {
+                               nthreads, loo = FALSE) {
   kernel <- fk$kernel
   control <- fk$control
   ctx$scaling <- scaling <- fk$scaling
-  if (falkon_loo_applies(n, loss, fk$lambda, iter, control)) {
-    # too few rows to hold a slice out: all of them in memory, the in-memory fit's worker
+  if (loo) {
+    # a small set (falkon_loo_applies()): all its rows in memory, the in-memory fit's worker
     got <- falkon_chunk_fetch(ctx, seq_len(n))
     cls <- if (!is.null(info$levels)) chunk_classes(got$y, info$levels, y)
     out <- with_seed(seed, falkon_fit_loo(got$x, chunk_targets(got$y, info$levels, y), cls,

@@ -109,8 +109,7 @@ fit_description.falkon <- function(x) {
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
             if (is.null(x$validation)) ""
             else if (falkon_loo_path(x$validation)) {
-              sprintf(" (chosen by leave-one-out on all %d rows, too few to hold a slice out)",
-                      x$n)
+              sprintf(" (chosen by exact leave-one-out on all %d rows)", x$n)
             } else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                            x$n_train)),
     if (identical(x$tuning$chosen, "rule") && length(x$tuning$heldout) == 2L) {

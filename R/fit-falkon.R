@@ -32,9 +32,10 @@
 #' its minimum is found), whatever the loss: the squared loss's one-hot
 #' scores become probabilities, and the logistic model's own ones, which
 #' are not calibrated (they over-fit the training rows), are corrected.
-#' On too few rows for a slice (see Defaults) the squared loss's
-#' leave-one-out scores calibrate it instead.  Otherwise, without a
-#' held-out slice, only the logistic loss gives probabilities, its own.
+#' Where \eqn{\lambda} is chosen by leave-one-out (small sets, see
+#' Defaults) the squared loss's leave-one-out scores calibrate it
+#' instead.  Otherwise, without a held-out slice, only the logistic loss
+#' gives probabilities, its own.
 #'
 #' **The algorithm.**  With \eqn{T = \mathrm{chol}(K_{mm} + \epsilon m I)}
 #' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal,
@@ -77,15 +78,20 @@
 #' lower, `control$path_gain`); a candidate \eqn{\lambda} without progress of its
 #' own that long leaves the passes): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
-#' rows.  Where the slice would hold fewer than 10 rows (under 100 rows
-#' by default), the squared loss instead chooses \eqn{\lambda} by exact
-#' leave-one-out over all the rows, as [rff_ridge()] does, on the
-#' centres' Nystrom features \eqn{K_{nm} K_{mm}^{-1/2}} (\eqn{\alpha =
-#' K_{mm}^{-1/2}\beta} for their ridge coefficients \eqn{\beta}, with an
-#' unpenalised intercept), solved exactly; the leave-one-out scores then
-#' calibrate the probabilities.  A fixed \eqn{10^{-6}} interpolated such
-#' small sets (airquality's 83 complete training rows: test RMSE 34
-#' against 16).  With the default `m` (squared loss) the number of centres
+#' rows.  On at most `control$loo_rows` rows (2000; and wherever the
+#' slice would hold fewer than 10 rows) the squared loss instead chooses
+#' \eqn{\lambda} by exact leave-one-out over all the rows, as [rff_ridge()]
+#' does, on the centres' features \eqn{K_{nm} T^{-1}} (\eqn{T} the
+#' Cholesky factor of \eqn{K_{mm}}; \eqn{\alpha = T^{-1}\beta} for their
+#' ridge coefficients \eqn{\beta}, with an unpenalised intercept), from a
+#' grid of 41 values or more, at the default centres without growing them,
+#' and solves the system exactly; the leave-one-out scores then calibrate
+#' the probabilities.  A slice of tens or hundreds of rows chose worse
+#' (leave-one-out's test error was 6 to 24 % lower on the mean of each
+#' size from 100 to 2000 rows over 15 sets,
+#' bench/investigations/falkon-small.md), and without one a
+#' fixed \eqn{10^{-6}} interpolated (airquality's 83 complete training rows:
+#' test RMSE 34 against 16).  With the default `m` (squared loss) the number of centres
 #' grows: 256, 1024, 4096, ... up to [falkon_default_centers()], each fit
 #' warm-started from the last on nested centres (and, after the first,
 #' trying only the last \eqn{\lambda} and the next smaller one, or with
@@ -279,8 +285,11 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                           nthreads)
   xs <- NULL   # each kernel's fit holds its own scaled rows
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
+  # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R); a learned
+  # kernel keeps the held-out slice that judges it
+  loo <- tune == "none" && falkon_loo_applies(n, loss, lambda, iter, control)
   fit_at <- function(k) {
-    falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads)
+    falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads, loo)
   }
   got <- falkon_fit_judged(fk, fit_at)
   fk <- NULL
@@ -308,7 +317,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
 # control, scaling, xs), drawing with the fit's seed the held-out slice
 # and the centres: list(out, scaling, xs (NULL when released), kernel).
 falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, iter, seed,
-                              nthreads) {
+                              nthreads, loo = FALSE) {
   resolved <- fk$kernel
   control <- fk$control
   scaling <- fk$scaling
@@ -318,7 +327,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
   # they save (as the passes' own rule in src/falkon.c)
   m_most <- if (is.matrix(m)) nrow(m) else m
   if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
-  if (falkon_loo_applies(n, loss, fk$lambda, iter, control)) {
+  if (loo) {
     out <- with_seed(seed, falkon_fit_loo(xs, resp$Y, falkon_classes(resp), w, resp$levels,
                                           m, resolved, landmarks, scaling, nthreads))
     return(list(out = out, scaling = scaling, xs = xs, kernel = resolved))

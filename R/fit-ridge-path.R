@@ -97,9 +97,9 @@ ridge_rows <- function(n, weights) if (is.null(weights)) n else sum(weights)
 # 'who' names the caller and its features in the warnings (ridge_warn_edge()).
 ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows, who = ridge_who) {
   if (length(lambda) == 1L && !is.character(lambda)) return(list(lambda = lambda, path = NULL))
-  path <- ridge_path(ridge_spectrum(sys, nthreads), sys, lambda, criterion, loo, weights, rows,
-                     who)
-  list(lambda = path$lambda[attr(path, "chosen")], path = path)
+  spec <- ridge_spectrum(sys, nthreads)
+  path <- ridge_path(spec, sys, lambda, criterion, loo, weights, rows, who)
+  list(lambda = path$lambda[attr(path, "chosen")], path = path, spec = spec)
 }
 
 ridge_path_at <- function(spec, sys, grid, criterion, loo, weights) {
@@ -239,6 +239,26 @@ ridge_loo_block <- function(spec, sys, grid, X, Ys, w, nthreads) {
     }
     sum(r^2)
   }, 0)
+}
+
+# The leave-one-out decision values at one penalty (rows * lambda) from the
+# path's spectrum, in the primal: Y - e, e the leave-one-out residuals that
+# ridge_loo_block() sums (no m x m inverse: O(m^2) a row, as the path).  NA
+# for rows of zero weight.
+ridge_loo_values <- function(spec, sys, penalty, map, xs, Y, weights, nthreads) {
+  n <- nrow(xs)
+  w <- if (is.null(weights)) rep(1, n) else weights
+  out <- matrix(NA_real_, n, ncol(Y))
+  for (idx in row_blocks(n, ridge_block_rows(n, map$n_features))) {
+    Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w[idx], nthreads)
+    U <- .Call(C_ridge_q_rows, Zs, spec$V, spec$T, nthreads)
+    rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, penalty, U, spec$g, nthreads)
+    Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w[idx])
+    r <- (Ys - rows$cross) / (1 - rows$quad[, 1L] - w[idx] / sys$n)
+    out[idx, ] <- Y[idx, , drop = FALSE] - r / sqrt(w[idx])
+  }
+  out[w == 0, ] <- NA_real_
+  out
 }
 
 # W^(1/2) (Z - zbar) for the rows idx.

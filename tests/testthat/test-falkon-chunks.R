@@ -282,7 +282,7 @@ test_that("on chunks, lambda chosen on the first quarter of many centres: the in
   all <- do.call(rbind, pieces)
   x <- as.matrix(all[1:5])
   reg <- data_chunks(lapply(pieces, function(p) p[c(1:5, 6)]))
-  ctl <- list(factor_bytes = 5e5, start_centers = 32)
+  ctl <- list(factor_bytes = 5e5, start_centers = 32, loo_rows = 0)
   fc <- falkon(reg, y = "y", m = 200, seed = 3, control = ctl)
   fm <- falkon(x, all$y, m = 200, seed = 3, control = ctl)
   expect_identical(fm$centres_path$m, c(50, 200))

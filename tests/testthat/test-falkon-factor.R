@@ -186,7 +186,7 @@ test_that("many uniform centres choose lambda on their first quarter, then fit i
   x <- matrix(runif(n * 2, -2, 2), n)
   y <- sin(2 * x[, 1]) * cos(x[, 2]) + rnorm(n, sd = 0.1)
   ker <- gaussian_kernel(0.7)
-  ctl <- list(lambdas = c(1e-2, 1e-4, 1e-6), factor_bytes = 5e5, start_centers = 32)
+  ctl <- list(lambdas = c(1e-2, 1e-4, 1e-6), factor_bytes = 5e5, start_centers = 32, loo_rows = 0)
   expect_identical(bochner:::falkon_pilot_size(200, 3, bochner:::falkon_control_list(ctl)), 50)
   expect_null(bochner:::falkon_pilot_size(100, 3, bochner:::falkon_control_list(ctl)))
   expect_null(bochner:::falkon_pilot_size(200, 3,
@@ -230,7 +230,7 @@ test_that("a pilot's lambda at the top of the candidates goes on down on all the
   x <- matrix(runif(n * 2, -2, 2), n)
   f0 <- function(x) sin(6 * x[, 1]) * cos(5 * x[, 2])
   y <- f0(x) + rnorm(n, sd = 0.05)
-  ctl <- list(lambdas = c(1e-4, 1e-6, 1e-8), factor_bytes = 5e5, start_centers = 32)
+  ctl <- list(lambdas = c(1e-4, 1e-6, 1e-8), factor_bytes = 5e5, start_centers = 32, loo_rows = 0)
   fit <- falkon(x, y, kernel = gaussian_kernel(0.3), m = 200, seed = 4, control = ctl)
   expect_identical(fit$centres_path$lambda[1], 1e-4)
   v <- fit$validation
@@ -284,7 +284,7 @@ test_that("summary() shows the quarter that chose lambda and the fit on all cent
   x <- matrix(runif(900 * 2, -2, 2), 900)
   y <- sin(2 * x[, 1]) + rnorm(900, sd = 0.1)
   fit <- falkon(x, y, kernel = gaussian_kernel(0.7), m = 200, seed = 1,
-                control = list(factor_bytes = 5e5, start_centers = 32))
+                control = list(factor_bytes = 5e5, start_centers = 32, loo_rows = 0))
   out <- capture.output(print(summary(fit)))
   at <- grep("Held-out error by number of centres", out)
   expect_length(at, 1L)

@@ -84,15 +84,21 @@ test_that("item 10: messages name rows by position, kernlab's type and drop = FA
   expect_length(predict(f9, x[1, , drop = FALSE]), 1L)
   # summary of a falkon regression labels its held-out error as an RMSE
   m <- MASS::mcycle
-  ff <- falkon(accel ~ times, data = m, seed = 1)
+  ff <- falkon(accel ~ times, data = m, seed = 1, control = list(loo_rows = 0))
   out <- capture.output(summary(ff))
   line <- grep("^Held-out (RMSE|error rate)", out, value = TRUE)
   expect_match(line, "^Held-out RMSE: best [0-9.]+")
   best <- min(ff$validation$error)
   expect_equal(as.numeric(sub(".*best ([0-9.e+-]+).*", "\\1", line)), sqrt(best), tolerance = 1e-3)
-  fc <- falkon(Species ~ ., data = iris, seed = 1)
+  fc <- falkon(Species ~ ., data = iris, seed = 1, control = list(loo_rows = 0))
   expect_match(grep("^Held-out (RMSE|error rate)", capture.output(summary(fc)), value = TRUE),
                "^Held-out error rate: best")
+  # by default these small fits choose lambda by leave-one-out, and say so
+  fl <- falkon(accel ~ times, data = m, seed = 1)
+  line <- grep("^Leave-one-out", capture.output(summary(fl)), value = TRUE)
+  expect_match(line, "^Leave-one-out RMSE: best [0-9.]+")
+  expect_equal(as.numeric(sub(".*best ([0-9.e+-]+).*", "\\1", line)), sqrt(min(fl$validation$loo)),
+               tolerance = 1e-3)
 })
 
 test_that("item 11: a GP plot names its axes after the formula, a short title, a legend", {
