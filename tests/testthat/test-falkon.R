@@ -640,6 +640,13 @@ test_that("on too few rows for a held-out slice, lambda is chosen by exact leave
   expect_false(is.na(held$iter))
   expect_identical(held$n_train, 270L)
   expect_error(falkon_control(loo_rows = -1), "'loo_rows'")
+  # case weights: rows of weight zero are rows left out, for the path too
+  w <- rep(0:1, 30)
+  C <- x[w == 1, ][1:20, ]
+  fw <- falkon(x, y, kernel = ker, m = C, weights = w, scale = FALSE)
+  fk <- falkon(x[w == 1, ], y[w == 1], kernel = ker, m = C, scale = FALSE)
+  expect_equal(fw$lambda, fk$lambda)
+  expect_equal(predict(fw, x[1:5, ]), predict(fk, x[1:5, ]), tolerance = 1e-8)
   # pure noise: leave-one-out wants the constant, at the top of the path, and says so
   set.seed(1)
   expect_warning(falkon(x, rnorm(n)), "falkon: lambda = .*the largest of the path")
