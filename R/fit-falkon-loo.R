@@ -38,7 +38,7 @@ falkon_loo_max_rows <- 2000
 falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling, nthreads) {
   n <- nrow(xs)
   mc <- if (is.matrix(m)) nrow(m) else min(m, n)
-  check_memory(list("the centres' Gram matrix, its eigenvectors and N" = c(4 * mc, mc),
+  check_memory(list("the centres' factor, its inverse and their copies" = c(4 * mc, mc),
                     "the normal equations and their reduction" = c(3 * mc, mc),
                     "the features of a block of rows" = c(ridge_block_rows(n, mc), mc),
                     "the scaled data and the scores" = c(n, ncol(xs) + 3 * ncol(Y))),
@@ -55,8 +55,12 @@ falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling,
   sol <- ridge_solve(sys, rows * chosen$lambda, nthreads)
   scores <- feature_decision(map, xs, sol$beta, sol$intercept, nthreads)
   calibration <- if (!is.null(cls)) {
-    loo <- ridge_loo_values(chosen$spec, sys, rows * chosen$lambda, map, xs, Y, weights,
-                            nthreads)
+    penalty <- rows * chosen$lambda
+    # more centres given than rows: the dual system, whose leverages come from its n x n
+    # inverse (rff_ridge()'s way)
+    loo <- if (sys$side == "primal") {
+      ridge_loo_values(chosen$spec, sys, penalty, map, xs, Y, weights, nthreads)
+    } else ridge_loo_scores(sys, penalty, scores, Y, map, xs, weights, nthreads)
     softmax_calibration(loo, cls, w, levels)
   }
   list(alpha = .Call(C_matprod, map$normalization, sol$beta, nthreads),

@@ -667,4 +667,20 @@ test_that("a small classification fit by leave-one-out gives calibrated probabil
   expect_gt(mean(apply(p, 1, max)), 0.6)
   expect_lt(mean(apply(p, 1, max)), 0.99)
   expect_gt(mean(predict(fit, x) == cl), 0.8)
+  # the leave-one-out values from the path's spectrum are rff_ridge's from its inverse
+  ns <- asNamespace("bochner")
+  xs <- scale(x)
+  map <- ns$falkon_loo_map(gaussian_kernel(1), xs[1:30, ], "uniform", 1L)
+  Y <- cbind(as.numeric(cl == "down"), as.numeric(cl == "up"))
+  sys <- ns$ridge_primal_system(map, xs, Y, NULL, 1L)
+  ch <- ns$ridge_choose(sys, "auto", "loo", ns$ridge_loo_source(sys, map, xs, Y, NULL, 1L), NULL,
+                        1L, n)
+  sol <- ns$ridge_solve(sys, n * ch$lambda, 1L)
+  f <- ns$feature_decision(map, xs, sol$beta, sol$intercept, 1L)
+  expect_equal(ns$ridge_loo_values(ch$spec, sys, n * ch$lambda, map, xs, Y, NULL, 1L),
+               ns$ridge_loo_scores(sys, n * ch$lambda, f, Y, map, xs, NULL, 1L), tolerance = 1e-8)
+  # more centres given than rows (the dual side): probabilities still calibrated
+  fd <- falkon(x[1:40, ], cl[1:40], m = x[1:50, ] + 0.01, seed = 2)
+  expect_true(is.na(fd$iter))
+  expect_equal(unname(rowSums(predict(fd, x, type = "prob"))), rep(1, n), tolerance = 1e-12)
 })
