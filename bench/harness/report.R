@@ -23,7 +23,9 @@ bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L)
   .bench$render <- NULL
   if ("--render" %in% args) {
     .bench$render <- utils::read.csv(file.path(.bench$out, "results", paste0(suite, ".csv")),
-                                     stringsAsFactors = FALSE, colClasses = c(more = "character"))
+                                     stringsAsFactors = FALSE,
+                                     # a commit of digits and one 'e' (21340e8) reads as a number
+                                     colClasses = c(more = "character", commit = "character"))
     size <- .bench$render$size[1L]   # (repetitions: the suite's, or the run's --reps=N again)
   }
   .bench$suite <- suite

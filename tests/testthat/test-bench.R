@@ -41,4 +41,9 @@ test_that("bench/run.R runs the kmeans suite at its smallest size", {
   keep <- function(p) p[!grepl("^- load average", p)]
   expect_identical(keep(page2), keep(page))
   expect_true(any(grepl("regenerated from the CSV", page2)))
+  # a commit of digits and one 'e' stays a commit (it once rendered as 2.134e+12)
+  r$commit <- "21340e8"
+  utils::write.csv(r, csv, row.names = FALSE)
+  run("--render")
+  expect_true(any(grepl("commit 21340e8$", readLines(file.path(out, "kmeans.md")))))
 })
