@@ -79,7 +79,8 @@
 #' own that long leaves the passes): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  On at most `control$loo_rows` rows (2000; and wherever the
-#' slice would hold fewer than 10 rows) the squared loss instead chooses
+#' slice would hold fewer than 10 rows) the squared loss without `tune`
+#' (a learned kernel keeps its slice, which judges it) instead chooses
 #' \eqn{\lambda} by exact leave-one-out over all the rows, as [rff_ridge()]
 #' does, on the centres' features \eqn{K_{nm} T^{-1}} (\eqn{T} the
 #' Cholesky factor of \eqn{K_{mm}}; \eqn{\alpha = T^{-1}\beta} for their
