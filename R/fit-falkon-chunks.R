@@ -142,7 +142,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   seed <- falkon_tune_seed(seed, tune)
   fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, iter, m, control, seed,
                            info$levels, y)
-  loo <- tune == "none" && falkon_loo_applies(n, loss, lambda, iter, control)   # as in memory
+  loo <- falkon_loo_applies(n, loss, lambda, iter, control, tune)
   fit_at <- function(k) {
     falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads, loo)
   }

@@ -19,15 +19,17 @@
 # Evidence: bench/investigations/falkon-small.md.
 
 # Whether falkon_fit_loo() fits: the squared loss with lambda and iter to
-# choose, on at most control$loo_rows rows, or on too few to hold a slice
-# out (up to falkon_loo_max_rows; beyond, with a tiny control$validation or
-# max_validation, the fixed fallback lambda stays).
-falkon_loo_applies <- function(n, loss, lambda, iter, control) {
+# choose and no tune (a learned kernel keeps the held-out slice that judges
+# it), on at most control$loo_rows rows, or on too few to hold a slice out
+# (up to falkon_loo_max_rows; beyond, with a tiny control$validation or
+# max_validation, the fixed fallback lambda stays).  In memory and on
+# chunks alike.
+falkon_loo_applies <- function(n, loss, lambda, iter, control, tune) {
   nv <- falkon_validation_rows(n, control)
   few <- (nv < falkon_min_validation || n - nv < falkon_min_validation) &&
     n <= falkon_loo_max_rows
-  loss == "squared" && identical(lambda, "auto") && identical(iter, "auto") &&
-    (few || n <= control$loo_rows)
+  tune == "none" && loss == "squared" && identical(lambda, "auto") &&
+    identical(iter, "auto") && (few || n <= control$loo_rows)
 }
 falkon_loo_max_rows <- 2000
 

@@ -286,9 +286,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                           nthreads)
   xs <- NULL   # each kernel's fit holds its own scaled rows
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
-  # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R); a learned
-  # kernel keeps the held-out slice that judges it
-  loo <- tune == "none" && falkon_loo_applies(n, loss, lambda, iter, control)
+  # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R)
+  loo <- falkon_loo_applies(n, loss, lambda, iter, control, tune)
   fit_at <- function(k) {
     falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads, loo)
   }

@@ -206,13 +206,21 @@ ridge_loo_rows <- function(spec, sys, grid, map, xs, Y, weights, nthreads) {
     return(ridge_loo_block(spec, sys, grid, diag(nrow(sys$Ys)), sys$Ys, w, nthreads))
   }
   total <- numeric(length(grid))
+  ridge_loo_each_block(sys, map, xs, Y, weights, nthreads, function(idx, Zs, Ys, w) {
+    total <<- total + ridge_loo_block(spec, sys, grid, Zs, Ys, w, nthreads)
+  })
+  total
+}
+
+# f(idx, Zs, Ys, w) for each block of rows idx of the primal system, with
+# its weighted, centred features Zs and targets Ys and its weights w.
+ridge_loo_each_block <- function(sys, map, xs, Y, weights, nthreads, f) {
   for (idx in row_blocks(nrow(xs), ridge_block_rows(nrow(xs), map$n_features))) {
     w <- if (is.null(weights)) rep(1, length(idx)) else weights[idx]
     Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w, nthreads)
     Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w)
-    total <- total + ridge_loo_block(spec, sys, grid, Zs, Ys, w, nthreads)
+    f(idx, Zs, Ys, w)
   }
-  total
 }
 
 # The in-memory fit's leave-one-out sums: a function of the spectrum and
@@ -221,24 +229,27 @@ ridge_loo_source <- function(sys, map, xs, Y, weights, nthreads) {
   function(spec, grid) ridge_loo_rows(spec, sys, grid, map, xs, Y, weights, nthreads)
 }
 
-# One block's sums of squared leave-one-out residuals, per lambda of the
-# grid: X holds the block's weighted, centred features Zs (primal) or the
-# identity's columns (dual).
-ridge_loo_block <- function(spec, sys, grid, X, Ys, w, nthreads) {
+# One block's leave-one-out residuals (weighted, of the centred targets), a
+# matrix for each lambda of the grid: X holds the block's weighted, centred
+# features Zs (primal) or the identity's columns (dual).
+ridge_loo_residuals <- function(spec, sys, grid, X, Ys, w, nthreads) {
   dual <- sys$side == "dual"
   U <- .Call(C_ridge_q_rows, X, spec$V, spec$T, nthreads)
   rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, grid, U, spec$g, nthreads)
   m <- ncol(Ys)
+  lapply(seq_along(grid), function(i) {
+    cross <- rows$cross[, (i - 1L) * m + seq_len(m), drop = FALSE]
+    if (dual) grid[i] * cross / (grid[i] * rows$quad[, i] - w / sys$n)
+    else (Ys - cross) / (1 - rows$quad[, i] - w / sys$n)
+  })
+}
+
+# One block's sums of squared leave-one-out residuals over its rows of
+# positive weight, per lambda of the grid.
+ridge_loo_block <- function(spec, sys, grid, X, Ys, w, nthreads) {
   keep <- w > 0
-  vapply(seq_along(grid), function(i) {
-    cross <- rows$cross[keep, (i - 1L) * m + seq_len(m), drop = FALSE]
-    r <- if (dual) {
-      grid[i] * cross / (grid[i] * rows$quad[keep, i] - w[keep] / sys$n)
-    } else {
-      (Ys[keep, , drop = FALSE] - cross) / (1 - rows$quad[keep, i] - w[keep] / sys$n)
-    }
-    sum(r^2)
-  }, 0)
+  vapply(ridge_loo_residuals(spec, sys, grid, X, Ys, w, nthreads),
+         function(r) sum(r[keep, , drop = FALSE]^2), 0)
 }
 
 # The leave-one-out decision values at one penalty (rows * lambda) from the
@@ -246,17 +257,12 @@ ridge_loo_block <- function(spec, sys, grid, X, Ys, w, nthreads) {
 # ridge_loo_block() sums (no m x m inverse: O(m^2) a row, as the path).  NA
 # for rows of zero weight.
 ridge_loo_values <- function(spec, sys, penalty, map, xs, Y, weights, nthreads) {
-  n <- nrow(xs)
-  w <- if (is.null(weights)) rep(1, n) else weights
-  out <- matrix(NA_real_, n, ncol(Y))
-  for (idx in row_blocks(n, ridge_block_rows(n, map$n_features))) {
-    Zs <- ridge_scaled_block(map, xs, idx, sys$zbar, w[idx], nthreads)
-    U <- .Call(C_ridge_q_rows, Zs, spec$V, spec$T, nthreads)
-    rows <- .Call(C_ridge_path_rows, spec$d, spec$e_off, penalty, U, spec$g, nthreads)
-    Ys <- sweep(Y[idx, , drop = FALSE], 2L, sys$ybar, check.margin = FALSE) * sqrt(w[idx])
-    r <- (Ys - rows$cross) / (1 - rows$quad[, 1L] - w[idx] / sys$n)
-    out[idx, ] <- Y[idx, , drop = FALSE] - r / sqrt(w[idx])
-  }
+  out <- matrix(NA_real_, nrow(xs), ncol(Y))
+  ridge_loo_each_block(sys, map, xs, Y, weights, nthreads, function(idx, Zs, Ys, w) {
+    r <- ridge_loo_residuals(spec, sys, penalty, Zs, Ys, w, nthreads)[[1L]]
+    out[idx, ] <<- Y[idx, , drop = FALSE] - r / sqrt(w)
+  })
+  w <- if (is.null(weights)) rep(1, nrow(xs)) else weights
   out[w == 0, ] <- NA_real_
   out
 }
