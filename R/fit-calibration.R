@@ -18,14 +18,14 @@ platt_fit <- function(f, positive, w = NULL) {
   target <- ifelse(positive, (prior1 + 1) / (prior1 + 2), 1 / (prior0 + 2))
   A <- 0
   B <- log((prior0 + 1) / (prior1 + 1))
+  # -log-likelihood, stable for either sign of t: (target - [t < 0]) t + log(1 + e^-|t|)
   objective <- function(A, B) {
     t <- f * A + B
-    sum(w * ifelse(t >= 0, target * t + log1p(exp(-t)), (target - 1) * t + log1p(exp(t))))
+    sum(w * ((target - (t < 0)) * t + log1p(exp(-abs(t)))))
   }
   fval <- objective(A, B)
   for (it in seq_len(100L)) {
-    t <- f * A + B
-    p <- ifelse(t >= 0, exp(-t) / (1 + exp(-t)), 1 / (1 + exp(t)))
+    p <- stats::plogis(-(f * A + B))
     q <- 1 - p
     d2 <- w * p * q
     h11 <- sum(f^2 * d2) + 1e-12
@@ -53,10 +53,7 @@ platt_fit <- function(f, positive, w = NULL) {
   c(A = A, B = B)
 }
 
-platt_apply <- function(ab, f) {
-  t <- f * ab[["A"]] + ab[["B"]]
-  ifelse(t >= 0, exp(-t) / (1 + exp(-t)), 1 / (1 + exp(t)))
-}
+platt_apply <- function(ab, f) stats::plogis(-(f * ab[["A"]] + ab[["B"]]))
 
 # A calibration from held-out scores: for two classes one sigmoid of
 # s[, 1] - s[, 2] (or of the one decision value); for more, one sigmoid per

@@ -52,10 +52,13 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
                      trace = sol$trace, chunks = list(rows = st$rows, response = y))
   # one more pass: the training accuracy, and the held-out decision values
   # of the folds for the probabilities and 'cross'
+  firsts <- cumsum(c(1, st$rows))
   fin <- chunks_apply(x, svm_final_chunk_task,
                       list(y = y, fit = fit, spec = spec, w = sol$w, token = token,
-                           nthreads = nthreads),
-                      what, per_chunk = lapply(out$fold_seeds, function(s) list(fold_seed = s)),
+                           nthreads = nthreads, total = sum(st$rows), probability = a$probability),
+                      what, per_chunk = lapply(seq_along(x), function(i) {
+                        list(fold_seed = out$fold_seeds[i], first = firsts[i])
+                      }),
                       combine = svm_final_combine)
   fit$accuracy <- fin$correct / fin$n
   if (spec$nfolds > 0L) {
@@ -66,9 +69,12 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
       fit$cross_accuracy <- mean(svm_classes(fit, held) == yf)
     }
     if (a$probability) {
-      fit$calibration <- calibrate_scores(fin$heldout, yf, NULL,
-                                          pairs = if (spec$multiclass == "ovo") sol$pairs)
+      fit$calibration <- svm_calibration(fin$heldout, yf, NULL, fit, "cross-validation")
     }
+  }
+  if (!a$probability) {
+    fit$calibration <- svm_calibration(fin$train, factor(lev[fin$train_cl], levels = lev), NULL,
+                                       fit, "training")
   }
   if (!all(sol$converged)) {
     warning(sprintf(paste0("rff_svm: %d rounds over the chunks did not bring the relative ",
@@ -255,8 +261,11 @@ cocoa_start_loss <- function(zt, pr, on, w, loss, nthreads) {
 
 # The last pass on a chunk: its correct training classes, and for the
 # folds the held-out decision values of its rows (from the problems
-# trained without their fold) with their classes.  Frees the chunk's cache.
-svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_seed) {
+# trained without their fold) with their classes, or without probability
+# the decision values of its rows among svm_calibration_subset()'s (the
+# chunk's rows are 'first' onwards of 'total').  Frees the chunk's cache.
+svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total, probability,
+                                 fold_seed, first) {
   dat <- svm_chunk_data(raw, i, y, fit$input$names, fit$map, fit$scaling, fit$levels, spec,
                         fold_seed, token, nthreads)
   chunk_cache_release(token, i)
@@ -271,7 +280,12 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
   dec <- all[, seq_len(np), drop = FALSE]
   if (fit$k == 2L) dec <- cbind(dec, -dec)
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
-              heldout = NULL, cl = NULL)
+              heldout = NULL, cl = NULL, train = NULL, train_cl = NULL)
+  if (!probability) {
+    keep <- svm_calibration_subset(total, first, n)
+    out$train <- dec[keep, , drop = FALSE]
+    out$train_cl <- dat$cl[keep]
+  }
   if (spec$nfolds > 0L) {
     folds <- dat$pr$folds
     held <- matrix(NA_real_, n, np)
@@ -288,5 +302,6 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, fold_
 svm_final_combine <- function(acc, p, i) {
   if (is.null(acc)) return(p)
   list(correct = acc$correct + p$correct, n = acc$n + p$n,
-       heldout = rbind(acc$heldout, p$heldout), cl = c(acc$cl, p$cl))
+       heldout = rbind(acc$heldout, p$heldout), cl = c(acc$cl, p$cl),
+       train = rbind(acc$train, p$train), train_cl = c(acc$train_cl, p$train_cl))
 }

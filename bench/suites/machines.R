@@ -46,7 +46,7 @@ score <- function(obj, d) {
     bench_peer_predict(if (m == "ksvm_prob") "ksvm" else m, obj, d)
   } else stats::predict(obj, d$xte)
   s <- bench_score_pred(pred, d)
-  if (m %in% c("falkon_logistic", "rff_svm_prob", "ksvm_prob")) {
+  if (is.factor(d$ytr) && m %in% c("falkon", "falkon_logistic", "rff_svm", "rff_svm_prob", "ksvm_prob")) {
     p <- if (m == "ksvm_prob") kernlab::predict(obj, d$xte, type = "probabilities")
          else stats::predict(obj, d$xte, type = "prob")
     s$logloss <- bench_logloss(p, d$yte)

@@ -121,6 +121,13 @@ test_that("the chunked SVM is one-vs-one with probabilities, near the in-memory 
   expect_lt(abs(ch$cross_accuracy - ch$accuracy), 0.1)
   # the training accuracy of the last pass is that of the predictions
   expect_equal(ch$accuracy, mean(predict(ch, x) == all$class))
+  # by default the sigmoids of the training decision values, in memory and on chunks
+  ch0 <- rff_svm(data_chunks(pieces), y = "class", D = 64, seed = 1, gap_tol = 0.02,
+                 rounds = 300, passes = 5)
+  mem0 <- rff_svm(xs, all$class, map = ch0$map, scale = FALSE, seed = 1, tol = 1e-3)
+  expect_identical(ch0$calibration$source, "training")
+  expect_identical(mem0$calibration$source, "training")
+  expect_lt(mean(abs(predict(ch0, x, type = "prob") - predict(mem0, xs, type = "prob"))), 0.05)
   # one-vs-rest as asked
   ovr <- rff_svm(data_chunks(pieces), y = "class", D = 64, seed = 1, multiclass = "ovr",
                  gap_tol = 0.01)

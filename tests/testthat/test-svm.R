@@ -308,7 +308,10 @@ test_that("bad input gets an error naming the argument", {
   expect_error(rff_svm(~ a, data = data.frame(a = 1:4)), "two-sided")
   fit <- rff_svm(x, y, D = 16, seed = 1)
   expect_error(predict(fit, matrix(0, 2, 3)), "'newdata' has 3 column")
-  expect_error(predict(fit, x, type = "prob"), "'type'")
+  # a fit saved before every fit had its calibration
+  old <- fit
+  old$calibration <- NULL
+  expect_error(predict(old, x, type = "prob"), "'type'.*refit")
   expect_error(predict(fit, type = "decision"), "'newdata'")
 })
 
@@ -403,8 +406,57 @@ test_that("multi-class probabilities: pairwise coupling and one-vs-rest", {
   pairs <- utils::combn(3, 2)
   r <- apply(pairs, 2, function(ij) ptrue[, ij[1]] / (ptrue[, ij[1]] + ptrue[, ij[2]]))
   expect_equal(bochner:::pairwise_coupling(r, pairs, 3), ptrue, tolerance = 1e-3)
-  expect_error(predict(rff_svm(x, iris$Species, D = 16, seed = 1), x, type = "prob"),
-               "probability = TRUE")
+})
+
+test_that("a default fit's probabilities are Platt's sigmoids of its training decision values", {
+  x <- as.matrix(iris[, 1:4])
+  fit <- rff_svm(x, iris$Species, D = 64, seed = 1)
+  expect_identical(fit$calibration$source, "training")
+  dec <- predict(fit, x, type = "decision")
+  # each pair's sigmoid: Platt's fit to that pair's rows, in plain R by optim()
+  for (p in seq_len(ncol(fit$pairs))) {
+    rows <- as.integer(iris$Species) %in% fit$pairs[, p]
+    pos <- as.integer(iris$Species)[rows] == fit$pairs[1L, p]
+    f <- dec[rows, p]
+    n1 <- sum(pos)
+    n0 <- sum(!pos)
+    tg <- ifelse(pos, (n1 + 1) / (n1 + 2), 1 / (n0 + 2))
+    nll <- function(ab) {
+      q <- plogis(-(ab[1] * f + ab[2]))
+      -sum(tg * log(q) + (1 - tg) * log(1 - q))
+    }
+    ref <- optim(c(0, 0), nll, method = "BFGS", control = list(reltol = 1e-14))$par
+    got <- fit$calibration$sigmoids[[p]]
+    expect_lt(nll(got), nll(ref) + 1e-6)
+  }
+  pr <- predict(fit, x, type = "prob")
+  expect_equal(unname(rowSums(pr)), rep(1, 150), tolerance = 1e-6)
+  expect_gt(mean(levels(iris$Species)[max.col(pr)] == fit$fitted), 0.95)
+  expect_output(print(fit), "Platt scaling on the training decision values")
+  # two classes: the sigmoid of the one decision value predict() passes
+  y2 <- factor(iris$Species == "setosa", labels = c("other", "setosa"))
+  b <- rff_svm(x[, 1:2], y2, D = 32, seed = 2)
+  f <- predict(b, x[, 1:2], type = "decision")[, 1]
+  ab <- bochner:::platt_fit(f, y2 == "other")
+  expect_equal(b$calibration$sigmoids[[1L]], ab)
+  expect_equal(unname(predict(b, x[, 1:2], type = "prob")[, 1]),
+               plogis(-(ab[["A"]] * f + ab[["B"]])))
+  # probability = TRUE cross-validates them instead
+  cv <- rff_svm(x, iris$Species, D = 64, seed = 1, probability = TRUE)
+  expect_identical(cv$calibration$source, "cross-validation")
+  expect_false(identical(cv$calibration$sigmoids, fit$calibration$sigmoids))
+})
+
+test_that("the default calibration's rows: all up to 50 000, then an even spread, chunk by chunk", {
+  sub <- bochner:::svm_calibration_subset
+  expect_identical(sub(50000), seq_len(50000))
+  s <- sub(120001)
+  expect_identical(s, seq.int(1L, 120001L, by = 3L))
+  expect_lte(length(s), 50000)
+  # the chunks' rows (positions within each chunk) make up the same rows
+  pieces <- c(sub(120001, 1, 40000), 40000 + sub(120001, 40001, 1),
+              40001 + sub(120001, 40002, 80000))
+  expect_identical(as.integer(pieces), s)
 })
 
 test_that("Platt's sigmoid matches a direct maximum-likelihood fit", {
