@@ -4,6 +4,18 @@
 # one-vs-one pairs combined by pairwise coupling, one-vs-rest sigmoids
 # normalised to sum to one.
 
+# The training rows whose own decision values calibrate rff_svm() and
+# rff_ridge() by default (without probability = TRUE): all of them up to
+# calibration_rows, beyond that every s-th, so that data in chunks, whose
+# decision values for every row would not fit in memory, gives the same
+# rows (the rows 'first' to first + count - 1 of 'total').
+calibration_rows <- 50000
+calibration_subset <- function(total, first = 1, count = total) {
+  stride <- max(1, ceiling(total / calibration_rows))
+  g <- first - 1 + seq_len(count)   # the rows' positions among all the fit's rows
+  which((g - 1) %% stride == 0)
+}
+
 # Platt's sigmoid P(y = +1 | f) = 1 / (1 + exp(A f + B)), fitted by the
 # Newton method with backtracking of Lin, Lin and Weng (2007), with Platt's
 # regularised targets, and case weights w in the likelihood.

@@ -60,7 +60,11 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
     fit$rmse <- sqrt(rss / ne$n)
     fit$r.squared <- if (ne$yy > 0) 1 - rss / ne$yy else NA_real_
   } else {
-    fit$accuracy <- chunked_accuracy(fit, x, y, nthreads, what)
+    # one more pass: the training accuracy, and the scores the calibration fits
+    tr <- chunked_training_scores(fit, x, y, st$rows, nthreads, what)
+    fit$accuracy <- tr$correct / tr$n
+    fit$calibration <- ridge_calibration(tr$scores, factor(fit$levels[tr$cls], levels = fit$levels),
+                                         NULL, "training")
   }
   fit
 }

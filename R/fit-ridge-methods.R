@@ -13,7 +13,7 @@
 #'   the predicted values.  For classification, `"class"` (or `"response"`,
 #'   the same) for the predicted classes, `"decision"` for the fitted
 #'   one-hot scores, one column per class, or `"prob"` for the class
-#'   probabilities of a fit with `probability = TRUE`.  The default is
+#'   probabilities (see [rff_ridge()], Details).  The default is
 #'   `"response"`.
 #' @inheritParams predict.rff_svm
 #' @param nthreads Number of threads, see [bochner_threads()].
@@ -34,7 +34,9 @@ predict.rff_ridge <- function(object, newdata,
   }
   check_no_dots(..., .who = "predict()")
   type <- fit_predict_type(object, type, c("response", "class", "decision", "prob"),
-                           if (is.null(object$calibration)) "a fit with probability = TRUE")
+                           if (is.null(object$calibration)) {
+                             "a calibration: refit with this version of bochner"
+                           })
   if (missing(newdata) || is.null(newdata)) {
     return(fit_training_predictions(object, type, c("class", "response")))
   }
@@ -58,7 +60,11 @@ fit_description.rff_ridge <- function(x) {
                                                  nrow(x$path))),
     paste0("  ", kern, if (!is.null(x$scaling)) "; inputs standardised" else ""),
     training_fit_lines(x, sprintf("  training RMSE %.4g, R-squared %.4f on %d rows", x$rmse,
-                                  x$r.squared, x$n)))
+                                  x$r.squared, x$n)),
+    if (!is.null(x$calibration)) {
+      sprintf("  class probabilities: Platt scaling on the %s scores",
+              if (identical(x$calibration$source, "training")) "training" else "leave-one-out")
+    })
 }
 
 #' @export

@@ -262,7 +262,7 @@ cocoa_start_loss <- function(zt, pr, on, w, loss, nthreads) {
 # The last pass on a chunk: its correct training classes, and for the
 # folds the held-out decision values of its rows (from the problems
 # trained without their fold) with their classes, or without probability
-# the decision values of its rows among svm_calibration_subset()'s (the
+# the decision values of its rows among calibration_subset()'s (the
 # chunk's rows are 'first' onwards of 'total').  Frees the chunk's cache.
 svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total, probability,
                                  fold_seed, first) {
@@ -282,7 +282,7 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
               heldout = NULL, cl = NULL, train = NULL, train_cl = NULL)
   if (!probability) {
-    keep <- svm_calibration_subset(total, first, n)
+    keep <- calibration_subset(total, first, n)
     out$train <- dec[keep, , drop = FALSE]
     out$train_cl <- dat$cl[keep]
   }

@@ -274,7 +274,7 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
     }
   }
   if (!probability) {
-    keep <- svm_calibration_subset(nrow(x))
+    keep <- calibration_subset(nrow(x))
     fit$calibration <- svm_calibration(dec[keep, , drop = FALSE], y[keep], weights[keep], fit,
                                        "training")
   }
@@ -295,16 +295,6 @@ svm_calibration <- function(dec, y, weights, fit, source) {
   cal <- calibrate_scores(dec, y, weights, pairs = if (fit$multiclass == "ovo") fit$pairs)
   cal$source <- source
   cal
-}
-
-# The training rows the default calibration fits: all of them up to
-# svm_calibration_rows, beyond that every s-th (the same rows of data in
-# chunks, where the decision values of every row would not fit in memory).
-svm_calibration_rows <- 50000
-svm_calibration_subset <- function(total, first = 1, count = total) {
-  stride <- max(1, ceiling(total / svm_calibration_rows))
-  g <- first - 1 + seq_len(count)   # the rows' positions among all the fit's rows
-  which((g - 1) %% stride == 0)
 }
 
 # The folds whose held-out decision values Platt scaling fits (more with

@@ -249,18 +249,28 @@ chunked_description <- function(object) {
           format(sum(object$chunks$rows), big.mark = ","))
 }
 
-# Training accuracy of a classifier on its chunks: one more pass.
-chunked_accuracy <- function(fit, x, y, nthreads, what) {
-  counts <- chunks_apply(x, accuracy_chunk_task,
-                         list(object = fit, y = y, nthreads = nthreads), what,
-                         combine = chunks_add)
-  counts[1L] / counts[2L]
+# The training accuracy of a classifier fitted on chunks (rows: the rows
+# of each chunk), by one more pass, with the scores (type = "decision") and
+# classes of the rows its default calibration fits (calibration_subset()).
+chunked_training_scores <- function(fit, x, y, rows, nthreads, what) {
+  firsts <- cumsum(c(1, rows))
+  chunks_apply(x, training_scores_chunk_task,
+               list(object = fit, y = y, total = sum(rows), nthreads = nthreads), what,
+               per_chunk = lapply(seq_along(rows), function(i) list(first = firsts[i])),
+               combine = function(acc, p, i) {
+                 if (is.null(acc)) return(p)
+                 list(correct = acc$correct + p$correct, n = acc$n + p$n,
+                      scores = rbind(acc$scores, p$scores), cls = c(acc$cls, p$cls))
+               })
 }
 
-accuracy_chunk_task <- function(raw, i, object, y, nthreads) {
+training_scores_chunk_task <- function(raw, i, object, y, total, nthreads, first) {
   xy <- chunk_xy(raw, y, object$input$names)
-  pred <- stats::predict(object, xy$x, type = "class", nthreads = nthreads)
-  c(sum(as.character(pred) == as.character(xy$y)), length(pred))
+  dec <- stats::predict(object, xy$x, type = "decision", nthreads = nthreads)
+  cls <- match(as.character(xy$y), object$levels)
+  keep <- calibration_subset(total, first, nrow(dec))
+  list(correct = sum(max.col(dec, ties.method = "first") == cls), n = nrow(dec),
+       scores = dec[keep, , drop = FALSE], cls = cls[keep])
 }
 
 # ---------------------------------------------------------------------------

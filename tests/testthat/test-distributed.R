@@ -52,6 +52,11 @@ test_that("ridge on chunks is the in-memory ridge fit, to rounding", {
   expect_equal(unlist(lapply(predict(ch, data_chunks(cl)), as.character)),
                as.character(unname(mem$fitted)))
   expect_output(print(ch), "training accuracy")
+  # the default calibration: the sigmoids of the same training scores
+  expect_identical(ch$calibration$source, "training")
+  expect_equal(ch$calibration$sigmoids, mem$calibration$sigmoids, tolerance = 1e-6)
+  xa <- as.matrix(allc[c("a", "b")])
+  expect_equal(predict(ch, xa, type = "prob"), predict(mem, xa, type = "prob"), tolerance = 1e-6)
 })
 
 test_that("ridge on chunks chooses lambda as in memory: GCV, leave-one-out and auto", {

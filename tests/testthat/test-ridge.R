@@ -195,6 +195,38 @@ test_that("ridge leave-one-out scores match refitting without the row", {
   }
   p <- predict(fit, x, type = "prob")
   expect_equal(unname(rowSums(p)), rep(1, 150))
+  expect_identical(fit$calibration$source, "leave-one-out")
+  expect_output(print(fit), "Platt scaling on the leave-one-out scores")
+})
+
+test_that("a default classification's probabilities are Platt's sigmoids of its training scores", {
+  x <- as.matrix(iris[, 1:4])
+  fit <- rff_ridge(x, iris$Species, D = 30, seed = 1)
+  expect_identical(fit$calibration$source, "training")
+  expect_output(print(fit), "Platt scaling on the training scores")
+  sc <- predict(fit, x, type = "decision")
+  for (c in 1:3) {
+    pos <- as.integer(iris$Species) == c
+    f <- sc[, c]
+    tg <- ifelse(pos, (sum(pos) + 1) / (sum(pos) + 2), 1 / (sum(!pos) + 2))
+    nll <- function(ab) {
+      q <- plogis(-(ab[1] * f + ab[2]))
+      -sum(tg * log(q) + (1 - tg) * log(1 - q))
+    }
+    ref <- optim(c(0, 0), nll, method = "BFGS", control = list(reltol = 1e-14))$par
+    expect_lt(nll(fit$calibration$sigmoids[[c]]), nll(ref) + 1e-6)
+  }
+  p <- predict(fit, x, type = "prob")
+  expect_equal(unname(rowSums(p)), rep(1, 150))
+  # case weights: rows of weight 0 play no part in the sigmoids
+  w <- rep(c(1, 0), 75)
+  fw <- rff_ridge(x, iris$Species, D = 30, seed = 1, weights = w, lambda = 0.01)
+  sw <- predict(fw, x, type = "decision")[w > 0, ]
+  expect_equal(fw$calibration$sigmoids,
+               bochner:::calibrate_scores(sw, iris$Species[w > 0])$sigmoids)
+  old <- fit
+  old$calibration <- NULL
+  expect_error(predict(old, x, type = "prob"), "'type'.*refit")
 })
 
 test_that("the default bandwidth is the median heuristic in the code, the help and print()", {

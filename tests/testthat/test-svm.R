@@ -448,7 +448,7 @@ test_that("a default fit's probabilities are Platt's sigmoids of its training de
 })
 
 test_that("the default calibration's rows: all up to 50 000, then an even spread, chunk by chunk", {
-  sub <- bochner:::svm_calibration_subset
+  sub <- bochner:::calibration_subset
   expect_identical(sub(50000), seq_len(50000))
   s <- sub(120001)
   expect_identical(s, seq.int(1L, 120001L, by = 3L))
