@@ -42,27 +42,31 @@ falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling,
   mc <- if (is.matrix(m)) nrow(m) else min(m, n)
   check_memory(list("the centres' factor, its inverse and their copies" = c(4 * mc, mc),
                     "the normal equations and their reduction" = c(3 * mc, mc),
-                    "the features of a block of rows" = c(ridge_block_rows(n, mc), mc),
+                    "the features of the rows, and a block's copy" = c(2 * n, mc),
                     "the scaled data and the scores" = c(n, ncol(xs) + 3 * ncol(Y))),
                "falkon()", "m", advice = "use fewer centres")
   centres <- falkon_centres(m, xs, seq_len(n), kernel, landmarks, scaling, nthreads)
   map <- falkon_loo_map(kernel, centres, landmarks, nthreads)
+  # the features once (n x m, at most loo_rows x m), for the normal equations, the
+  # path, the scores and the leave-one-out values alike
+  Z <- transform_features(map, xs, nthreads)
+  held <- held_features(map$n_features)
   weights <- if (all(w == 1)) NULL else w
-  sys <- if (n >= map$n_features) ridge_primal_system(map, xs, Y, weights, nthreads)
-         else ridge_dual_system(map, xs, Y, weights, nthreads)
+  sys <- if (n >= map$n_features) ridge_primal_system(held, Z, Y, weights, nthreads)
+         else ridge_dual_system(held, Z, Y, weights, nthreads)
   rows <- ridge_rows(n, weights)
-  chosen <- ridge_choose(sys, "auto", "loo", ridge_loo_source(sys, map, xs, Y, weights, nthreads),
+  chosen <- ridge_choose(sys, "auto", "loo", ridge_loo_source(sys, held, Z, Y, weights, nthreads),
                          weights, nthreads, rows,
                          who = c(fun = "falkon", size = "fewer centres (m)"))
   sol <- ridge_solve(sys, rows * chosen$lambda, nthreads)
-  scores <- feature_decision(map, xs, sol$beta, sol$intercept, nthreads)
+  scores <- feature_decision(held, Z, sol$beta, sol$intercept, nthreads)
   calibration <- if (!is.null(cls)) {
     penalty <- rows * chosen$lambda
     # more centres given than rows: the dual system, whose leverages come from its n x n
     # inverse (rff_ridge()'s way)
     loo <- if (sys$side == "primal") {
-      ridge_loo_values(chosen$spec, sys, penalty, map, xs, Y, weights, nthreads)
-    } else ridge_loo_scores(sys, penalty, scores, Y, map, xs, weights, nthreads)
+      ridge_loo_values(chosen$spec, sys, penalty, held, Z, Y, weights, nthreads)
+    } else ridge_loo_scores(sys, penalty, scores, Y, held, Z, weights, nthreads)
     softmax_calibration(loo, cls, w, levels)
   }
   list(alpha = .Call(C_matprod, map$normalization, sol$beta, nthreads),

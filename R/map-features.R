@@ -287,6 +287,17 @@ transform_features <- function(map, x, nthreads) {
   UseMethod("transform_features")
 }
 
+# Features computed once and held: the rows passed to the helpers that take
+# a map and rows are then the n x nf feature matrix itself.  For a fit that
+# would otherwise compute the same features once per helper
+# (falkon_fit_loo(): four times, half of its time on 2000 rows).
+held_features <- function(nf) {
+  structure(list(n_features = as.integer(nf)), class = c("held_features", "random_features"))
+}
+
+#' @export
+transform_features.held_features <- function(map, x, nthreads) x
+
 #' @export
 transform_features.fourier_features <- function(map, x, nthreads) {
   .Call(C_rff_transform, x, map$omega, map$phase, map$scale, FALSE, nthreads)

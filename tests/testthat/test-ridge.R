@@ -199,6 +199,21 @@ test_that("ridge leave-one-out scores match refitting without the row", {
   expect_output(print(fit), "Platt scaling on the leave-one-out scores")
 })
 
+test_that("held features (computed once) give the helpers' results of the map and rows", {
+  x <- as.matrix(iris[, 1:4])
+  Y <- outer(as.integer(iris$Species), 1:3, "==") * 1
+  map <- nystrom_features(x, gaussian_kernel(1), m = 20, seed = 1)
+  Z <- predict(map, x)
+  held <- bochner:::held_features(map$n_features)
+  expect_identical(bochner:::transform_features(held, Z, 1L), Z)
+  a <- bochner:::ridge_primal_system(map, x, Y, NULL, 1L)
+  b <- bochner:::ridge_primal_system(held, Z, Y, NULL, 1L)
+  expect_identical(a, b)
+  beta <- matrix(rnorm(60), 20)
+  expect_identical(bochner:::feature_decision(map, x, beta, 1:3, 1L),
+                   bochner:::feature_decision(held, Z, beta, 1:3, 1L))
+})
+
 test_that("a default classification's probabilities are Platt's sigmoids of its training scores", {
   x <- as.matrix(iris[, 1:4])
   fit <- rff_ridge(x, iris$Species, D = 30, seed = 1)
