@@ -55,26 +55,23 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
   firsts <- cumsum(c(1, st$rows))
   fin <- chunks_apply(x, svm_final_chunk_task,
                       list(y = y, fit = fit, spec = spec, w = sol$w, token = token,
-                           nthreads = nthreads, total = sum(st$rows), probability = a$probability),
+                           nthreads = nthreads, total = sum(st$rows)),
                       what, per_chunk = lapply(seq_along(x), function(i) {
                         list(fold_seed = out$fold_seeds[i], first = firsts[i])
                       }),
                       combine = svm_final_combine)
   fit$accuracy <- fin$correct / fin$n
-  if (spec$nfolds > 0L) {
-    yf <- factor(lev[fin$cl], levels = lev)
-    if (a$cross > 0L) {
-      fit$cross <- a$cross
-      held <- if (spec$k == 2L) cbind(fin$heldout, -fin$heldout) else fin$heldout
-      fit$cross_accuracy <- mean(svm_classes(fit, held) == yf)
-    }
-    if (a$probability) {
-      fit$calibration <- svm_calibration(fin$heldout, yf, NULL, fit, "cross-validation")
-    }
+  yf <- factor(lev[fin$cl], levels = lev)   # the folds' rows' classes (none without folds)
+  if (a$cross > 0L) {
+    fit$cross <- a$cross
+    held <- if (spec$k == 2L) cbind(fin$heldout, -fin$heldout) else fin$heldout
+    fit$cross_accuracy <- mean(svm_classes(fit, held) == yf)
   }
-  if (!a$probability) {
-    fit$calibration <- svm_calibration(fin$train, factor(lev[fin$train_cl], levels = lev), NULL,
-                                       fit, "training")
+  # as in memory: the folds' held-out values where there are folds, else the training rows'
+  fit$calibration <- if (spec$nfolds > 0L) {
+    svm_calibration(fin$heldout, yf, NULL, fit, spec$nfolds)
+  } else {
+    svm_calibration(fin$train, factor(lev[fin$train_cl], levels = lev), NULL, fit, 0L)
   }
   if (!all(sol$converged)) {
     warning(sprintf(paste0("rff_svm: %d rounds over the chunks did not bring the relative ",
@@ -261,11 +258,11 @@ cocoa_start_loss <- function(zt, pr, on, w, loss, nthreads) {
 
 # The last pass on a chunk: its correct training classes, and for the
 # folds the held-out decision values of its rows (from the problems
-# trained without their fold) with their classes, or without probability
-# the decision values of its rows among calibration_subset()'s (the
-# chunk's rows are 'first' onwards of 'total').  Frees the chunk's cache.
-svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total, probability,
-                                 fold_seed, first) {
+# trained without their fold) with their classes, or without folds the
+# decision values of its rows among calibration_subset()'s (the chunk's
+# rows are 'first' onwards of 'total').  Frees the chunk's cache.
+svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total, fold_seed,
+                                 first) {
   dat <- svm_chunk_data(raw, i, y, fit$input$names, fit$map, fit$scaling, fit$levels, spec,
                         fold_seed, token, nthreads)
   chunk_cache_release(token, i)
@@ -281,7 +278,7 @@ svm_final_chunk_task <- function(raw, i, y, fit, spec, w, token, nthreads, total
   if (fit$k == 2L) dec <- cbind(dec, -dec)
   out <- list(correct = sum(as.integer(svm_classes(fit, dec)) == dat$cl), n = n,
               heldout = NULL, cl = NULL, train = NULL, train_cl = NULL)
-  if (!probability) {
+  if (spec$nfolds == 0L) {
     keep <- calibration_subset(total, first, n)
     out$train <- dec[keep, , drop = FALSE]
     out$train_cl <- dat$cl[keep]

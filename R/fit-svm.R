@@ -41,7 +41,9 @@
 #' nothing more.  With `probability = TRUE`, as libsvm and
 #' `ksvm(prob.model = TRUE)` do, the binary problems are also solved on 5
 #' stratified folds (or `cross` folds) and the sigmoids fitted to the
-#' held-out decision values, for 1.4 to 4 times the fit's time.  At the
+#' held-out decision values, for 1.6 to 3.1 times the fit's time (with
+#' `cross = k` alone, the sigmoids are fitted to those folds' held-out
+#' values, which the fit computes anyway).  At the
 #' default cost the two are close: on the bench's seven classification sets
 #' the training values' test log-loss is within 0-9 % of the folds' (Shuttle
 #' 0.016 against 0.012), below `ksvm(prob.model = TRUE)`'s on five; with a
@@ -263,37 +265,36 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
   names(fit$fitted) <- rownames(x)
   fit$accuracy <- mean(fit$fitted == y)
   fit$call <- generic_call(match.call())
-  if (!is.null(out$cv)) {
-    if (cross > 0L) {
-      cv_class <- svm_classes(fit, out$cv)
-      fit$cross <- cross
-      fit$cross_accuracy <- mean(cv_class == y)
-    }
-    if (probability) {
-      fit$calibration <- svm_calibration(out$cv, y, weights, fit, "cross-validation")
-    }
+  if (cross > 0L) {
+    fit$cross <- cross
+    fit$cross_accuracy <- mean(svm_classes(fit, out$cv) == y)
   }
-  if (!probability) {
+  # the folds' held-out decision values where the fit has them (probability,
+  # or 'cross' alone), else the training rows'
+  fit$calibration <- if (!is.null(out$cv)) {
+    svm_calibration(out$cv, y, weights, fit, nfolds)
+  } else {
     keep <- calibration_subset(nrow(x))
-    fit$calibration <- svm_calibration(dec[keep, , drop = FALSE], y[keep], weights[keep], fit,
-                                       "training")
+    svm_calibration(dec[keep, , drop = FALSE], y[keep], weights[keep], fit, 0L)
   }
   svm_warn_convergence(fit, res$converged[main], max_iter, tol)
   fit
 }
 
 # Platt's sigmoids of a fit from decision values of its training rows:
-# held out by the folds ('source' "cross-validation", probability = TRUE),
-# or the fit's own ("training", the default: free, the fit computes them
-# for its fitted classes).  On the bench's classification sets at the
-# default cost the training values' log-loss is within 0-9 % of five
-# folds' (Shuttle 0.016 against 0.012); at cost = 100 it is up to 1.7 times
+# held out by 'nfolds' folds ('source' "cross-validation", with
+# probability = TRUE or 'cross'), or with nfolds = 0 the fit's own
+# ("training", the default: free, the fit computes them for its fitted
+# classes).  On the bench's classification sets at the default cost the
+# training values' log-loss is within 0-9 % of five folds' (Shuttle 0.016
+# against 0.012); at cost = 100 it is up to 1.7 times
 # (bench/investigations/svm-probabilities.md).  Binary fits calibrate the
 # one decision value that predict() passes.
-svm_calibration <- function(dec, y, weights, fit, source) {
+svm_calibration <- function(dec, y, weights, fit, nfolds) {
   if (fit$k == 2L) dec <- dec[, 1L, drop = FALSE]
   cal <- calibrate_scores(dec, y, weights, pairs = if (fit$multiclass == "ovo") fit$pairs)
-  cal$source <- source
+  cal$source <- if (nfolds > 0L) "cross-validation" else "training"
+  cal$folds <- nfolds
   cal
 }
 
@@ -398,8 +399,11 @@ fit_description.rff_svm <- function(x) {
     if (identical(x$calibration$source, "training")) {
       "  class probabilities: Platt scaling on the training decision values"
     } else if (!is.null(x$calibration)) {
-      sprintf("  class probabilities: Platt scaling on %d-fold decision values",
-              svm_nfolds(TRUE, if (is.null(x$cross)) 0L else x$cross))
+      # (a fit saved before calibrations held their fold count had probability = TRUE)
+      folds <- if (is.null(x$calibration$folds)) {
+        svm_nfolds(TRUE, if (is.null(x$cross)) 0L else x$cross)
+      } else x$calibration$folds
+      sprintf("  class probabilities: Platt scaling on %d-fold decision values", folds)
     })
 }
 

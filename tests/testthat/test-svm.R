@@ -445,6 +445,10 @@ test_that("a default fit's probabilities are Platt's sigmoids of its training de
   cv <- rff_svm(x, iris$Species, D = 64, seed = 1, probability = TRUE)
   expect_identical(cv$calibration$source, "cross-validation")
   expect_false(identical(cv$calibration$sigmoids, fit$calibration$sigmoids))
+  # and 'cross' alone calibrates on its folds, which the fit solves anyway
+  c3 <- rff_svm(x, iris$Species, D = 64, seed = 1, cross = 3)
+  expect_identical(c3$calibration$folds, 3L)
+  expect_output(print(c3), "Platt scaling on 3-fold decision values")
 })
 
 test_that("the default calibration's rows: all up to 50 000, then an even spread, chunk by chunk", {
