@@ -87,7 +87,7 @@
 #' training rows' scores (all of them up to 50 000 rows, an even spread of
 #' 50 000 beyond), which costs nothing more.  `probability = TRUE` fits
 #' them to the exact leave-one-out scores at the chosen \eqn{\lambda}
-#' instead, which takes the diagonal of the hat matrix: 2.6 to 5.1 times
+#' instead, which takes the diagonal of the hat matrix: 2.7 to 5.4 times
 #' the fit's time on the bench's sets.  With \eqn{\lambda} chosen from the
 #' data the two are close (test log-loss within 2.6 % on five of seven bench
 #' sets; DNA 12 % higher from the training scores, Shuttle 3.7 times lower,

@@ -41,7 +41,7 @@
 #' nothing more.  With `probability = TRUE`, as libsvm and
 #' `ksvm(prob.model = TRUE)` do, the binary problems are also solved on 5
 #' stratified folds (or `cross` folds) and the sigmoids fitted to the
-#' held-out decision values, for 1.6 to 3.1 times the fit's time (with
+#' held-out decision values, for 1.4 to 3.9 times the fit's time (with
 #' `cross = k` alone, the sigmoids are fitted to those folds' held-out
 #' values, which the fit computes anyway).  At the
 #' default cost the two are close: on the bench's seven classification sets

@@ -40,6 +40,29 @@ bench_logloss <- function(p, y) {
   p <- as.matrix(p)[, levels(y), drop = FALSE]
   -mean(log(pmax(p[cbind(seq_along(y), as.integer(y))], 1e-15)))
 }
+# a reliability table of class probabilities p (one column per level of the
+# test classes y): rows binned by the probability of the predicted class, its
+# mean (predicted) against the fraction classified correctly (observed)
+bench_reliability <- function(p, y) {
+  conf <- apply(p, 1L, max)
+  right <- colnames(p)[max.col(p, ties.method = "first")] == as.character(y)
+  bin <- cut(conf, c(0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1), include.lowest = TRUE)
+  r <- stats::aggregate(data.frame(predicted = conf, observed = right), list(bin = bin), mean)
+  r$rows <- as.vector(table(bin)[as.character(r$bin)])
+  r
+}
+# the page section of reliability tables (a named list of bench_reliability(), one
+# per set) of the machine 'who'
+bench_reliability_md <- function(reliab, who) {
+  out <- c(sprintf("## Reliability of %s", who), "",
+           "Rows binned by the probability of the predicted class: its mean (predicted)",
+           "against the fraction classified correctly (observed).", "")
+  for (s in names(reliab)) {
+    out <- c(out, paste0("**", s, "**"), "", knitr::kable(reliab[[s]], format = "pipe", digits = 3),
+             "")
+  }
+  out
+}
 # one row of a classification table (the probability investigations): test
 # accuracy, log-loss (prob NULL: none) and seconds of the fit on set `set`
 bench_class_row <- function(set, d, method, pred, prob, seconds) {

@@ -30,14 +30,7 @@ for (name in sets) {
     f <- timed(falkon(d$xtr, d$ytr, loss = loss, seed = 1))
     p <- predict(f$v, d$xte, type = "prob")
     add(sprintf("falkon(loss = \"%s\")", loss), predict(f$v, d$xte, type = "class"), p, f$s)
-    if (loss == "squared") {
-      conf <- apply(p, 1L, max)
-      right <- colnames(p)[max.col(p, ties.method = "first")] == as.character(d$yte)
-      bin <- cut(conf, c(0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1), include.lowest = TRUE)
-      r <- aggregate(data.frame(predicted = conf, observed = right), list(bin = bin), mean)
-      r$rows <- as.vector(table(bin)[as.character(r$bin)])
-      reliab[[name]] <- r
-    }
+    if (loss == "squared") reliab[[name]] <- bench_reliability(p, d$yte)
   }
   if (bench_have("kernlab")) {
     for (C in c(1, 10)) {
@@ -71,11 +64,6 @@ for (s in unique(tab$set)) {
   b <- tab$logloss[tab$set == s & tab$method == "ksvm(C = 1, prob.model = TRUE)"]
   if (length(b)) out <- c(out, sprintf("- %s: %.3f", s, a / b))
 }
-out <- c(out, "", "## Reliability of the default falkon (squared loss)", "",
-         "Rows binned by the probability of the predicted class: its mean (predicted)",
-         "against the fraction classified correctly (observed).", "")
-for (s in names(reliab)) {
-  out <- c(out, paste0("**", s, "**"), "", knitr::kable(reliab[[s]], format = "pipe", digits = 3), "")
-}
+out <- c(out, "", bench_reliability_md(reliab, "the default falkon (squared loss)"))
 writeLines(out, "bench/investigations/probabilities.md")
 cat(out, sep = "\n")

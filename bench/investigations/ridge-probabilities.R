@@ -16,6 +16,7 @@ source("bench/harness/harness.R")
 options(bochner.threads = 2)
 sets <- c("Vehicle", "Vowel", "DNA", "Satellite", "spam", "Shuttle", "Letter")
 rows <- list()
+reliab <- list()
 start_load <- bench_load()
 for (name in sets) {
   d <- bench_set(name)
@@ -29,6 +30,7 @@ for (name in sets) {
   }
   t0 <- bench_time(function() f0 <<- fit(FALSE))$elapsed
   add("rff_ridge(), training scores", f0, t0)
+  reliab[[name]] <- bench_reliability(predict(f0, d$xte, type = "prob"), d$yte)
   t1 <- bench_time(function() f1 <<- fit(TRUE))$elapsed
   add("rff_ridge(probability = TRUE), leave-one-out scores", f1, t1)
 }
@@ -45,5 +47,6 @@ md <- c(bench_page_head("Where should rff_ridge()'s Platt sigmoids come from?",
                       "The leave-one-out scores cost %.2f-%.2fx the default fit."),
                 paste(names(ratio), ratio, sep = " ", collapse = ", "),
                 min(loo$x_plain), max(loo$x_plain)))
+md <- c(md, "", bench_reliability_md(reliab, "the default rff_ridge() (training scores)"))
 writeLines(md, "bench/investigations/ridge-probabilities.md")
 print(tab)

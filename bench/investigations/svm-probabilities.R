@@ -22,6 +22,7 @@ source("bench/harness/harness.R")
 options(bochner.threads = 2)
 sets <- c("Vehicle", "Vowel", "DNA", "Satellite", "spam", "Shuttle", "Letter")
 rows <- list()
+reliab <- list()
 ns <- asNamespace("bochner")
 set_folds <- function(k) {
   unlockBinding("svm_probability_folds", ns)
@@ -35,8 +36,9 @@ for (name in sets) {
   if (name == "Shuttle") d <- bench_slice(d, 15000L)
   add <- function(method, pred, prob, s) rows[[length(rows) + 1L]] <<- bench_class_row(name, d, method, pred, prob, s)
   t0 <- bench_time(function() f0 <<- rff_svm(d$xtr, d$ytr, seed = 1))$elapsed
-  add("rff_svm(), training decision values", predict(f0, d$xte), predict(f0, d$xte, type = "prob"),
-      t0)
+  p0 <- predict(f0, d$xte, type = "prob")
+  add("rff_svm(), training decision values", predict(f0, d$xte), p0, t0)
+  reliab[[name]] <- bench_reliability(p0, d$yte)
   for (k in c(2L, 3L, 5L)) {
     set_folds(k)
     t <- bench_time(function() f <<- rff_svm(d$xtr, d$ytr, seed = 1, probability = TRUE))$elapsed
@@ -100,6 +102,7 @@ md <- c(md, "", "## Larger costs and D", "",
                 min(tab2$ratio[tab2$cost == 1]), max(tab2$ratio[tab2$cost == 1]),
                 min(tab2$ratio[tab2$cost == 10]), max(tab2$ratio[tab2$cost == 10]),
                 min(tab2$ratio[tab2$cost == 100]), max(tab2$ratio[tab2$cost == 100])))
+md <- c(md, "", bench_reliability_md(reliab, "the default rff_svm() (training decision values)"))
 writeLines(md, "bench/investigations/svm-probabilities.md")
 print(tab)
 print(tab2)
