@@ -67,27 +67,30 @@ platt_fit <- function(f, positive, w = NULL) {
 
 platt_apply <- function(ab, f) stats::plogis(-(f * ab[["A"]] + ab[["B"]]))
 
-# A calibration from held-out scores: for two classes one sigmoid of
+# A calibration from scores of training rows (held out, or the fit's own:
+# 'source', which print() names): for two classes one sigmoid of
 # s[, 1] - s[, 2] (or of the one decision value); for more, one sigmoid per
 # one-vs-rest column, or per one-vs-one pair (pairs: a 2-row matrix of
 # class indices, the first the positive one).
-calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL) {
+calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL, source = NULL) {
   lev <- levels(y)
   k <- length(lev)
   yi <- as.integer(y)
-  if (k == 2L) {
+  cal <- if (k == 2L) {
     f <- if (ncol(scores) == 1L) scores[, 1L] else scores[, 1L] - scores[, 2L]
-    return(list(type = "binary", levels = lev, sigmoids = list(platt_fit(f, yi == 1L, weights))))
-  }
-  if (is.null(pairs)) {
+    list(type = "binary", levels = lev, sigmoids = list(platt_fit(f, yi == 1L, weights)))
+  } else if (is.null(pairs)) {
     sig <- lapply(seq_len(k), function(c) platt_fit(scores[, c], yi == c, weights))
-    return(list(type = "ovr", levels = lev, sigmoids = sig))
+    list(type = "ovr", levels = lev, sigmoids = sig)
+  } else {
+    sig <- lapply(seq_len(ncol(pairs)), function(p) {
+      rows <- yi == pairs[1L, p] | yi == pairs[2L, p]
+      platt_fit(scores[rows, p], yi[rows] == pairs[1L, p], weights[rows])
+    })
+    list(type = "ovo", levels = lev, sigmoids = sig, pairs = pairs)
   }
-  sig <- lapply(seq_len(ncol(pairs)), function(p) {
-    rows <- yi == pairs[1L, p] | yi == pairs[2L, p]
-    platt_fit(scores[rows, p], yi[rows] == pairs[1L, p], weights[rows])
-  })
-  list(type = "ovo", levels = lev, sigmoids = sig, pairs = pairs)
+  cal$source <- source
+  cal
 }
 
 # A multinomial calibration of k score columns (falkon's one-hot or

@@ -63,8 +63,8 @@ rff_ridge.data_chunks <- function(x, y, kernel = gaussian_kernel("median"), D = 
     # one more pass: the training accuracy, and the scores the calibration fits
     tr <- chunked_training_scores(fit, x, y, st$rows, nthreads, what)
     fit$accuracy <- tr$correct / tr$n
-    fit$calibration <- ridge_calibration(tr$scores, factor(fit$levels[tr$cls], levels = fit$levels),
-                                         NULL, "training")
+    fit$calibration <- calibrate_scores(tr$scores, factor(fit$levels[tr$cls], levels = fit$levels),
+                                        source = "training")
   }
   fit
 }

@@ -235,23 +235,15 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
     fit$accuracy <- mean(fit$fitted == resp$y)
     fit$calibration <- if (probability) {
       loo <- ridge_loo_scores(sys, rows * lambda, fitted, resp$Y, map, xs, weights, nthreads)
-      ridge_calibration(loo, resp$y, weights, "leave-one-out")
+      calibrate_scores(loo, resp$y, weights, source = "leave-one-out")
     } else {
       keep <- calibration_subset(n)
-      ridge_calibration(fitted[keep, , drop = FALSE], resp$y[keep], weights[keep], "training")
+      calibrate_scores(fitted[keep, , drop = FALSE], resp$y[keep], weights[keep],
+                       source = "training")
     }
   }
   fit$call <- generic_call(match.call())
   fit
-}
-
-# Platt's sigmoids of a classification from scores of its training rows:
-# their exact leave-one-out scores ('source' "leave-one-out", probability =
-# TRUE) or the fit's own ("training", the default).
-ridge_calibration <- function(scores, y, weights, source) {
-  cal <- calibrate_scores(scores, y, weights)
-  cal$source <- source
-  cal
 }
 
 #' @rdname formula_interface

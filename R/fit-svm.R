@@ -292,8 +292,8 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
 # one decision value that predict() passes.
 svm_calibration <- function(dec, y, weights, fit, nfolds) {
   if (fit$k == 2L) dec <- dec[, 1L, drop = FALSE]
-  cal <- calibrate_scores(dec, y, weights, pairs = if (fit$multiclass == "ovo") fit$pairs)
-  cal$source <- if (nfolds > 0L) "cross-validation" else "training"
+  cal <- calibrate_scores(dec, y, weights, pairs = if (fit$multiclass == "ovo") fit$pairs,
+                          source = if (nfolds > 0L) "cross-validation" else "training")
   cal$folds <- nfolds
   cal
 }
