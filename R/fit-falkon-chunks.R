@@ -140,9 +140,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   # the learned kernel and lambda (tune) on the rows the in-memory fit
   # draws, one length scale per input folded into the standardisation
   seed <- falkon_tune_seed(seed, tune)
+  loo <- falkon_loo_applies(n, loss, lambda, iter, control)
   fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, iter, m, control, seed,
-                           info$levels, y)
-  loo <- falkon_loo_applies(n, loss, lambda, iter, control, tune)
+                           info$levels, y, loo)
   fit_at <- function(k) {
     falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads, loo)
   }

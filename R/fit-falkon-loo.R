@@ -19,16 +19,17 @@
 # Evidence: bench/investigations/falkon-small.md.
 
 # Whether falkon_fit_loo() fits: the squared loss with lambda and iter to
-# choose and no tune (a learned kernel keeps the held-out slice that judges
-# it), on at most control$loo_rows rows, or on too few to hold a slice out
-# (up to falkon_loo_max_rows; beyond, with a tiny control$validation or
-# max_validation, the fixed fallback lambda stays).  In memory and on
+# choose, on at most control$loo_rows rows, or on too few to hold a slice
+# out (up to falkon_loo_max_rows; beyond, with a tiny control$validation or
+# max_validation, the fixed fallback lambda stays).  A learned kernel
+# (tune) is then learned on every row and judged against the rule's by the
+# two fits' leave-one-out errors (falkon_keep_better()).  In memory and on
 # chunks alike.
-falkon_loo_applies <- function(n, loss, lambda, iter, control, tune) {
+falkon_loo_applies <- function(n, loss, lambda, iter, control) {
   nv <- falkon_validation_rows(n, control)
   few <- (nv < falkon_min_validation || n - nv < falkon_min_validation) &&
     n <= falkon_loo_max_rows
-  tune == "none" && loss == "squared" && identical(lambda, "auto") &&
+  loss == "squared" && identical(lambda, "auto") &&
     identical(iter, "auto") && (few || n <= control$loo_rows)
 }
 falkon_loo_max_rows <- 2000
@@ -73,7 +74,10 @@ falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling,
        offset = sol$intercept,
        prep = list(centres = centres, kernel = kernel, m = nrow(centres)),
        lambda = chosen$lambda, iter = NA_integer_, steps = NULL, validation = chosen$path,
-       n_train = n, scores = scores, calibration = calibration)
+       n_train = n, scores = scores, calibration = calibration,
+       # the mean squared leave-one-out residual at the chosen lambda: what
+       # falkon_keep_better() compares between a learned kernel and the rule's
+       heldout_loss = chosen$path$loo[attr(chosen$path, "chosen")])
 }
 
 # Whether a fit's validation path is falkon_fit_loo()'s (lambda, df, loo).

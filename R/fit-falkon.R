@@ -79,8 +79,7 @@
 #' own that long leaves the passes): the fit kept is the
 #' best (iteration, \eqn{\lambda}) on that slice, trained on the other
 #' rows.  On at most `control$loo_rows` rows (2000; and wherever the
-#' slice would hold fewer than 10 rows) the squared loss without `tune`
-#' (a learned kernel keeps its slice, which judges it) instead chooses
+#' slice would hold fewer than 10 rows) the squared loss instead chooses
 #' \eqn{\lambda} by exact leave-one-out over all the rows, as [rff_ridge()]
 #' does, on the centres' features \eqn{K_{nm} T^{-1}} (\eqn{T} the
 #' Cholesky factor of \eqn{K_{mm}}; \eqn{\alpha = T^{-1}\beta} for their
@@ -147,7 +146,15 @@
 #' log-loss, as the fit chooses \eqn{\lambda}; a tie to the learned kernel)
 #' is kept, and `tuning$heldout` gives both.  A few hundred centres can
 #' favour length scales that lose at the fit's \eqn{m}; the judgement costs
-#' a second fit.
+#' a second fit.  A fit that chooses \eqn{\lambda} by leave-one-out (at
+#' most `control$loo_rows` rows, above) has no slice: the tuning learns on
+#' every row, and the two fits' mean squared leave-one-out residuals judge
+#' (a slice of a few dozen rows had let learned scales through that lost:
+#' Ionosphere's test error 9.5 % against the rule's 3.6 %).  Below 1500
+#' rows, where no fifth is left to check one scale per input, those are
+#' learned only with at least 20 rows per input; with fewer they fit the
+#' cross-validated objective's noise (Ionosphere, Sonar), and one scale
+#' is learned.
 #' `"auto"` is `"ard"` for the Gaussian and Matérn kernels and nothing for
 #' the others.  The kernel's roughness can matter as much as its scales: on
 #' a 25 000-row spatio-temporal set (ocean temperature against longitude,
@@ -155,12 +162,14 @@
 #' with learned scales ends 25 % above a Vecchia GP's test RMSE, and
 #' `kernel = matern_kernel("median", nu = 1/2), tune = "ard", m = 10000`
 #' 5-8 % above it, at 0.11-0.12 times its time;
-#' `"none"` (the default) fits at the kernel as given.  On the twelve sets of
-#' `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error by
-#' 10 % or more on seven and is worse on the mean on none, but the learning
-#' and its judgement (a second fit) take 1.8-3.8 times the CPU time where a
-#' default fit takes over two seconds (6.3 on Friedman 1's one-second fits),
-#' and at \eqn{n = 10^6}, \eqn{d = 20},
+#' `"none"` (the default) fits at the kernel as given.  On the fifteen sets
+#' of `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error
+#' by 10 % or more on five (Friedman 1, Vehicle, Vowel, Shuttle, Letter:
+#' 10-33 %), by 0-8 % on nine, and is worse on the mean only on Glass (0.6
+#' point: two of its 64 test rows on one split of five); the learning and
+#' its judgement (a second fit) take 1.4-3.2 times the CPU time where a
+#' default fit takes over two seconds (up to 27 times on the small sets,
+#' under a second), and at \eqn{n = 10^6}, \eqn{d = 20},
 #' \eqn{m = 10^4} 250 s and 2.5 GB beyond the data against 115-131 s and
 #' 1.4-1.5 GB, for test RMSE 0.507 against 0.518 (noise 0.5; 2 cores): so it
 #' is asked for, not the default.  The result is kept as
@@ -232,7 +241,8 @@
 #'   used, `check`, the first stage's held-out squared error of each
 #'   candidate (`iso`, `ard`, `rule`) on the fifth its optimisation did not
 #'   see (from 1500 rows), and `heldout`, the mean held-out loss of the
-#'   `rule`'s fit and the `learned` kernel's (when both were fitted).
+#'   `rule`'s fit and the `learned` kernel's (when both were fitted; on a
+#'   small set their mean squared leave-one-out residuals).
 #' @seealso [predict.falkon()], [rff_ridge()], [nystrom_features()].
 #' @examples
 #' set.seed(1)
@@ -281,13 +291,13 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   seed <- falkon_tune_seed(seed, tune)
+  # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R)
+  loo <- falkon_loo_applies(n, loss, lambda, iter, control)
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
   fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, iter, resp$Y, m, control, seed,
-                          nthreads)
+                          nthreads, loo)
   xs <- NULL   # each kernel's fit holds its own scaled rows
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
-  # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R)
-  loo <- falkon_loo_applies(n, loss, lambda, iter, control, tune)
   fit_at <- function(k) {
     falkon_fit_memory(k, resp, w, m, grow, loss, landmarks, lambda, iter, seed, nthreads, loo)
   }

@@ -8,8 +8,8 @@
 #   diamonds (ggplot2; log price on 9 predictors, 3 factors one-hot: 23
 #     columns; 15 000 training, 10 000 test rows, bench_set())
 #   Satellite, spam, Ionosphere (mlbench; the issue's example), Vehicle,
-#     MASS::mcycle: five 70 / 30 splits each (seeds 1-5; the first is
-#     bench_set()'s)
+#     MASS::mcycle, Sonar, Glass, BostonHousing: five 70 / 30 splits each
+#     (seeds 1-5; the first is bench_set()'s)
 #   Vowel, DNA, Shuttle, Letter: bench_set()'s split of each (the machine
 #     suite's)
 #   synth_1e5 (bench_synth_reg(): n = 10^5, d = 20, 10 inputs unused): the
@@ -51,6 +51,14 @@ sets <- list(
   },
   Vehicle = function() { v <- bench_mlbench("Vehicle"); splits5(as.matrix(v[, -19]), v$Class) },
   mcycle = function() splits5(cbind(times = MASS::mcycle$times), MASS::mcycle$accel),
+  # three more small sets (leave-one-out fits): few rows per input (Sonar 2.4,
+  # Glass 17) and a regression with a factor (BostonHousing's chas)
+  Sonar = function() { v <- bench_mlbench("Sonar"); splits5(as.matrix(v[, -61]), v$Class) },
+  Glass = function() { v <- bench_mlbench("Glass"); splits5(as.matrix(v[, -10]), v$Type) },
+  BostonHousing = function() {
+    v <- bench_mlbench("BostonHousing")
+    splits5(bench_numeric(v[, -14]), v$medv)
+  },
   # the machine suite's splits of the bench sets not above (one each)
   Vowel = function() list(bench_set("Vowel")),
   DNA = function() list(bench_set("DNA")),

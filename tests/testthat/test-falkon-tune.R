@@ -99,8 +99,12 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
   expect_length(s, 4)
   expect_true(isTRUE(fit$kernel$sigma_learned))
   expect_identical(fit$tuning$sigma, s)
-  # the held-out path chooses between the learned lambda and the candidates below it
-  expect_true(fit$lambda %in% c(fit$tuning$lambda, 1e-8))
+  # 300 rows: leave-one-out chooses lambda at the learned kernel
+  expect_true("loo" %in% names(fit$validation))
+  # with a slice held out, its path chooses between the learned lambda and
+  # the candidates below it
+  sliced <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3, control = list(loo_rows = 0))
+  expect_true(sliced$lambda %in% c(sliced$tuning$lambda, 1e-8))
   # the two inputs the response ignores get the longest scales
   expect_lt(max(s[1:2]), min(s[3:4]))
   expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
@@ -121,8 +125,9 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
 test_that("a lambda learned at an end of its range is marked and printed", {
   d <- tune_data()
   # candidates no lower than 1e-2: a smooth response under little noise wants less
+  # (a slice chooses lambda among them: loo_rows = 0)
   low <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3,
-                control = falkon_control(lambdas = c(1e-1, 1e-2)))
+                control = falkon_control(lambdas = c(1e-1, 1e-2), loo_rows = 0))
   expect_identical(low$tuning$lambda_edge, "lower")
   expect_equal(low$lambda, 1e-2, tolerance = 1e-12)   # exp(log(1e-2))
   expect_match(paste(capture.output(print(low)), collapse = "\n"),
@@ -178,8 +183,9 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   key <- function(m) apply(m, 1, paste, collapse = ",")
   expect_length(intersect(key(folds$folds[[1]]$v), key(folds$check$folds[[1]]$v)), 0L)
   # the tuning draws from the fit's training rows: 1800 less its held-out 180
+  # (loo_rows = 0: a slice instead of leave-one-out)
   d <- tune_data(1800, seed = 5)
-  fit <- falkon(d$x, d$y, m = 30, tune = "ard", seed = 2)
+  fit <- falkon(d$x, d$y, m = 30, tune = "ard", seed = 2, control = list(loo_rows = 0))
   expect_identical(fit$tuning$rows, 1620L)
   expect_identical(fit$tuning$folds, 1L)
   expect_true(fit$tuning$chosen %in% c("iso", "ard", "rule"))
@@ -193,7 +199,8 @@ test_that("from 1500 rows one fifth is held out and one scale per input is judge
   # the rule's bandwidth, kept when the learned scales do no better on the
   # second fifth, is the untuned fit
   if (fit$tuning$chosen == "rule") {
-    expect_identical(fit$kernel$sigma, falkon(d$x, d$y, m = 30, seed = 2)$kernel$sigma)
+    expect_identical(fit$kernel$sigma,
+                     falkon(d$x, d$y, m = 30, seed = 2, control = list(loo_rows = 0))$kernel$sigma)
   }
 })
 
@@ -280,11 +287,12 @@ test_that("the tuning leaves the fit's held-out slice out, and the slice judges 
 
   d <- tune_data()
   # learned scales that lose on the held-out rows give way to the rule's:
-  # the fit is then the untuned one on the same slice, bit for bit (untuned,
-  # these 300 rows would choose lambda by leave-one-out: loo_rows = 0 keeps
-  # the slice)
-  lost <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 2)
-  plain <- falkon(d$x, d$y, m = 60, seed = 2, control = list(loo_rows = 0))
+  # the fit is then the untuned one on the same slice, bit for bit (these
+  # 300 rows would choose lambda by leave-one-out: loo_rows = 0 keeps the
+  # slice)
+  sl <- list(loo_rows = 0)
+  lost <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 2, control = sl)
+  plain <- falkon(d$x, d$y, m = 60, seed = 2, control = sl)
   expect_identical(lost$tuning$chosen, "rule")
   expect_gt(lost$tuning$heldout[["learned"]], lost$tuning$heldout[["rule"]])
   expect_identical(lost$alpha, plain$alpha)
@@ -296,14 +304,14 @@ test_that("the tuning leaves the fit's held-out slice out, and the slice judges 
   expect_equal(lost$tuning$heldout[["rule"]],
                mean((predict(plain, d$x[sp$valid, ]) - d$y[sp$valid])^2), tolerance = 1e-10)
   # learned scales that do better are kept
-  won <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 1)
+  won <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 1, control = sl)
   expect_identical(won$tuning$chosen, "ard")
   expect_lte(won$tuning$heldout[["learned"]], won$tuning$heldout[["rule"]])
   expect_length(won$kernel$sigma, 4L)
   # on chunks the same judgement and the same fit
   ch <- data_chunks(split(data.frame(d$x, y = d$y), rep(1:3, each = 100)))
   for (s in 1:2) {
-    fc <- falkon(ch, y = "y", m = 60, tune = "ard", seed = s)
+    fc <- falkon(ch, y = "y", m = 60, tune = "ard", seed = s, control = sl)
     fm <- if (s == 1) won else lost
     expect_identical(fc$tuning, fm$tuning)
     expect_identical(fc$alpha, fm$alpha)
@@ -311,11 +319,41 @@ test_that("the tuning leaves the fit's held-out slice out, and the slice judges 
   # without a seed, the tuning and the fit still share one held-out slice:
   # reproducible from set.seed()
   set.seed(11)
-  a <- falkon(d$x, d$y, m = 60, tune = "ard")
+  a <- falkon(d$x, d$y, m = 60, tune = "ard", control = sl)
   set.seed(11)
-  b <- falkon(d$x, d$y, m = 60, tune = "ard")
+  b <- falkon(d$x, d$y, m = 60, tune = "ard", control = sl)
   expect_identical(a$alpha, b$alpha)
   expect_length(a$tuning$heldout, 2L)
+})
+
+test_that("on a small set the kernel is learned on every row and judged by leave-one-out", {
+  d <- tune_data()
+  loo_at <- function(f) f$validation$loo[attr(f$validation, "chosen")]
+  fits <- lapply(1:3, function(s) falkon(d$x, d$y, m = 60, tune = "ard", seed = s))
+  for (s in 1:3) {
+    fit <- fits[[s]]
+    plain <- falkon(d$x, d$y, m = 60, seed = s)
+    expect_identical(fit$tuning$rows, 300L)            # no slice: every row tunes
+    expect_true("loo" %in% names(fit$validation))
+    # the rule's leave-one-out error is the untuned fit's, the kept fit's the lower
+    expect_identical(fit$tuning$heldout[["rule"]], loo_at(plain))
+    expect_identical(loo_at(fit), min(fit$tuning$heldout))
+    if (fit$tuning$chosen == "rule") expect_identical(fit$alpha, plain$alpha)
+  }
+  # here the learned scales win at every seed: the two ignored inputs get the longest
+  won <- fits[[1]]
+  expect_identical(won$tuning$chosen, "ard")
+  expect_lt(won$tuning$heldout[["learned"]], won$tuning$heldout[["rule"]])
+  expect_lt(max(won$kernel$sigma[1:2]), min(won$kernel$sigma[3:4]))
+  # on chunks the same learning, judgement and fit
+  ch <- data_chunks(split(data.frame(d$x, y = d$y), rep(1:3, each = 100)))
+  fc <- falkon(ch, y = "y", m = 60, tune = "ard", seed = 1)
+  expect_identical(fc$tuning, won$tuning)
+  expect_identical(fc$alpha, won$alpha)
+  # below 20 rows per input (and 1500 rows) one length scale is learned, not four
+  few <- falkon(d$x[1:70, ], d$y[1:70], tune = "ard", seed = 1)
+  expect_false(identical(few$tuning$chosen, "ard"))
+  expect_length(few$kernel$sigma, 1L)
 })
 
 test_that("beyond 3000 training rows the learned parameters are refined on more rows and centres", {
