@@ -113,7 +113,8 @@ fit_description.falkon <- function(x) {
             } else sprintf(" (chosen on %d held-out rows; fitted on %d)", x$n - x$n_train,
                            x$n_train)),
     if (identical(x$tuning$chosen, "rule") && length(x$tuning$heldout) == 2L) {
-      sprintf("  the rule's kernel kept: the learned one lost on the held-out rows (%.4g against %.4g)",
+      sprintf("  the rule's kernel kept: the learned one lost %s (%.4g against %.4g)",
+              if (falkon_loo_path(x$validation)) "by leave-one-out" else "on the held-out rows",
               x$tuning$heldout[["learned"]], x$tuning$heldout[["rule"]])
     },
     if (identical(edge, "lower")) {

@@ -345,6 +345,11 @@ test_that("on a small set the kernel is learned on every row and judged by leave
   expect_identical(won$tuning$chosen, "ard")
   expect_lt(won$tuning$heldout[["learned"]], won$tuning$heldout[["rule"]])
   expect_lt(max(won$kernel$sigma[1:2]), min(won$kernel$sigma[3:4]))
+  # print() names the judgement (the report of a fit the rule had won)
+  lost <- won
+  lost$tuning$chosen <- "rule"
+  expect_match(paste(capture.output(print(lost)), collapse = "\n"),
+               "the learned one lost by leave-one-out", fixed = TRUE)
   # on chunks the same learning, judgement and fit
   ch <- data_chunks(split(data.frame(d$x, y = d$y), rep(1:3, each = 100)))
   fc <- falkon(ch, y = "y", m = 60, tune = "ard", seed = 1)
