@@ -30,9 +30,9 @@
 #'
 #' | machine | for | cost | prefer it when | evidence |
 #' |---|---|---|---|---|
-#' | [rff_svm()] | classes (probabilities: Platt sigmoids of the training decision values, of five folds' with `probability = TRUE`) | O(n D) a pass, D = 1024 | many rows, classes, the hinge loss's margin; fastest default | within a point of `kernlab::ksvm()` on Satellite and Shuttle (0.9006 / 0.9976 against 0.9063 / 0.9978); 10^5 rows in 3.1 s (`e1071::svm()`: 501 s) |
-#' | [rff_ridge()] | numbers, classes (probabilities as `rff_svm()`'s; leave-one-out scores with `probability = TRUE`) | O(n D^2) once, then any `lambda` free | a closed form, `lambda = "auto"` by leave-one-out or GCV, small memory on huge n | the most accurate default on Vehicle (0.8307 against ksvm's 0.7087; Vowel 0.9495 against 0.8788); 10^6 rows in 9.9 s at 0.54 GB |
-#' | [falkon()] | numbers, classes (probabilities calibrated on its held-out slice) | O(n m) a CG pass, m grown on a held-out slice | the accuracy of the exact kernel at scale | diamonds RMSE 0.111 against ksvm (C = 10) 0.110 in 0.04 of its time; 10^6 rows, m = 10^4: test RMSE 0.525 (noise 0.5) in 86 s on 2 cores, 1.4 GB |
+#' | [rff_svm()] | classes (probabilities: Platt sigmoids of the training decision values, of five folds' with `probability = TRUE`) | O(n D) a pass, D = 1024 | many rows, classes, the hinge loss's margin; fastest default | within a point of `kernlab::ksvm()` on Satellite and Shuttle (0.9006 / 0.9976 against 0.9063 / 0.9978); 10^5 rows in 2.9 s (`e1071::svm()`: 561 s) |
+#' | [rff_ridge()] | numbers, classes (probabilities as `rff_svm()`'s; leave-one-out scores with `probability = TRUE`) | O(n D^2) once, then any `lambda` free | a closed form, `lambda = "auto"` by leave-one-out or GCV, small memory on huge n | the most accurate default on Vehicle (0.8307 against ksvm's 0.7087; Vowel 0.9495 against 0.8788); 10^6 rows in 9.2 s at 0.54 GB |
+#' | [falkon()] | numbers, classes (probabilities calibrated on its held-out slice) | O(n m) a CG pass, m grown on a held-out slice | the accuracy of the exact kernel at scale | diamonds RMSE 0.111 against ksvm (C = 10) 0.110 in 0.05 of its time; 10^6 rows, m = 10^4: test RMSE 0.525 (noise 0.5) in 94 s on 2 cores, 1.3 GB |
 #' | [rff_gp()] | numbers with error bars | O(n D^2) per likelihood evaluation | predictive intervals, learned bandwidths (ARD, spectral mixtures) | BostonHousing RMSE 2.56, 95 % intervals covering 0.975, against the exact GP's 2.35 / 0.980 |
 #'
 #' The C routines use OpenMP threads, see [bochner_threads()].
