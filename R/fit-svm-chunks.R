@@ -9,7 +9,7 @@
 
 #' @rdname chunked_fits
 #' @export
-rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 1024,
+rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = NULL,
                                 cost = 1, loss = c("hinge", "squared_hinge"),
                                 multiclass = c("ovo", "ovr"), probability = FALSE, cross = 0,
                                 scale = TRUE, class.weights = NULL, tol = 0.1,
@@ -27,8 +27,12 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
   what <- "rff_svm"
   token <- chunk_cache_token()
   on.exit(chunk_cache_release(token), add = TRUE)
+  # the default D, once the survey knows the rows and classes
+  D <- if (!is.null(a$D)) a$D else function(n, k, d) {
+    svm_default_D(n, k, if (k == 2L) "binary" else a$multiclass, rff_feature_count(1, d, a$kernel))
+  }
   out <- with_seed(seed, {
-    st <- chunked_setup(x, y, a$kernel, a$D, a$scale, scale_given, map, NULL, what,
+    st <- chunked_setup(x, y, a$kernel, D, a$scale, scale_given, map, NULL, what,
                         classes_only = TRUE)
     lev <- st$resp$levels
     k <- length(lev)
@@ -42,6 +46,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = 10
     list(st = st, spec = spec, sol = sol, fold_seeds = fold_seeds)
   })
   st <- out$st
+  a$D <- map_size(st$map)
   spec <- out$spec
   sol <- out$sol
   lev <- st$resp$levels

@@ -39,7 +39,9 @@
 #' @param kernel A shift-invariant kernel (its `sigma` is replaced by the
 #'   values of `sigma` when given); `NULL` for the method's default
 #'   ([rff_svm()]'s or [rff_ridge()]'s).
-#' @param D Numbers of random features to try (`"svm"`, `"ridge"`).
+#' @param D Numbers of random features to try (`"svm"`, `"ridge"`); `NULL`
+#'   (the default) for the machine's default, [rff_svm()]'s chosen from the
+#'   rows and classes, [rff_ridge()]'s 1024.
 #' @param m For `method = "falkon"`: numbers of centres to try (default
 #'   [falkon_default_centers()] of the rows).  `D` given for them still
 #'   works, with a message, until the next release.
@@ -87,7 +89,7 @@ rff_tune <- function(x, ...) UseMethod("rff_tune")
 #' @rdname rff_tune
 #' @export
 rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel = NULL,
-                             D = 1024, m = NULL, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-7:-2),
+                             D = NULL, m = NULL, sigma = NULL, cost = 10^(-1:2), lambda = 10^(-7:-2),
                              folds = 5, scale = TRUE, seed = NULL, nthreads = bochner_threads(),
                              ...) {
   if ("weights" %in% names(list(...))) tune_no_weights()
@@ -101,7 +103,7 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
   n <- nrow(x)
   check_kernel(kernel)
   if (falkon && missing(lambda)) lambda <- falkon_control()$lambdas
-  D <- tune_sizes(falkon, D, m, missing(D), n)
+  D <- tune_sizes(falkon, D, m, is.null(D), n)
   if (!is.null(sigma)) {
     if (!isTRUE(kernel$shift_invariant) || is.null(kernel$sigma)) {
       stop_arg("sigma", "needs a shift-invariant kernel with a bandwidth, such as gaussian_kernel()")
@@ -127,6 +129,10 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
                             list(who = "rff_tune()")))
   }
   classification <- is.factor(y)
+  if (is.null(D)) {
+    D <- if (method == "ridge") eval(formals(rff_ridge.default)$D)
+         else tune_svm_default_D(n, ncol(x), y, svm_settings, kernel, map_args)
+  }
 
   scaling <- if (scale) rff_scaling(x) else NULL
   xs <- rff_apply_scaling(x, scaling)
@@ -220,7 +226,7 @@ tune_refit_call <- function(call, tuned) {
 tune_sizes <- function(falkon, D, m, D_missing, n) {
   if (!falkon) {
     if (!is.null(m)) stop_arg("m", "is falkon's number of centres: it needs method = \"falkon\"")
-    return(tune_grid_values(D, "D", whole = TRUE))
+    return(if (!is.null(D)) tune_grid_values(D, "D", whole = TRUE))
   }
   arg <- "m"
   if (is.null(m) && !D_missing) {
@@ -231,6 +237,13 @@ tune_sizes <- function(falkon, D, m, D_missing, n) {
   m <- if (is.null(m)) falkon_default_centers(n) else tune_grid_values(m, arg, whole = TRUE)
   if (any(m > n)) stop_arg(arg, "(the numbers of centres) must be at most nrow(x) = ", n)
   m
+}
+
+# D = NULL for the SVM: rff_svm()'s default for these rows and classes.
+tune_svm_default_D <- function(n, d, y, svm_settings, kernel, map_args) {
+  k <- nlevels(y)
+  svm_default_D(n, k, if (k == 2L) "binary" else svm_settings$multiclass,
+                rff_feature_count(1, d, kernel, NULL, map_args))
 }
 
 tune_grid_values <- function(v, arg, whole = FALSE) {

@@ -17,7 +17,9 @@
 #' * `D`: the number of random features.
 #'
 #' The default grid (`tuneLength = len`) has `C` = 0.25, 0.5, 1, ... (`len`
-#' values, as `"svmRadial"`), `D` = 1024 and one `sigma`: the bandwidth of
+#' values, as `"svmRadial"`), the `D` of a plain call ([rff_svm()]'s
+#' chosen from the rows and classes, [rff_ridge()]'s 1024) and one
+#' `sigma`: the bandwidth of
 #' the default kernel of the machine being tuned, resolved on the
 #' standardised data as that machine resolves it, so that caret starts
 #' where a plain call would.  For classes that is [rff_svm()]'s
@@ -69,11 +71,12 @@ rff_svm_caret <- list(
                                     "Random Features")),
   grid = function(x, y, len = NULL, search = "grid") {
     sigma <- caret_default_sigma(x, y)
+    D <- caret_default_D(x, y)
     if (search == "grid") {
-      expand.grid(sigma = sigma, C = 2^((seq_len(len)) - 3), D = 1024)
+      expand.grid(sigma = sigma, C = 2^((seq_len(len)) - 3), D = D)
     } else {
       data.frame(sigma = exp(stats::runif(len, log(sigma / 10), log(sigma * 10))),
-                 C = 2^stats::runif(len, -5, 8), D = 1024)
+                 C = 2^stats::runif(len, -5, 8), D = D)
     }
   },
   fit = function(x, y, wts, param, lev, last, classProbs, ...) {
@@ -116,6 +119,14 @@ caret_newdata <- function(newdata) {
 # calls (rff_svm()'s for classes, rff_ridge()'s for numbers), resolved on
 # the standardised rows as that machine resolves it: the grid starts where
 # a plain call of the machine would.
+# The D a plain call would use: rff_svm()'s from the rows and classes
+# (one-vs-one), rff_ridge()'s 1024.
+caret_default_D <- function(x, y, ridge = rff_ridge.default) {
+  if (!is.factor(y)) return(eval(formals(ridge)$D))
+  k <- nlevels(droplevels(y))
+  svm_default_D(NROW(x), k, if (k == 2L) "binary" else "ovo")
+}
+
 caret_default_sigma <- function(x, y, machine = if (is.factor(y)) rff_svm.default
                                                 else rff_ridge.default) {
   kernel <- eval(formals(machine)$kernel)

@@ -168,7 +168,7 @@ mlr3_param_set <- function(id) {
       laplace = p_lgl(default = FALSE, tags = tr),
       interval = p_fct(c("confidence", "prediction"), default = "confidence", tags = "predict")),
     classif.rff_svm = list(
-      D = p_int(lower = 1L, default = 1024L, tags = tr),
+      D = p_int(lower = 1L, special_vals = list(NULL), default = NULL, tags = tr),
       cost = p_dbl(lower = 0, default = 1, tags = tr),
       loss = p_fct(c("hinge", "squared_hinge"), default = "hinge", tags = tr),
       multiclass = p_fct(c("ovo", "ovr"), default = "ovo", tags = tr),

@@ -27,7 +27,8 @@
 #'   training data).
 #' * `margin` is not used (neither machine has an epsilon-insensitive loss).
 #' * Engine arguments (`set_engine("bochner", ...)`): `num_features`, the
-#'   number of random features `D` (default 1024, tunable with
+#'   number of random features `D` (default the machine's: [rff_svm()]'s
+#'   chosen from the rows and classes, [rff_ridge()]'s 1024; tunable with
 #'   [rff_num_features()]), and any other argument of [rff_svm()] or
 #'   [rff_ridge()] such as `seed`, `scale` or `loss`.  Classification fits
 #'   ask for probabilities (`probability = TRUE`) when [rff_svm()] offers
@@ -57,13 +58,13 @@
 #'   head(predict(fit, iris))
 #' }
 #' @export
-bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_features = 1024,
+bochner_parsnip_fit <- function(x, y, cost = NULL, rbf_sigma = NULL, num_features = NULL,
                                 mode = c("classification", "regression"), ...) {
   mode <- check_choice(mode, c("classification", "regression"), "mode")
   if (!is.null(cost)) check_positive(cost, "cost")
-  num_features <- check_count(num_features, "num_features")
   if (!is_sparse_matrix(x) && !is.data.frame(x)) x <- as.matrix(x)
-  args <- list(x = x, y = y, D = num_features, ...)
+  args <- list(x = x, y = y, ...)
+  if (!is.null(num_features)) args$D <- check_count(num_features, "num_features")
   # unset parameters keep the machines' defaults
   if (!is.null(rbf_sigma)) {
     args$kernel <- gaussian_kernel(sigma = 1 / sqrt(2 * check_positive(rbf_sigma, "rbf_sigma")))

@@ -235,6 +235,8 @@ chunked_setup <- function(x, y, kernel, D, scale, scale_given, map, seed, what,
   }
   scaling <- if (scale) survey_scaling(sv) else NULL
   if (is.null(map)) {
+    # a default D that depends on the rows and classes (rff_svm's)
+    if (is.function(D)) D <- D(sum(sv$rows), length(resp$levels), sv$d)
     xs <- rff_apply_scaling(sv$sample, scaling)
     map <- with_seed(seed, rff_build_map(xs, kernel, D))
   }

@@ -96,6 +96,14 @@ test_that("the chunked SVM has the in-memory defaults", {
               "class.weights", "tol")) {
     expect_identical(f_ch[[a]], f_mem[[a]], label = a)
   }
+  # the default D, chosen from the rows and classes, is the in-memory fit's
+  ch <- data_chunks(split(iris, rep(1:3, 50)))
+  expect_identical(rff_svm(ch, y = "Species", seed = 1)$D,
+                   rff_svm(Species ~ ., data = iris, seed = 1)$D)
+  two <- iris[iris$Species != "setosa", ]
+  two$Species <- droplevels(two$Species)
+  expect_identical(rff_svm(data_chunks(split(two, rep(1:2, 50))), y = "Species", seed = 1,
+                           multiclass = "ovr")$n_features, 8192L)
 })
 
 test_that("the chunked SVM is one-vs-one with probabilities, near the in-memory fit", {

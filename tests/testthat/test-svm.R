@@ -106,6 +106,34 @@ test_that("shrinking changes the path but not the solution", {
                svm_primal(drop(b$w), pr$X, pr$s, C, 1L), tolerance = 1e-8)
 })
 
+test_that("the default D follows the rows summed over the binary problems", {
+  # plain R: 2^26 feature entries a pass, a multiple of 256, in [1024, 8192]
+  ref <- function(n, k, multiclass, per = 1) {
+    rows <- n * c(binary = 1, ovo = k - 1, ovr = k)[[multiclass]]
+    f <- 256 * floor(2^26 / rows / 256)
+    as.integer(floor(min(8192, max(1024, f)) / per))
+  }
+  cases <- list(c(150, 3), c(2230, 3), c(8192, 2), c(8193, 2), c(20000, 2), c(65536, 2),
+                c(10^6, 2), c(14000, 26), c(4504, 6))
+  for (cs in cases) for (mc in c("binary", "ovo", "ovr")) for (per in c(1, 2, 11)) {
+    expect_identical(bochner:::svm_default_D(cs[1], cs[2], mc, per), ref(cs[1], cs[2], mc, per))
+  }
+  expect_identical(bochner:::svm_default_D(8193, 2, "binary"), 7936L)
+  expect_identical(bochner:::svm_default_D(2230, 3, "ovo"), 8192L)
+  expect_identical(bochner:::svm_default_D(14000, 26, "ovo"), 1024L)
+  # the fits use it: features per unit of D from the map (pair: 2; the min
+  # kernel's indicators: d + 1), the problems from the classes and 'multiclass'
+  x <- as.matrix(iris[, 1:4])
+  expect_identical(rff_svm(x, iris$Species, seed = 1)$D, 8192L)
+  pair <- rff_svm(x, iris$Species, seed = 1, type = "pair")
+  expect_identical(c(pair$D, pair$n_features), c(4096L, 8192L))
+  mn <- rff_svm(x, iris$Species, kernel = min_kernel(), scale = FALSE, seed = 1)
+  expect_identical(mn$D, bochner:::svm_default_D(150, 3, "ovo", 5))
+  # rff_tune() tries the machine's default
+  tu <- rff_tune(x, iris$Species, cost = 1, folds = 2, seed = 1)
+  expect_identical(tu$fit$D, 8192L)
+})
+
 test_that("edge cases: D = 1, one sample per class, several classes", {
   res <- svm_c(matrix(c(-1, 1), 2, 1), c(1L, 2L), 2, 1, 1)
   # class 1 (+1) at z = -1, class 2 (-1) at z = 1: by symmetry the bias is 0
