@@ -137,6 +137,8 @@ bad$range <- list(`NA` = c(1, NA), `Inf` = c(1, Inf), character = c("1", "2"),
 bad$trans <- list(list = list(), number = 1, character = "log2", kernel = K1)
 # positive numbers where NULL means "the default"
 bad$positive_or_null <- bad$positive[names(bad$positive) != "NULL_value"]
+# counts where NULL means "the rule" (rff_svm(D), rff_gp(D), numbers of centres)
+bad$count_or_null <- bad$count[names(bad$count) != "NULL_value"]
 
 # falkon()'s centres: a count up to nrow(x) or a matrix of centres (NULL is
 # the default), and its control list
@@ -211,7 +213,7 @@ specs <- c(
                        multiclass = "ovo", probability = FALSE, weights = rep(1, 6),
                        scale = TRUE, class.weights = c(u = 1, v = 2), tol = 0.1,
                        max_iter = 100, shrinking = TRUE, seed = 1, nthreads = 1),
-       x = "data", y = "labels", kernel = "kernel", D = "count", cost = "positive",
+       x = "data", y = "labels", kernel = "kernel", D = "count_or_null", cost = "positive",
        loss = "choice", multiclass = "choice", probability = "flag", weights = "case_weights",
        scale = "flag", class.weights = "class_weights",
        tol = "positive", max_iter = "count", shrinking = "flag", seed = "seed",
@@ -230,7 +232,7 @@ specs <- c(
   spec("rff_ridge", list(x = X, y = YN, kernel = K1), x = "data_required"),
   spec("rff_tune", list(x = X, y = YC, method = "svm", kernel = K1, D = 8, sigma = 1, cost = 1,
                         folds = 2, scale = TRUE, seed = 1, nthreads = 1),
-       x = "data", y = "labels", method = "choice", kernel = "kernel_or_null", D = "grid",
+       x = "data", y = "labels", method = "choice", kernel = "kernel_or_null", D = "grid_or_null",
        sigma = "grid_or_null", cost = "grid", folds = "count", scale = "flag", seed = "seed",
        nthreads = "count"),
   spec("predict.rff_ridge", list(object = fit_ridge, newdata = X, type = "response",
@@ -313,7 +315,7 @@ specs <- c(
   spec("bochner_parsnip_fit", list(x = X, y = YC, cost = 1, rbf_sigma = 1, num_features = 8,
                                    mode = "classification", seed = 1),
        x = "data", y = "labels", cost = "positive_or_null", rbf_sigma = "positive_or_null",
-       num_features = "count", mode = "choice", seed = "seed"),
+       num_features = "count_or_null", mode = "choice", seed = "seed"),
   spec("bochner_parsnip_fit", list(x = X, y = YN, num_features = 8, mode = "regression"),
        y = "response", cost = "positive_or_null"),
   spec("rff_num_features", list(range = c(6, 11)), range = "range", trans = "trans"),
@@ -360,7 +362,6 @@ specs <- c(specs,
 
 # Gaussian processes (R/gp.R, R/spectral-mixture.R) and falkon's tidymodels
 # entry points (R/falkon-tidymodels.R)
-bad$count_or_null <- bad$count[names(bad$count) != "NULL_value"]
 bad$flag_or_null <- bad$flag[names(bad$flag) != "NULL_value"]   # rff_gp(ard = NULL): the rule
 fit_gp <- rff_gp(X, YN, K1, D = 8, optimize = FALSE, signal = 1, noise = 0.1, seed = 1)
 specs <- c(specs,
