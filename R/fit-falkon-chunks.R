@@ -177,7 +177,7 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
     cls <- if (!is.null(info$levels)) chunk_classes(got$y, info$levels, y)
     out <- with_seed(seed, falkon_fit_loo(got$x, chunk_targets(got$y, info$levels, y), cls,
                                           rep(1, n), info$levels, m, kernel, "uniform", scaling,
-                                          nthreads))
+                                          control$loo_grid, nthreads))
     return(list(out = out, scaling = scaling, kernel = kernel))
   }
   out <- with_seed(seed, {

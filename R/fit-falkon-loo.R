@@ -34,11 +34,26 @@ falkon_loo_applies <- function(n, loss, lambda, iter, control) {
 }
 falkon_loo_max_rows <- 2000
 
+# The leave-one-out fit's candidate lambdas: rff_ridge()'s grid (41 values
+# or more, extended past an edge) in place of falkon_control()'s three
+# default candidates, which suit a held-out CG path; candidates the user
+# gave are the grid as given.  Read from the user's control once, at the
+# entry (falkon_control_list()): a tuned fit's control$lambdas is the
+# learned lambda, and the fit at the learned kernel still chooses its own
+# by leave-one-out, as the rule's fit it is judged against does.
+falkon_loo_grid <- function(control) {
+  if (isTRUE(all.equal(control$lambdas, sort(eval(formals(falkon_control)$lambdas),
+                                            decreasing = TRUE)))) "auto"
+  else control$lambdas
+}
+
 # The fit on rows xs (scaled, in memory) with targets Y (n x k), classes
 # cls (integer codes, or NULL), weights w (mean 1), at m centres (a count,
 # drawn by the landmark rule from the current random stream, or a matrix of
-# scaled centres) of a resolved kernel: the 'out' list of falkon_fit_memory().
-falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling, nthreads) {
+# scaled centres) of a resolved kernel, lambda from 'grid' (falkon_loo_grid()):
+# the 'out' list of falkon_fit_memory().
+falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling, grid,
+                           nthreads) {
   n <- nrow(xs)
   mc <- if (is.matrix(m)) nrow(m) else min(m, n)
   check_memory(list("the centres' factor, its inverse and their copies" = c(4 * mc, mc),
@@ -56,9 +71,10 @@ falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling,
   sys <- if (n >= map$n_features) ridge_primal_system(held, Z, Y, weights, nthreads)
          else ridge_dual_system(held, Z, Y, weights, nthreads)
   rows <- ridge_rows(n, weights)
-  chosen <- ridge_choose(sys, "auto", "loo", ridge_loo_source(sys, held, Z, Y, weights, nthreads),
+  chosen <- ridge_choose(sys, grid, "loo", ridge_loo_source(sys, held, Z, Y, weights, nthreads),
                          weights, nthreads, rows,
-                         who = c(fun = "falkon", size = "fewer centres (m)"))
+                         who = c(fun = "falkon", size = "fewer centres (m)",
+                                 grid = "control$lambdas"), always = TRUE)
   sol <- ridge_solve(sys, rows * chosen$lambda, nthreads)
   scores <- feature_decision(held, Z, sol$beta, sol$intercept, nthreads)
   calibration <- if (!is.null(cls)) {

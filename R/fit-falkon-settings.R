@@ -5,7 +5,10 @@
 
 #' Settings of falkon()
 #'
-#' @param lambdas The candidate \eqn{\lambda} of `lambda = "auto"`.
+#' @param lambdas The candidate \eqn{\lambda} of `lambda = "auto"`.  A fit
+#'   that chooses \eqn{\lambda} by leave-one-out (`loo_rows`) replaces the
+#'   three default candidates by [rff_ridge()]'s finer grid (41 values or
+#'   more); candidates you give are its grid as given.
 #' @param max_iter The most CG iterations with `iter = "auto"`.
 #' @param patience Stop once the held-out error has not improved for this
 #'   many CG iterations (squared loss).
@@ -153,8 +156,11 @@ falkon_single <- function(control, n, m) {
 }
 falkon_single_min_lambda <- 1e-7
 
+# The user's control (a list, falkon_control()'s or partial) checked and
+# completed, with the leave-one-out grid it implies (falkon_loo_grid()).
 falkon_control_list <- function(control) {
   if (!is.list(control)) stop_arg("control", "must be a list, such as falkon_control(max_iter = 50)")
+  control$loo_grid <- NULL
   known <- names(formals(falkon_control))
   bad <- setdiff(names(control), known)
   if (length(control) > 0L && (is.null(names(control)) || length(bad) > 0L ||
@@ -162,9 +168,11 @@ falkon_control_list <- function(control) {
     stop_arg("control", "has unknown or unnamed entries (",
              paste(bad, collapse = ", "), "); known are ", paste(known, collapse = ", "))
   }
-  tryCatch(do.call(falkon_control, control), error = function(e) {
+  control <- tryCatch(do.call(falkon_control, control), error = function(e) {
     stop_arg("control", "has a bad entry: ", conditionMessage(e))
   })
+  control$loo_grid <- falkon_loo_grid(control)
+  control
 }
 
 #' Default number of FALKON centres

@@ -84,7 +84,8 @@
 #' does, on the centres' features \eqn{K_{nm} T^{-1}} (\eqn{T} the
 #' Cholesky factor of \eqn{K_{mm}}; \eqn{\alpha = T^{-1}\beta} for their
 #' ridge coefficients \eqn{\beta}, with an unpenalised intercept), from a
-#' grid of 41 values or more, at the default centres without growing them,
+#' grid of 41 values or more (or `control$lambdas` where you give them),
+#' at the default centres without growing them,
 #' and solves the system exactly; the leave-one-out scores then calibrate
 #' the probabilities.  A slice of tens or hundreds of rows chose worse
 #' (leave-one-out's test error was 6 to 24 % lower on the mean of each
@@ -339,7 +340,8 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
   if (as.double(n) * m_most * ncol(resp$Y) * length(control$lambdas) < 2^24) nthreads <- 1L
   if (loo) {
     out <- with_seed(seed, falkon_fit_loo(xs, resp$Y, falkon_classes(resp), w, resp$levels,
-                                          m, resolved, landmarks, scaling, nthreads))
+                                          m, resolved, landmarks, scaling,
+                                          control$loo_grid, nthreads))
     return(list(out = out, scaling = scaling, xs = xs, kernel = resolved))
   }
   out <- with_seed(seed, {

@@ -93,10 +93,14 @@ ridge_path <- function(spec, sys, lambda, criterion, loo, weights, rows, who = r
 # weight), so the penalty they take is rows * lambda.
 ridge_rows <- function(n, weights) if (is.null(weights)) n else sum(weights)
 
-# lambda (per row): the one given, or the path's choice; the path, or NULL.
+# lambda (per row): the one given, or the path's choice; the path, or NULL
+# (always = TRUE: a path even of one given lambda, for its criterion).
 # 'who' names the caller and its features in the warnings (ridge_warn_edge()).
-ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows, who = ridge_who) {
-  if (length(lambda) == 1L && !is.character(lambda)) return(list(lambda = lambda, path = NULL))
+ridge_choose <- function(sys, lambda, criterion, loo, weights, nthreads, rows, who = ridge_who,
+                         always = FALSE) {
+  if (!always && length(lambda) == 1L && !is.character(lambda)) {
+    return(list(lambda = lambda, path = NULL))
+  }
   spec <- ridge_spectrum(sys, nthreads)
   path <- ridge_path(spec, sys, lambda, criterion, loo, weights, rows, who)
   list(lambda = path$lambda[attr(path, "chosen")], path = path, spec = spec)
@@ -159,10 +163,12 @@ ridge_warn_edge <- function(path, auto, who = ridge_who) {
   if (n < 2L || (k != 1L && k != n)) return(invisible())
   lam <- format(path$lambda[k], digits = 3)
   if (!auto) {
-    warning(sprintf("%s: lambda = %s, the %s value of 'lambda', was chosen: ", who[["fun"]], lam,
-                    if (k == 1L) "largest" else "smallest"),
-            "the best lambda may lie beyond the grid; extend it or use lambda = \"auto\"",
-            call. = FALSE)
+    # falkon's leave-one-out grid is control$lambdas, its lambda already "auto"
+    given <- "grid" %in% names(who)
+    warning(sprintf("%s: lambda = %s, the %s value of %s, was chosen: ", who[["fun"]], lam,
+                    if (k == 1L) "largest" else "smallest", if (given) who[["grid"]] else "'lambda'"),
+            "the best lambda may lie beyond the grid; extend it",
+            if (!given) " or use lambda = \"auto\"", call. = FALSE)
   } else if (k == n) {
     warning(sprintf("%s: lambda = %s, the smallest the features resolve, was chosen: ",
                     who[["fun"]], lam),

@@ -20,6 +20,16 @@
 # "none,auto") may add "iso", "ard" and "rff_gp" (rff_gp(ard = TRUE) on
 # friedman1 and mcycle, the package's other learner of ARD scales).
 # Run: R_LIBS=<lib with bochner> Rscript bench/investigations/falkon-tune.R [sets...]
+#
+# TUNES=issue fits the default of the package as issue 39 found it (commit
+# f1423a2: sigest bandwidth, lambda on a held-out slice whatever the rows, no
+# tune argument) on the same splits and writes falkon-tune-issue.csv; the
+# page then also compares "auto" with that default.  It needs a library
+# holding that version:
+#   git worktree add /tmp/f1423a2 f1423a2
+#   R CMD INSTALL --library=<old lib> /tmp/f1423a2
+#   TUNES=issue R_LIBS=<old lib> Rscript bench/investigations/falkon-tune.R
+#   RENDER_ONLY=1 R_LIBS=<lib> Rscript bench/investigations/falkon-tune.R
 suppressPackageStartupMessages({
   library(bochner)
   library(mlbench)
@@ -101,10 +111,13 @@ tunes <- strsplit(Sys.getenv("TUNES", "none,auto"), ",")[[1]]
 out_dir <- "bench/investigations"
 source(file.path(out_dir, "falkon-tune-page.R"))
 # RENDER_ONLY=1: the page again from the rows of the last run (its CSV)
+# falkon-tune-issue.csv (TUNES=issue): the issue-time default's rows
+issue_csv <- file.path(out_dir, "falkon-tune-issue.csv")
+issue_rows <- function() if (file.exists(issue_csv)) utils::read.csv(issue_csv)
 if (nzchar(Sys.getenv("RENDER_ONLY"))) {
   res <- utils::read.csv(file.path(out_dir, "falkon-tune.csv"))
   which_sets <- unique(res$set)
-  writeLines(falkon_tune_page(res, which_sets),
+  writeLines(falkon_tune_page(res, which_sets, issue_rows()),
              file.path(out_dir, "falkon-tune.md"))
   quit(save = "no")
 }
@@ -116,7 +129,9 @@ for (s in which_sets) {
     d <- splits[[i]]
     for (tune in setdiff(tunes, "rff_gp")) {
       ld <- load_now()
-      f <- timed(falkon(d$xtr, d$ytr, seed = 1, tune = tune))
+      # the issue-time package has no tune argument: its default is the call without it
+      f <- timed(if (tune == "issue") falkon(d$xtr, d$ytr, seed = 1)
+                 else falkon(d$xtr, d$ytr, seed = 1, tune = tune))
       fit <- f$value
       sg <- fit$kernel$sigma
       r <- data.frame(set = s, split = i, n_train = nrow(d$xtr), d = ncol(d$xtr),
@@ -153,5 +168,10 @@ for (s in which_sets) {
   saveRDS(do.call(rbind, rows), file.path(tempdir(), "falkon-tune-partial.rds"))
 }
 res <- do.call(rbind, rows)
+if (identical(tunes, "issue")) {
+  utils::write.csv(res, issue_csv, row.names = FALSE)
+  quit(save = "no")
+}
 utils::write.csv(res, file.path(out_dir, "falkon-tune.csv"), row.names = FALSE)
-writeLines(falkon_tune_page(res, which_sets), file.path(out_dir, "falkon-tune.md"))
+writeLines(falkon_tune_page(res, which_sets, issue_rows()),
+           file.path(out_dir, "falkon-tune.md"))

@@ -652,6 +652,36 @@ test_that("on too few rows for a held-out slice, lambda is chosen by exact leave
   expect_warning(falkon(x, rnorm(n)), "falkon: lambda = .*the largest of the path")
 })
 
+test_that("the leave-one-out fit takes control$lambdas as its grid where they are given", {
+  set.seed(42)
+  n <- 80
+  x <- matrix(runif(2 * n, -2, 2), n)
+  y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.3)
+  ker <- gaussian_kernel(0.6)
+  # the default candidates give way to rff_ridge's grid (41 values or more)
+  def <- falkon(x, y, kernel = ker, seed = 1)
+  expect_gte(nrow(def$validation), 41L)
+  # candidates given: the path is on them, as given (largest first), and picks its least
+  lams <- c(1e-3, 1e-1, 1e-5)
+  fit <- falkon(x, y, kernel = ker, seed = 1, control = list(lambdas = lams))
+  expect_identical(fit$validation$lambda, sort(lams, decreasing = TRUE))
+  expect_identical(fit$lambda, fit$validation$lambda[which.min(fit$validation$loo)])
+  # each lambda's leave-one-out error is the one-candidate fit's, whose
+  # coefficients at the chosen lambda are the fit's
+  one <- lapply(fit$validation$lambda, function(l) {
+    falkon(x, y, kernel = ker, seed = 1, control = list(lambdas = l))
+  })
+  expect_equal(vapply(one, function(f) f$validation$loo, 0), fit$validation$loo,
+               tolerance = 1e-10)
+  best <- one[[which.min(fit$validation$loo)]]
+  expect_equal(best$alpha, fit$alpha, tolerance = 1e-10)
+  # the default grid brackets the given lambdas' error: no given one beats its choice
+  expect_lte(min(def$validation$loo), min(fit$validation$loo) * (1 + 1e-8))
+  # a given grid whose edge wins says so, naming control$lambdas
+  expect_warning(falkon(x, y, kernel = ker, seed = 1, control = list(lambdas = c(1e3, 1e2))),
+                 "lambda = 100, the smallest value of control\\$lambdas, was chosen: .*extend")
+})
+
 test_that("a small classification fit by leave-one-out gives calibrated probabilities", {
   set.seed(42)
   n <- 80
