@@ -210,6 +210,15 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
     res <- falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y,
                               wt, val, fk$lambda, iter, control, nthreads)
     res$calibration <- falkon_calibrate(res, val, info$levels)
+    if (is.null(res$calibration) && loss == "squared" && !is.null(info$levels)) {
+      res$calibration <- falkon_calibrate_training(res, ntr, function(idx) {
+        g <- split$train[idx]
+        o <- sort(unique(g))
+        got <- falkon_chunk_fetch(ctx, o)
+        at <- match(g, o)
+        list(x = got$x[at, , drop = FALSE], cls = chunk_classes(got$y, info$levels, y)[at])
+      }, wt, info$levels, nthreads)
+    }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
     res
   })

@@ -23,6 +23,28 @@ falkon_calibrate <- function(res, val, levels) {
   softmax_calibration(res$valid_scores, val$cls, val$w, levels)
 }
 
+# Without a held-out slice (lambda and iter both given, or
+# control$validation = 0) the squared loss's scores are calibrated on the
+# training rows' own, as rff_svm()'s and rff_ridge()'s defaults are: the
+# softmax is then optimistic where the fit nearly interpolates (a small
+# lambda), but every classification fit gives probabilities.  At most
+# calibration_rows training rows, evenly spread (calibration_subset());
+# rows(idx) returns the scaled training rows at those positions and their
+# classes, in memory or fetched from the chunks, and their scores come from
+# predict()'s own C product, so both fits calibrate on the same numbers.
+# Weights wt are the training rows'.  The logistic loss keeps its own.
+falkon_calibrate_training <- function(res, ntr, rows, wt, levels, nthreads) {
+  keep <- calibration_subset(ntr)
+  got <- rows(keep)
+  prep <- list(centres = res$prep$centres, code = kernel_code(res$prep$kernel),
+               par = kernel_parameters(res$prep$kernel))
+  f <- falkon_kernel_predict(prep, got$x, res$alpha, nthreads)
+  f <- sweep(f, 2L, res$offset, "+", check.margin = FALSE)
+  cal <- softmax_calibration(f, got$cls, wt[keep], levels)
+  cal$source <- "training"
+  cal
+}
+
 # Each held-out row's loss under the fit's own criterion, weighted (mean
 # weight 1), from its held-out scores f (offset included): the squared
 # error (regression), whether it is misclassified (classes, squared loss)

@@ -9,9 +9,9 @@ falkon_scores <- function(object, xs, nthreads) {
   sweep(f, 2L, object$offset, "+", check.margin = FALSE)
 }
 
-# Class probabilities, one column per class: calibrated on the held-out
-# rows where the fit has them (softmax_calibration()), else the logistic
-# model's own.
+# Class probabilities, one column per class: calibrated (softmax_calibration())
+# on the held-out rows, the leave-one-out scores or the training rows'
+# scores, else (the logistic loss without a slice) the model's own.
 falkon_prob <- function(object, f) {
   if (!is.null(object$calibration)) return(calibrated_probabilities(object$calibration, f))
   p <- falkon_probabilities(f)
@@ -39,8 +39,8 @@ falkon_fitted_values <- function(object, xs, nthreads, scores = NULL) {
 #'   matrix for fits on one); without it, the fitted values of the training
 #'   rows.
 #' @param type `"response"` (the predicted values, or the classes for
-#'   classification), `"class"`, `"prob"` (class probabilities, for
-#'   `loss = "logistic"`), or `"decision"` (the scores \eqn{b + k(x, C)
+#'   classification), `"class"`, `"prob"` (class probabilities, see
+#'   [falkon()], Probabilities), or `"decision"` (the scores \eqn{b + k(x, C)
 #'   \alpha}, one column per class, or the log-odds of the second class
 #'   for a two-class logistic fit).
 #' @param na.action What to do with rows of `newdata` with missing values:
@@ -59,12 +59,7 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
                           nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
   }
   check_no_dots(..., .who = "predict()")
-  type <- fit_predict_type(object, type, c("response", "class", "prob", "decision"),
-                           if (object$loss != "logistic" && is.null(object$calibration)) {
-                             paste("a held-out slice to calibrate the scores on (lambda or",
-                                   "iter = \"auto\", control$validation > 0), or loss =",
-                                   "\"logistic\"")
-                           })
+  type <- fit_predict_type(object, type, c("response", "class", "prob", "decision"))
   if (missing(newdata) || is.null(newdata)) {
     return(fit_training_predictions(object, type, c("class", "response")))
   }
@@ -116,6 +111,9 @@ fit_description.falkon <- function(x) {
       sprintf("  the rule's kernel kept: the learned one lost %s (%.4g against %.4g)",
               if (falkon_loo_path(x$validation)) "by leave-one-out" else "on the held-out rows",
               x$tuning$heldout[["learned"]], x$tuning$heldout[["rule"]])
+    },
+    if (identical(x$calibration$source, "training")) {
+      "  probabilities calibrated on the training rows' scores (no held-out slice: optimistic)"
     },
     if (identical(edge, "lower")) {
       "  lambda learned at the smallest of control$lambdas: smaller ones would let it go lower"

@@ -34,8 +34,12 @@
 #' are not calibrated (they over-fit the training rows), are corrected.
 #' Where \eqn{\lambda} is chosen by leave-one-out (small sets, see
 #' Defaults) the squared loss's leave-one-out scores calibrate it
-#' instead.  Otherwise, without a held-out slice, only the logistic loss
-#' gives probabilities, its own.
+#' instead.  Without a held-out slice (`lambda` and `iter` both given, or
+#' `control$validation = 0`) the squared loss's training scores calibrate
+#' it, as [rff_svm()]'s and [rff_ridge()]'s defaults do (at most 50 000
+#' rows, evenly spread): optimistic where the fit nearly interpolates, so
+#' keep a slice where the probabilities matter; the logistic loss then
+#' gives its own.  `print()` names the rows a fit calibrated on.
 #'
 #' **The algorithm.**  With \eqn{T = \mathrm{chol}(K_{mm} + \epsilon m I)}
 #' (\eqn{\epsilon = 10^{-13}} times the mean of \eqn{K_{mm}}'s diagonal,
@@ -370,6 +374,11 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
                               control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
     res$calibration <- falkon_calibrate(res, val, resp$levels)
+    if (is.null(res$calibration) && loss == "squared" && resp$type != "regression") {
+      res$calibration <- falkon_calibrate_training(res, length(split$train), function(idx) {
+        list(x = xs[split$train[idx], , drop = FALSE], cls = falkon_classes(resp, split$train[idx]))
+      }, wt, resp$levels, nthreads)
+    }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
     res
   })

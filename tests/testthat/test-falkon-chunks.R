@@ -200,6 +200,19 @@ test_that("the logistic loss on chunks is the in-memory fit, bit for bit", {
   expect_identical(predict(fc, x, type = "prob"), predict(fm, x, type = "prob"))
 })
 
+test_that("without a held-out slice, chunks calibrate on the training scores as in memory", {
+  pieces <- falkon_pieces(c(120, 80, 100))
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  ch <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
+  fc <- falkon(ch, y = "class", m = 60, lambda = 1e-3, iter = 8, seed = 4)
+  fm <- falkon(x, all$class, m = 60, lambda = 1e-3, iter = 8, seed = 4)
+  expect_identical(fc$calibration$source, "training")
+  expect_identical(fc$alpha, fm$alpha)
+  expect_identical(fc$calibration, fm$calibration)
+  expect_identical(predict(fc, x, type = "prob"), predict(fm, x, type = "prob"))
+})
+
 test_that("falkon on chunks refuses what needs the rows in memory", {
   ch <- data_chunks(lapply(falkon_pieces(c(30, 30)), function(p) p[c(1:5, 7)]))
   expect_error(falkon(ch, y = "class", loss = "hinge"), "'loss'")

@@ -539,7 +539,7 @@ test_that("bad input is refused, naming the argument", {
   expect_error(predict(fit, matrix(0, 2, 3)), "'newdata'")
   expect_error(predict(fit, x, type = "class"), "'type'")
   fc <- falkon(x, factor(x[, 1] > 0), m = 10, lambda = 1e-3, iter = 5)
-  expect_error(predict(fc, x, type = "prob"), "'type'.*logistic")
+  expect_error(predict(fc, x, type = "prob", na.action = 1), "'na.action'")
 })
 
 test_that("every classification fit with a held-out slice gives calibrated probabilities", {
@@ -580,7 +580,35 @@ test_that("every classification fit with a held-out slice gives calibrated proba
   # (lambda and iter given) it gives its own probabilities
   lg <- falkon(Species ~ ., data = iris[idx, ], loss = "logistic", seed = 1)
   expect_false(is.null(lg$calibration))
-  expect_null(falkon(Species ~ ., data = iris, lambda = 1e-6, iter = 10, seed = 1)$calibration)
+  expect_null(falkon(Species ~ ., data = iris, loss = "logistic", lambda = 1e-6, iter = 10,
+                     seed = 1)$calibration)
+})
+
+test_that("without a held-out slice the squared loss calibrates on the training scores", {
+  set.seed(33)
+  idx <- sample(150, 100)
+  fit <- falkon(Species ~ ., data = iris[idx, ], lambda = 1e-4, iter = 10, seed = 1)
+  expect_identical(fit$n_train, 100L)
+  expect_identical(fit$calibration$source, "training")
+  expect_output(print(fit), "calibrated on the training rows' scores")
+  # the softmax fitted to predict()'s own scores of the training rows
+  cal <- bochner:::softmax_calibration(predict(fit, iris[idx, ], type = "decision"),
+                                       as.integer(iris$Species[idx]), rep(1, 100),
+                                       levels(iris$Species))
+  expect_equal(fit$calibration$temperature, cal$temperature, tolerance = 1e-10)
+  expect_equal(fit$calibration$bias, cal$bias, tolerance = 1e-10)
+  pr <- predict(fit, iris[-idx, ], type = "prob")
+  expect_equal(unname(rowSums(pr)), rep(1, 50))
+  ll <- -mean(log(pr[cbind(1:50, as.integer(iris$Species[-idx]))]))
+  expect_lt(ll, 0.5 * log(3))
+  # case weights enter the softmax's likelihood (as the fit's, scaled to mean 1)
+  w <- rep(1:2, 50)
+  fw <- falkon(Species ~ ., data = iris[idx, ], weights = w, lambda = 1e-4, iter = 10, seed = 1)
+  cw <- bochner:::softmax_calibration(predict(fw, iris[idx, ], type = "decision"),
+                                      as.integer(iris$Species[idx]), w / mean(w),
+                                      levels(iris$Species))
+  expect_equal(fw$calibration$temperature, cw$temperature, tolerance = 1e-10)
+  expect_equal(fw$calibration$bias, cw$bias, tolerance = 1e-10)
 })
 
 test_that("on too few rows for a held-out slice, lambda is chosen by exact leave-one-out", {
