@@ -23,8 +23,8 @@ falkon_calibrate <- function(res, val, levels) {
   softmax_calibration(res$valid_scores, val$cls, val$w, levels)
 }
 
-# Without a held-out slice (lambda and iter both given, or
-# control$validation = 0) the squared loss's scores are calibrated on the
+# Without a held-out slice (lambda and iter both given, or a slice of
+# under 10 rows on a large set) the squared loss's scores are calibrated on the
 # training rows' own, as rff_svm()'s and rff_ridge()'s defaults are: the
 # softmax is then optimistic where the fit nearly interpolates (a small
 # lambda), but every classification fit gives probabilities.  At most

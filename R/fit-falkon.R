@@ -34,8 +34,8 @@
 #' are not calibrated (they over-fit the training rows), are corrected.
 #' Where \eqn{\lambda} is chosen by leave-one-out (small sets, see
 #' Defaults) the squared loss's leave-one-out scores calibrate it
-#' instead.  Without a held-out slice (`lambda` and `iter` both given, or
-#' `control$validation = 0`) the squared loss's training scores calibrate
+#' instead.  Without a held-out slice (`lambda` and `iter` both given) the
+#' squared loss's training scores calibrate
 #' it, as [rff_svm()]'s and [rff_ridge()]'s defaults do (at most 50 000
 #' rows, evenly spread): optimistic where the fit nearly interpolates, so
 #' keep a slice where the probabilities matter; the logistic loss then
