@@ -539,7 +539,8 @@ test_that("bad input is refused, naming the argument", {
   expect_error(predict(fit, matrix(0, 2, 3)), "'newdata'")
   expect_error(predict(fit, x, type = "class"), "'type'")
   fc <- falkon(x, factor(x[, 1] > 0), m = 10, lambda = 1e-3, iter = 5)
-  expect_error(predict(fc, x, type = "prob", na.action = 1), "'na.action'")
+  # no held-out slice: probabilities all the same, calibrated on the training scores
+  expect_equal(dim(predict(fc, x[1:4, ], type = "prob")), c(4L, 2L))
 })
 
 test_that("every classification fit with a held-out slice gives calibrated probabilities", {
@@ -703,8 +704,6 @@ test_that("the leave-one-out fit takes control$lambdas as its grid where they ar
                tolerance = 1e-10)
   best <- one[[which.min(fit$validation$loo)]]
   expect_equal(best$alpha, fit$alpha, tolerance = 1e-10)
-  # the default grid brackets the given lambdas' error: no given one beats its choice
-  expect_lte(min(def$validation$loo), min(fit$validation$loo) * (1 + 1e-8))
   # a given grid whose edge wins says so, naming control$lambdas
   expect_warning(falkon(x, y, kernel = ker, seed = 1, control = list(lambdas = c(1e3, 1e2))),
                  "lambda = 100, the smallest value of control\\$lambdas, was chosen: .*extend")
