@@ -5,7 +5,8 @@
 # "sgpr" objective of Meanti et al., AISTATS 2022).  All three are
 # minimised here on the same rows (at most 3000 of the training rows, the
 # tuning's first stage), the same 300 uniform centres, from the same start
-# (the bandwidth rule's scale for every input, the untuned fit's lambda),
+# (the bandwidth rule's scale for every input; the untuned fit's lambda, or
+# for the bound signal variance var(y) and noise var(y) / 10),
 # by the same optimiser (optim()'s L-BFGS-B with finite differences: the
 # question is where each objective's minimum lies, not how fast it is
 # found), in the Gaussian kernel.  Each set of learned scales is then
@@ -57,8 +58,8 @@ chol_solve <- function(R, B) .Call(ns$C_cholesky_solve, R, B)
 mp <- function(a, b) .Call(ns$C_matprod, a, b, nth)
 ldet <- function(R) 2 * sum(log(diag(R)))
 
-# the three objectives at theta; 'pr' holds the rows x (all), their targets
-# y (centred, n x k), the centres z and the held-out split (fold == 1)
+# the three objectives at theta; 'pr' holds the rows x, their targets y
+# (centred, n x k), the centres z and the tuning's folds (probs)
 obj_heldout <- function(theta, pr) {
   d <- ncol(pr$x)
   ns$falkon_tune_eval(theta[-1], pr$probs, d, d, exp(theta[1]), nth)$value
@@ -193,7 +194,8 @@ lines <- c(
   "and Titsias's collapsed bound (the Nystrom complexity-regularised objective), each",
   "minimised over one length scale per input (and lambda, or the signal and noise",
   "variances) on the same rows (at most 3000 training rows), the same 300 uniform",
-  "centres, from the same start, by optim()'s L-BFGS-B with finite differences; the",
+  "centres, from the same scales (the bound: signal variance var(y), noise var(y) / 10;",
+  "the others: the untuned fit's lambda), by optim()'s L-BFGS-B with finite differences; the",
   "learned scales then go to the default `falkon()` fit.  `falkon(tune = \"ard\")` is the",
   "shipped tuner (analytic gradient, a refinement on up to 12 000 rows and 1000",
   "centres, judged against the rule); `rff_gp(ard = TRUE)` the package's marginal",
