@@ -84,6 +84,15 @@ bench_friedman1 <- function(n, sd = 1, seed = 1L) {
   list(x = x, y = y)
 }
 
+# Friedman 1 as falkon-tune.R and falkon-objective.R draw it: per seed, n
+# training rows then n test rows, sd 1 (mlbench's generator).
+bench_friedman1_pairs <- function(seeds, n = 4000L) lapply(seeds, function(s) {
+  set.seed(s)
+  tr <- mlbench::mlbench.friedman1(n, sd = 1)
+  te <- mlbench::mlbench.friedman1(n, sd = 1)
+  list(xtr = tr$x, ytr = tr$y, xte = te$x, yte = te$y)
+})
+
 bench_diamonds <- function() {
   e <- new.env(); utils::data(diamonds, package = "ggplot2", envir = e)
   dm <- as.data.frame(e$diamonds)

@@ -39,12 +39,7 @@ bench_have <- function(pkg) requireNamespace(pkg, quietly = TRUE)
 
 splits5 <- function(x, y) lapply(1:5, function(s) bench_split(x, y, seed = s))
 sets <- list(
-  friedman1 = function() lapply(1:5, function(s) {
-    set.seed(s)
-    tr <- mlbench.friedman1(4000, sd = 1)
-    te <- mlbench.friedman1(4000, sd = 1)
-    list(xtr = tr$x, ytr = tr$y, xte = te$x, yte = te$y)
-  }),
+  friedman1 = function() bench_friedman1_pairs(1:5),
   diamonds = function() list(bench_set("diamonds")),
   Satellite = function() {
     v <- bench_mlbench("Satellite")
