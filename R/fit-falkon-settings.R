@@ -102,6 +102,11 @@
 #'   three iterations stopped CG after the first), for 2 to 4.5 times the CPU
 #'   time of the held-out fit (at most 1.2 s at 2000 rows):
 #'   bench/investigations/falkon-small.md.
+#' @param tune_objective What `falkon(tune = )` minimises: `"heldout"`, the
+#'   squared error on held-out rows, or `"gcv"`, the generalised
+#'   cross-validation of the Nystrom fit on every tuning row, \eqn{n\,
+#'   \mathrm{RSS} / (n - \mathrm{tr}\, H)^2} (see [falkon()], Learning the
+#'   kernel).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -112,7 +117,8 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            tol = 1e-10, block_rows = 0, cache_bytes = 4e9,
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
                            grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9,
-                           precision = c("auto", "double", "single"), loo_rows = 2000) {
+                           precision = c("auto", "double", "single"), loo_rows = 2000,
+                           tune_objective = c("heldout", "gcv")) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -136,7 +142,8 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        grow_patience = check_count(grow_patience, "grow_patience"),
        factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0),
        precision = check_choice(precision[1L], c("auto", "double", "single"), "precision"),
-       loo_rows = check_number(loo_rows, "loo_rows", lower = 0))
+       loo_rows = check_number(loo_rows, "loo_rows", lower = 0),
+       tune_objective = check_choice(tune_objective[1L], c("heldout", "gcv"), "tune_objective"))
 }
 
 # Whether a fit on n training rows with at most m centres stores its kernel blocks in

@@ -235,8 +235,9 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   # the first stage on falkon_tune_rows of the rows, the refinement on all
   first <- if (nrow(xs) > falkon_tune_rows) sort(sample.int(nrow(xs), falkon_tune_rows))
            else seq_len(nrow(xs))
+  objective <- if (is.null(control$tune_objective)) "heldout" else control$tune_objective
   probs <- falkon_tune_folds(xs[first, , drop = FALSE], Y[first, , drop = FALSE], m,
-                             falkon_tune_centres)
+                             falkon_tune_centres, objective)
   n_threads <- nthreads
   # one thread unless a fold's K_nm'K_nm is large: an evaluation is about
   # twenty products of a few milliseconds each, whose parallel regions
@@ -294,7 +295,7 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
                  check = if (!is.null(probs$check)) score)
   if (chosen != "rule" && nrow(xs) > falkon_tune_rows) {
     best <- falkon_tune_refine(best$par, cands[[chosen]]$p, xs, Y, m, fixed, lam_range,
-                               n_threads, shape)
+                               n_threads, shape, objective)
     report$objective[["end"]] <- best$value
     report$evaluations <- report$evaluations + best$evaluations
     report[c("rows", "centres", "folds")] <- best[c("rows", "centres", "folds")]
@@ -320,8 +321,8 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
 # where the first stage left them, for at most falkon_refine_maxit
 # iterations: list(par, value, evaluations, rows, centres, folds).
 falkon_tune_refine <- function(par, p, xs, Y, m, fixed, lam_range, nthreads,
-                               shape = tune_gaussian) {
-  probs <- falkon_tune_folds(xs, Y, m, falkon_refine_centres)
+                               shape = tune_gaussian, objective = "heldout") {
+  probs <- falkon_tune_folds(xs, Y, m, falkon_refine_centres, objective)
   if (as.double(nrow(probs$folds[[1L]]$x)) * probs$centres^2 < 2^28) nthreads <- 1L
   evals <- 0L
   run <- function(theta, p, lam) {
@@ -345,20 +346,34 @@ falkon_tune_edge <- function(log_lambda, lam_range) {
 # falkon_tune_cv_below rows), uniform centres among each fold's fitting
 # rows; targets centred on the fitting rows (the fit's offset).  With one
 # fifth, 'check' is a second (its own centres), on which "ard" is judged.
-falkon_tune_folds <- function(xs, Y, m, centres = falkon_tune_centres) {
+# With objective "gcv" there is one problem without held-out rows (v NULL:
+# falkon_tune_gcv()): all the rows below falkon_tune_cv_below, else four
+# fifths, and 'check' holds out the fifth left, which the optimisation
+# never saw.
+falkon_tune_folds <- function(xs, Y, m, centres = falkon_tune_centres, objective = "heldout") {
   np <- nrow(xs)
   pool <- seq_len(np)
   fold <- sample(rep_len(1:5, np))
-  use <- if (np < falkon_tune_cv_below) 1:5 else 1L
+  small <- np < falkon_tune_cv_below
   ms <- min(m, centres)
-  problem <- function(f) {
+  problem <- function(f, held = TRUE) {
     fit <- pool[fold != f]
     val <- pool[fold == f]
     cen <- fit[sample.int(length(fit), min(ms, length(fit)))]
     mu <- colMeans(Y[fit, , drop = FALSE])
-    list(x = xs[fit, , drop = FALSE], z = xs[cen, , drop = FALSE], v = xs[val, , drop = FALSE],
-         y = sweep(Y[fit, , drop = FALSE], 2L, mu), yv = sweep(Y[val, , drop = FALSE], 2L, mu))
+    list(x = xs[fit, , drop = FALSE], z = xs[cen, , drop = FALSE],
+         v = if (held) xs[val, , drop = FALSE],
+         y = sweep(Y[fit, , drop = FALSE], 2L, mu),
+         yv = if (held) sweep(Y[val, , drop = FALSE], 2L, mu))
   }
+  if (objective == "gcv") {
+    f <- if (small) 0L else 1L
+    out <- list(folds = list(problem(f, held = FALSE)), rows = np, centres = min(ms, np),
+                nv = sum(fold != f))
+    if (!small) out$check <- list(folds = list(problem(1L)), nv = sum(fold == 1L))
+    return(out)
+  }
+  use <- if (small) 1:5 else 1L
   folds <- lapply(use, problem)
   out <- list(folds = folds, rows = np, centres = min(ms, np), nv = sum(fold %in% use))
   if (length(use) == 1L) out$check <- list(folds = list(problem(2L)), nv = sum(fold == 2L))
@@ -456,7 +471,8 @@ falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads,
   value <- 0
   grad <- numeric(1L + d)
   for (pr in probs$folds) {
-    g <- falkon_tune_fold(pr, s, lam, nthreads, shape)
+    g <- if (is.null(pr$v)) falkon_tune_gcv(pr, s, lam, nthreads, shape)
+         else falkon_tune_fold(pr, s, lam, nthreads, shape)
     value <- value + g$value
     grad <- grad + g$gradient
   }
@@ -499,6 +515,50 @@ falkon_tune_fold <- function(pr, s, lam, nthreads, shape) {
     lam * n * ard_gradient_terms(Kmm$D * Mm, z, z, nthreads)
   g_lam <- -lam * n * sum(Kmm$K * Mm)
   list(value = sum(res^2), gradient = 2 * c(g_lam, g_s))
+}
+
+# The generalised cross-validation of the fit on a problem's own rows (Craven
+# and Wahba; one of the objectives of Meanti et al.), GCV = n RSS / (n -
+# tr H)^2 with the hat matrix H = K_nm A^-1 K_nm', A = K_nm'K_nm + lambda n
+# K_mm, tr H = m - lambda n tr(A^-1 K_mm): an estimate of the held-out
+# squared error from every row, none held out.  Returned as n GCV (the
+# held-out folds' sum of squares, divided by probs$nv = n) with its
+# gradient.  With R = K_nm alpha - y and W = A^-1 K_nm'R, d(RSS) / 2 is the
+# held-out fold's formula with the held-out rows the fitting rows:
+# <dK_nm, R alpha' - R W' - K_nm W alpha'> - lambda n <dK_mm, W alpha'>;
+# with P = A^-1 K_mm A^-1, d tr H = -lambda n (<dK_mm, A^-1 - lambda n P> -
+# 2 <dK_nm, K_nm P>), and in log lambda -lambda n tr(A^-1 K_mm) + (lambda
+# n)^2 tr(P K_mm).  d log GCV = d RSS / RSS + 2 d tr H / (n - tr H).
+falkon_tune_gcv <- function(pr, s, lam, nthreads, shape) {
+  u <- sweep(pr$x, 2L, s, "/")
+  z <- sweep(pr$z, 2L, s, "/")
+  mp <- function(a, b) .Call(C_matprod, a, b, nthreads)
+  Knm <- tune_kernels(u, z, shape, nthreads)
+  Kmm <- tune_kernels(z, NULL, shape, nthreads)
+  n <- nrow(u)
+  ln <- lam * n
+  A <- .Call(C_crossprod, Knm$K, nthreads) + ln * Kmm$K
+  R <- .Call(C_cholesky, A, 1e-10 * n, nthreads)
+  solveA <- function(B) .Call(C_cholesky_solve, R, B)
+  alpha <- solveA(t(mp(t(pr$y), Knm$K)))
+  res <- mp(Knm$K, alpha) - pr$y
+  W <- solveA(t(mp(t(res), Knm$K)))
+  Ai <- solveA(diag(nrow(z)))
+  P <- mp(mp(Ai, Kmm$K), Ai)
+  ta <- t(alpha)
+  Mn <- mp(res, ta - t(W)) - mp(mp(Knm$K, W), ta)
+  Mm <- mp(W, ta)
+  rss <- sum(res^2)
+  tr_aik <- sum(Ai * Kmm$K)
+  den <- n - (nrow(z) - ln * tr_aik)
+  g_rss <- 2 * c(-ln * sum(Kmm$K * Mm),
+                 ard_gradient_terms(Knm$D * Mn, u, z, nthreads) -
+                   ln * ard_gradient_terms(Kmm$D * Mm, z, z, nthreads))
+  g_tr <- c(-ln * tr_aik + ln^2 * sum(P * Kmm$K),
+            -ln * (ard_gradient_terms(Kmm$D * (Ai - ln * P), z, z, nthreads) -
+                     2 * ard_gradient_terms(Knm$D * mp(Knm$K, P), u, z, nthreads)))
+  value <- n^2 * rss / den^2
+  list(value = value, gradient = value * (g_rss / rss + 2 * g_tr / den))
 }
 
 # The kernels the tuning learns, by their shape at unit length scale:

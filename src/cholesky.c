@@ -118,21 +118,50 @@ int bochner_cholesky(double *a, int n, int nthreads)
     return 0;
 }
 
-/* b (n x m) <- (R'R)^-1 b for the upper factor r (n x n). */
+/* b (n x m) <- (R'R)^-1 b for the upper factor r (n x n).  Both
+ * substitutions walk R by columns (its storage order): R'z = b as dot
+ * products with column i, four right-hand sides at a time (four
+ * independent sums, each in the order of one), R x = z as column updates
+ * (x_i final, then x_1..i-1 -= x_i R_1..i-1,i).  The row-wise back
+ * substitution strode n doubles per entry and the single dot product waited
+ * on each add: 0.8 s for n = m = 1000 (2.5 GFLOP/s, AMD EPYC Zen 5). */
 void bochner_cholesky_solve(const double *r, int n, double *b, int m)
 {
-    for (int j = 0; j < m; j++) {
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {                    /* R' z = b */
+        double *x0 = b + (ptrdiff_t) j * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+        for (int i = 0; i < n; i++) {
+            const double *ri = r + (ptrdiff_t) i * n;
+            double s0 = x0[i], s1 = x1[i], s2 = x2[i], s3 = x3[i];
+            for (int l = 0; l < i; l++) {
+                double v = ri[l];
+                s0 -= v * x0[l];
+                s1 -= v * x1[l];
+                s2 -= v * x2[l];
+                s3 -= v * x3[l];
+            }
+            x0[i] = s0 / ri[i];
+            x1[i] = s1 / ri[i];
+            x2[i] = s2 / ri[i];
+            x3[i] = s3 / ri[i];
+        }
+    }
+    for (; j < m; j++) {
         double *x = b + (ptrdiff_t) j * n;
-        for (int i = 0; i < n; i++) {               /* R' z = b */
+        for (int i = 0; i < n; i++) {
             const double *ri = r + (ptrdiff_t) i * n;
             double s = x[i];
             for (int l = 0; l < i; l++) s -= ri[l] * x[l];
             x[i] = s / ri[i];
         }
-        for (int i = n - 1; i >= 0; i--) {          /* R x = z */
-            double s = x[i];
-            for (int l = i + 1; l < n; l++) s -= r[i + (ptrdiff_t) l * n] * x[l];
-            x[i] = s / r[i + (ptrdiff_t) i * n];
+    }
+    for (j = 0; j < m; j++) {                       /* R x = z */
+        double *x = b + (ptrdiff_t) j * n;
+        for (int i = n - 1; i >= 0; i--) {
+            const double *ri = r + (ptrdiff_t) i * n;
+            double xi = x[i] / ri[i];
+            x[i] = xi;
+            for (int l = 0; l < i; l++) x[l] -= ri[l] * xi;
         }
     }
 }

@@ -30,6 +30,73 @@ test_that("the tuning's gradient matches central finite differences", {
   }
 })
 
+test_that("the GCV objective is plain R's and its gradient matches finite differences", {
+  d <- tune_data(200)
+  set.seed(3)
+  z <- d$x[sample(200, 30), ]
+  Y3 <- cbind(d$y, d$x[, 3] > 0, cos(d$x[, 4]))
+  Y3 <- sweep(Y3, 2, colMeans(Y3))
+  pr <- list(x = d$x, z = z, y = Y3)
+  # n GCV = n^2 RSS / (n - tr H)^2 with the hat matrix of the Nystrom fit;
+  # the factor's jitter (1e-10 n on A's diagonal, 2e-8 against lambda n =
+  # 0.2) is left out of tr H = m - lambda n tr(A^-1 K_mm): 1e-7 relatively
+  s <- c(0.7, 1.3, 2, 0.5)
+  lam <- 1e-3
+  gk <- function(a, b) exp(-outer(rowSums(a^2), rowSums(b^2), "+") / 2 + a %*% t(b))
+  u <- sweep(d$x, 2, s, "/")
+  zs <- sweep(z, 2, s, "/")
+  Knm <- gk(u, zs)
+  H <- Knm %*% solve(crossprod(Knm) + lam * 200 * gk(zs, zs), t(Knm))
+  ref <- 200^2 * sum((Y3 - H %*% Y3)^2) / (200 - sum(diag(H)))^2
+  got <- bochner:::falkon_tune_gcv(pr, s, lam, 1L, bochner:::tune_gaussian)
+  expect_equal(got$value, ref, tolerance = 1e-6)
+  for (shape in list(bochner:::tune_gaussian, list(name = "matern", nu = 1.5))) {
+    for (k in c(1L, 3L)) {
+      pk <- replace(pr, "y", list(Y3[, seq_len(k), drop = FALSE]))
+      f <- function(t) bochner:::falkon_tune_gcv(pk, exp(t[-1]), exp(t[1]), 1L, shape)
+      theta <- c(log(lam), log(s))
+      h <- 1e-5
+      fd <- vapply(seq_along(theta), function(i) {
+        e <- replace(numeric(length(theta)), i, h)
+        (f(theta + e)$value - f(theta - e)$value) / (2 * h)
+      }, 0)
+      expect_equal(unname(f(theta)$gradient), fd, tolerance = 1e-6,
+                   label = paste(shape$name, "k =", k))
+    }
+  }
+})
+
+test_that("GCV tunes on rows none held out, and is judged on a fifth it never saw", {
+  set.seed(5)
+  x <- matrix(rnorm(2000 * 2), 2000)
+  Y <- cbind(x[, 1] + rnorm(2000))
+  small <- bochner:::falkon_tune_folds(x[1:400, ], Y[1:400, , drop = FALSE], 50, 300, "gcv")
+  expect_length(small$folds, 1L)
+  expect_null(small$folds[[1]]$v)
+  expect_identical(nrow(small$folds[[1]]$x), 400L)
+  expect_identical(small$nv, 400L)
+  expect_null(small$check)
+  big <- bochner:::falkon_tune_folds(x, Y, 50, 300, "gcv")
+  fit_rows <- big$folds[[1]]$x
+  held <- big$check$folds[[1]]$v
+  expect_identical(nrow(fit_rows) + nrow(held), 2000L)
+  expect_identical(big$nv, nrow(fit_rows))
+  key <- function(a) paste(a[, 1], a[, 2])
+  expect_length(intersect(key(fit_rows), key(held)), 0L)
+  expect_error(falkon_control(tune_objective = "loo"), "tune_objective")
+  # a GCV-tuned fit, in memory and on chunks the same
+  d <- tune_data(400)
+  df <- data.frame(d$x, y = d$y)
+  ch <- data_chunks(list(df[1:150, ], df[151:400, ]))
+  ctl <- falkon_control(tune_objective = "gcv")
+  fm <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4, control = ctl)
+  fc <- falkon(ch, y = "y", m = 50, tune = "ard", seed = 4, control = ctl)
+  expect_identical(fc$tuning, fm$tuning)
+  expect_identical(predict(fc, d$x), predict(fm, d$x))
+  ho <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4)
+  expect_false(identical(fm$tuning$sigma, ho$tuning$sigma))
+})
+
 test_that("the Matern kernel's gradient matches central finite differences", {
   d <- tune_data()
   set.seed(2)
@@ -265,7 +332,7 @@ test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
   }
   walk("falkon_tune")
   # the walk reaches the objective, its products and the optimiser
-  expect_true(all(c("falkon_tune_fold", "tune_kernels", "ard_gradient_terms",
+  expect_true(all(c("falkon_tune_fold", "falkon_tune_gcv", "tune_kernels", "ard_gradient_terms",
                     "tune_lbfgs_box") %in% seen))
   expect_identical(found[!grepl(": $", found)], character())
 })

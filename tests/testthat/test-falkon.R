@@ -72,7 +72,7 @@ test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()
   set.seed(15)
   for (m in c(1, 7, 300)) {   # 300: panels of 96 and a remainder of 12
     A <- crossprod(matrix(rnorm((m + 3) * m), m + 3))
-    B <- matrix(rnorm(3 * m), m)
+    B <- matrix(rnorm(9 * m), m)   # two groups of four right-hand sides and one left
     R <- .Call(bochner:::C_cholesky, A, 0.5, 1L)
     ref <- chol(A + diag(0.5, m))
     expect_equal(R, ref, tolerance = 1e-12)
@@ -83,6 +83,10 @@ test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()
                  tolerance = 1e-10)
     # one factor and its solves are the ridge solve, bit for bit
     expect_identical(X, .Call(bochner:::C_ridge_solve, A, B, 0.5, 1L))
+    # a column's solution does not depend on the columns solved beside it
+    one <- vapply(1:9, function(j) .Call(bochner:::C_cholesky_solve, R, B[, j, drop = FALSE]),
+                  numeric(m))
+    expect_identical(matrix(one, m), X)
   }
   expect_error(.Call(bochner:::C_cholesky, -diag(3), 0, 1L), "positive definite \\(pivot 1\\)")
   expect_error(.Call(bochner:::C_cholesky_solve, diag(3), diag(2)), "one row per row of 'R'")
