@@ -143,6 +143,10 @@
 #' \eqn{\lambda} stays between the smallest of `control$lambdas` and 1 (one
 #' learned at either end is marked as `tuning$lambda_edge`, `"lower"` or
 #' `"upper"`, and `print()` says so); case weights do not enter the learning.
+#' `control$tune_objective = "gcv"` minimises the generalised
+#' cross-validation of the same Nystrom solution on the fitting rows
+#' instead of the held-out error (see [falkon_control()]; measured, it did
+#' not do better across sets).
 #' When the fit holds a slice out, a learned \eqn{\lambda}, which
 #' regularised the subsample, competes on the fit's held-out path with the
 #' candidates below it, and the fit at the learned kernel is judged against
