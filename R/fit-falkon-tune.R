@@ -17,6 +17,9 @@
 # own (src/: kernels.c, products.c, cholesky.c), and the optimiser's sums
 # R's, never R's BLAS or LAPACK, so the learned kernel and lambda are the
 # same numbers under any BLAS and any thread count, as the fit is.
+# control$tune_objective = "gcv" minimises the generalised cross-validation
+# of the fit on its own rows instead (falkon_tune_gcv()); measured against
+# the held-out error in bench/investigations/falkon-gcv.md, it did not win.
 
 # The tuning's sizes: rows drawn (fitting and held-out together), centres,
 # the pool below which 5-fold cross-validation replaces one held-out fifth,

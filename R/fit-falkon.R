@@ -245,7 +245,7 @@
 #'   folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
 #'   one `chosen` (`"iso"`, `"ard"`, or `"rule"` when the bandwidth rule's
 #'   kernel was kept), the learned `lambda` and `sigma`, `lambda_edge` (see
-#'   `tune`), the `start`, the held-out `objective` at the start and the
+#'   `tune`), the `start`, the `objective` (held-out or GCV) at the start and the
 #'   end, the number of `evaluations`, the `rows`, `centres` and `folds` it
 #'   used, `check`, the first stage's held-out squared error of each
 #'   candidate (`iso`, `ard`, `rule`) on the fifth its optimisation did not
