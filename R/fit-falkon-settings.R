@@ -109,10 +109,11 @@
 #'   kernel).  Below 1500 tuning rows GCV uses all of them, else four
 #'   fifths, the fifth left judging one scale against one per input.  On the
 #'   fifteen sets of bench/investigations/falkon-gcv.md neither won: GCV's
-#'   test error was lower on six (diamonds -11.5 %, spam -7.9 %,
-#'   BostonHousing -4.7 %), higher on seven (Vowel +67 %, Shuttle +17 %,
-#'   mcycle +8.7 %), better on 15 single splits and worse on 15 of 51, at up
-#'   to 2.3 times the CPU time; so the held-out error stays the default.
+#'   test error was lower on six (diamonds -11.3 %, spam -7.8 %,
+#'   BostonHousing -4.7 %), higher on seven (Vowel +67 %, DNA +29 %,
+#'   Shuttle +17 %, mcycle +8.7 %), better on 14 single splits and worse on
+#'   16 of 51, at up to 2.2 times the CPU time; so the held-out error stays
+#'   the default.
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
