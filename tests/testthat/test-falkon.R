@@ -70,7 +70,7 @@ test_that("the package's Cholesky solves like solve(), the same for any thread c
 
 test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()'s", {
   set.seed(15)
-  for (m in c(1, 7, 300)) {   # 300: panels of 96 and a remainder of 12
+  for (m in c(1, 7, 300)) {   # 300: panels of 96 and a remainder of 12 (the solve: 64 and 44)
     A <- crossprod(matrix(rnorm((m + 3) * m), m + 3))
     B <- matrix(rnorm(9 * m), m)   # two groups of four right-hand sides and one left
     R <- .Call(bochner:::C_cholesky, A, 0.5, 1L)
