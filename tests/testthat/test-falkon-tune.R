@@ -1,5 +1,6 @@
 # falkon(tune = ): lambda and the length scales learned by gradient of a
-# held-out squared error (R/fit-falkon-tune.R).
+# held-out squared error or GCV (R/fit-falkon-tune.R, the objectives in
+# R/fit-falkon-tune-objective.R).
 
 tune_data <- function(n = 300, seed = 1, sd = 0.1) {
   set.seed(seed)
