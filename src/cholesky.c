@@ -156,7 +156,7 @@ static inline void substitute_row(const double *c, double d, int i, int lo, int 
  * needs R's rows, which it reads from a transposed copy of PANEL of them at
  * a time (the rows from the bottom up, as the substitution uses them).
  * Reading R by rows strode n doubles per entry, and one sum at a time
- * waited on each add: 0.63 s for n = m = 1000 against 0.24 now (AMD EPYC
+ * waited on each add: 0.63 s for n = m = 1000 against 0.22 now (AMD EPYC
  * Zen 5). */
 void bochner_cholesky_solve(const double *r, int n, double *b, int m)
 {
