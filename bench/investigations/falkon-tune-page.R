@@ -4,6 +4,11 @@
 
 fmt <- function(x, d = 3) formatC(x, digits = d, format = "fg", flag = "#")
 rel <- function(a, b) 100 * (a - b) / b
+# the change of test error from base to new: points of error rate for
+# classes, % of RMSE for numbers; and whether a change is past the issue's
+# margin (0.2 point, 1 %)
+error_change <- function(task, new, base) ifelse(task == "class", new - base, rel(new, base))
+past_margin <- function(task, change) ifelse(task == "class", change > 0.2, change > 1)
 
 # one row per set: mean error, CPU and evaluations of each tune
 tune_table <- function(res, sets) {
@@ -20,8 +25,7 @@ tune_table <- function(res, sets) {
   pair <- merge(fits[fits$tune == "none", c("set", "split", "task", "error")],
                 fits[fits$tune == "auto", c("set", "split", "error")], by = c("set", "split"),
                 suffixes = c(".none", ".auto"))
-  pair$worse <- ifelse(pair$task == "class", pair$error.auto - pair$error.none > 0.2,
-                       rel(pair$error.auto, pair$error.none) > 1)
+  pair$worse <- past_margin(pair$task, error_change(pair$task, pair$error.auto, pair$error.none))
   tab$worse_splits <- as.vector(tapply(pair$worse, pair$set, sum)[tab$set])
   tab[match(intersect(sets, tab$set), tab$set), ]
 }
@@ -31,7 +35,7 @@ falkon_tune_page <- function(res, sets, issue = NULL) {
   fits <- res[res$tune != "rff_gp", ]
   tab$vs <- rel(tab$error.auto, tab$error.none)
   # worse by: points of error rate for classes, % of RMSE for numbers
-  tab$worse_by <- ifelse(tab$task == "class", tab$error.auto - tab$error.none, tab$vs)
+  tab$worse_by <- error_change(tab$task, tab$error.auto, tab$error.none)
   tab$ratio <- tab$cpu.auto / tab$cpu.none
   tab$added <- tab$cpu.auto - tab$cpu.none
   lines <- c(
@@ -67,7 +71,7 @@ falkon_tune_page <- function(res, sets, issue = NULL) {
             fmt(tab$error.auto, 4), tab$vs, tab$worse_splits, tab$cpu.none, tab$cpu.auto,
             tab$ratio, tab$added, tab$evals.auto))
   better <- sum(tab$vs <= -10)
-  worse <- tab$set[ifelse(tab$task == "class", tab$worse_by > 0.2, tab$worse_by > 1)]
+  worse <- tab$set[past_margin(tab$task, tab$worse_by)]
   slow <- tab$set[tab$ratio > 3]
   lines <- c(lines, "",
     "Against the issue's target for a default (>= 10 % lower error on at least half the sets,",
@@ -194,16 +198,14 @@ issue_lines <- function(tab, fits, issue) {
   pair <- merge(issue[c("set", "split", "task", "error", "cpu")],
                 fits[fits$tune == "auto", c("set", "split", "error")],
                 by = c("set", "split"), suffixes = c(".issue", ".auto"))
-  pair$worse <- ifelse(pair$task == "class", pair$error.auto - pair$error.issue > 0.2,
-                       rel(pair$error.auto, pair$error.issue) > 1)
+  pair$worse <- past_margin(pair$task, error_change(pair$task, pair$error.auto, pair$error.issue))
   agg <- aggregate(cbind(error.issue, error.auto, cpu, worse) ~ set + task, pair, mean)
   agg$splits_worse <- as.vector(tapply(pair$worse, pair$set, sum)[agg$set])
   agg <- agg[match(intersect(tab$set, agg$set), agg$set), ]
   agg$none <- tab$error.none[match(agg$set, tab$set)]
   agg$vs <- rel(agg$error.auto, agg$error.issue)
   agg$none_vs <- rel(agg$none, agg$error.issue)
-  worse_by <- ifelse(agg$task == "class", agg$error.auto - agg$error.issue, agg$vs)
-  worse <- agg$set[ifelse(agg$task == "class", worse_by > 0.2, worse_by > 1)]
+  worse <- agg$set[past_margin(agg$task, error_change(agg$task, agg$error.auto, agg$error.issue))]
   better <- sum(agg$vs <= -10)
   c("## Against the default as the issue found it",
     "",
@@ -239,10 +241,9 @@ falkon_gcv_page <- function(res, sets) {
   pair <- merge(res[res$tune == "auto", c("set", "split", "task", "error")],
                 res[res$tune == "gcv", c("set", "split", "error")], by = c("set", "split"),
                 suffixes = c(".auto", ".gcv"))
-  pair$worse <- ifelse(pair$task == "class", pair$error.gcv - pair$error.auto > 0.2,
-                       rel(pair$error.gcv, pair$error.auto) > 1)
-  pair$better <- ifelse(pair$task == "class", pair$error.auto - pair$error.gcv > 0.2,
-                        rel(pair$error.gcv, pair$error.auto) < -1)
+  change <- error_change(pair$task, pair$error.gcv, pair$error.auto)
+  pair$worse <- past_margin(pair$task, change)
+  pair$better <- past_margin(pair$task, -change)
   w$worse <- as.vector(tapply(pair$worse, pair$set, sum)[w$set])
   w$better <- as.vector(tapply(pair$better, pair$set, sum)[w$set])
   w$splits <- as.vector(table(pair$set)[w$set])
