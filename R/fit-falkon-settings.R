@@ -112,8 +112,16 @@
 #'   test error was lower on six (diamonds -11.3 %, spam -7.8 %,
 #'   BostonHousing -4.7 %), higher on seven (Vowel +67 %, DNA +29 %,
 #'   Shuttle +17 %, mcycle +8.7 %), better on 14 single splits and worse on
-#'   16 of 51, at up to 2.2 times the CPU time; so the held-out error stays
-#'   the default.
+#'   16 of 51, at up to 2.2 times the CPU time.  `"ml"` minimises the
+#'   negative log marginal likelihood of the Nystrom Gaussian process (the
+#'   criterion of [rff_gp()], on the fit's centres, its signal variance
+#'   profiled out), on the rows GCV uses.  On the same sets
+#'   (bench/investigations/falkon-ml.md) it was lower on eight (spam -16 %,
+#'   BostonHousing -6.5 %, Friedman 1 -0.9 %, n = 10^5 -1.0 %) and higher
+#'   on six (Vowel +50 %, Shuttle +23 %, Vehicle +17 %, Ionosphere +16 %:
+#'   the one-hot targets of several classes are not Gaussian), better on 15
+#'   single splits and worse on 13 of 51, at up to 8.6 times the CPU time
+#'   (diamonds).  So the held-out error stays the default.
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -125,7 +133,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
                            grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9,
                            precision = c("auto", "double", "single"), loo_rows = 2000,
-                           tune_objective = c("heldout", "gcv")) {
+                           tune_objective = c("heldout", "gcv", "ml")) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -150,7 +158,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0),
        precision = check_choice(precision[1L], c("auto", "double", "single"), "precision"),
        loo_rows = check_number(loo_rows, "loo_rows", lower = 0),
-       tune_objective = check_choice(tune_objective[1L], c("heldout", "gcv"), "tune_objective"))
+       tune_objective = check_choice(tune_objective[1L], c("heldout", "gcv", "ml"), "tune_objective"))
 }
 
 # Whether a fit on n training rows with at most m centres stores its kernel blocks in

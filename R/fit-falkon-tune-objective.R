@@ -1,7 +1,8 @@
 # The objectives falkon(tune = ) minimises (R/fit-falkon-tune.R) and their
 # analytic gradients in log lambda and the log length scales: the held-out
-# squared error of the Nystrom solution on a fold (falkon_tune_fold()), or
-# the generalised cross-validation on its own rows (falkon_tune_gcv()), for
+# squared error of the Nystrom solution on a fold (falkon_tune_fold()), the
+# generalised cross-validation on its own rows (falkon_tune_gcv()) or the
+# Nystrom Gaussian process's marginal likelihood (falkon_tune_ml()), for
 # the Gaussian and Matern kernels on the package's own kernel blocks,
 # products and Cholesky solves.
 
@@ -13,9 +14,10 @@ falkon_tune_eval <- function(theta, probs, p, d, lam, nthreads,
   s <- rep_len(exp(theta), d)
   value <- 0
   grad <- numeric(1L + d)
+  objective <- switch(if (is.null(probs$objective)) "heldout" else probs$objective,
+                      heldout = falkon_tune_fold, gcv = falkon_tune_gcv, ml = falkon_tune_ml)
   for (pr in probs$folds) {
-    g <- if (is.null(pr$v)) falkon_tune_gcv(pr, s, lam, nthreads, shape)
-         else falkon_tune_fold(pr, s, lam, nthreads, shape)
+    g <- objective(pr, s, lam, nthreads, shape)
     value <- value + g$value
     grad <- grad + g$gradient
   }
@@ -56,22 +58,28 @@ falkon_tune_fold <- function(pr, s, lam, nthreads, shape) {
   list(value = sum(res^2), gradient = 2 * c(g_lam, g_s))
 }
 
-# The Nystrom system both objectives solve on a problem's fitting rows, at
-# length scales s and lambda: the scaled rows u and centres z, their kernel
-# matrices (tune_kernels()), lambda n, solveA(B) = A^-1 B with A = K_nm'K_nm
-# + lambda n K_mm (one factor; the package's products, t(a) %*% b as
-# t(t(b) %*% a), whose transposed copies are of the thin side), and alpha.
-tune_system <- function(pr, s, lam, nthreads, shape) {
+# A problem's fitting rows u and centres z at length scales s, and their
+# kernel matrices (tune_kernels()): what every objective starts from.
+tune_blocks <- function(pr, s, nthreads, shape) {
   u <- sweep(pr$x, 2L, s, "/")
   z <- sweep(pr$z, 2L, s, "/")
-  Knm <- tune_kernels(u, z, shape, nthreads)
-  Kmm <- tune_kernels(z, NULL, shape, nthreads)
-  n <- nrow(u)
-  A <- .Call(C_crossprod, Knm$K, nthreads) + lam * n * Kmm$K
+  list(u = u, z = z, Knm = tune_kernels(u, z, shape, nthreads),
+       Kmm = tune_kernels(z, NULL, shape, nthreads))
+}
+
+# The Nystrom system the held-out and GCV objectives solve on a problem's
+# fitting rows, at length scales s and lambda: tune_blocks(), lambda n,
+# solveA(B) = A^-1 B with A = K_nm'K_nm + lambda n K_mm (one factor; the
+# package's products, t(a) %*% b as t(t(b) %*% a), whose transposed copies
+# are of the thin side), and alpha.
+tune_system <- function(pr, s, lam, nthreads, shape) {
+  sys <- tune_blocks(pr, s, nthreads, shape)
+  n <- nrow(sys$u)
+  A <- .Call(C_crossprod, sys$Knm$K, nthreads) + lam * n * sys$Kmm$K
   R <- .Call(C_cholesky, A, 1e-10 * n, nthreads)
   solveA <- function(B) .Call(C_cholesky_solve, R, B)
-  alpha <- solveA(t(.Call(C_matprod, t(pr$y), Knm$K, nthreads)))
-  list(u = u, z = z, Knm = Knm, Kmm = Kmm, ln = lam * n, solveA = solveA, alpha = alpha)
+  alpha <- solveA(t(.Call(C_matprod, t(pr$y), sys$Knm$K, nthreads)))
+  c(sys, list(ln = lam * n, solveA = solveA, alpha = alpha))
 }
 
 # The generalised cross-validation of the fit on a problem's own rows (Craven
@@ -170,4 +178,58 @@ tune_kernels <- function(a, b, shape, nthreads) {
 ard_gradient_terms <- function(B, a, b, nthreads) {
   colSums(a^2 * rowSums(B)) + colSums(b^2 * colSums(B)) -
     2 * colSums(a * .Call(C_matprod, B, b, nthreads))
+}
+
+# The negative log marginal likelihood of the Nystrom Gaussian process (the
+# subset of regressors) on a problem's own rows, its signal variance
+# profiled out: each target column y ~ N(0, s^2 Sigma), Sigma = Q + ln I,
+# Q = K_nm K_mm^-1 K_mn, ln = lambda n, whose posterior mean is the Nystrom
+# KRR solution at lambda: the criterion by which rff_gp() learns its length
+# scales, on the fit's own centres (measured against the held-out error in
+# bench/investigations/falkon-ml.md: better on regressions, worse on several
+# classes, slower).  Per column n/2 log(2 pi q / n) + n/2 +
+# log|Sigma| / 2 with q = y' Sigma^-1 y.  Whitened by the factor of K_mm
+# (R_m'R_m = K_mm + falkon_ml_jitter I, part of the model): V = K_nm R_m^-1,
+# B = I + V'V / ln = R_B'R_B (eigenvalues at least one), log|Sigma| = n log
+# ln + log|B|, q = (y'y - ||R_B^-T V'y||^2 / ln) / ln; no inverse of the
+# ill-conditioned A = K_mn K_nm + ln K_mm is formed (one was, at first, and
+# at lambda 1e-9 its rounding made the objective jump by 0.3 a row).  With
+# alpha = A^-1 K_mn y = R_m^-1 B^-1 V'y / ln and beta = Sigma^-1 y = (y - V
+# B^-1 V'y / ln) / ln, by Sigma^-1 K_nm K_mm^-1 = K_nm A^-1: dq = -2
+# <dK_nm, beta alpha'> + <dK_mm, alpha alpha'> - dln beta'beta, and dlog|Sigma|
+# = 2 <dK_nm, K_nm A^-1> - <dK_mm, R_m^-1 (I - B^-1) R_m^-T> + dln (n - m +
+# tr B^-1) / ln.
+falkon_ml_jitter <- 1e-6
+falkon_tune_ml <- function(pr, s, lam, nthreads, shape) {
+  b <- tune_blocks(pr, s, nthreads, shape)
+  u <- b$u
+  z <- b$z
+  Knm <- b$Knm
+  Kmm <- b$Kmm
+  n <- nrow(u)
+  m <- nrow(z)
+  k <- ncol(pr$y)
+  ln <- lam * n
+  mp <- function(a, b) .Call(C_matprod, a, b, nthreads)
+  tri <- function(R, B, trans) .Call(C_triangular_solve, R, B, trans)
+  Rm <- .Call(C_cholesky, Kmm$K, falkon_ml_jitter, nthreads)
+  V <- t(tri(Rm, t(Knm$K), TRUE))
+  RB <- .Call(C_cholesky, .Call(C_crossprod, V, nthreads) / ln, 1, nthreads)
+  Vy <- t(mp(t(pr$y), V))
+  q <- (colSums(pr$y^2) - colSums(tri(RB, Vy, TRUE)^2) / ln) / ln
+  BVy <- .Call(C_cholesky_solve, RB, Vy)
+  alpha <- tri(Rm, BVy, FALSE) / ln
+  beta <- (pr$y - mp(V, BVy) / ln) / ln
+  Bi <- .Call(C_cholesky_solve, RB, diag(m))
+  w <- n / (2 * q)
+  Mn <- -2 * mp(sweep(beta, 2L, w, "*"), t(alpha)) +
+    k / ln * t(tri(Rm, t(mp(V, Bi)), FALSE))
+  Mm <- mp(sweep(alpha, 2L, w, "*"), t(alpha)) -
+    k / 2 * tri(Rm, t(tri(Rm, diag(m) - Bi, FALSE)), FALSE)
+  g_s <- ard_gradient_terms(Knm$D * Mn, u, z, nthreads) +
+    ard_gradient_terms(Kmm$D * Mm, z, z, nthreads)
+  g_lam <- -ln * sum(w * colSums(beta^2)) + k / 2 * (n - m + sum(diag(Bi)))
+  logdet <- n * log(ln) + 2 * sum(log(diag(RB)))
+  value <- sum(n / 2 * log(2 * pi * q / n) + n / 2) + k / 2 * logdet
+  list(value = value, gradient = c(g_lam, g_s))
 }

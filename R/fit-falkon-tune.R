@@ -18,8 +18,10 @@
 # R's, never R's BLAS or LAPACK, so the learned kernel and lambda are the
 # same numbers under any BLAS and any thread count, as the fit is.
 # control$tune_objective = "gcv" minimises the generalised cross-validation
-# of the fit on its own rows instead (falkon_tune_gcv()); measured against
-# the held-out error in bench/investigations/falkon-gcv.md, it did not win.
+# of the fit on its own rows instead (falkon_tune_gcv()), "ml" the Nystrom
+# Gaussian process's marginal likelihood (falkon_tune_ml()); measured
+# against the held-out error in bench/investigations/falkon-gcv.md and
+# falkon-ml.md, neither won.
 # The objectives and their gradients are in R/fit-falkon-tune-objective.R.
 
 # The tuning's sizes: rows drawn (fitting and held-out together), centres,
@@ -350,10 +352,10 @@ falkon_tune_edge <- function(log_lambda, lam_range) {
 # falkon_tune_cv_below rows), uniform centres among each fold's fitting
 # rows; targets centred on the fitting rows (the fit's offset).  With one
 # fifth, 'check' is a second (its own centres), on which "ard" is judged.
-# With objective "gcv" there is one problem without held-out rows (v NULL:
-# falkon_tune_gcv()): all the rows below falkon_tune_cv_below, else four
-# fifths, and 'check' holds out the fifth left, which the optimisation
-# never saw.
+# With objective "gcv" or "ml" there is one problem without held-out rows
+# (v NULL: falkon_tune_gcv(), falkon_tune_ml()): all the rows below
+# falkon_tune_cv_below, else four fifths, and 'check' holds out the fifth
+# left, which the optimisation never saw.
 falkon_tune_folds <- function(xs, Y, m, centres = falkon_tune_centres, objective = "heldout") {
   np <- nrow(xs)
   pool <- seq_len(np)
@@ -370,10 +372,10 @@ falkon_tune_folds <- function(xs, Y, m, centres = falkon_tune_centres, objective
          y = sweep(Y[fit, , drop = FALSE], 2L, mu),
          yv = if (held) sweep(Y[val, , drop = FALSE], 2L, mu))
   }
-  if (objective == "gcv") {
+  if (objective != "heldout") {
     f <- if (small) 0L else 1L
     out <- list(folds = list(problem(f, held = FALSE)), rows = np, centres = min(ms, np),
-                nv = sum(fold != f))
+                nv = sum(fold != f), objective = objective)
     if (!small) out$check <- list(folds = list(problem(1L)), nv = sum(fold == 1L))
     return(out)
   }

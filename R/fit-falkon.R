@@ -145,8 +145,9 @@
 #' `"upper"`, and `print()` says so); case weights do not enter the learning.
 #' `control$tune_objective = "gcv"` minimises the generalised
 #' cross-validation of the same Nystrom solution on the fitting rows
-#' instead of the held-out error (see [falkon_control()]; measured, it did
-#' not do better across sets).
+#' instead of the held-out error, and `"ml"` the Nystrom Gaussian
+#' process's marginal likelihood (see [falkon_control()]; measured, neither
+#' did better across sets).
 #' When the fit holds a slice out, a learned \eqn{\lambda}, which
 #' regularised the subsample, competes on the fit's held-out path with the
 #' candidates below it, and the fit at the learned kernel is judged against

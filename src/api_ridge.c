@@ -60,6 +60,21 @@ SEXP bochner_cholesky_solve_call(SEXP R, SEXP B)
     return X;
 }
 
+/* .Call(C_triangular_solve, R, B, trans): R'^-1 B (trans TRUE) or R^-1 B for an
+ * upper triangular R (its upper triangle read): one of the two substitutions. */
+SEXP bochner_triangular_solve_call(SEXP R, SEXP B, SEXP trans)
+{
+    if (!bochner_is_real_matrix(R) || nrows(R) != ncols(R))
+        error("'R' must be a square double matrix");
+    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(R))
+        error("'B' must be a double matrix with one row per row of 'R'");
+    SEXP X = PROTECT(duplicate(B));
+    bochner_triangular_solve(REAL(R), nrows(R), REAL(X), ncols(X),
+                             asLogical(trans) == TRUE ? 1 : 2);
+    UNPROTECT(1);
+    return X;
+}
+
 /* .Call(C_ridge_spectrum, A, B, nthreads): for the symmetric A (upper
  * triangle read) and B (n x m), list(values = the eigenvalues of A in
  * decreasing order, c = V'B in that order, g = Q'B, d, e (T), V (the

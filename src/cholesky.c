@@ -160,14 +160,24 @@ static inline void substitute_row(const double *c, double d, int i, int lo, int 
  * Zen 5). */
 void bochner_cholesky_solve(const double *r, int n, double *b, int m)
 {
+    bochner_triangular_solve(r, n, b, m, 3);
+}
+
+/* The substitutions one at a time: 'parts' 1 solves R' z = b, 2 R x = b, 3
+ * both in that order (bochner_cholesky_solve()).  One side alone gives the
+ * whitened products the tuning's marginal likelihood needs (R^-T K_mn)
+ * without forming an inverse. */
+void bochner_triangular_solve(const double *r, int n, double *b, int m, int parts)
+{
     double *x[4];
-    for (int j = 0; j < m; j += 4) {                        /* R' z = b */
+    for (int j = 0; j < m && (parts & 1); j += 4) {         /* R' z = b */
         lanes(b, n, m, j, x);
         for (int i = 0; i < n; i++) {
             const double *ri = r + (ptrdiff_t) i * n;
             substitute_row(ri, ri[i], i, 0, i, x);
         }
     }
+    if (!(parts & 2)) return;
     double *panel = (double *) R_alloc((size_t) PANEL * n, sizeof(double));
     for (int i1 = n; i1 > 0; i1 -= PANEL) {                  /* R x = z */
         int i0 = i1 > PANEL ? i1 - PANEL : 0, w = n - i0;

@@ -19,9 +19,10 @@
 # the load average before each fit.  TUNES (comma-separated, default
 # "none,auto") may add "iso", "ard" and "rff_gp" (rff_gp(ard = TRUE) on
 # friedman1 and mcycle, the package's other learner of ARD scales).
-# TUNES=auto,gcv compares the tuning's two objectives (falkon_control(
-# tune_objective = "heldout" | "gcv"), tune = "auto" both) and writes
-# falkon-gcv.csv and falkon-gcv.md instead.
+# TUNES=auto,gcv (or auto,ml) compares the tuning's held-out objective with
+# GCV (the Nystrom marginal likelihood): falkon_control(tune_objective =
+# "heldout" | "gcv" | "ml"), tune = "auto" both, and writes falkon-gcv.csv
+# and falkon-gcv.md (falkon-ml.*) instead.
 # Run: R_LIBS=<lib with bochner> Rscript bench/investigations/falkon-tune.R [sets...]
 #
 # TUNES=issue fits the default of the package as issue 39 found it (commit
@@ -112,10 +113,12 @@ source(file.path(out_dir, "falkon-tune-page.R"))
 # falkon-tune-issue.csv (TUNES=issue): the issue-time default's rows
 issue_csv <- file.path(out_dir, "falkon-tune-issue.csv")
 issue_rows <- function() if (file.exists(issue_csv)) utils::read.csv(issue_csv)
-gcv_run <- "gcv" %in% tunes
-if (nzchar(Sys.getenv("RENDER_ONLY")) && gcv_run) {
-  res <- utils::read.csv(file.path(out_dir, "falkon-gcv.csv"))
-  writeLines(falkon_gcv_page(res, unique(res$set)), file.path(out_dir, "falkon-gcv.md"))
+# TUNES=auto,gcv or auto,ml: the held-out objective against that one
+obj_run <- intersect(tunes, c("gcv", "ml"))[1L]
+obj_file <- function(ext) file.path(out_dir, paste0("falkon-", obj_run, ".", ext))
+if (nzchar(Sys.getenv("RENDER_ONLY")) && !is.na(obj_run)) {
+  res <- utils::read.csv(obj_file("csv"))
+  writeLines(falkon_objective_page(res, unique(res$set), obj_run), obj_file("md"))
   quit(save = "no")
 }
 if (nzchar(Sys.getenv("RENDER_ONLY"))) {
@@ -135,8 +138,8 @@ for (s in which_sets) {
       ld <- load_now()
       # the issue-time package has no tune argument: its default is the call without it
       f <- timed(if (tune == "issue") falkon(d$xtr, d$ytr, seed = 1)
-                 else if (tune == "gcv") falkon(d$xtr, d$ytr, seed = 1, tune = "auto",
-                                                control = list(tune_objective = "gcv"))
+                 else if (tune %in% c("gcv", "ml")) falkon(d$xtr, d$ytr, seed = 1, tune = "auto",
+                                                           control = list(tune_objective = tune))
                  else falkon(d$xtr, d$ytr, seed = 1, tune = tune))
       fit <- f$value
       sg <- fit$kernel$sigma
@@ -178,9 +181,9 @@ if (identical(tunes, "issue")) {
   utils::write.csv(res, issue_csv, row.names = FALSE)
   quit(save = "no")
 }
-if (gcv_run) {
-  utils::write.csv(res, file.path(out_dir, "falkon-gcv.csv"), row.names = FALSE)
-  writeLines(falkon_gcv_page(res, which_sets), file.path(out_dir, "falkon-gcv.md"))
+if (!is.na(obj_run)) {
+  utils::write.csv(res, obj_file("csv"), row.names = FALSE)
+  writeLines(falkon_objective_page(res, which_sets, obj_run), obj_file("md"))
   quit(save = "no")
 }
 utils::write.csv(res, file.path(out_dir, "falkon-tune.csv"), row.names = FALSE)

@@ -112,7 +112,7 @@ c_routines <- c("C_rff_transform", "C_kernel_matrix", "C_spectral_sample",
                 "C_kmeans_gram_distances", "C_projection_transform",
                 "C_tensorsketch_transform", "C_min_transform", "C_tile_product",
                 "C_fast_sincos", "C_fast_exp", "C_matprod", "C_crossprod", "C_ridge_solve", "C_cholesky",
-                "C_cholesky_solve", "C_svm_dcd",
+                "C_cholesky_solve", "C_triangular_solve", "C_svm_dcd",
                 "C_rff_decision", "C_orthogonal_frequencies", "C_qmc_frequencies",
                 "C_structured_transform", "C_fwht")
 c_routines <- c(c_routines, "C_sparse_rff", "C_sparse_dist")

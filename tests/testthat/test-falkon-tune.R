@@ -1,11 +1,20 @@
 # falkon(tune = ): lambda and the length scales learned by gradient of a
-# held-out squared error or GCV (R/fit-falkon-tune.R, the objectives in
+# held-out squared error, GCV or the Nystrom marginal likelihood
+# (R/fit-falkon-tune.R, the objectives in
 # R/fit-falkon-tune-objective.R).
 
 tune_data <- function(n = 300, seed = 1, sd = 0.1) {
   set.seed(seed)
   x <- matrix(rnorm(n * 4), n, 4, dimnames = list(NULL, paste0("v", 1:4)))
   list(x = x, y = sin(2 * x[, 1]) + x[, 2]^2 / 3 + rnorm(n, sd = sd))
+}
+
+# central differences of f(theta)$value at theta, step h
+fd_gradient <- function(f, theta, h = 1e-5) {
+  vapply(seq_along(theta), function(i) {
+    e <- replace(numeric(length(theta)), i, h)
+    (f(theta + e)$value - f(theta - e)$value) / (2 * h)
+  }, 0)
 }
 
 test_that("the tuning's gradient matches central finite differences", {
@@ -31,40 +40,87 @@ test_that("the tuning's gradient matches central finite differences", {
   }
 })
 
-test_that("the GCV objective is plain R's and its gradient matches finite differences", {
+# A small tuning problem (200 rows, 30 centres, three centred target
+# columns) with its Gaussian kernel matrices in plain R at the scales s
+objective_problem <- function(s = c(0.7, 1.3, 2, 0.5)) {
   d <- tune_data(200)
   set.seed(3)
   z <- d$x[sample(200, 30), ]
   Y3 <- cbind(d$y, d$x[, 3] > 0, cos(d$x[, 4]))
   Y3 <- sweep(Y3, 2, colMeans(Y3))
-  pr <- list(x = d$x, z = z, y = Y3)
-  # n GCV = n^2 RSS / (n - tr H)^2 with the hat matrix of the Nystrom fit;
-  # the factor's jitter (1e-10 n on A's diagonal, 2e-8 against lambda n =
-  # 0.2) is left out of tr H = m - lambda n tr(A^-1 K_mm): 1e-7 relatively
-  s <- c(0.7, 1.3, 2, 0.5)
-  lam <- 1e-3
   gk <- function(a, b) exp(-outer(rowSums(a^2), rowSums(b^2), "+") / 2 + a %*% t(b))
   u <- sweep(d$x, 2, s, "/")
   zs <- sweep(z, 2, s, "/")
-  Knm <- gk(u, zs)
-  H <- Knm %*% solve(crossprod(Knm) + lam * 200 * gk(zs, zs), t(Knm))
-  ref <- 200^2 * sum((Y3 - H %*% Y3)^2) / (200 - sum(diag(H)))^2
-  got <- bochner:::falkon_tune_gcv(pr, s, lam, 1L, bochner:::tune_gaussian)
-  expect_equal(got$value, ref, tolerance = 1e-6)
+  list(pr = list(x = d$x, z = z, y = Y3), s = s, Knm = gk(u, zs), Kmm = gk(zs, zs))
+}
+
+# An objective's analytic gradient against central differences, for the
+# Gaussian and Matern 3/2 kernels and one and three target columns
+expect_objective_gradient <- function(objective, P, lam) {
   for (shape in list(bochner:::tune_gaussian, list(name = "matern", nu = 1.5))) {
     for (k in c(1L, 3L)) {
-      pk <- replace(pr, "y", list(Y3[, seq_len(k), drop = FALSE]))
-      f <- function(t) bochner:::falkon_tune_gcv(pk, exp(t[-1]), exp(t[1]), 1L, shape)
-      theta <- c(log(lam), log(s))
-      h <- 1e-5
-      fd <- vapply(seq_along(theta), function(i) {
-        e <- replace(numeric(length(theta)), i, h)
-        (f(theta + e)$value - f(theta - e)$value) / (2 * h)
-      }, 0)
-      expect_equal(unname(f(theta)$gradient), fd, tolerance = 1e-6,
+      pk <- replace(P$pr, "y", list(P$pr$y[, seq_len(k), drop = FALSE]))
+      f <- function(t) objective(pk, exp(t[-1]), exp(t[1]), 1L, shape)
+      theta <- c(log(lam), log(P$s))
+      expect_equal(unname(f(theta)$gradient), fd_gradient(f, theta), tolerance = 1e-6,
                    label = paste(shape$name, "k =", k))
     }
   }
+}
+
+# A fit tuned by 'objective' on tune_data(400), in memory and on two
+# chunks: the same learned kernel and predictions; the in-memory fit
+expect_chunked_tuning <- function(objective) {
+  d <- tune_data(400)
+  df <- data.frame(d$x, y = d$y)
+  ch <- data_chunks(list(df[1:150, ], df[151:400, ]))
+  ctl <- falkon_control(tune_objective = objective)
+  fm <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4, control = ctl)
+  fc <- falkon(ch, y = "y", m = 50, tune = "ard", seed = 4, control = ctl)
+  expect_identical(fc$tuning, fm$tuning)
+  expect_identical(predict(fc, d$x), predict(fm, d$x))
+  fm
+}
+
+test_that("the GCV objective is plain R's and its gradient matches finite differences", {
+  P <- objective_problem()
+  # n GCV = n^2 RSS / (n - tr H)^2 with the hat matrix of the Nystrom fit;
+  # the factor's jitter (1e-10 n on A's diagonal, 2e-8 against lambda n =
+  # 0.2) is left out of tr H = m - lambda n tr(A^-1 K_mm): 1e-7 relatively
+  lam <- 1e-3
+  H <- P$Knm %*% solve(crossprod(P$Knm) + lam * 200 * P$Kmm, t(P$Knm))
+  Y3 <- P$pr$y
+  ref <- 200^2 * sum((Y3 - H %*% Y3)^2) / (200 - sum(diag(H)))^2
+  got <- bochner:::falkon_tune_gcv(P$pr, P$s, lam, 1L, bochner:::tune_gaussian)
+  expect_equal(got$value, ref, tolerance = 1e-6)
+  expect_objective_gradient(bochner:::falkon_tune_gcv, P, lam)
+})
+
+test_that("the marginal likelihood objective is plain R's and its gradient matches finite differences", {
+  P <- objective_problem()
+  # per column, the profiled Gaussian log likelihood of y ~ N(0, s^2 Sigma),
+  # Sigma = K_nm (K_mm + jitter I)^-1 K_mn + lambda n I, by dense solves
+  Y3 <- P$pr$y
+  ref <- function(lam) {
+    S <- P$Knm %*% solve(P$Kmm + diag(1e-6, 30), t(P$Knm)) + diag(lam * 200, 200)
+    q <- colSums(Y3 * solve(S, Y3))
+    sum(100 * log(2 * pi * q / 200) + 100) + 3 / 2 * determinant(S)$modulus[[1]]
+  }
+  # down to lambda = 1e-9, where a solve with A = K_mn K_nm + lambda n K_mm
+  # by its explicit inverse was off by 0.3 a row
+  for (lam in c(1e-3, 1e-9)) {
+    got <- bochner:::falkon_tune_ml(P$pr, P$s, lam, 1L, bochner:::tune_gaussian)
+    expect_equal(got$value, ref(lam), tolerance = 1e-8, label = paste("lambda", lam))
+  }
+  expect_objective_gradient(bochner:::falkon_tune_ml, P, 1e-3)
+  # the objective's layout is GCV's, and a fit tuned by it runs in memory
+  # and on chunks alike
+  d <- tune_data(400)
+  big <- bochner:::falkon_tune_folds(d$x, cbind(d$y), 50, 300, "ml")
+  expect_identical(big$objective, "ml")
+  expect_null(big$folds[[1]]$v)
+  fm <- expect_chunked_tuning("ml")
+  expect_false(identical(fm$tuning$sigma, expect_chunked_tuning("gcv")$tuning$sigma))
 })
 
 test_that("GCV tunes on rows none held out, and is judged on a fifth it never saw", {
@@ -87,13 +143,7 @@ test_that("GCV tunes on rows none held out, and is judged on a fifth it never sa
   expect_error(falkon_control(tune_objective = "loo"), "tune_objective")
   # a GCV-tuned fit, in memory and on chunks the same
   d <- tune_data(400)
-  df <- data.frame(d$x, y = d$y)
-  ch <- data_chunks(list(df[1:150, ], df[151:400, ]))
-  ctl <- falkon_control(tune_objective = "gcv")
-  fm <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4, control = ctl)
-  fc <- falkon(ch, y = "y", m = 50, tune = "ard", seed = 4, control = ctl)
-  expect_identical(fc$tuning, fm$tuning)
-  expect_identical(predict(fc, d$x), predict(fm, d$x))
+  fm <- expect_chunked_tuning("gcv")
   ho <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4)
   expect_false(identical(fm$tuning$sigma, ho$tuning$sigma))
 })
@@ -333,7 +383,8 @@ test_that("the tuning calls nothing that runs on R's BLAS or LAPACK", {
   }
   walk("falkon_tune")
   # the walk reaches the objective, its products and the optimiser
-  expect_true(all(c("falkon_tune_fold", "falkon_tune_gcv", "tune_kernels", "ard_gradient_terms",
+  expect_true(all(c("falkon_tune_fold", "falkon_tune_gcv", "falkon_tune_ml", "tune_kernels",
+                    "ard_gradient_terms",
                     "tune_lbfgs_box") %in% seen))
   expect_identical(found[!grepl(": $", found)], character())
 })

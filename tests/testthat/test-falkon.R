@@ -87,9 +87,17 @@ test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()
     one <- vapply(1:9, function(j) .Call(bochner:::C_cholesky_solve, R, B[, j, drop = FALSE]),
                   numeric(m))
     expect_identical(matrix(one, m), X)
+    # each substitution alone, and the two in turn are the solve bit for bit
+    Z <- .Call(bochner:::C_triangular_solve, R, B, TRUE)
+    expect_equal(Z, forwardsolve(ref, B, upper.tri = TRUE, transpose = TRUE), tolerance = 1e-10)
+    expect_equal(.Call(bochner:::C_triangular_solve, R, B, FALSE), backsolve(ref, B),
+                 tolerance = 1e-10)
+    expect_identical(.Call(bochner:::C_triangular_solve, R, Z, FALSE), X)
   }
   expect_error(.Call(bochner:::C_cholesky, -diag(3), 0, 1L), "positive definite \\(pivot 1\\)")
   expect_error(.Call(bochner:::C_cholesky_solve, diag(3), diag(2)), "one row per row of 'R'")
+  expect_error(.Call(bochner:::C_triangular_solve, diag(3), diag(2), TRUE),
+               "one row per row of 'R'")
 })
 
 test_that("the fitted values, from a cached K_nm or carried along the path, equal predict()", {
