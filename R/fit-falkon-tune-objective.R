@@ -193,7 +193,7 @@ ard_gradient_terms <- function(B, a, b, nthreads) {
 # B = I + V'V / ln = R_B'R_B (eigenvalues at least one), log|Sigma| = n log
 # ln + log|B|, q = (y'y - ||R_B^-T V'y||^2 / ln) / ln; no inverse of the
 # ill-conditioned A = K_mn K_nm + ln K_mm is formed (one was, at first, and
-# at lambda 1e-9 its rounding made the objective jump by 0.3 a row).  With
+# at lambda 1e-9 its rounding moved the objective by up to 0.5 a row).  With
 # alpha = A^-1 K_mn y = R_m^-1 B^-1 V'y / ln and beta = Sigma^-1 y = (y - V
 # B^-1 V'y / ln) / ln, by Sigma^-1 K_nm K_mm^-1 = K_nm A^-1: dq = -2
 # <dK_nm, beta alpha'> + <dK_mm, alpha alpha'> - dln beta'beta, and dlog|Sigma|

@@ -107,7 +107,7 @@ test_that("the marginal likelihood objective is plain R's and its gradient match
     sum(100 * log(2 * pi * q / 200) + 100) + 3 / 2 * determinant(S)$modulus[[1]]
   }
   # down to lambda = 1e-9, where a solve with A = K_mn K_nm + lambda n K_mm
-  # by its explicit inverse was off by 0.3 a row
+  # by its explicit inverse was off by up to 0.5 a row
   for (lam in c(1e-3, 1e-9)) {
     got <- bochner:::falkon_tune_ml(P$pr, P$s, lam, 1L, bochner:::tune_gaussian)
     expect_equal(got$value, ref(lam), tolerance = 1e-8, label = paste("lambda", lam))
