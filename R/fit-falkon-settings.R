@@ -116,12 +116,12 @@
 #'   negative log marginal likelihood of the Nystrom Gaussian process (the
 #'   criterion of [rff_gp()], on the fit's centres, its signal variance
 #'   profiled out), on the rows GCV uses.  On the same sets
-#'   (bench/investigations/falkon-ml.md) it was lower on eight (spam -16 %,
-#'   BostonHousing -6.5 %, Friedman 1 -0.9 %, n = 10^5 -1.0 %) and higher
-#'   on six (Vowel +50 %, Shuttle +23 %, Vehicle +17 %, Ionosphere +16 %:
-#'   the one-hot targets of several classes are not Gaussian), better on 15
-#'   single splits and worse on 13 of 51, at up to 8.6 times the CPU time
-#'   (diamonds).  So the held-out error stays the default.
+#'   (bench/investigations/falkon-ml.md) it was lower on nine (spam -16 %,
+#'   Shuttle -11 %, BostonHousing -6.5 %, Friedman 1 -0.9 %, n = 10^5
+#'   -1.0 %) and higher on five (Vowel +50 %, Vehicle +17 %, Ionosphere
+#'   +16 %: the one-hot targets of several classes are not Gaussian),
+#'   better on 15 single splits and worse on 13 of 51, at up to 5.7 times
+#'   the CPU time (Satellite).  So the held-out error stays the default.
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)

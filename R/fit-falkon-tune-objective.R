@@ -201,11 +201,11 @@ ard_gradient_terms <- function(B, a, b, nthreads) {
 # tr B^-1) / ln.
 falkon_ml_jitter <- 1e-6
 falkon_tune_ml <- function(pr, s, lam, nthreads, shape) {
-  b <- tune_blocks(pr, s, nthreads, shape)
-  u <- b$u
-  z <- b$z
-  Knm <- b$Knm
-  Kmm <- b$Kmm
+  blk <- tune_blocks(pr, s, nthreads, shape)
+  u <- blk$u
+  z <- blk$z
+  Knm <- blk$Knm
+  Kmm <- blk$Kmm
   n <- nrow(u)
   m <- nrow(z)
   k <- ncol(pr$y)
@@ -216,14 +216,16 @@ falkon_tune_ml <- function(pr, s, lam, nthreads, shape) {
   V <- t(tri(Rm, t(Knm$K), TRUE))
   RB <- .Call(C_cholesky, .Call(C_crossprod, V, nthreads) / ln, 1, nthreads)
   Vy <- t(mp(t(pr$y), V))
-  q <- (colSums(pr$y^2) - colSums(tri(RB, Vy, TRUE)^2) / ln) / ln
-  BVy <- .Call(C_cholesky_solve, RB, Vy)
+  e <- tri(RB, Vy, TRUE)
+  q <- (colSums(pr$y^2) - colSums(e^2) / ln) / ln
+  BVy <- tri(RB, e, FALSE)
   alpha <- tri(Rm, BVy, FALSE) / ln
   beta <- (pr$y - mp(V, BVy) / ln) / ln
   Bi <- .Call(C_cholesky_solve, RB, diag(m))
   w <- n / (2 * q)
+  # K_nm A^-1 = V (R_m^-1 B^-1)' / ln: the solve on m columns, not on n
   Mn <- -2 * mp(sweep(beta, 2L, w, "*"), t(alpha)) +
-    k / ln * t(tri(Rm, t(mp(V, Bi)), FALSE))
+    k / ln * mp(V, t(tri(Rm, Bi, FALSE)))
   Mm <- mp(sweep(alpha, 2L, w, "*"), t(alpha)) -
     k / 2 * tri(Rm, t(tri(Rm, diag(m) - Bi, FALSE)), FALSE)
   g_s <- ard_gradient_terms(Knm$D * Mn, u, z, nthreads) +

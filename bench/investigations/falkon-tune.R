@@ -19,10 +19,10 @@
 # the load average before each fit.  TUNES (comma-separated, default
 # "none,auto") may add "iso", "ard" and "rff_gp" (rff_gp(ard = TRUE) on
 # friedman1 and mcycle, the package's other learner of ARD scales).
-# TUNES=auto,gcv (or auto,ml) compares the tuning's held-out objective with
-# GCV (the Nystrom marginal likelihood): falkon_control(tune_objective =
-# "heldout" | "gcv" | "ml"), tune = "auto" both, and writes falkon-gcv.csv
-# and falkon-gcv.md (falkon-ml.*) instead.
+# TUNES=auto,gcv compares the tuning's held-out objective with GCV, and
+# TUNES=auto,ml with the Nystrom marginal likelihood (falkon_control(
+# tune_objective = "heldout" | "gcv" | "ml"), tune = "auto" both); they
+# write falkon-gcv.csv and .md (falkon-ml.csv and .md) instead.
 # Run: R_LIBS=<lib with bochner> Rscript bench/investigations/falkon-tune.R [sets...]
 #
 # TUNES=issue fits the default of the package as issue 39 found it (commit
