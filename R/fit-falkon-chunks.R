@@ -121,6 +121,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
 
   sv <- falkon_keep_rng(chunks_survey(x, y, what))
   info <- survey_response(sv, y)
+  control <- falkon_resolve_objective(control, info$type)
   n <- sv$n
   grow <- is.null(m)
   m <- falkon_check_centers(m, matrix(0, 0L, sv$d), n)

@@ -102,26 +102,24 @@
 #'   three iterations stopped CG after the first), for 2 to 4.5 times the CPU
 #'   time of the held-out fit (at most 1.2 s at 2000 rows):
 #'   bench/investigations/falkon-small.md.
-#' @param tune_objective What `falkon(tune = )` minimises: `"heldout"`, the
-#'   squared error on held-out rows, or `"gcv"`, the generalised
-#'   cross-validation of the Nystrom fit on every tuning row, \eqn{n\,
-#'   \mathrm{RSS} / (n - \mathrm{tr}\, H)^2} (see [falkon()], Learning the
-#'   kernel).  Below 1500 tuning rows GCV uses all of them, else four
-#'   fifths, the fifth left judging one scale against one per input.  On the
-#'   fifteen sets of bench/investigations/falkon-gcv.md neither won: GCV's
-#'   test error was lower on six (diamonds -11.3 %, spam -7.8 %,
-#'   BostonHousing -4.7 %), higher on seven (Vowel +67 %, DNA +29 %,
-#'   Shuttle +17 %, mcycle +8.7 %), better on 14 single splits and worse on
-#'   16 of 51, at up to 2.2 times the CPU time.  `"ml"` minimises the
-#'   negative log marginal likelihood of the Nystrom Gaussian process (the
-#'   criterion of [rff_gp()], on the fit's centres, its signal variance
-#'   profiled out), on the rows GCV uses.  On the same sets
-#'   (bench/investigations/falkon-ml.md) it was lower on nine (spam -16 %,
-#'   Shuttle -11 %, BostonHousing -6.5 %, Friedman 1 -0.9 %, n = 10^5
-#'   -1.0 %) and higher on five (Vowel +50 %, Vehicle +17 %, Ionosphere
-#'   +16 %: the one-hot targets of several classes are not Gaussian),
-#'   better on 15 single splits and worse on 13 of 51, at up to 5.7 times
-#'   the CPU time (Satellite).  So the held-out error stays the default.
+#' @param tune_objective What `falkon(tune = )` minimises.  `"auto"` (the
+#'   default) is `"ml"` for a regression and `"heldout"` for classes.
+#'   `"heldout"` is the squared error on held-out rows; `"gcv"` the
+#'   generalised cross-validation of the Nystrom fit on every tuning row,
+#'   \eqn{n\, \mathrm{RSS} / (n - \mathrm{tr}\, H)^2}; `"ml"` the negative
+#'   log marginal likelihood of the Nystrom Gaussian process (the criterion
+#'   of [rff_gp()], on the fit's centres, its signal variance profiled out)
+#'   (see [falkon()], Learning the kernel).  Below 1500 tuning rows GCV and
+#'   ML use all of them, else four fifths, the fifth left judging one scale
+#'   against one per input.  On thirteen regressions
+#'   (bench/investigations/falkon-ml.md and falkon-ml-regression.md) ML's
+#'   test RMSE was lower than the held-out objective's on eleven (volcano
+#'   -54 %, CO2 -9.6 %, BostonHousing -6.5 %, faithful -5.5 %) and within 1
+#'   % above it on the other two (mcycle, airquality).  On classes it lost
+#'   (Vowel +50 %, Vehicle +17 %, Ionosphere +16 % test error: one-hot
+#'   targets of several classes are not Gaussian), as GCV did on the same
+#'   fifteen sets (bench/investigations/falkon-gcv.md: lower on six, higher
+#'   on seven, Vowel +67 %, DNA +29 %).
 #' @return A list of the settings.
 #' @examples
 #' falkon_control(max_iter = 50)
@@ -133,7 +131,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                            start_centers = 256, grow_gain = 0.03, grow_min = 0.0025,
                            grow_jump = 0.05, grow_patience = 3, factor_bytes = 1e9,
                            precision = c("auto", "double", "single"), loo_rows = 2000,
-                           tune_objective = c("heldout", "gcv", "ml")) {
+                           tune_objective = c("auto", "heldout", "gcv", "ml")) {
   if (!is.numeric(lambdas) || length(lambdas) < 1L) {
     stop_arg("lambdas", "must be positive numbers")
   }
@@ -158,7 +156,8 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
        factor_bytes = check_number(factor_bytes, "factor_bytes", lower = 0),
        precision = check_choice(precision[1L], c("auto", "double", "single"), "precision"),
        loo_rows = check_number(loo_rows, "loo_rows", lower = 0),
-       tune_objective = check_choice(tune_objective[1L], c("heldout", "gcv", "ml"), "tune_objective"))
+       tune_objective = check_choice(tune_objective[1L], c("auto", "heldout", "gcv", "ml"),
+                                     "tune_objective"))
 }
 
 # Whether a fit on n training rows with at most m centres stores its kernel blocks in
@@ -194,6 +193,16 @@ falkon_control_list <- function(control) {
     stop_arg("control", "has a bad entry: ", conditionMessage(e))
   })
   control$loo_grid <- falkon_loo_grid(control)
+  control
+}
+
+# control$tune_objective = "auto" resolved by the response's type ("regression" or
+# "classification"): the marginal likelihood for a regression, the held-out
+# squared error for classes (falkon_control(), tune_objective).
+falkon_resolve_objective <- function(control, type) {
+  if (identical(control$tune_objective, "auto")) {
+    control$tune_objective <- if (type == "regression") "ml" else "heldout"
+  }
   control
 }
 

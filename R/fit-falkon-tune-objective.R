@@ -187,7 +187,7 @@ ard_gradient_terms <- function(B, a, b, nthreads) {
 # KRR solution at lambda: the criterion by which rff_gp() learns its length
 # scales, on the fit's own centres (measured against the held-out error in
 # bench/investigations/falkon-ml.md: better on regressions, worse on several
-# classes, slower).  Per column n/2 log(2 pi q / n) + n/2 +
+# classes; the default for regressions).  Per column n/2 log(2 pi q / n) + n/2 +
 # log|Sigma| / 2 with q = y' Sigma^-1 y.  Whitened by the factor of K_mm
 # (R_m'R_m = K_mm + falkon_ml_jitter I, part of the model): V = K_nm R_m^-1,
 # B = I + V'V / ln = R_B'R_B (eigenvalues at least one), log|Sigma| = n log
@@ -211,23 +211,23 @@ falkon_tune_ml <- function(pr, s, lam, nthreads, shape) {
   k <- ncol(pr$y)
   ln <- lam * n
   mp <- function(a, b) .Call(C_matprod, a, b, nthreads)
-  tri <- function(R, B, trans) .Call(C_triangular_solve, R, B, trans)
+  tri <- function(R, B, op) .Call(C_triangular_solve, R, B, op, nthreads)
   Rm <- .Call(C_cholesky, Kmm$K, falkon_ml_jitter, nthreads)
-  V <- t(tri(Rm, t(Knm$K), TRUE))
+  V <- tri(Rm, Knm$K, "right")
   RB <- .Call(C_cholesky, .Call(C_crossprod, V, nthreads) / ln, 1, nthreads)
   Vy <- t(mp(t(pr$y), V))
-  e <- tri(RB, Vy, TRUE)
+  e <- tri(RB, Vy, "left_t")
   q <- (colSums(pr$y^2) - colSums(e^2) / ln) / ln
-  BVy <- tri(RB, e, FALSE)
-  alpha <- tri(Rm, BVy, FALSE) / ln
+  BVy <- tri(RB, e, "left")
+  alpha <- tri(Rm, BVy, "left") / ln
   beta <- (pr$y - mp(V, BVy) / ln) / ln
-  Bi <- .Call(C_cholesky_solve, RB, diag(m))
+  Bi <- tri(RB, tri(RB, diag(m), "left_t"), "left")
   w <- n / (2 * q)
   # K_nm A^-1 = V (R_m^-1 B^-1)' / ln: the solve on m columns, not on n
   Mn <- -2 * mp(sweep(beta, 2L, w, "*"), t(alpha)) +
-    k / ln * mp(V, t(tri(Rm, Bi, FALSE)))
+    k / ln * mp(V, t(tri(Rm, Bi, "left")))
   Mm <- mp(sweep(alpha, 2L, w, "*"), t(alpha)) -
-    k / 2 * tri(Rm, t(tri(Rm, diag(m) - Bi, FALSE)), FALSE)
+    k / 2 * tri(Rm, t(tri(Rm, diag(m) - Bi, "left")), "left")
   g_s <- ard_gradient_terms(Knm$D * Mn, u, z, nthreads) +
     ard_gradient_terms(Kmm$D * Mm, z, z, nthreads)
   g_lam <- -ln * sum(w * colSums(beta^2)) + k / 2 * (n - m + sum(diag(Bi)))

@@ -19,9 +19,11 @@
 # same numbers under any BLAS and any thread count, as the fit is.
 # control$tune_objective = "gcv" minimises the generalised cross-validation
 # of the fit on its own rows instead (falkon_tune_gcv()), "ml" the Nystrom
-# Gaussian process's marginal likelihood (falkon_tune_ml()); measured
-# against the held-out error in bench/investigations/falkon-gcv.md and
-# falkon-ml.md, neither won.
+# Gaussian process's marginal likelihood (falkon_tune_ml()), which "auto"
+# (falkon_resolve_objective()) takes for a regression: measured against the
+# held-out error in bench/investigations/falkon-ml.md and
+# falkon-ml-regression.md, it was better on 11 of 13 regressions and worse
+# on several classes; GCV (falkon-gcv.md) won on neither.
 # The objectives and their gradients are in R/fit-falkon-tune-objective.R.
 
 # The tuning's sizes: rows drawn (fitting and held-out together), centres,
@@ -295,7 +297,8 @@ falkon_tune <- function(xs, Y, kernel, lambda, mode, m, control, nthreads) {
   score <- vapply(cands, function(cn) judge(cn$r, cn$p), 0)
   chosen <- names(cands)[which.min(score)]
   best <- cands[[chosen]]$r
-  report <- list(mode = mode, chosen = chosen, start = c(lambda = lam0, sigma = s0),
+  report <- list(mode = mode, criterion = objective, chosen = chosen,
+                 start = c(lambda = lam0, sigma = s0),
                  objective = c(start = min(v0), end = best$value), evaluations = evals,
                  rows = probs$rows, centres = probs$centres, folds = length(probs$folds),
                  check = if (!is.null(probs$check)) score)

@@ -123,12 +123,16 @@
 #' **Learning the kernel (`tune`).**  With `tune = "iso"` (one length
 #' scale) or `"ard"` (one per input column) falkon first learns the
 #' Gaussian or Matérn kernel's length scale(s) and, with `lambda = "auto"`,
-#' \eqn{\lambda}, then fits at them.  The objective is the held-out squared
-#' error of the Nystrom solution \eqn{\alpha = (K_{nm}^T K_{nm} + \lambda n
-#' K_{mm})^{-1} K_{nm}^T y} (on one-hot targets for classes, whatever the
-#' `loss`), in closed form on a subsample of the fit's training rows (its
-#' held-out slice left out): 3000 rows at random, one fifth held out (five
-#' folds below 1500 rows), 300 uniform centres, then, with more training
+#' \eqn{\lambda}, then fits at them.  For classes the objective is the
+#' held-out squared error of the Nystrom solution \eqn{\alpha = (K_{nm}^T
+#' K_{nm} + \lambda n K_{mm})^{-1} K_{nm}^T y} on one-hot targets (whatever
+#' the `loss`); for a regression it is the marginal likelihood of the
+#' Gaussian process whose posterior mean that solution is (below, and
+#' [falkon_control()], `tune_objective`).  Either is in closed form on a
+#' subsample of the fit's training rows (its held-out slice left out):
+#' 3000 rows at random, one fifth held out (five folds below 1500 rows; the
+#' marginal likelihood takes four fifths, or all below 1500 rows), 300
+#' uniform centres, then, with more training
 #' rows, refined from there on up to 12000 rows and 1000 centres.  It
 #' is minimised over \eqn{\log\lambda} and \eqn{\log\sigma_j} by a
 #' limited-memory BFGS within bounds, with analytic gradients, from the
@@ -143,11 +147,10 @@
 #' \eqn{\lambda} stays between the smallest of `control$lambdas` and 1 (one
 #' learned at either end is marked as `tuning$lambda_edge`, `"lower"` or
 #' `"upper"`, and `print()` says so); case weights do not enter the learning.
-#' `control$tune_objective = "gcv"` minimises the generalised
-#' cross-validation of the same Nystrom solution on the fitting rows
-#' instead of the held-out error, and `"ml"` the Nystrom Gaussian
-#' process's marginal likelihood (see [falkon_control()]; measured, neither
-#' did better across sets).
+#' `control$tune_objective` chooses the objective: `"heldout"`, `"ml"`
+#' (the Nystrom Gaussian process's marginal likelihood), or `"gcv"`, the
+#' generalised cross-validation of the same Nystrom solution on the fitting
+#' rows; see [falkon_control()] for the measurements behind the default.
 #' When the fit holds a slice out, a learned \eqn{\lambda}, which
 #' regularised the subsample, competes on the fit's held-out path with the
 #' candidates below it, and the fit at the learned kernel is judged against
@@ -244,9 +247,10 @@
 #'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
 #'   held-out errors, when used), `scaling` (an ARD kernel's length scales
 #'   folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
-#'   one `chosen` (`"iso"`, `"ard"`, or `"rule"` when the bandwidth rule's
+#'   `criterion` minimised (`"heldout"`, `"gcv"` or `"ml"`, see
+#'   [falkon_control()]), the one `chosen` (`"iso"`, `"ard"`, or `"rule"` when the bandwidth rule's
 #'   kernel was kept), the learned `lambda` and `sigma`, `lambda_edge` (see
-#'   `tune`), the `start`, the `objective` (held-out or GCV) at the start and the
+#'   `tune`), the `start`, the `objective` (that criterion's value) at the start and the
 #'   end, the number of `evaluations`, the `rows`, `centres` and `folds` it
 #'   used, `check`, the first stage's held-out squared error of each
 #'   candidate (`iso`, `ard`, `rule`) on the fifth its optimisation did not
@@ -290,7 +294,7 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   lambda <- falkon_check_lambda(lambda)
   iter <- if (identical(iter, "auto")) "auto" else check_count(iter, "iter")
   scale <- rff_check_scale(kernel, check_flag(scale, "scale"))
-  control <- falkon_control_list(control)
+  control <- falkon_resolve_objective(falkon_control_list(control), resp$type)
   nthreads <- check_threads(nthreads)
   grow <- is.null(m)
   m <- falkon_check_centers(m, x, n)

@@ -54,7 +54,7 @@ SEXP bochner_column_moments_exact_call(SEXP state, SEXP rows);
 SEXP bochner_ridge_solve_call(SEXP A, SEXP B, SEXP lambda, SEXP nthreads);
 SEXP bochner_cholesky_call(SEXP A, SEXP lambda, SEXP nthreads);
 SEXP bochner_cholesky_solve_call(SEXP R, SEXP B);
-SEXP bochner_triangular_solve_call(SEXP R, SEXP B, SEXP trans);
+SEXP bochner_triangular_solve_call(SEXP R, SEXP B, SEXP op, SEXP nthreads);
 SEXP bochner_ridge_spectrum_call(SEXP A, SEXP B, SEXP nthreads);
 SEXP bochner_ridge_q_rows_call(SEXP X, SEXP V, SEXP T, SEXP nthreads);
 SEXP bochner_ridge_path_rows_call(SEXP d, SEXP e, SEXP lambda, SEXP U, SEXP g, SEXP nthreads);

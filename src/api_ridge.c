@@ -60,17 +60,27 @@ SEXP bochner_cholesky_solve_call(SEXP R, SEXP B)
     return X;
 }
 
-/* .Call(C_triangular_solve, R, B, trans): R'^-1 B (trans TRUE) or R^-1 B for an
- * upper triangular R (its upper triangle read): one of the two substitutions. */
-SEXP bochner_triangular_solve_call(SEXP R, SEXP B, SEXP trans)
+/* .Call(C_triangular_solve, R, B, op, nthreads) for an upper triangular R (its
+ * upper triangle read), blocked: op "left_t" R'^-1 B, "left" R^-1 B, "right"
+ * B R^-1. */
+SEXP bochner_triangular_solve_call(SEXP R, SEXP B, SEXP op, SEXP nthreads)
 {
+    static const char *ops[] = {"left_t", "left", "right"};
+    if (!isString(op) || XLENGTH(op) != 1 || STRING_ELT(op, 0) == NA_STRING)
+        error("'op' must be \"left_t\", \"left\" or \"right\"");
+    int code = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(CHAR(STRING_ELT(op, 0)), ops[i])) code = i;
+    if (code < 0) error("'op' must be \"left_t\", \"left\" or \"right\"");
     if (!bochner_is_real_matrix(R) || nrows(R) != ncols(R))
         error("'R' must be a square double matrix");
-    if (!bochner_is_real_matrix(B) || nrows(B) != nrows(R))
+    if (code < 2 && (!bochner_is_real_matrix(B) || nrows(B) != nrows(R)))
         error("'B' must be a double matrix with one row per row of 'R'");
+    if (code == 2 && (!bochner_is_real_matrix(B) || ncols(B) != nrows(R)))
+        error("'B' must be a double matrix with one column per row of 'R'");
     SEXP X = PROTECT(duplicate(B));
-    bochner_triangular_solve(REAL(R), nrows(R), REAL(X), ncols(X),
-                             asLogical(trans) == TRUE ? 1 : 2);
+    bochner_triangular_solve(REAL(R), nrows(R), REAL(X), code == 2 ? nrows(X) : ncols(X), code,
+                             bochner_nthreads(asInteger(nthreads)));
     UNPROTECT(1);
     return X;
 }

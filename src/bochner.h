@@ -184,7 +184,7 @@ void bochner_ridge_path_rows(const double *dv, const double *ev, int n, const do
 int bochner_cholesky(double *a, int n, int nthreads);
 int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb);
 void bochner_cholesky_solve(const double *r, int n, double *b, int m);
-void bochner_triangular_solve(const double *r, int n, double *b, int m, int parts);
+void bochner_triangular_solve(const double *r, int n, double *b, int m, int op, int nthreads);
 
 /* kernel_blocks.c: Gram blocks of the Euclidean kernels, fused on the product tiles */
 enum bochner_block_kind {

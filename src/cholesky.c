@@ -45,14 +45,19 @@ int bochner_cholesky_block(double *a, ptrdiff_t lda, int kb)
 }
 
 typedef struct {
-    const double *r11;     /* kb x kb upper factor */
-    double *a12;           /* kb x m, solved in place, column by column */
-    ptrdiff_t lda;
-    int kb, cols;          /* columns per block */
+    const double *r11;     /* kb x kb: column i holds row i of the triangular matrix */
+    double *a12;           /* kb x m right-hand sides, solved in place, one by one */
+    ptrdiff_t lda;         /* a right-hand side's stride in a12 */
+    int kb, cols;          /* right-hand sides per block */
     int m;
+    ptrdiff_t ldr;         /* of r11 */
+    int backward;          /* 0: row i's entries l < i (R11'), from the top; 1: l > i (R11) */
+    ptrdiff_t inc;         /* the stride of a right-hand side's entries: 1, or lda of a
+                            * matrix whose rows are the right-hand sides (B R^-1) */
 } solve_job;
 
-/* Columns of A12 <- R11^-T A12 (forward substitution with R11').  One
+/* Columns of A12 <- R11^-T A12 (forward substitution with R11'), or with
+ * 'backward' R11^-1 A12 from a transposed copy of R11.  One
  * column's substitution is a chain of dependent subtractions (latency
  * bound: about a quarter of the machine's add rate), so SOLVE_COLS columns
  * go together, interleaved in a small buffer: their chains run side by side
@@ -64,18 +69,21 @@ static void solve_block(void *ctx, R_xlen_t blk, int thread)
     (void) thread;
     const solve_job *p = (const solve_job *) ctx;
     int j0 = (int) blk * p->cols, j1 = p->m - j0 < p->cols ? p->m : j0 + p->cols;
+    int kb = p->kb;
     double buf[NB * SOLVE_COLS];
     for (int g0 = j0; g0 < j1; g0 += SOLVE_COLS) {
         int nc = j1 - g0 < SOLVE_COLS ? j1 - g0 : SOLVE_COLS;
         for (int c = 0; c < SOLVE_COLS; c++) {
             const double *x = p->a12 + (ptrdiff_t) (g0 + (c < nc ? c : 0)) * p->lda;
-            for (int i = 0; i < p->kb; i++) buf[i * SOLVE_COLS + c] = x[i];
+            for (int i = 0; i < kb; i++) buf[i * SOLVE_COLS + c] = x[i * p->inc];
         }
-        for (int i = 0; i < p->kb; i++) {
-            const double *ri = p->r11 + (ptrdiff_t) i * p->lda;
+        for (int q = 0; q < kb; q++) {
+            int i = p->backward ? kb - 1 - q : q;
+            int lo = p->backward ? i + 1 : 0, hi = p->backward ? kb : i;
+            const double *ri = p->r11 + (ptrdiff_t) i * p->ldr;
             double s[SOLVE_COLS];
             for (int c = 0; c < SOLVE_COLS; c++) s[c] = buf[i * SOLVE_COLS + c];
-            for (int l = 0; l < i; l++) {
+            for (int l = lo; l < hi; l++) {
                 double r = ri[l];
                 const double *bl = buf + l * SOLVE_COLS;
                 for (int c = 0; c < SOLVE_COLS; c++) s[c] -= r * bl[c];
@@ -84,7 +92,7 @@ static void solve_block(void *ctx, R_xlen_t blk, int thread)
         }
         for (int c = 0; c < nc; c++) {
             double *x = p->a12 + (ptrdiff_t) (g0 + c) * p->lda;
-            for (int i = 0; i < p->kb; i++) x[i] = buf[i * SOLVE_COLS + c];
+            for (int i = 0; i < kb; i++) x[i * p->inc] = buf[i * SOLVE_COLS + c];
         }
     }
 }
@@ -103,7 +111,7 @@ int bochner_cholesky(double *a, int n, int nthreads)
         if (bad) return k0 + bad;
         if (m == 0) break;
         double *a12 = a11 + (ptrdiff_t) kb * lda;
-        solve_job sj = {a11, a12, lda, kb, 16, m};
+        solve_job sj = {a11, a12, lda, kb, 16, m, lda, 0, 1};
         bochner_parallel_blocks((m + 15) / 16,
                                 bochner_threads_for(nthreads, (double) kb * kb * m / 2.0),
                                 8, solve_block, &sj);
@@ -160,24 +168,14 @@ static inline void substitute_row(const double *c, double d, int i, int lo, int 
  * Zen 5). */
 void bochner_cholesky_solve(const double *r, int n, double *b, int m)
 {
-    bochner_triangular_solve(r, n, b, m, 3);
-}
-
-/* The substitutions one at a time: 'parts' 1 solves R' z = b, 2 R x = b, 3
- * both in that order (bochner_cholesky_solve()).  One side alone gives the
- * whitened products the tuning's marginal likelihood needs (R^-T K_mn)
- * without forming an inverse. */
-void bochner_triangular_solve(const double *r, int n, double *b, int m, int parts)
-{
     double *x[4];
-    for (int j = 0; j < m && (parts & 1); j += 4) {         /* R' z = b */
+    for (int j = 0; j < m; j += 4) {                         /* R' z = b */
         lanes(b, n, m, j, x);
         for (int i = 0; i < n; i++) {
             const double *ri = r + (ptrdiff_t) i * n;
             substitute_row(ri, ri[i], i, 0, i, x);
         }
     }
-    if (!(parts & 2)) return;
     double *panel = (double *) R_alloc((size_t) PANEL * n, sizeof(double));
     for (int i1 = n; i1 > 0; i1 -= PANEL) {                  /* R x = z */
         int i0 = i1 > PANEL ? i1 - PANEL : 0, w = n - i0;
@@ -190,5 +188,72 @@ void bochner_triangular_solve(const double *r, int n, double *b, int m, int part
                 substitute_row(pi + 1, pi[0], i, i + 1, n, x);
             }
         }
+    }
+}
+
+
+/* One substitution with a block's worth of pivots at a time, for many
+ * right-hand sides, in place: op 0 solves R'X = B and 1 R X = B for B (n x
+ * m), op 2 X R = B for B (m x n), the rows its right-hand sides (the whitened
+ * K_nm R^-1 of the tuning's marginal likelihood, with no transposed copy).
+ * Each block of TRI_NB pivots is a substitution on its part of every
+ * right-hand side (those in parallel, solve_block()) followed by the update
+ * of the parts still to solve, a product on the package's kernel with its
+ * threads: R'X = B updates the rows below with R[k, below]' X_k, R X = B
+ * the rows above with R[above, k] X_k, X R = B the columns to the right
+ * with X_k R[k, right].  Nearly all of the n^2 m multiply-adds are in those
+ * products, so the solve runs at the kernel's rate instead of the latency
+ * of one dependent chain per right-hand side: n = 1000 with m = 9600 took
+ * 1.83 s as plain substitutions, 0.50 s blocked on one thread and 0.29 s on
+ * two (AMD EPYC Zen 5).  The blocks and the products' chains are fixed by
+ * the sizes, so the result is the same for any number of threads, and a
+ * right-hand side's solution does not depend on those beside it; the sums
+ * run in another order than the plain substitutions'
+ * (bochner_cholesky_solve()). */
+#define TRI_NB 64              /* pivots a block: 24 to 96 within 5 % (n = 1000, m = 9600) */
+void bochner_triangular_solve(const double *r, int n, double *b, int m, int op, int nthreads)
+{
+    if (n <= 0 || m <= 0) return;
+    ptrdiff_t ld = n, ldb = op == 2 ? m : n;
+    double *neg = (double *) R_alloc((size_t) TRI_NB * n, sizeof(double));
+    double *t = (double *) R_alloc((size_t) TRI_NB * TRI_NB, sizeof(double));
+    int nb = (n + TRI_NB - 1) / TRI_NB;
+    for (int q = 0; q < nb; q++) {
+        /* R'X = B and X R = B from the first pivot; R X = B from the last, the
+         * remainder block first */
+        int k0 = (op == 1 ? nb - 1 - q : q) * TRI_NB, kb = n - k0 < TRI_NB ? n - k0 : TRI_NB;
+        const double *rkk = r + k0 + (ptrdiff_t) k0 * ld;
+        solve_job sj = {rkk, b + k0, ld, kb, 16, m, ld, 0, 1};
+        if (op == 1) {
+            /* row i of the block as column i of t, read contiguously */
+            bochner_transpose(rkk, ld, kb, kb, t, kb);
+            sj.r11 = t;
+            sj.ldr = kb;
+            sj.backward = 1;
+        } else if (op == 2) {
+            /* X_k R_kk = B_k is R_kk' X_k' = B_k': the rows of B_k, a column apart */
+            sj.a12 = b + (ptrdiff_t) k0 * ldb;
+            sj.lda = 1;
+            sj.inc = ldb;
+        }
+        bochner_parallel_blocks((m + 15) / 16,
+                                bochner_threads_for(nthreads, (double) kb * kb * m / 2.0),
+                                8, solve_block, &sj);
+        int rest = op == 1 ? k0 : n - k0 - kb;
+        if (rest == 0) continue;
+        /* the negated part of R the update multiplies: kb x rest (op 0, 2), k0 x kb (op 1) */
+        const double *part = op == 1 ? r + (ptrdiff_t) k0 * ld : rkk + (ptrdiff_t) kb * ld;
+        int rows = op == 1 ? k0 : kb, cols = op == 1 ? kb : rest;
+        for (int j = 0; j < cols; j++)
+            for (int i = 0; i < rows; i++)
+                neg[i + (ptrdiff_t) j * rows] = -part[i + (ptrdiff_t) j * ld];
+        if (op == 0)
+            bochner_crossproduct(neg, kb, b + k0, ld, rest, m, kb, b + k0 + kb, ld, 1, 0,
+                                 nthreads);
+        else if (op == 1)
+            bochner_product(neg, k0, b + k0, ld, k0, m, kb, b, ld, 1, 0, nthreads);
+        else
+            bochner_product(b + (ptrdiff_t) k0 * ldb, ldb, neg, kb, m, rest, kb,
+                            b + (ptrdiff_t) (k0 + kb) * ldb, ldb, 1, 0, nthreads);
     }
 }

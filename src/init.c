@@ -44,7 +44,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("ridge_solve", bochner_ridge_solve_call, 4),
     CALLDEF("cholesky", bochner_cholesky_call, 3),
     CALLDEF("cholesky_solve", bochner_cholesky_solve_call, 2),
-    CALLDEF("triangular_solve", bochner_triangular_solve_call, 3),
+    CALLDEF("triangular_solve", bochner_triangular_solve_call, 4),
     CALLDEF("ridge_spectrum", bochner_ridge_spectrum_call, 3),
     CALLDEF("ridge_q_rows", bochner_ridge_q_rows_call, 4),
     CALLDEF("ridge_path_rows", bochner_ridge_path_rows_call, 6),

@@ -144,8 +144,27 @@ test_that("GCV tunes on rows none held out, and is judged on a fifth it never sa
   # a GCV-tuned fit, in memory and on chunks the same
   d <- tune_data(400)
   fm <- expect_chunked_tuning("gcv")
-  ho <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4)
+  ho <- falkon(d$x, d$y, m = 50, tune = "ard", seed = 4,
+               control = list(tune_objective = "heldout"))
   expect_false(identical(fm$tuning$sigma, ho$tuning$sigma))
+})
+
+test_that("tune_objective = 'auto' is the marginal likelihood for a regression, the held-out error for classes", {
+  d <- tune_data(400)
+  reg <- falkon(d$x, d$y, m = 50, tune = "iso", seed = 4)
+  expect_identical(reg$tuning$criterion, "ml")
+  ml <- falkon(d$x, d$y, m = 50, tune = "iso", seed = 4, control = list(tune_objective = "ml"))
+  expect_identical(ml$tuning, reg$tuning)
+  cls <- falkon(d$x, d$y > median(d$y), m = 50, tune = "iso", seed = 4)
+  expect_identical(cls$tuning$criterion, "heldout")
+  # on chunks the same resolution, from the response surveyed
+  on_chunks <- function(y) {
+    df <- data.frame(d$x, y = y)
+    falkon(data_chunks(list(df[1:150, ], df[151:400, ])), y = "y", m = 50, tune = "iso",
+           seed = 4)$tuning
+  }
+  expect_identical(on_chunks(d$y), reg$tuning)
+  expect_identical(on_chunks(d$y > median(d$y)), cls$tuning)
 })
 
 test_that("the Matern kernel's gradient matches central finite differences", {
@@ -226,7 +245,12 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
   # the two inputs the response ignores get the longest scales
   expect_lt(max(s[1:2]), min(s[3:4]))
   expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
-  expect_identical(fit$tuning$folds, 5L)              # 300 rows: five folds
+  # a regression's default criterion, the marginal likelihood, on all 300 rows
+  expect_identical(fit$tuning$criterion, "ml")
+  expect_identical(fit$tuning$folds, 1L)
+  ho <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3,
+               control = list(tune_objective = "heldout"))
+  expect_identical(ho$tuning$folds, 5L)               # 300 rows: five folds
   expect_match(paste(capture.output(print(fit)), collapse = "\n"), "ARD, learned")
   # reproducible from the seed; predictions of the learned kernel's fit
   again <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3)
@@ -409,7 +433,7 @@ test_that("the tuning leaves the fit's held-out slice out, and the slice judges 
   # the fit is then the untuned one on the same slice, bit for bit (these
   # 300 rows would choose lambda by leave-one-out: loo_rows = 0 keeps the
   # slice)
-  sl <- list(loo_rows = 0)
+  sl <- list(loo_rows = 0, tune_objective = "heldout")
   lost <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 2, control = sl)
   plain <- falkon(d$x, d$y, m = 60, seed = 2, control = sl)
   expect_identical(lost$tuning$chosen, "rule")

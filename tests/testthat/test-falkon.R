@@ -87,17 +87,36 @@ test_that("the package's Cholesky factor is chol()'s, and its solves backsolve()
     one <- vapply(1:9, function(j) .Call(bochner:::C_cholesky_solve, R, B[, j, drop = FALSE]),
                   numeric(m))
     expect_identical(matrix(one, m), X)
-    # each substitution alone, and the two in turn are the solve bit for bit
-    Z <- .Call(bochner:::C_triangular_solve, R, B, TRUE)
+    # each substitution alone (blocked), for any thread count and right-hand
+    # side by right-hand side
+    tri <- function(B, op, nth = 1L) .Call(bochner:::C_triangular_solve, R, B, op, nth)
+    Z <- tri(B, "left_t")
     expect_equal(Z, forwardsolve(ref, B, upper.tri = TRUE, transpose = TRUE), tolerance = 1e-10)
-    expect_equal(.Call(bochner:::C_triangular_solve, R, B, FALSE), backsolve(ref, B),
+    expect_equal(tri(B, "left"), backsolve(ref, B), tolerance = 1e-10)
+    expect_equal(tri(Z, "left"), X, tolerance = 1e-10)
+    expect_equal(tri(t(B), "right"), t(forwardsolve(ref, B, upper.tri = TRUE, transpose = TRUE)),
                  tolerance = 1e-10)
-    expect_identical(.Call(bochner:::C_triangular_solve, R, Z, FALSE), X)
+    for (op in c("left_t", "left")) {
+      one <- vapply(1:9, function(j) tri(B[, j, drop = FALSE], op), numeric(m))
+      expect_identical(matrix(one, m), tri(B, op))
+    }
+    one <- vapply(1:9, function(j) tri(t(B[, j]), "right"), numeric(m))
+    expect_identical(t(matrix(one, m)), tri(t(B), "right"))
   }
+  # wide enough for both threads in the blocks' substitutions and their products
+  B <- matrix(rnorm(300 * 2000), 300)
+  for (op in c("left_t", "left"))
+    expect_identical(.Call(bochner:::C_triangular_solve, R, B, op, 2L),
+                     .Call(bochner:::C_triangular_solve, R, B, op, 1L))
+  expect_identical(.Call(bochner:::C_triangular_solve, R, t(B), "right", 2L),
+                   .Call(bochner:::C_triangular_solve, R, t(B), "right", 1L))
   expect_error(.Call(bochner:::C_cholesky, -diag(3), 0, 1L), "positive definite \\(pivot 1\\)")
   expect_error(.Call(bochner:::C_cholesky_solve, diag(3), diag(2)), "one row per row of 'R'")
-  expect_error(.Call(bochner:::C_triangular_solve, diag(3), diag(2), TRUE),
+  expect_error(.Call(bochner:::C_triangular_solve, diag(3), diag(2), "left_t", 1L),
                "one row per row of 'R'")
+  expect_error(.Call(bochner:::C_triangular_solve, diag(3), diag(2), "right", 1L),
+               "one column per row of 'R'")
+  expect_error(.Call(bochner:::C_triangular_solve, diag(3), diag(3), TRUE, 1L), "'op' must be")
 })
 
 test_that("the fitted values, from a cached K_nm or carried along the path, equal predict()", {
