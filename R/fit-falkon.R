@@ -153,7 +153,9 @@
 #' rows; see [falkon_control()] for the measurements behind the default.
 #' When the fit holds a slice out, a learned \eqn{\lambda}, which
 #' regularised the subsample, competes on the fit's held-out path with the
-#' candidates below it, and the fit at the learned kernel is judged against
+#' candidates below it (with every candidate when the marginal likelihood
+#' learned it: its \eqn{\lambda} is the noise it infers, not a held-out
+#' optimum), and the fit at the learned kernel is judged against
 #' the fit at the rule's bandwidth on that slice, which the learning never
 #' saw: the one with the lower held-out loss (squared error, error rate or
 #' log-loss, as the fit chooses \eqn{\lambda}; a tie to the learned kernel)

@@ -137,9 +137,13 @@ for (s in which_sets) {
     for (tune in setdiff(tunes, "rff_gp")) {
       ld <- load_now()
       # the issue-time package has no tune argument: its default is the call without it
+      # beside "gcv" or "ml", "auto" is the held-out objective (the default
+      # for classes, no longer for regressions)
+      objective <- if (tune %in% c("gcv", "ml")) tune
+                   else if (tune == "auto" && !is.na(obj_run)) "heldout"
       f <- timed(if (tune == "issue") falkon(d$xtr, d$ytr, seed = 1)
-                 else if (tune %in% c("gcv", "ml")) falkon(d$xtr, d$ytr, seed = 1, tune = "auto",
-                                                           control = list(tune_objective = tune))
+                 else if (!is.null(objective)) falkon(d$xtr, d$ytr, seed = 1, tune = "auto",
+                                                      control = list(tune_objective = objective))
                  else falkon(d$xtr, d$ytr, seed = 1, tune = tune))
       fit <- f$value
       sg <- fit$kernel$sigma

@@ -239,9 +239,20 @@ test_that("falkon(tune = 'ard') learns one length scale per input and fits at it
   # 300 rows: leave-one-out chooses lambda at the learned kernel
   expect_true("loo" %in% names(fit$validation))
   # with a slice held out, its path chooses between the learned lambda and
-  # the candidates below it
+  # the candidates below it (the held-out objective's), or all of them (the
+  # marginal likelihood's, a regression's default)
   sliced <- falkon(d$x, d$y, m = 60, tune = "ard", seed = 3, control = list(loo_rows = 0))
-  expect_true(sliced$lambda %in% c(sliced$tuning$lambda, 1e-8))
+  expect_identical(unique(sliced$validation$lambda),
+                   sort(c(sliced$tuning$lambda, 1e-4, 1e-6, 1e-8), decreasing = TRUE))
+  widen <- function(criterion, heldout = TRUE) {
+    learned <- list(report = list(lambda = 1e-7, criterion = criterion), lambda = 1e-7,
+                    control = falkon_control())
+    bochner:::falkon_tune_widen(learned, falkon_control(), heldout)
+  }
+  expect_identical(widen("ml")$control$lambdas, c(1e-4, 1e-6, 1e-7, 1e-8))
+  expect_identical(widen("heldout")$control$lambdas, c(1e-7, 1e-8))
+  expect_identical(widen("gcv")$lambda, "auto")
+  expect_identical(widen("ml", heldout = FALSE)$lambda, 1e-7)
   # the two inputs the response ignores get the longest scales
   expect_lt(max(s[1:2]), min(s[3:4]))
   expect_lt(fit$tuning$objective[["end"]], fit$tuning$objective[["start"]])
