@@ -243,16 +243,19 @@ objective_about <- list(
     "variance profiled out, on the fitting rows: all of them below 1500 rows, else four",
     "fifths, the fifth left judging one scale against one per input).  Everything else,")))
 # The verdict of falkon_objective_page() for regressions and for classes
-# apart (falkon_control(tune_objective = "auto") chooses by the task): the
-# objective should be a task's default when it is lower on more of that
-# task's sets and worse beyond the margin on no more splits than better on
-# any of them.
+# apart (falkon_control(tune_objective = "auto") chooses by the task): by
+# issue 39's rule for a default, the objective should be a task's default
+# when it is lower on more of that task's sets and, on the mean over
+# splits, worse beyond the margin (0.2 point of error rate, 1 % of RMSE)
+# on none of them.
 objective_verdict <- function(w, nm, obj) {
   one <- function(task, label) {
     v <- w[w$task == task, ]
-    wins <- sum(v$vs < 0) > sum(v$vs > 0) && !any(v$worse > v$better)
-    sprintf("On %s %s is lower on %d of %d sets and higher on %d: %s.", label, nm,
-            sum(v$vs < 0), nrow(v), sum(v$vs > 0),
+    over <- v$set[past_margin(v$task, error_change(v$task, v$error.obj, v$error.auto))]
+    wins <- sum(v$vs < 0) > sum(v$vs > 0) && !length(over)
+    sprintf("On %s %s is lower on %d of %d sets, higher on %d, worse beyond the margin on %s: %s.",
+            label, nm, sum(v$vs < 0), nrow(v), sum(v$vs > 0),
+            if (length(over)) paste(over, collapse = ", ") else "none",
             if (wins) "it should be their default objective"
             else "the held-out objective should stay theirs")
   }

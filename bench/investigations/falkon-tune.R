@@ -116,17 +116,22 @@ issue_rows <- function() if (file.exists(issue_csv)) utils::read.csv(issue_csv)
 # TUNES=auto,gcv or auto,ml: the held-out objective against that one
 obj_run <- intersect(tunes, c("gcv", "ml"))[1L]
 obj_file <- function(ext) file.path(out_dir, paste0("falkon-", obj_run, ".", ext))
+# the CSV does not record the CPU: a page redrawn keeps its "Machine:" line
+# (the machine of the run), not this one's
+rerender <- function(lines, file) {
+  old <- if (file.exists(file)) grep("^Machine: ", readLines(file), value = TRUE)[1L]
+  if (length(old) && !is.na(old)) lines[grepl("^Machine: ", lines)][1L] <- old
+  writeLines(lines, file)
+  quit(save = "no")
+}
 if (nzchar(Sys.getenv("RENDER_ONLY")) && !is.na(obj_run)) {
   res <- utils::read.csv(obj_file("csv"))
-  writeLines(falkon_objective_page(res, unique(res$set), obj_run), obj_file("md"))
-  quit(save = "no")
+  rerender(falkon_objective_page(res, unique(res$set), obj_run), obj_file("md"))
 }
 if (nzchar(Sys.getenv("RENDER_ONLY"))) {
   res <- utils::read.csv(file.path(out_dir, "falkon-tune.csv"))
-  which_sets <- unique(res$set)
-  writeLines(falkon_tune_page(res, which_sets, issue_rows()),
-             file.path(out_dir, "falkon-tune.md"))
-  quit(save = "no")
+  rerender(falkon_tune_page(res, unique(res$set), issue_rows()),
+           file.path(out_dir, "falkon-tune.md"))
 }
 gp_sets <- c("friedman1", "mcycle")
 rows <- list()
