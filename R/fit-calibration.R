@@ -103,8 +103,15 @@ calibrate_scores <- function(scores, y, weights = NULL, pairs = NULL, source = N
 # separate does not send the temperature to infinity.  (Platt's per-class
 # counts n_c in place of N capped DNA's confident rows near 0.99: test
 # log-loss 0.146 against 0.142, bench/investigations/probabilities.md.)
-# The loss is convex in (a, b) (z = a f + b is linear in them), so BFGS
-# from (1, 0) finds its minimum.
+# The loss is convex in (a, b) (z = a f + b is linear in them), and
+# Newton's method with a backtracking line search from (1, 0) reaches its
+# minimum in a few steps: a step's Hessian, (k x k), costs about what one
+# softmax does.  It replaced optim(method = "BFGS"), which took 0.28 s on
+# Letter's held-out slice (1400 rows, 26 classes: 11 % of the fit) against
+# 0.06 s in 7 Newton steps, and stopped short of the minimum where the
+# loss is flat (Shuttle: 0.024447 against Newton's 0.024221).  The Hessian
+# is factored by the package's Cholesky, so the calibration, as the fit,
+# does not depend on R's BLAS.
 softmax_calibration <- function(scores, cls, w, levels) {
   f <- if (ncol(scores) == 1L) cbind(0, scores) else scores
   k <- ncol(f)
@@ -117,30 +124,61 @@ softmax_calibration <- function(scores, cls, w, levels) {
   hit <- (N + 1) / (N + 2)
   Tg <- Y * hit + (1 - Y) * (1 - hit) / (k - 1)
   w <- w / sum(w)
-  # BFGS asks for the loss and the gradient at the same point: one softmax for both
-  at <- NULL
-  p_at <- NULL
   prob <- function(th) {
-    if (identical(th, at)) return(p_at)
     z <- th[1L] * f + rep(c(0, th[-1L]), each = nrow(f))
     e <- exp(z - row_max(z))
-    at <<- th
-    p_at <<- e / rowSums(e)
+    e / rowSums(e)
   }
-  loss <- function(th) -sum(w * Tg * log(pmax(prob(th), 1e-300)))
-  grad <- function(th) {
-    r <- (prob(th) - Tg) * w
-    c(sum(r * f), colSums(r)[-1L])
+  loss <- function(P) -sum(w * Tg * log(pmax(P, 1e-300)))
+  th <- c(1, rep(0, k - 1L))
+  P <- prob(th)
+  value <- loss(P)
+  for (it in seq_len(100L)) {
+    step <- softmax_newton_step(f, P, Tg, w)
+    # the Newton decrement: the loss's fall the quadratic model predicts
+    fall <- -sum(step$gradient * step$direction)
+    if (!(fall > 1e-14)) break
+    s <- 1
+    repeat {
+      Pn <- prob(th + s * step$direction)
+      vn <- loss(Pn)
+      if (vn <= value - 1e-4 * s * fall || s < 1e-10) break
+      s <- s / 2
+    }
+    if (!(vn < value)) break
+    th <- th + s * step$direction
+    P <- Pn
+    value <- vn
   }
-  opt <- stats::optim(c(1, rep(0, k - 1L)), loss, grad, method = "BFGS",
-                      control = list(maxit = 200L, reltol = 1e-12))
-  list(type = "softmax", levels = levels, temperature = opt$par[1L],
-       bias = c(0, opt$par[-1L]), columns = ncol(scores), logloss = opt$value)
+  list(type = "softmax", levels = levels, temperature = th[1L], bias = c(0, th[-1L]),
+       columns = ncol(scores), logloss = value)
+}
+
+# Newton's direction for softmax_calibration()'s loss at the probabilities
+# P (rows x k) of the scores f against the targets Tg, row weights w
+# summing to one: the gradient g in (a, b_2..b_k) and -H^-1 g, where H =
+# sum_i w_i J_i' (diag(p_i) - p_i p_i') J_i with J_i = [f_i, e_2, .., e_k].
+softmax_newton_step <- function(f, P, Tg, w) {
+  k <- ncol(f)
+  R <- (P - Tg) * w
+  g <- unname(c(sum(R * f), colSums(R)[-1L]))
+  WP <- P * w
+  pf <- rowSums(P * f)
+  h_aa <- sum(WP * f^2) - sum(w * pf^2)
+  h_ab <- unname(colSums(WP * f) - colSums(WP * pf))[-1L]
+  h_bb <- (diag(colSums(WP), k) - .Call(C_crossprod, P * sqrt(w), 1L))[-1L, -1L, drop = FALSE]
+  H <- rbind(c(h_aa, h_ab), cbind(h_ab, h_bb))
+  # a ridge of 1e-12 keeps the factor defined where a class's
+  # probabilities vanish (its bias then barely moves the loss); where
+  # rounding still leaves H not positive definite, steepest descent
+  Rh <- tryCatch(.Call(C_cholesky, H, 1e-12, 1L), error = function(e) NULL)
+  d <- if (is.null(Rh)) -g else -.Call(C_cholesky_solve, Rh, cbind(g))[, 1L]
+  list(gradient = g, direction = d)
 }
 
 # The largest entry of each row of z: the same doubles as apply(z, 1, max),
 # without an R call per row (a held-out slice of 2000 rows took 5 ms a call,
-# and the calibration's search calls it a hundred times).
+# and the calibration calls it at every step of its search).
 row_max <- function(z) {
   if (nrow(z) == 0L) return(numeric(0))
   z[cbind(seq_len(nrow(z)), max.col(z, ties.method = "first"))]

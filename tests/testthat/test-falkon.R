@@ -596,6 +596,29 @@ test_that("every classification fit with a held-out slice gives calibrated proba
   expect_equal(c1$bias[2], -0.3, tolerance = 0.1 / 0.3)
   pr1 <- bochner:::calibrated_probabilities(c1, f1[1:5, , drop = FALSE])
   expect_equal(pr1[, 2], plogis(c1$temperature * f1[1:5, 1] + c1$bias[2]))
+  # Newton's minimum is plain R's: the regularised targets' weighted
+  # log-loss minimised by optim() far past its default tolerance, on scores
+  # whose fourth class is rare (a flat direction, where BFGS had stopped
+  # short), with case weights
+  set.seed(34)
+  n4 <- 600
+  f4 <- matrix(rnorm(4 * n4, sd = 3), n4)
+  c4 <- sample.int(4L, n4, replace = TRUE, prob = c(0.4, 0.4, 0.19, 0.01))
+  f4[cbind(seq_len(n4), c4)] <- f4[cbind(seq_len(n4), c4)] + 2
+  w4 <- runif(n4, 0.5, 1.5)
+  ref_loss <- function(th) {
+    z <- th[1] * f4 + rep(c(0, th[-1]), each = n4)
+    lp <- z - log(rowSums(exp(z)))
+    hit <- (sum(w4) + 1) / (sum(w4) + 2)
+    Tg <- ifelse(outer(c4, 1:4, "=="), hit, (1 - hit) / 3)
+    -sum(w4 / sum(w4) * Tg * lp)
+  }
+  ref <- optim(c(1, 0, 0, 0), ref_loss, method = "BFGS",
+               control = list(reltol = 1e-15, maxit = 5000))
+  c4fit <- bochner:::softmax_calibration(f4, c4, w4, letters[1:4])
+  expect_equal(c4fit$logloss, ref_loss(c(c4fit$temperature, c4fit$bias[-1])), tolerance = 1e-12)
+  expect_lte(c4fit$logloss, ref$value + 1e-12)
+  expect_equal(c(c4fit$temperature, c4fit$bias[-1]), ref$par, tolerance = 1e-4)
   # the squared loss: probabilities from its one-hot scores, rows summing
   # to one, better than the class frequencies on held-out data
   set.seed(32)
