@@ -99,10 +99,14 @@ static void tile_portable_tn(const double *x, ptrdiff_t ldx, const double *w, pt
 #define GEMM_KC_MAX 384
 
 /* x %*% w with at most this many columns reads x's rows in place instead of packing them:
- * a panel used by one or two column blocks is cheaper read twice from L2 than copied once,
- * when its lines are prefetched (below).  Shuttle's K_b U with 14 columns, 38 600 x 1024,
- * 2 threads: 0.029 s packed, 0.018 read in place (bench/falkon-notes.md). */
-#define GEMM_DIRECT_COLS 16
+ * a panel is cheaper read once per column block from L2 than copied once, when its lines
+ * are prefetched (below).  Shuttle's K_b U with 14 columns, 38 600 x 1024, 2 threads:
+ * 0.029 s packed, 0.018 read in place (bench/falkon-notes.md).  With 17 to 64 columns
+ * (falkon's passes and preconditioner solves for Letter's 26 classes) a 2958 x 2958 x k
+ * product ran 5-23 % faster read in place than packed on AMD EPYC Zen 4 (k = 26: 29 -> 36
+ * GFLOP/s on one thread, 57 -> 67 on two; the AVX2 path 28 -> 34), and Letter's default
+ * fit 3.40 -> 3.11 s: the threshold was 16.  The FMAs are the same either way. */
+#define GEMM_DIRECT_COLS 64
 
 /* Ask for the cache lines of rows p[0 .. r-1] of a column read in place (into L2).  A
  * product with few columns (falkon's K_b U) walks x's columns, each in a page of its own,

@@ -121,16 +121,18 @@ test_that("SIMD paths are deterministic: a row's result does not depend on the t
 test_that("products with few columns (rows read in place, no packing) equal the packed ones", {
   skip_if(best_isa() < 1L, "no AVX2/AVX-512 path on this machine")
   set.seed(4)
-  # up to 16 columns the kernel reads x's rows in place instead of packing them (and
+  # up to 64 columns the kernel reads x's rows in place instead of packing them (and
   # prefetches the next panel's): the same FMA chains, so the same doubles as those
-  # columns of a wider (packed) product; rows with every tail of the 24/12-row blocks,
-  # inner dimensions across the K-blocks
+  # columns of a wider (packed, 80 columns) product; rows with every tail of the 24/12-row
+  # blocks, inner dimensions across the K-blocks, column counts with every tail of the
+  # 8/4-wide kernels
   for (d in c(1L, 7L, 300L, 400L)) {
     x <- rand_mat(161L, d)
-    w <- rand_mat(d, 20L)
+    w <- rand_mat(d, 80L)
     for (isa in seq_len(best_isa())) {
       full <- tile_product(x, w, isa)
-      for (cols in list(1L, 2:3, 4:8, c(2L, 5L, 9L, 11L, 12L), 1:13, 3:18)) {
+      for (cols in list(1L, 2:3, 4:8, c(2L, 5L, 9L, 11L, 12L), 1:13, 3:18, 17:42, 5:37, 1:64,
+                        17:80)) {
         expect_identical(tile_product(x, w[, cols, drop = FALSE], isa), full[, cols, drop = FALSE])
         expect_identical(tile_product(x[5:161, , drop = FALSE], w[, cols, drop = FALSE], isa),
                          full[5:161, cols, drop = FALSE])
