@@ -174,17 +174,17 @@
 #' the others.  The kernel's roughness can matter as much as its scales: on
 #' a 25 000-row spatio-temporal set (ocean temperature against longitude,
 #' latitude and day, `bench/investigations/spatiotemporal.md`) the Gaussian
-#' with learned scales ends 25 % above a Vecchia GP's test RMSE, and
+#' with learned scales ends 27 % above a Vecchia GP's test RMSE, and
 #' `kernel = matern_kernel("median", nu = 1/2), tune = "ard", m = 10000`
-#' 5-8 % above it, at 0.11-0.12 times its time;
+#' 6-18 % above it over three seeds, at 0.17-0.21 times its time;
 #' `"none"` (the default) fits at the kernel as given.  On the fifteen sets
 #' of `bench/investigations/falkon-tune.md`, `"auto"` lowers the test error
-#' by 10 % or more on five (Friedman 1, Vehicle, Vowel, Shuttle, Letter:
-#' 10-33 %), by 0-8 % on nine, and is worse on the mean only on Glass (0.6
-#' point: two of its 64 test rows on one split of five); the learning and
-#' its judgement (a second fit) take 1.4-3.2 times the CPU time where a
-#' default fit takes over two seconds (up to 27 times on the small sets,
-#' under a second), and at \eqn{n = 10^6}, \eqn{d = 20},
+#' by 10 % or more on six (Friedman 1, Vehicle, Vowel, Shuttle, Letter,
+#' BostonHousing: 10-33 %), by 0-8 % on eight, and is worse on the mean only
+#' on Glass (0.6 point: two of its 64 test rows on one split of five); the
+#' learning and its judgement (a second fit) take 2.1-6.6 times the CPU
+#' time where a default fit takes over two seconds (up to 14 times on the
+#' small sets, under a second), and at \eqn{n = 10^6}, \eqn{d = 20},
 #' \eqn{m = 10^4} 250 s and 2.5 GB beyond the data against 115-131 s and
 #' 1.4-1.5 GB, for test RMSE 0.507 against 0.518 (noise 0.5; 2 cores): so it
 #' is asked for, not the default.  The result is kept as
