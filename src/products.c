@@ -143,7 +143,8 @@ void bochner_sproduct(int transa, const float *a, ptrdiff_t lda, const float *b,
     product(transa, NULL, a, lda, NULL, b, ldb, m, n, k, c, ldc, accumulate, upper, nthreads);
 }
 
-/* c (m x n) = a %*% b with a float and b double, n <= 16 (gemm.c's bochner_gemm_xf): the
+/* c (m x n) = a %*% b with a float and b double, few columns (gemm.c's bochner_gemm_xf,
+ * which reads a in place; falkon's passes call it with at most 8): the
  * same doubles as bochner_product() on a widened copy of a, reading half the bytes of a */
 void bochner_product_xf(const float *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb, int m,
                         int n, int k, double *c, ptrdiff_t ldc, int nthreads)
