@@ -92,6 +92,7 @@ SEXP bochner_fast_exp(SEXP x, SEXP scale);
 SEXP bochner_fft_call(SEXP z, SEXP inverse);
 SEXP bochner_tile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
 SEXP bochner_stile_product_call(SEXP x, SEXP w, SEXP isa, SEXP transa);
+SEXP bochner_huge_pages_call(void);
 SEXP bochner_float_matrix_call(SEXP x);
 SEXP bochner_fast_math_f(SEXP x, SEXP what, SEXP scale);
 SEXP bochner_fwht_call(SEXP x);

@@ -2,7 +2,8 @@
  * R/ (grep C_<name>), they expose one kernel or one code path to exact tests: the
  * vectorised exp / cos / sin (fastmath.c), the product tiles at a chosen ISA (gemm.c,
  * sgemm.c), float matrices (sgemm.c), the FFT (fft.c), the Walsh-Hadamard transform
- * (structured.c), FALKON's factors as plain matrices (falkon_factor.c).  Kept in one file so that the
+ * (structured.c), FALKON's factors as plain matrices (falkon_factor.c), the huge-page
+ * choice made at load (memory.c).  Kept in one file so that the
  * package's API is the rest.
  * Each checks and converts R arguments, allocates its result and calls the core
  * (bochner.h); the arithmetic is the core's. */
@@ -208,4 +209,11 @@ SEXP bochner_falkon_factor_get_call(SEXP F, SEXP which)
     bochner_falkon_packed_get(&p, w, REAL(out));
     UNPROTECT(1);
     return out;
+}
+
+/* .Call(C_huge_pages): whether large outputs are advised onto huge pages (memory.c's
+ * choice at load: TRUE or FALSE). */
+SEXP bochner_huge_pages_call(void)
+{
+    return ScalarLogical(bochner_huge_pages());
 }

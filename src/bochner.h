@@ -39,6 +39,8 @@ enum bochner_status {
 /* memory.c */
 SEXP bochner_alloc_output(R_xlen_t nrow, R_xlen_t ncol);
 void bochner_advise_huge_pages(void *p, size_t bytes);
+void bochner_memory_init(void);   /* at load: whether to advise huge pages */
+int bochner_huge_pages(void);     /* that choice, 1 or 0 */
 /* rows i0 .. i0 + nb - 1 of x (n x d, column-major) into xb (nb x d) */
 void bochner_copy_rows(const double *x, R_xlen_t n, int d, R_xlen_t i0, int nb, double *xb);
 

@@ -17,6 +17,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("fast_math_f", bochner_fast_math_f, 3),
     CALLDEF("tile_product", bochner_tile_product_call, 4),
     CALLDEF("stile_product", bochner_stile_product_call, 4),
+    CALLDEF("huge_pages", bochner_huge_pages_call, 0),
     CALLDEF("sproduct", bochner_sproduct_call, 4),
     CALLDEF("float_matrix", bochner_float_matrix_call, 1),
     CALLDEF("max_threads", bochner_max_threads, 0),
@@ -86,4 +87,5 @@ void R_init_bochner(DllInfo *dll)
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
     bochner_cpu_init();
+    bochner_memory_init();
 }

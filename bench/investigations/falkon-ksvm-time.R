@@ -59,8 +59,12 @@ cat(sprintf("`Rscript bench/investigations/falkon-ksvm-time.R`, %s, commit %s; %
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
             system("git rev-parse --short HEAD", intern = TRUE), paste(cpu, collapse = ", "),
             strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
-cat(sprintf("One minor page fault costs %s us here (400 MB touched afresh, three fresh processes).\n\n",
+# the package's choice at load (src/memory.c): large outputs on huge pages or not
+huge <- bench_in_child(function(d) .Call(bochner:::C_huge_pages))
+cat(sprintf("One minor page fault costs %s us here (400 MB touched afresh, three fresh processes).\n",
             paste(sprintf("%.1f", us), collapse = ", ")))
+cat(sprintf("Large outputs (the K_nm cache, the m x m factor) %s (src/memory.c).\n\n",
+            if (huge) "advised onto huge pages" else "on 4 KiB pages: this VM reports its free pages to the host"))
 per_fault <- stats::median(us) * 1e-6
 
 # ours: the 2-thread elapsed seconds of falkon and falkon_rpc (NA: not a peer's row)
