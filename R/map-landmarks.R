@@ -63,6 +63,13 @@ landmark_index <- function(landmarks, kernel, x, m, nthreads) {
 # loaded cores, against 3.4 s for 20, 2.4 s for 100 and 30 s for the
 # sequential algorithm (block = 1: a pass over the factor per pivot).
 rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
+  # the C routine holds a pool x m factor, 4 m^2 doubles from m = 2500 (3.2 GB
+  # at m = 10^4), and pool x block columns beside it: refused like any fit's
+  # state when that exceeds the guard (?bochner_memory)
+  pool <- min(nrow(x), max(4 * m, 10000))
+  check_memory(list("the factor" = c(pool, m), "the candidates' columns" = c(pool, block),
+                    "the pool of rows" = c(pool, ncol(x))),
+               "landmarks = \"rpcholesky\"", "m")
   pool_landmarks(x, m, max(4 * m, 10000), kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
           as.integer(block), nthreads)$index

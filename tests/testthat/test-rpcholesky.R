@@ -258,6 +258,19 @@ test_that("bad input is refused with a clear message", {
   expect_error(call(diag = 1), "one value per row")
 })
 
+test_that("a factor larger than the memory guard allows is refused before it is allocated", {
+  # pool x m doubles: 10000 x 100 here (8 MB) against a 4 MB limit; falkon's own
+  # guard counts its m x m objects (0.1 MB), not the pivoting's factor
+  set.seed(15)
+  x <- matrix(rnorm(20000 * 2), 20000)
+  old <- options(bochner.max_bytes = 4e6)
+  on.exit(options(old))
+  expect_error(falkon(x, x[, 1], m = 100, landmarks = "rpcholesky", seed = 1),
+               "'m' is too large: landmarks = \"rpcholesky\" would need .*the factor 10000 x 100")
+  options(bochner.max_bytes = 2e7)
+  expect_s3_class(falkon(x, x[, 1], m = 100, landmarks = "rpcholesky", seed = 1), "falkon")
+})
+
 test_that("kernel_kmeans(method = \"nystrom\") takes the landmark rule", {
   set.seed(14)
   x <- rbind(matrix(rnorm(100, sd = 0.3), 50), matrix(rnorm(100, 3, 0.3), 50))
