@@ -135,6 +135,15 @@ check_allocation <- function(n, m, what, arg = NULL) {
 #'   Where the system says nothing (not Linux, no limit), there is no guard
 #'   beyond R's own.
 #'
+#' On Linux, large results (feature matrices, falkon's cached kernel matrix
+#' and its \eqn{m \times m}{m x m} factor, from 4 MB) are placed on
+#' transparent huge pages, which cost fewer page faults, except on a virtual
+#' machine whose balloon device reports free memory to its host: there each
+#' huge page is memory the host must supply afresh, and 4 KiB pages were
+#' several times faster to fill.  The environment variable
+#' `BOCHNER_HUGE_PAGES`, set before the package is loaded, forces the choice
+#' (`0` never, `1` always).  Results are the same either way.
+#'
 #' @name bochner_memory
 #' @examples
 #' # a map that would need far more than any machine has is refused at once
