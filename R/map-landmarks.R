@@ -66,11 +66,12 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
   # the C routine holds a pool x m factor, 4 m^2 doubles from m = 2500 (3.2 GB
   # at m = 10^4), and pool x block columns beside it: refused like any fit's
   # state when that exceeds the guard (?bochner_memory)
-  pool <- min(nrow(x), max(4 * m, 10000))
+  pool_max <- max(4 * m, 10000)
+  pool <- min(nrow(x), pool_max)
   check_memory(list("the factor" = c(pool, m), "the candidates' columns" = c(pool, block),
                     "the pool of rows" = c(pool, ncol(x))),
                "landmarks = \"rpcholesky\"", "m")
-  pool_landmarks(x, m, max(4 * m, 10000), kernel, function(xp, diag) {
+  pool_landmarks(x, m, pool_max, kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
           as.integer(block), nthreads)$index
   })
