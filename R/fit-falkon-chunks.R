@@ -59,8 +59,12 @@
 #' same way.  This session holds the training rows' targets (one column per
 #' class) as the in-memory fit does.
 #'
-#' **Limits.**  Uniform centres only: the k-means and leverage landmarks,
-#' and case weights, need the rows in memory.
+#' **Landmarks.**  The rules that draw from a pool of rows (`"kmeans"`,
+#' `"rpcholesky"`) fetch that pool in one pass, the rows the in-memory fit's
+#' pool holds, so they choose the same centres.
+#'
+#' **Limits.**  The leverage landmarks and case weights need the rows in
+#' memory.
 #'
 #' @param x A [data_chunks()] source.
 #' @param y The name of the response column, present in every chunk.
@@ -71,7 +75,7 @@
 #'   at the learned and the rule's kernel that the held-out slice judges
 #'   both run on the chunks.
 #' @param loss As for [falkon()].
-#' @param landmarks Only `"uniform"` on chunks.
+#' @param landmarks As for [falkon()], but not `"leverage"`.
 #' @param weights Must be `NULL` on chunks.
 #' @param passes `"parallel"` (the chunks of a pass at once) or `"chained"`
 #'   (one after another); both give the in-memory fit to the bit, see
@@ -105,9 +109,9 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
   landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
-  if (landmarks != "uniform") {
-    stop_arg("landmarks", "= \"", landmarks, "\" needs the rows in memory; on data_chunks() ",
-             "the centres are uniform rows")
+  if (landmarks == "leverage") {
+    stop_arg("landmarks", "= \"leverage\" needs the rows in memory; on data_chunks() ",
+             "use \"uniform\", \"kmeans\" or \"rpcholesky\"")
   }
   if (!is.null(weights)) stop_arg("weights", "are not available on data_chunks()")
   check_kernel(kernel)
@@ -128,7 +132,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   tune <- falkon_check_tune(tune, kernel, sv$d)
   scaling <- if (scale) survey_scaling(sv) else NULL
   input <- survey_input(sv, n)
-  ctx <- list(chunks = x, y = y, names = sv$names, scaling = scaling, levels = info$levels,
+  ctx <- list(chunks = x, y = y, names = sv$names, d = sv$d, scaling = scaling,
+              levels = info$levels,
               first = cumsum(c(0, sv$rows))[seq_along(sv$rows)], rows = sv$rows,
               nthreads = nthreads, block_rows = control$block_rows, what = what,
               chained = passes == "chained")
@@ -145,7 +150,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   fk <- falkon_tune_chunks(ctx, n, sv$d, kernel, tune, lambda, iter, m, control, seed,
                            info$levels, y, loo)
   fit_at <- function(k) {
-    falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, lambda, iter, seed, nthreads, loo)
+    falkon_fit_chunked(ctx, k, n, info, y, m, grow, loss, landmarks, lambda, iter, seed,
+                       nthreads, loo)
   }
   got <- falkon_fit_judged(fk, fit_at)
   out <- got$out
@@ -167,8 +173,8 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
 # kernel, lambda, control, scaling), with the in-memory fit's draws in its
 # order, by row number (the passes leave the random stream alone):
 # list(out, scaling, kernel), as falkon_fit_memory().
-falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter, seed,
-                               nthreads, loo = FALSE) {
+falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, lambda, iter,
+                               seed, nthreads, loo = FALSE) {
   kernel <- fk$kernel
   control <- fk$control
   ctx$scaling <- scaling <- fk$scaling
@@ -177,8 +183,9 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
     got <- falkon_chunk_fetch(ctx, seq_len(n))
     cls <- if (!is.null(info$levels)) chunk_classes(got$y, info$levels, y)
     out <- with_seed(seed, falkon_fit_loo(got$x, chunk_targets(got$y, info$levels, y), cls,
-                                          rep(1, n), info$levels, m, kernel, "uniform", scaling,
+                                          rep(1, n), info$levels, m, kernel, landmarks, scaling,
                                           control$loo_grid, nthreads))
+    out$landmarks <- falkon_landmarks_taken(m, landmarks)
     return(list(out = out, scaling = scaling, kernel = kernel))
   }
   out <- with_seed(seed, {
@@ -204,12 +211,14 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
       dimnames(cm) <- NULL
       cm
     }
-    given <- function(idx, k) {     # uniform draws or the centres given
-      if (is.null(idx)) return(falkon_centres(k, NULL, NULL, kernel, "uniform", scaling, nthreads))
+    # the training rows as the landmark rules read them: each fetch one pass
+    train <- list(n = ntr, d = ctx$d, fetch = centres_at)
+    given <- function(idx, k) {     # uniform draws, the rule's or the centres given
+      if (is.null(idx)) return(falkon_centres(k, train, kernel, landmarks, scaling, nthreads))
       centres_at(idx)
     }
-    res <- falkon_fit_centres(m, grow, loss, TRUE, ntr, given, function() NULL, kernel, rows, Y,
-                              wt, val, fk$lambda, iter, control, nthreads)
+    res <- falkon_fit_centres(m, grow, loss, landmarks == "uniform", ntr, given, function() NULL,
+                              kernel, rows, Y, wt, val, fk$lambda, iter, control, nthreads)
     res$calibration <- falkon_calibrate(res, val, info$levels)
     if (is.null(res$calibration) && loss == "squared" && !is.null(info$levels)) {
       res$calibration <- falkon_calibrate_training(res, ntr, function(idx) {
@@ -221,6 +230,7 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, lambda, iter,
       }, wt, info$levels, nthreads)
     }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
+    res$landmarks <- falkon_landmarks_taken(m, landmarks)
     res
   })
   list(out = out, scaling = scaling, kernel = kernel)

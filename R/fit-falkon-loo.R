@@ -61,7 +61,7 @@ falkon_fit_loo <- function(xs, Y, cls, w, levels, m, kernel, landmarks, scaling,
                     "the features of the rows, and a block's copy" = c(2 * n, mc),
                     "the scaled data and the scores" = c(n, ncol(xs) + 3 * ncol(Y))),
                "falkon()", "m", advice = "use fewer centres")
-  centres <- falkon_centres(m, xs, seq_len(n), kernel, landmarks, scaling, nthreads)
+  centres <- falkon_centres(m, xs, kernel, landmarks, scaling, nthreads)
   map <- falkon_loo_map(kernel, centres, landmarks, nthreads)
   # the features once (n x m, at most loo_rows x m), for the normal equations, the
   # path, the scores and the leave-one-out values alike

@@ -100,7 +100,10 @@ fit_description.falkon <- function(x) {
     sprintf("%d Newton steps (%d CG iterations in all)", x$newton_steps, x$iter)
   } else if (is.na(x$iter)) "solved exactly" else sprintf("%d CG iterations", x$iter)
   edge <- x$tuning$lambda_edge
-  c(sprintf("FALKON %s, %s loss, %d centres", what, x$loss, x$m),
+  rule <- c(kmeans = "k-means++", leverage = "ridge leverage scores",
+            rpcholesky = "randomly pivoted Cholesky")[x$landmarks]
+  c(sprintf("FALKON %s, %s loss, %d centres%s", what, x$loss, x$m,
+            if (length(rule) == 1L && !is.na(rule)) sprintf(" (%s)", rule) else ""),
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
             if (is.null(x$validation)) ""
             else if (falkon_loo_path(x$validation)) {

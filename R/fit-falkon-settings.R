@@ -289,20 +289,24 @@ falkon_validation_rows <- function(n, control) {
 falkon_min_validation <- 10L
 
 # The centres as rows of the scaled data: given (scaled like x), or drawn
-# from the training rows by the landmark rule of nystrom_features().
-falkon_centres <- function(centers, xs, train, kernel, landmarks, scaling, nthreads) {
+# from the training rows xt (a matrix or a row_source()) by the landmark rule
+# of nystrom_features().
+falkon_centres <- function(centers, xt, kernel, landmarks, scaling, nthreads) {
   if (is.matrix(centers)) {
     cm <- rff_apply_scaling(centers, scaling)
     dimnames(cm) <- NULL
     return(cm)
   }
-  m <- min(centers, length(train))
-  xt <- xs[train, , drop = FALSE]
+  src <- row_source(xt)
+  m <- min(centers, src$n)
   index <- landmark_index(landmarks, kernel, xt, m, nthreads)
-  cm <- xt[index, , drop = FALSE]
+  cm <- src$fetch(index)
   dimnames(cm) <- NULL
   cm
 }
+
+# The rule that chose the centres, as the fit records it ("given" for a matrix m).
+falkon_landmarks_taken <- function(m, landmarks) if (is.matrix(m)) "given" else landmarks
 
 # Refuse before allocating what a fit holds at once: the m x m factors
 # (one array, or one per candidate lambda and G when they fit together:
@@ -339,7 +343,8 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
                  kernel = out$prep$kernel, m = out$prep$m, lambda = out$lambda,
                  iter = out$iter, newton_steps = out$steps, loss = loss, type = resp$type,
                  levels = resp$levels, validation = out$validation,
-                 centres_path = out$centres_path, calibration = out$calibration,
+                 centres_path = out$centres_path, landmarks = out$landmarks,
+                 calibration = out$calibration,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),
             class = bochner_fit_class("falkon"))

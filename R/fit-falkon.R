@@ -228,7 +228,8 @@
 #'   of candidates, or `"auto"`.
 #' @param loss `"squared"` or `"logistic"`.
 #' @param landmarks How the `m` centres are chosen: `"uniform"`, `"kmeans"`,
-#'   `"leverage"` or `"rpcholesky"`, as in [nystrom_features()].
+#'   `"leverage"` or `"rpcholesky"`, as in [nystrom_features()].  The fit's
+#'   `landmarks` element records the rule.
 #' @param iter The number of CG iterations (for the logistic loss, per
 #'   Newton step), or `"auto"` (chosen on the held-out slice, at most
 #'   `control$max_iter`).
@@ -357,6 +358,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
     out <- with_seed(seed, falkon_fit_loo(xs, resp$Y, falkon_classes(resp), w, resp$levels,
                                           m, resolved, landmarks, scaling,
                                           control$loo_grid, nthreads))
+    out$landmarks <- falkon_landmarks_taken(m, landmarks)
     return(list(out = out, scaling = scaling, xs = xs, kernel = resolved))
   }
   out <- with_seed(seed, {
@@ -370,8 +372,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
     wt <- w[split$train]
     val <- falkon_heldout(xs, resp, w, split$valid)
     centres_at <- function(idx, k) {
-      if (is.null(idx)) return(falkon_centres(k, xs, split$train, resolved, landmarks, scaling,
-                                              nthreads))
+      if (is.null(idx)) return(falkon_centres(k, xt, resolved, landmarks, scaling, nthreads))
       cm <- xs[split$train[idx], , drop = FALSE]
       dimnames(cm) <- NULL
       cm
@@ -391,6 +392,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
       }, wt, resp$levels, nthreads)
     }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
+    res$landmarks <- falkon_landmarks_taken(m, landmarks)
     res
   })
   list(out = out, scaling = scaling, xs = xs, kernel = resolved)

@@ -268,8 +268,7 @@ tune_falkon_errors <- function(xs, y, fold, kernel, m, lambdas, extra, nthreads)
     tr <- which(fold != f)
     te <- which(fold == f)
     xt <- xs[tr, , drop = FALSE]
-    centres <- falkon_centres(min(m, length(tr)), xt, seq_along(tr), kernel, landmarks, NULL,
-                              nthreads)
+    centres <- falkon_centres(min(m, length(tr)), xt, kernel, landmarks, NULL, nthreads)
     prep <- falkon_prepare(kernel, centres, nthreads)
     Y <- resp$Y[tr, , drop = FALSE]
     offset <- colMeans(Y)

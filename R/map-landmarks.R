@@ -23,11 +23,12 @@ kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
 # pool_max, else a uniform sample of that many): pick(xp, diag) returns
 # positions in the pool (diag: the kernel's diagonal there); repeats are
 # replaced in place, and a shortfall topped up, by uniform draws from the
-# pool's other rows.
+# pool's other rows.  x: a matrix or a row_source().
 pool_landmarks <- function(x, m, pool_max, kernel, pick) {
-  n <- nrow(x)
+  src <- row_source(x)
+  n <- src$n
   pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
-  xp <- x[pool, , drop = FALSE]
+  xp <- src$fetch(pool)
   storage.mode(xp) <- "double"
   chosen <- pick(xp, as.double(kernel_diagonal(kernel, xp)))
   dup <- duplicated(chosen)
@@ -41,14 +42,24 @@ pool_landmarks <- function(x, m, pool_max, kernel, pick) {
   pool[chosen]
 }
 
+# Rows as the pool-based rules read them: how many (n), their columns (d),
+# and fetch(positions) giving those rows.  A matrix is its own source; falkon() on data_chunks()
+# passes one whose fetch reads the rows in a pass over the chunks, so that
+# the rules draw what they draw in memory and take the same rows.
+row_source <- function(x) {
+  if (!is.matrix(x)) return(x)
+  list(n = nrow(x), d = ncol(x), fetch = function(i) x[i, , drop = FALSE])
+}
+
 # The landmark rules of nystrom_features(), falkon() and step_nystrom().
 landmark_rules <- c("uniform", "kmeans", "leverage", "rpcholesky")
 
 # m distinct rows of x (a resolved kernel) by a landmark rule, from the
-# current random stream: nystrom_features() and falkon() alike.
+# current random stream: nystrom_features() and falkon() alike.  x: a
+# matrix, or for every rule but "leverage" a row_source().
 landmark_index <- function(landmarks, kernel, x, m, nthreads) {
   switch(landmarks,
-    uniform = sample.int(nrow(x), m),
+    uniform = sample.int(row_source(x)$n, m),
     kmeans = kmeanspp_landmarks(kernel, x, m, nthreads),
     leverage = rls_landmarks(kernel, x, m, nthreads),
     rpcholesky = rpcholesky_landmarks(kernel, x, m, nthreads))
@@ -67,13 +78,14 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
   # at m = 10^4), and pool x block columns beside it: refused like any fit's
   # state when that exceeds the guard (?bochner_memory)
   pool_max <- max(4 * m, 10000)
-  pool <- min(nrow(x), pool_max)
+  src <- row_source(x)
+  pool <- min(src$n, pool_max)
   check_memory(list("the factor" = c(pool, m), "the candidates' columns" = c(pool, block),
-                    "the pool of rows" = c(pool, ncol(x))),
+                    "the pool of rows" = c(pool, src$d)),
                "landmarks = \"rpcholesky\"", "m")
   pool_landmarks(x, m, pool_max, kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
-          as.integer(block), nthreads)$index
+          as.integer(block), nthreads, NULL)$index
   })
 }
 

@@ -53,6 +53,44 @@ test_that("falkon on chunks is the in-memory fit, bit for bit: coefficients and 
   expect_identical(fc$alpha, fm$alpha)
 })
 
+test_that("k-means++ and RPCholesky centres on chunks are the in-memory fit's, pool included", {
+  # the held-out path (no leave-one-out), centres grown from 32: every step's
+  # rule runs on the training rows fetched from the chunks
+  pieces <- falkon_pieces()
+  all <- do.call(rbind, pieces)
+  x <- as.matrix(all[1:5])
+  cls <- data_chunks(lapply(pieces, function(p) p[c(1:5, 7)]))
+  ctl <- list(start_centers = 32, loo_rows = 0)
+  for (rule in c("kmeans", "rpcholesky")) {
+    fc <- falkon(cls, y = "class", seed = 3, landmarks = rule, control = ctl)
+    fm <- falkon(x, all$class, seed = 3, landmarks = rule, control = ctl)
+    expect_identical(fc$landmarks, rule)
+    expect_identical(fm$landmarks, rule)
+    expect_identical(fc$centres, fm$centres, label = rule)
+    expect_identical(fc$centres_path, fm$centres_path, label = rule)
+    expect_identical(fc$alpha, fm$alpha, label = rule)
+    expect_output(print(fc), if (rule == "kmeans") "k-means\\+\\+" else "randomly pivoted")
+  }
+  # over 10000 training rows both rules draw a pool of 10000 (R/map-landmarks.R):
+  # fetched from the chunks in one pass, the in-memory pool's rows
+  big <- falkon_pieces(c(2600, 2600, 2700, 2600), seed = 2)
+  xb <- as.matrix(do.call(rbind, big)[1:5])
+  yb <- do.call(rbind, big)$y
+  reg <- data_chunks(lapply(big, function(p) p[c(1:5, 6)]))
+  for (rule in c("kmeans", "rpcholesky")) {
+    fc <- falkon(reg, y = "y", m = 20, lambda = 1e-3, iter = 5, seed = 4, landmarks = rule)
+    fm <- falkon(xb, yb, m = 20, lambda = 1e-3, iter = 5, seed = 4, landmarks = rule)
+    expect_identical(fc$centres, fm$centres, label = rule)
+    expect_identical(fc$alpha, fm$alpha, label = rule)
+  }
+  # and they are the centres the rule takes: a uniform fit's differ
+  fu <- falkon(xb, yb, m = 20, lambda = 1e-3, iter = 5, seed = 4)
+  expect_identical(fu$landmarks, "uniform")
+  expect_false(identical(fu$centres, fm$centres))
+  given <- falkon(xb, yb, m = xb[1:20, ], lambda = 1e-3, iter = 5)
+  expect_identical(given$landmarks, "given")
+})
+
 test_that("three classes through per-iteration passes, chunks smaller than a row group", {
   # 1800 rows: the two groups of 1024 rows cut by chunks of every size, the
   # first finished from four chunks, the second from three
@@ -216,7 +254,7 @@ test_that("without a held-out slice, chunks calibrate on the training scores as 
 test_that("falkon on chunks refuses what needs the rows in memory", {
   ch <- data_chunks(lapply(falkon_pieces(c(30, 30)), function(p) p[c(1:5, 7)]))
   expect_error(falkon(ch, y = "class", loss = "hinge"), "'loss'")
-  expect_error(falkon(ch, y = "class", landmarks = "kmeans"), "'landmarks'")
+  expect_error(falkon(ch, y = "class", landmarks = "leverage"), "'landmarks'")
   expect_error(falkon(ch, y = "class", weights = rep(1, 60)), "'weights'")
   expect_error(falkon(ch), "'y'")
   expect_error(falkon(ch, y = "class", m = 61), "'m'")
