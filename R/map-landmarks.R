@@ -43,11 +43,12 @@ pool_landmarks <- function(x, m, pool_max, kernel, pick) {
 }
 
 # Rows as the pool-based rules read them: how many (n), their columns (d),
-# and fetch(positions) giving those rows.  A matrix is its own source; falkon() on data_chunks()
-# passes one whose fetch reads the rows in a pass over the chunks, so that
-# the rules draw what they draw in memory and take the same rows.
+# and fetch(positions) giving those rows.  A matrix (dense or sparse) is its
+# own source; falkon() on data_chunks() passes one whose fetch reads the rows
+# in a pass over the chunks, so that the rules draw what they draw in memory
+# and take the same rows.
 row_source <- function(x) {
-  if (!is.matrix(x)) return(x)
+  if (is.list(x) && is.function(x$fetch)) return(x)
   list(n = nrow(x), d = ncol(x), fetch = function(i) x[i, , drop = FALSE])
 }
 
