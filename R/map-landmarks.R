@@ -86,7 +86,7 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
                "landmarks = \"rpcholesky\"", "m")
   pool_landmarks(x, m, pool_max, kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
-          as.integer(block), nthreads, NULL)$index
+          as.integer(block), nthreads)$index
   })
 }
 
