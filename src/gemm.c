@@ -135,7 +135,7 @@ B512_INLINE __mmask8 lanes8(int r)
 B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const double *xp,
                          ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
                          ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc,
-                         const double *pf)
+                         const double *pf, ptrdiff_t pfs)
 {
 #define Z3(j) __m512d a0##j = _mm512_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
@@ -150,7 +150,7 @@ B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        if (DIRECT && pf) bochner_prefetch_rows(pf + l * xs, 24);
+        if (pf) bochner_prefetch_rows(pf + l * pfs, 24);
         /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
         const __m512d x0 = DIRECT ? _mm512_maskz_loadu_pd(m0, xl) : _mm512_load_pd(xl);
         const __m512d x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_pd(m1, xl + 8)
@@ -178,16 +178,16 @@ B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const dou
 B512_INLINE void rows512(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
                          const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
                          ptrdiff_t ldc, __mmask8 m0, __mmask8 m1, __mmask8 m2, int acc,
-                         const double *pf)
+                         const double *pf, ptrdiff_t pfs)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
         kern512(DIRECT, MV, 8, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                acc, j0 ? NULL : pf);
+                acc, j0 ? NULL : pf, pfs);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
 #define K512(NR) kern512(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc, \
-                         j0 ? NULL : pf)
+                         j0 ? NULL : pf, pfs)
     switch (nj - j0) {
     case 7: K512(7); break;
     case 6: K512(6); break;
@@ -263,7 +263,7 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 const double *pf = i0 + 48 <= nr ? src + 24 : NULL;
                 /* a last panel of fewer rows too: its masked lanes load zeros (and
                  * are not stored), one kernel instead of three */
-                rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                rows512(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
                 continue;
             }
             /* pack X[i0:i0+mr, pc:pc+kc] into an 8*mv-row panel, zero padded */
@@ -275,9 +275,15 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 if (mv > 2) _mm512_store_pd(dst + 16, _mm512_maskz_loadu_pd(m2, src + 16));
             }
             const int xs = 8 * mv;
-            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
-            else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
-            else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            /* the next panel's lines (or the next K-block's first) asked for while this
+             * one is multiplied: a panel of a large x comes from memory, and its
+             * strided columns are streams the prefetchers do not follow */
+            const double *pf = transa ? NULL
+                               : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
+                               : pc + 2 * KC <= d && nr >= 24 ? x + (pc + KC) * ldx : NULL;
+            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+            else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
+            else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
         }
     }
 }
@@ -304,7 +310,7 @@ B256_INLINE __m256d xload256(const int DIRECT, const double *p, __m256i mask)
 B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const double *xp,
                          ptrdiff_t xs, const double *w, ptrdiff_t ldw, int kc, double *c,
                          ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc,
-                         const double *pf)
+                         const double *pf, ptrdiff_t pfs)
 {
 #define Z3(j) __m256d a0##j = _mm256_setzero_pd(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3)
@@ -319,7 +325,7 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        if (DIRECT && pf) bochner_prefetch_rows(pf + l * xs, 12);
+        if (pf) bochner_prefetch_rows(pf + l * pfs, 12);
         const __m256d x0 = xload256(DIRECT, xl, m0);
         const __m256d x1 = (MV > 1) ? xload256(DIRECT, xl + 4, m1) : x0;
         const __m256d x2 = (MV > 2) ? xload256(DIRECT, xl + 8, m2) : x0;
@@ -344,16 +350,16 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
 B256_INLINE void rows256(const int DIRECT, const int MV, const double *xp, ptrdiff_t xs,
                          const double *w, ptrdiff_t ldw, int kc, int nj, double *c,
                          ptrdiff_t ldc, __m256i m0, __m256i m1, __m256i m2, int acc,
-                         const double *pf)
+                         const double *pf, ptrdiff_t pfs)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
         kern256(DIRECT, MV, 4, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                acc, j0 ? NULL : pf);
+                acc, j0 ? NULL : pf, pfs);
     const double *wj = w + j0 * ldw;
     double *cj = c + j0 * ldc;
 #define K256(NR) kern256(DIRECT, MV, NR, xp, xs, wj, ldw, kc, cj, ldc, m0, m1, m2, acc, \
-                         j0 ? NULL : pf)
+                         j0 ? NULL : pf, pfs)
     switch (nj - j0) {
     case 3: K256(3); break;
     case 2: K256(2); break;
@@ -385,8 +391,8 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 /* few column blocks: rows read in place, as in tile512 */
                 const double *pf = i0 + 24 <= nr ? src + 12 : NULL;
                 /* a last panel of fewer rows: masked loads, the one masked kernel */
-                if (mr == 12) rows256(2, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
-                else          rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                if (mr == 12) rows256(2, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+                else          rows256(1, 3, src, ldx, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
                 continue;
             }
             double *dst = xp;
@@ -406,9 +412,13 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
                 }
             }
             const int xs = 4 * mv;
-            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
-            else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
-            else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            /* the next panel's lines asked for while this one is multiplied (tile512) */
+            const double *pf = transa ? NULL
+                               : i0 + 24 <= nr ? x + pc * ldx + i0 + 12
+                               : pc + 2 * KC <= d && nr >= 12 ? x + (pc + KC) * ldx : NULL;
+            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+            else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
+            else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
         }
     }
 }

@@ -210,14 +210,14 @@ static void sflush512(const float *t, int nr, double *c, ptrdiff_t ldc, __mmask1
 S512_INLINE void skern512(const int DIRECT, const int MV, const int NR, const float *xp,
                           ptrdiff_t xs, const float *w, ptrdiff_t ldw, int kc, double *c,
                           ptrdiff_t ldc, __mmask16 m0, __mmask16 m1, __mmask16 m2, int acc,
-                          const float *pf, int nc)
+                          const float *pf, ptrdiff_t pfs, int nc)
 {
 #define Z3(j) __m512 a0##j = _mm512_setzero_ps(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (DIRECT && pf) sprefetch_rows(pf + l * xs, 48);
+        if (pf) sprefetch_rows(pf + l * pfs, 48);
         const __m512 x0 = DIRECT ? _mm512_maskz_loadu_ps(m0, xl) : _mm512_load_ps(xl);
         const __m512 x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_ps(m1, xl + 16)
                                              : _mm512_load_ps(xl + 16)) : x0;
@@ -259,12 +259,12 @@ static void spad_cols(const float *w, ptrdiff_t ldw, int kc, int r, int nrp, flo
 S512_INLINE void srows512(const int DIRECT, const int MV, const float *xp, ptrdiff_t xs,
                           const float *w, ptrdiff_t ldw, const float *wt, int kc, int nj,
                           double *c, ptrdiff_t ldc, __mmask16 m0, __mmask16 m1, __mmask16 m2,
-                          int acc, const float *pf)
+                          int acc, const float *pf, ptrdiff_t pfs)
 {
     int j0 = 0;
     for (; j0 + 8 <= nj; j0 += 8)
         skern512(DIRECT, MV, 8, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                 acc, j0 ? NULL : pf, 8);
+                 acc, j0 ? NULL : pf, pfs, 8);
     const int r = nj - j0;
     if (r == 0) return;
     const int nrp = snr_pad(r, 8);
@@ -272,7 +272,7 @@ S512_INLINE void srows512(const int DIRECT, const int MV, const float *xp, ptrdi
     const ptrdiff_t ldj = r == nrp ? ldw : kc;
     double *cj = c + j0 * ldc;
 #define K512(NR) skern512(DIRECT, MV, NR, xp, xs, wj, ldj, kc, cj, ldc, m0, m1, m2, acc, \
-                          j0 ? NULL : pf, r)
+                          j0 ? NULL : pf, pfs, r)
     switch (nrp) {
     case 8: K512(8); break;
     case 4: K512(4); break;
@@ -304,7 +304,7 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                 /* few columns: the rows read in place (masked: the zeros a packed panel
                  * holds), the next panel's lines prefetched, as gemm.c */
                 const float *pf = i0 + 96 <= nr ? src + 48 : NULL;
-                srows512(1, 3, src, ldx, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf);
+                srows512(1, 3, src, ldx, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
                 continue;
             }
             /* the panel is always 48 rows, zero padded: one kernel per column count
@@ -317,7 +317,13 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                 _mm512_store_ps(dst + 16, _mm512_maskz_loadu_ps(m1, src + 16));
                 _mm512_store_ps(dst + 32, _mm512_maskz_loadu_ps(m2, src + 32));
             }
-            srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, NULL);
+            /* the next panel's lines (or the next K-block's first) asked for while this
+             * one is multiplied */
+            const float *pf = transa ? NULL
+                              : i0 + 96 <= nr ? x + pc * ldx + i0 + 48
+                              : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + (pc + SGEMM_KC) * ldx
+                              : NULL;
+            srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
         }
     }
 }
@@ -366,14 +372,15 @@ static void sflush256(const float *t, int nr, double *c, ptrdiff_t ldc, int mr, 
 
 S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const float *xp,
                           ptrdiff_t xs, const float *w, ptrdiff_t ldw, int kc, double *c,
-                          ptrdiff_t ldc, int mr, int acc, const float *pf, int nc)
+                          ptrdiff_t ldc, int mr, int acc, const float *pf, ptrdiff_t pfs,
+                          int nc)
 {
 #define Z3(j) __m256 a0##j = _mm256_setzero_ps(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3)
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (DIRECT && pf) sprefetch_rows(pf + l * xs, 24);
+        if (pf) sprefetch_rows(pf + l * pfs, 24);
         const __m256 x0 = sxload256(DIRECT, xl);
         const __m256 x1 = (MV > 1) ? sxload256(DIRECT, xl + 8) : x0;
         const __m256 x2 = (MV > 2) ? sxload256(DIRECT, xl + 16) : x0;
@@ -396,12 +403,13 @@ S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const fl
 
 S256_INLINE void srows256(const int DIRECT, const int MV, const float *xp, ptrdiff_t xs,
                           const float *w, ptrdiff_t ldw, const float *wt, int kc, int nj,
-                          double *c, ptrdiff_t ldc, int mr, int acc, const float *pf)
+                          double *c, ptrdiff_t ldc, int mr, int acc, const float *pf,
+                          ptrdiff_t pfs)
 {
     int j0 = 0;
     for (; j0 + 4 <= nj; j0 += 4)
         skern256(DIRECT, MV, 4, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, mr, acc,
-                 j0 ? NULL : pf, 4);
+                 j0 ? NULL : pf, pfs, 4);
     const int r = nj - j0;
     if (r == 0) return;
     const int nrp = snr_pad(r, 4);
@@ -409,7 +417,7 @@ S256_INLINE void srows256(const int DIRECT, const int MV, const float *xp, ptrdi
     const ptrdiff_t ldj = r == nrp ? ldw : kc;
     double *cj = c + j0 * ldc;
 #define K256(NR) skern256(DIRECT, MV, NR, xp, xs, wj, ldj, kc, cj, ldc, mr, acc, \
-                          j0 ? NULL : pf, r)
+                          j0 ? NULL : pf, pfs, r)
     switch (nrp) {
     case 4: K256(4); break;
     case 2: K256(2); break;
@@ -440,7 +448,7 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                 /* whole panels read in place with plain loads (a masked load is slow on
                  * AMD); a last short panel is packed */
                 const float *pf = i0 + 48 <= nr ? src + 24 : NULL;
-                srows256(2, 3, src, ldx, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf);
+                srows256(2, 3, src, ldx, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf, ldx);
                 continue;
             }
             /* always a 24-row panel, zero padded (one kernel per column count) */
@@ -460,7 +468,12 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                     _mm256_store_ps(dst + 16, _mm256_maskload_ps(src + 16, m2));
                 }
             }
-            srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, NULL);
+            /* the next panel's lines asked for while this one is multiplied (stile512) */
+            const float *pf = transa ? NULL
+                              : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
+                              : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + (pc + SGEMM_KC) * ldx
+                              : NULL;
+            srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf, ldx);
         }
     }
 }
