@@ -210,14 +210,15 @@ static void sflush512(const float *t, int nr, double *c, ptrdiff_t ldc, __mmask1
 S512_INLINE void skern512(const int DIRECT, const int MV, const int NR, const float *xp,
                           ptrdiff_t xs, const float *w, ptrdiff_t ldw, int kc, double *c,
                           ptrdiff_t ldc, __mmask16 m0, __mmask16 m1, __mmask16 m2, int acc,
-                          const float *pf, ptrdiff_t pfs, int nc)
+                          const float *pf, ptrdiff_t pfs,
+                          int plo, int phi, int nc)
 {
 #define Z3(j) __m512 a0##j = _mm512_setzero_ps(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3) Z3(4) Z3(5) Z3(6) Z3(7)
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (pf) sprefetch_rows(pf + l * pfs, 48);
+        if (pf && l >= plo && l < phi) sprefetch_rows(pf + l * pfs, 48);
         const __m512 x0 = DIRECT ? _mm512_maskz_loadu_ps(m0, xl) : _mm512_load_ps(xl);
         const __m512 x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_ps(m1, xl + 16)
                                              : _mm512_load_ps(xl + 16)) : x0;
@@ -261,10 +262,12 @@ S512_INLINE void srows512(const int DIRECT, const int MV, const float *xp, ptrdi
                           double *c, ptrdiff_t ldc, __mmask16 m0, __mmask16 m1, __mmask16 m2,
                           int acc, const float *pf, ptrdiff_t pfs)
 {
-    int j0 = 0;
-    for (; j0 + 8 <= nj; j0 += 8)
+    /* column block g asks for its share of the next panel's lines (gemm.c) */
+    const int ng = (nj + 7) / 8;
+    int j0 = 0, g = 0;
+    for (; j0 + 8 <= nj; j0 += 8, g++)
         skern512(DIRECT, MV, 8, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, m0, m1, m2,
-                 acc, j0 ? NULL : pf, pfs, 8);
+                 acc, pf, pfs, g * kc / ng, (g + 1) * kc / ng, 8);
     const int r = nj - j0;
     if (r == 0) return;
     const int nrp = snr_pad(r, 8);
@@ -272,7 +275,7 @@ S512_INLINE void srows512(const int DIRECT, const int MV, const float *xp, ptrdi
     const ptrdiff_t ldj = r == nrp ? ldw : kc;
     double *cj = c + j0 * ldc;
 #define K512(NR) skern512(DIRECT, MV, NR, xp, xs, wj, ldj, kc, cj, ldc, m0, m1, m2, acc, \
-                          j0 ? NULL : pf, pfs, r)
+                          pf, pfs, g * kc / ng, kc, r)
     switch (nrp) {
     case 8: K512(8); break;
     case 4: K512(4); break;
@@ -373,6 +376,7 @@ static void sflush256(const float *t, int nr, double *c, ptrdiff_t ldc, int mr, 
 S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const float *xp,
                           ptrdiff_t xs, const float *w, ptrdiff_t ldw, int kc, double *c,
                           ptrdiff_t ldc, int mr, int acc, const float *pf, ptrdiff_t pfs,
+                          int plo, int phi,
                           int nc)
 {
 #define Z3(j) __m256 a0##j = _mm256_setzero_ps(), a1##j = a0##j, a2##j = a0##j;
@@ -380,7 +384,7 @@ S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const fl
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (pf) sprefetch_rows(pf + l * pfs, 24);
+        if (pf && l >= plo && l < phi) sprefetch_rows(pf + l * pfs, 24);
         const __m256 x0 = sxload256(DIRECT, xl);
         const __m256 x1 = (MV > 1) ? sxload256(DIRECT, xl + 8) : x0;
         const __m256 x2 = (MV > 2) ? sxload256(DIRECT, xl + 16) : x0;
@@ -406,10 +410,12 @@ S256_INLINE void srows256(const int DIRECT, const int MV, const float *xp, ptrdi
                           double *c, ptrdiff_t ldc, int mr, int acc, const float *pf,
                           ptrdiff_t pfs)
 {
-    int j0 = 0;
-    for (; j0 + 4 <= nj; j0 += 4)
+    /* column block g asks for its share of the next panel's lines (gemm.c) */
+    const int ng = (nj + 3) / 4;
+    int j0 = 0, g = 0;
+    for (; j0 + 4 <= nj; j0 += 4, g++)
         skern256(DIRECT, MV, 4, xp, xs, w + j0 * ldw, ldw, kc, c + j0 * ldc, ldc, mr, acc,
-                 j0 ? NULL : pf, pfs, 4);
+                 pf, pfs, g * kc / ng, (g + 1) * kc / ng, 4);
     const int r = nj - j0;
     if (r == 0) return;
     const int nrp = snr_pad(r, 4);
@@ -417,7 +423,7 @@ S256_INLINE void srows256(const int DIRECT, const int MV, const float *xp, ptrdi
     const ptrdiff_t ldj = r == nrp ? ldw : kc;
     double *cj = c + j0 * ldc;
 #define K256(NR) skern256(DIRECT, MV, NR, xp, xs, wj, ldj, kc, cj, ldc, mr, acc, \
-                          j0 ? NULL : pf, pfs, r)
+                          pf, pfs, g * kc / ng, kc, r)
     switch (nrp) {
     case 4: K256(4); break;
     case 2: K256(2); break;
