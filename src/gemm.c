@@ -118,6 +118,16 @@ static inline void bochner_prefetch_rows(const double *p, int r)
     __builtin_prefetch(p + r - 1, 0, 2);
 }
 
+/* The same for a panel stored by columns (the transposed product's: column i of the
+ * next panel at p + i ld, kc entries each): step l of the kernel asks for lines
+ * [l r / 8, (l + 1) r / 8) of the r columns' kc / 8 each (numbered across the columns
+ * first), so that the kc steps cover them all and stay inside the panel. */
+static inline void bochner_prefetch_cols(const double *p, ptrdiff_t ld, int r, int l)
+{
+    for (int line = l * r / 8; line < (l + 1) * r / 8; line++)
+        __builtin_prefetch(p + (line % r) * ld + (line / r) * 8, 0, 2);
+}
+
 #if BOCHNER_X86
 
 /* ------------------------------------------------------------------------- */
@@ -151,7 +161,11 @@ B512_INLINE void kern512(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        if (pf && l >= plo && l < phi) bochner_prefetch_rows(pf + l * pfs, 24);
+        if (pf && l >= plo && l < phi) {
+            /* pfs < 0: the next panel is stored by columns, -pfs apart */
+            if (pfs > 0) bochner_prefetch_rows(pf + l * pfs, 24);
+            else bochner_prefetch_cols(pf, -pfs, 24, l);
+        }
         /* DIRECT: rows of x read in place, masked (the zeros a packed panel holds) */
         const __m512d x0 = DIRECT ? _mm512_maskz_loadu_pd(m0, xl) : _mm512_load_pd(xl);
         const __m512d x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_pd(m1, xl + 8)
@@ -284,10 +298,12 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             /* the next panel's lines (or the next K-block's first) asked for while this
              * one is multiplied: a panel of a large x comes from memory, and its
              * strided columns are streams the prefetchers do not follow */
-            const double *pf = transa ? NULL
+            const double *pf = transa ? (i0 + 48 <= nr ? x + pc + (ptrdiff_t) (i0 + 24) * ldx
+                                         : pc + 2 * KC <= d && nr >= 24 ? x + pc + KC : NULL)
                                : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
                                : pc + 2 * KC <= d && nr >= 24 ? x + (pc + KC) * ldx : NULL;
-            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+            if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
+                                      transa ? -ldx : ldx);
             else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
             else              rows512(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
         }
@@ -332,7 +348,10 @@ B256_INLINE void kern256(const int DIRECT, const int MV, const int NR, const dou
     }
     for (int l = 0; l < kc; l++) {
         const double *xl = xp + l * xs;
-        if (pf && l >= plo && l < phi) bochner_prefetch_rows(pf + l * pfs, 12);
+        if (pf && l >= plo && l < phi) {
+            if (pfs > 0) bochner_prefetch_rows(pf + l * pfs, 12);
+            else bochner_prefetch_cols(pf, -pfs, 12, l);
+        }
         const __m256d x0 = xload256(DIRECT, xl, m0);
         const __m256d x1 = (MV > 1) ? xload256(DIRECT, xl + 4, m1) : x0;
         const __m256d x2 = (MV > 2) ? xload256(DIRECT, xl + 8, m2) : x0;
@@ -422,10 +441,12 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             }
             const int xs = 4 * mv;
             /* the next panel's lines asked for while this one is multiplied (tile512) */
-            const double *pf = transa ? NULL
+            const double *pf = transa ? (i0 + 24 <= nr ? x + pc + (ptrdiff_t) (i0 + 12) * ldx
+                                         : pc + 2 * KC <= d && nr >= 12 ? x + pc + KC : NULL)
                                : i0 + 24 <= nr ? x + pc * ldx + i0 + 12
                                : pc + 2 * KC <= d && nr >= 12 ? x + (pc + KC) * ldx : NULL;
-            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+            if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
+                                      transa ? -ldx : ldx);
             else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
             else              rows256(0, 1, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
         }

@@ -133,6 +133,14 @@ static inline void sprefetch_rows(const float *p, int r)
     __builtin_prefetch(p + r - 1, 0, 2);
 }
 
+/* the same for a panel stored by columns, lines [l r / 16, (l + 1) r / 16) at step l
+ * (gemm.c's bochner_prefetch_cols) */
+static inline void sprefetch_cols(const float *p, ptrdiff_t ld, int r, int l)
+{
+    for (int line = l * r / 16; line < (l + 1) * r / 16; line++)
+        __builtin_prefetch(p + (line % r) * ld + (line / r) * 16, 0, 2);
+}
+
 /* A micro-panel of rows i0 .. i0+mr of X = t(a), a (kc x m, lda) by columns: row i of the
  * panel is column i of a; rows mr .. MRP-1 are zero.  4 x 4 blocks transposed in SSE
  * registers (a pure copy: no rounding). */
@@ -218,7 +226,11 @@ S512_INLINE void skern512(const int DIRECT, const int MV, const int NR, const fl
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (pf && l >= plo && l < phi) sprefetch_rows(pf + l * pfs, 48);
+        if (pf && l >= plo && l < phi) {
+            /* pfs < 0: the next panel is stored by columns, -pfs apart */
+            if (pfs > 0) sprefetch_rows(pf + l * pfs, 48);
+            else sprefetch_cols(pf, -pfs, 48, l);
+        }
         const __m512 x0 = DIRECT ? _mm512_maskz_loadu_ps(m0, xl) : _mm512_load_ps(xl);
         const __m512 x1 = (MV > 1) ? (DIRECT ? _mm512_maskz_loadu_ps(m1, xl + 16)
                                              : _mm512_load_ps(xl + 16)) : x0;
@@ -322,11 +334,13 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
             }
             /* the next panel's lines (or the next K-block's first) asked for while this
              * one is multiplied */
-            const float *pf = transa ? NULL
-                              : i0 + 96 <= nr ? x + pc * ldx + i0 + 48
-                              : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + (pc + SGEMM_KC) * ldx
-                              : NULL;
-            srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf, ldx);
+            const float *pf =
+                transa ? (i0 + 96 <= nr ? x + pc + (ptrdiff_t) (i0 + 48) * ldx
+                          : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + pc + SGEMM_KC : NULL)
+                : i0 + 96 <= nr ? x + pc * ldx + i0 + 48
+                : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + (pc + SGEMM_KC) * ldx : NULL;
+            srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
+                     transa ? -ldx : ldx);
         }
     }
 }
@@ -384,7 +398,11 @@ S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const fl
 #undef Z3
     for (int l = 0; l < kc; l++) {
         const float *xl = xp + l * xs;
-        if (pf && l >= plo && l < phi) sprefetch_rows(pf + l * pfs, 24);
+        if (pf && l >= plo && l < phi) {
+            /* pfs < 0: the next panel is stored by columns, -pfs apart */
+            if (pfs > 0) sprefetch_rows(pf + l * pfs, 24);
+            else sprefetch_cols(pf, -pfs, 24, l);
+        }
         const __m256 x0 = sxload256(DIRECT, xl);
         const __m256 x1 = (MV > 1) ? sxload256(DIRECT, xl + 8) : x0;
         const __m256 x2 = (MV > 2) ? sxload256(DIRECT, xl + 16) : x0;
@@ -475,11 +493,13 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                 }
             }
             /* the next panel's lines asked for while this one is multiplied (stile512) */
-            const float *pf = transa ? NULL
-                              : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
-                              : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + (pc + SGEMM_KC) * ldx
-                              : NULL;
-            srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf, ldx);
+            const float *pf =
+                transa ? (i0 + 48 <= nr ? x + pc + (ptrdiff_t) (i0 + 24) * ldx
+                          : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + pc + SGEMM_KC : NULL)
+                : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
+                : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + (pc + SGEMM_KC) * ldx : NULL;
+            srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf,
+                     transa ? -ldx : ldx);
         }
     }
 }
