@@ -390,8 +390,7 @@ static void sflush256(const float *t, int nr, double *c, ptrdiff_t ldc, int mr, 
 S256_INLINE void skern256(const int DIRECT, const int MV, const int NR, const float *xp,
                           ptrdiff_t xs, const float *w, ptrdiff_t ldw, int kc, double *c,
                           ptrdiff_t ldc, int mr, int acc, const float *pf, ptrdiff_t pfs,
-                          int plo, int phi,
-                          int nc)
+                          int plo, int phi, int nc)
 {
 #define Z3(j) __m256 a0##j = _mm256_setzero_ps(), a1##j = a0##j, a2##j = a0##j;
     Z3(0) Z3(1) Z3(2) Z3(3)
