@@ -83,6 +83,21 @@ void bochner_exp_scaled_f(float *y, const double *x, ptrdiff_t n, double scale);
 void bochner_cos_affine_f(float *y, const double *x, ptrdiff_t n, double shift, double scale);
 void bochner_sincos_scaled_f(float *c, float *s, const double *x, ptrdiff_t n, double scale);
 
+/* Where the product kernels' next panel of x starts, for their prefetch (gemm.c,
+ * sgemm.c): after the panel of rows i0 .. i0 + r - 1 of the K-block from inner index pc
+ * (kb long), the next r rows, or after the last whole panel the next K-block's first; -1
+ * when that is not a whole panel inside x (nr rows, d inner indices; stored transposed,
+ * d x nr, with transa).  An offset in entries from x. */
+static inline ptrdiff_t bochner_next_panel(ptrdiff_t ldx, ptrdiff_t d, int nr, int i0,
+                                           ptrdiff_t pc, int kb, int r, int transa)
+{
+    ptrdiff_t row, col;
+    if (i0 + 2 * r <= nr) { row = i0 + r; col = pc; }
+    else if (pc + 2 * (ptrdiff_t) kb <= d && nr >= r) { row = 0; col = pc + kb; }
+    else return -1;
+    return transa ? col + row * ldx : col * ldx + row;
+}
+
 /* gemm.c: the package's own serial product, c (m x n) = [c +] a %*% b */
 void bochner_gemm(const double *a, ptrdiff_t lda, const double *b, ptrdiff_t ldb,
                   int m, int n, int k, double *c, ptrdiff_t ldc, int accumulate);

@@ -303,10 +303,8 @@ static void tile512(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             /* the next panel's lines (or the next K-block's first) asked for while this
              * one is multiplied: a panel of a large x comes from memory, and its
              * strided columns are streams the prefetchers do not follow */
-            const double *pf = transa ? (i0 + 48 <= nr ? x + pc + (ptrdiff_t) (i0 + 24) * ldx
-                                         : pc + 2 * KC <= d && nr >= 24 ? x + pc + KC : NULL)
-                               : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
-                               : pc + 2 * KC <= d && nr >= 24 ? x + (pc + KC) * ldx : NULL;
+            const ptrdiff_t next = bochner_next_panel(ldx, d, nr, i0, pc, KC, 24, transa);
+            const double *pf = next < 0 ? NULL : x + next;
             if (mv == 3)      rows512(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
                                       transa ? -ldx : ldx);
             else if (mv == 2) rows512(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);
@@ -445,10 +443,8 @@ static void tile256(const double *x, ptrdiff_t ldx, const double *w, ptrdiff_t l
             }
             const int xs = 4 * mv;
             /* the next panel's lines asked for while this one is multiplied (tile512) */
-            const double *pf = transa ? (i0 + 24 <= nr ? x + pc + (ptrdiff_t) (i0 + 12) * ldx
-                                         : pc + 2 * KC <= d && nr >= 12 ? x + pc + KC : NULL)
-                               : i0 + 24 <= nr ? x + pc * ldx + i0 + 12
-                               : pc + 2 * KC <= d && nr >= 12 ? x + (pc + KC) * ldx : NULL;
+            const ptrdiff_t next = bochner_next_panel(ldx, d, nr, i0, pc, KC, 12, transa);
+            const double *pf = next < 0 ? NULL : x + next;
             if (mv == 3)      rows256(0, 3, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
                                       transa ? -ldx : ldx);
             else if (mv == 2) rows256(0, 2, xp, xs, wp, ldw, kc, nj, ci, ldc, m0, m1, m2, acc, NULL, 0);

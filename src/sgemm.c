@@ -334,11 +334,8 @@ static void stile512(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
             }
             /* the next panel's lines (or the next K-block's first) asked for while this
              * one is multiplied */
-            const float *pf =
-                transa ? (i0 + 96 <= nr ? x + pc + (ptrdiff_t) (i0 + 48) * ldx
-                          : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + pc + SGEMM_KC : NULL)
-                : i0 + 96 <= nr ? x + pc * ldx + i0 + 48
-                : pc + 2 * SGEMM_KC <= d && nr >= 48 ? x + (pc + SGEMM_KC) * ldx : NULL;
+            const ptrdiff_t next = bochner_next_panel(ldx, d, nr, i0, pc, SGEMM_KC, 48, transa);
+            const float *pf = next < 0 ? NULL : x + next;
             srows512(0, 3, xp, 48, wp, ldw, wt, kc, nj, ci, ldc, m0, m1, m2, acc, pf,
                      transa ? -ldx : ldx);
         }
@@ -492,11 +489,8 @@ static void stile256(const float *x, ptrdiff_t ldx, const float *w, ptrdiff_t ld
                 }
             }
             /* the next panel's lines asked for while this one is multiplied (stile512) */
-            const float *pf =
-                transa ? (i0 + 48 <= nr ? x + pc + (ptrdiff_t) (i0 + 24) * ldx
-                          : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + pc + SGEMM_KC : NULL)
-                : i0 + 48 <= nr ? x + pc * ldx + i0 + 24
-                : pc + 2 * SGEMM_KC <= d && nr >= 24 ? x + (pc + SGEMM_KC) * ldx : NULL;
+            const ptrdiff_t next = bochner_next_panel(ldx, d, nr, i0, pc, SGEMM_KC, 24, transa);
+            const float *pf = next < 0 ? NULL : x + next;
             srows256(0, 3, xp, 24, wp, ldw, wt, kc, nj, ci, ldc, mr, acc, pf,
                      transa ? -ldx : ldx);
         }
