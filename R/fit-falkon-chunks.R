@@ -157,7 +157,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   out <- got$out
   scaling <- got$scaling
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
-                    NULL)
+                    NULL, falkon_landmarks_taken(m, landmarks))
   fit$tuning <- got$report
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
@@ -185,7 +185,6 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, la
     out <- with_seed(seed, falkon_fit_loo(got$x, chunk_targets(got$y, info$levels, y), cls,
                                           rep(1, n), info$levels, m, kernel, landmarks, scaling,
                                           control$loo_grid, nthreads))
-    out$landmarks <- falkon_landmarks_taken(m, landmarks)
     return(list(out = out, scaling = scaling, kernel = kernel))
   }
   out <- with_seed(seed, {
@@ -230,7 +229,6 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, la
       }, wt, info$levels, nthreads)
     }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
-    res$landmarks <- falkon_landmarks_taken(m, landmarks)
     res
   })
   list(out = out, scaling = scaling, kernel = kernel)

@@ -334,8 +334,9 @@ falkon_check_memory <- function(m, nval, L, k, control, n = 0, d = 0) {
   check_memory(parts, "falkon()", "m", advice = "use fewer centres")
 }
 
-# One constructor for the fitted class.
-new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
+# One constructor for the fitted class; landmarks: the rule that chose the centres
+# (falkon_landmarks_taken()), known at the entry.
+new_falkon <- function(out, resp, loss, scaling, input, n, weights, landmarks) {
   alpha <- out$alpha
   colnames(alpha) <- if (resp$type == "regression") NULL
                      else if (ncol(alpha) == 1L) resp$levels[2L] else resp$levels
@@ -343,7 +344,7 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights) {
                  kernel = out$prep$kernel, m = out$prep$m, lambda = out$lambda,
                  iter = out$iter, newton_steps = out$steps, loss = loss, type = resp$type,
                  levels = resp$levels, validation = out$validation,
-                 centres_path = out$centres_path, landmarks = out$landmarks,
+                 centres_path = out$centres_path, landmarks = landmarks,
                  calibration = out$calibration,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),

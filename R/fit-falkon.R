@@ -323,7 +323,8 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   out <- got$out
   scaling <- got$scaling
   xs <- got$xs
-  fit <- new_falkon(out, resp, loss, scaling, input, n, weights)
+  fit <- new_falkon(out, resp, loss, scaling, input, n, weights,
+                    falkon_landmarks_taken(m, landmarks))
   fit$tuning <- got$report
   if (is.null(xs) && is.null(out$scores)) xs <- as.matrix(rff_apply_scaling(x, scaling))
 
@@ -358,7 +359,6 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
     out <- with_seed(seed, falkon_fit_loo(xs, resp$Y, falkon_classes(resp), w, resp$levels,
                                           m, resolved, landmarks, scaling,
                                           control$loo_grid, nthreads))
-    out$landmarks <- falkon_landmarks_taken(m, landmarks)
     return(list(out = out, scaling = scaling, xs = xs, kernel = resolved))
   }
   out <- with_seed(seed, {
@@ -392,7 +392,6 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
       }, wt, resp$levels, nthreads)
     }
     res$heldout_loss <- falkon_heldout_losses(res$valid_scores, val, loss)
-    res$landmarks <- falkon_landmarks_taken(m, landmarks)
     res
   })
   list(out = out, scaling = scaling, xs = xs, kernel = resolved)
