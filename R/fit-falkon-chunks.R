@@ -60,8 +60,8 @@
 #' class) as the in-memory fit does.
 #'
 #' **Landmarks.**  The rules that draw from a pool of rows (`"kmeans"`,
-#' `"rpcholesky"`) fetch that pool in one pass, the rows the in-memory fit's
-#' pool holds, so they choose the same centres.
+#' `"rpcholesky"`, and `"auto"`'s comparison) fetch that pool in one pass,
+#' the rows the in-memory fit's pool holds, so they choose the same centres.
 #'
 #' **Limits.**  The leverage landmarks and case weights need the rows in
 #' memory.
@@ -99,7 +99,7 @@
 #' @export
 falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
                                lambda = "auto", loss = c("squared", "logistic"),
-                               landmarks = c("uniform", "kmeans", "leverage", "rpcholesky"),
+                               landmarks = c("auto", "uniform", "kmeans", "leverage", "rpcholesky"),
                                iter = "auto",
                                weights = NULL, scale = TRUE, seed = NULL, control = list(),
                                tune = c("none", "auto", "iso", "ard"),
@@ -108,7 +108,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   take_renamed(environment(), "falkon()", ...)
   y <- check_chunk_y(y)
   loss <- check_choice(loss, c("squared", "logistic"), "loss")
-  landmarks <- check_choice(landmarks, landmark_rules, "landmarks")
+  landmarks <- check_choice(landmarks, c("auto", landmark_rules), "landmarks")
   if (landmarks == "leverage") {
     stop_arg("landmarks", "= \"leverage\" needs the rows in memory; on data_chunks() ",
              "use \"uniform\", \"kmeans\" or \"rpcholesky\"")
@@ -157,7 +157,7 @@ falkon.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), m = NUL
   out <- got$out
   scaling <- got$scaling
   fit <- new_falkon(out, list(type = info$type, levels = info$levels), loss, scaling, input, n,
-                    NULL, falkon_landmarks_taken(m, landmarks))
+                    NULL, falkon_landmarks_taken(m, landmarks, out))
   fit$tuning <- got$report
   fit$chunks <- list(rows = sv$rows, response = y)
   stat <- falkon_keep_rng(chunks_apply(x, falkon_chunk_score_task,
@@ -216,7 +216,7 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, la
       if (is.null(idx)) return(falkon_centres(k, train, kernel, landmarks, scaling, nthreads))
       centres_at(idx)
     }
-    res <- falkon_fit_centres(m, grow, loss, landmarks == "uniform", ntr, given, function() NULL,
+    res <- falkon_fit_centres(m, grow, loss, landmarks, train, ntr, given, function() NULL,
                               kernel, rows, Y, wt, val, fk$lambda, iter, control, nthreads)
     res$calibration <- falkon_calibrate(res, val, info$levels)
     if (is.null(res$calibration) && loss == "squared" && !is.null(info$levels)) {

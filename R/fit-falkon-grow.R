@@ -3,26 +3,91 @@
 
 # The grow-or-fixed orchestration of falkon(), in memory and on chunks: with
 # the default m and the squared loss the centres grow along the held-out
-# error, else the fit is at m centres (or at the matrix m).  centres_at(idx,
-# k) gives scaled centres: the training rows at positions idx of a uniform
-# draw, or with idx NULL k centres by the landmark rule (or the matrix k);
-# release() drops what the caller need not hold while a fixed fit runs.
-# The random draws are those of the two paths before they shared this.
-falkon_fit_centres <- function(m, grow, loss, uniform, ntr, centres_at, release, kernel, rows,
-                               Y, w, val, lambda, iter, control, nthreads, n = 0, d = 0) {
+# error, else the fit is at m centres (or at the matrix m).  train: the
+# training rows as the landmark rules read them (a matrix or a
+# row_source()); centres_at(idx, k) gives scaled centres: the training rows
+# at positions idx, or with idx NULL k centres by the landmark rule (or the
+# matrix k); release() drops what the caller need not hold while a fixed
+# fit runs.  landmarks = "auto" is "uniform" but for the grown centres of
+# classes (falkon_growth_centres()).
+falkon_fit_centres <- function(m, grow, loss, landmarks, train, ntr, centres_at, release, kernel,
+                               rows, Y, w, val, lambda, iter, control, nthreads, n = 0, d = 0) {
   force(d)   # before release() may drop the data it is read from
   given <- is.matrix(m)
   if (grow && loss == "squared" && !is.null(val)) {
     m <- min(m, ntr)   # centres are training rows
-    order <- if (uniform) sample.int(ntr, m)
-    pick <- function(k) centres_at(if (uniform) order[seq_len(k)], k)
-    return(falkon_fit_growing(m, pick, uniform, kernel, rows, Y, w, val, lambda, iter,
-                              control, nthreads))
+    pick <- falkon_growth_centres(landmarks, m, ntr, train, centres_at, kernel, !is.null(val$cls),
+                                  control, nthreads)
+    return(falkon_fit_growing(m, pick, kernel, rows, Y, w, val, lambda, iter, control, nthreads))
   }
+  uniform <- landmarks %in% c("uniform", "auto")
   centres <- centres_at(if (uniform && !given) sample.int(ntr, min(m, ntr)), m)
   release()
-  falkon_fit_fixed(kernel, centres, uniform && !given, rows, Y, w, val, lambda, iter, loss,
-                   control, nthreads, n, d)
+  res <- falkon_fit_fixed(kernel, centres, uniform && !given, rows, Y, w, val, lambda, iter, loss,
+                          control, nthreads, n, d)
+  res$landmarks <- if (given) "given" else if (uniform) "uniform" else landmarks
+  res
+}
+
+# The centres of the growth, pick(k): list(centres, lineage), where centres
+# of one lineage are nested (the first k of one order), so that a step
+# warm-starts from the last when their lineages agree.  Uniform: prefixes of
+# one random order.  RPCholesky: one run continued (rpcholesky_grower()), on
+# a pool of max(4 m, 10000) rows.  k-means++ and leverage: drawn afresh
+# (no lineage).  "auto", for classes: RPCholesky when its first step's
+# pivots leave under half of the uniform centres' residual on the pool
+# (falkon_rpcholesky_wins()), up to falkon_rpc_most centres, and uniform
+# centres beyond; otherwise, and for regression, uniform (the same draws as
+# "uniform": the probe's draws are undone when it loses).
+falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kernel, classes,
+                                  control, nthreads) {
+  order <- if (landmarks %in% c("uniform", "auto")) sample.int(ntr, max_m)
+  uniform <- function(k) list(centres = centres_at(order[seq_len(k)], k), lineage = "uniform")
+  if (landmarks %in% c("kmeans", "leverage")) {
+    return(function(k) list(centres = centres_at(NULL, k), lineage = NULL))
+  }
+  start <- min(control$start_centers, max_m)
+  most <- if (landmarks == "auto") min(max_m, falkon_rpc_most) else max_m
+  if (landmarks == "uniform" || (landmarks == "auto" && !classes)) return(uniform)
+  seed <- get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+  grower <- rpcholesky_grower(kernel, train, max(4 * most, 10000), nthreads)
+  if (landmarks == "auto" && !falkon_rpcholesky_wins(grower, start, order, centres_at, kernel,
+                                                     nthreads)) {
+    assign(".Random.seed", seed, envir = globalenv())
+    rm(grower)   # the closure returned need not hold its pool and factor
+    return(uniform)
+  }
+  function(k) {
+    if (k > most) return(uniform(k))
+    list(centres = centres_at(grower$pivots(k), k), lineage = "rpcholesky")
+  }
+}
+
+# RPCholesky's centres are the default's where they are worth their cost:
+# at most this many (pool x m^2 work, 10^10 multiply-adds on 10000 rows; at
+# 4096 centres on 16384 rows 2.7 x 10^11, more than a default fit).
+falkon_rpc_most <- 1024L
+
+# Whether k RPCholesky pivots on the grower's pool leave under half the
+# residual trace of the first k uniform centres (order), and those leave at
+# least 1e-3 of the trace (below that, either approximates the kernel to
+# rounding): the data is clustered or low-dimensional, where RPCholesky's
+# centres stop the growth earlier at equal error
+# (bench/investigations/rpcholesky-auto.md).  Both traces are taken on the
+# same 2000 rows of the pool, evenly spaced (the uniform residual, tr(K_PP)
+# - |T^-T K_UP|^2 with T = chol(K_UU) from the fit's own factor, costs k^2
+# a row: on all of Letter's 10000 it was half the probe's 0.1 s).
+falkon_rpcholesky_wins <- function(grower, k, order, centres_at, kernel, nthreads) {
+  grower$pivots(k)
+  np <- length(grower$pool)
+  at <- unique(round(seq(1, np, length.out = min(np, 2000))))
+  total <- sum(grower$diagonal[at])
+  rpc <- sum(grower$residual()[at])
+  prep <- falkon_prepare(kernel, centres_at(order[seq_len(k)], k), nthreads)
+  kup <- .Call(C_kernel_matrix, prep$code, prep$par, prep$centres,
+               grower$rows[at, , drop = FALSE], nthreads)
+  uniform <- total - sum(factor_solve(prep$F, kup, 0L, TRUE, nthreads)^2)
+  uniform > 1e-3 * total && rpc < 0.5 * uniform
 }
 
 # The number of centres grown until the held-out error stops improving:
@@ -43,10 +108,10 @@ falkon_fit_centres <- function(m, grow, loss, uniform, ntr, centres_at, release,
 # For classes a first step with held-out error above control$grow_jump
 # goes straight to max_m (when the next size is at most half of it), and
 # every step but the last stops its path at control$grow_patience.
-# centres_for(m): the m centres (nested: the first m of one order when
-# 'nested', so that warm starts apply).
-falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, val, lambda,
-                               iter, control, nthreads) {
+# centres_for(m): list(centres, lineage) (falkon_growth_centres()): a step
+# warm-starts from the last when both have one lineage (nested centres).
+falkon_fit_growing <- function(max_m, centres_for, kernel, rows, Y, w, val, lambda, iter,
+                               control, nthreads) {
   start <- min(control$start_centers, max_m)
   sizes <- unique(c(start * 4^(0:floor(log(max_m / start, 4))), max_m))
   prev <- NULL
@@ -71,11 +136,14 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
                         else length(control$lambdas), ncol(Y), control, rows$n,
                         if (is.null(rows$d)) 0 else rows$d)
     prep <- NULL   # the last step's factor goes before the next is allocated
-    prep <- falkon_prepare(kernel, centres_for(m), nthreads)
-    alpha0 <- if (nested && !is.null(prev)) {
+    got <- centres_for(m)
+    prep <- falkon_prepare(kernel, got$centres, nthreads)
+    alpha0 <- if (!is.null(prev) && !is.null(got$lineage) &&
+                  identical(got$lineage, prev$lineage)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
     res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, step_control, nthreads, alpha0)
+    res$lineage <- got$lineage
     path <- rbind(path, data.frame(m = m, lambda = res$lambda, iter = res$iter,
                                    error = res$error))
     # classes: a step must gain grow_min (absolute) and two held-out points
@@ -102,5 +170,7 @@ falkon_fit_growing <- function(max_m, centres_for, nested, kernel, rows, Y, w, v
     prev <- res
   }
   res$centres_path <- path
+  res$landmarks <- res$lineage   # the kept step's rule (NULL: the one asked for)
+  res$lineage <- NULL
   res
 }

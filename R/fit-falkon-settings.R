@@ -299,14 +299,21 @@ falkon_centres <- function(centers, xt, kernel, landmarks, scaling, nthreads) {
   }
   src <- row_source(xt)
   m <- min(centers, src$n)
-  index <- landmark_index(landmarks, kernel, xt, m, nthreads)
+  # "auto" chooses between rules only for the grown centres (falkon_growth_centres())
+  index <- landmark_index(if (landmarks == "auto") "uniform" else landmarks, kernel, xt, m,
+                          nthreads)
   cm <- src$fetch(index)
   dimnames(cm) <- NULL
   cm
 }
 
-# The rule that chose the centres, as the fit records it ("given" for a matrix m).
-falkon_landmarks_taken <- function(m, landmarks) if (is.matrix(m)) "given" else landmarks
+# The rule that chose the centres, as the fit records it: "given" for a
+# matrix m, else the rule of the centres kept (out$landmarks: "auto" chose
+# one, and a growth may pass from one to the other), else the rule asked for.
+falkon_landmarks_taken <- function(m, landmarks, out) {
+  if (is.matrix(m)) "given" else if (!is.null(out$landmarks)) out$landmarks
+  else if (landmarks == "auto") "uniform" else landmarks
+}
 
 # Refuse before allocating what a fit holds at once: the m x m factors
 # (one array, or one per candidate lambda and G when they fit together:

@@ -147,7 +147,7 @@ mlr3_param_set <- function(id) {
     regr.falkon = c(list(
       m = p_int(lower = 1L, special_vals = list(NULL), default = NULL, tags = tr),
       lambda = p_dbl(lower = 0, special_vals = list("auto"), default = "auto", tags = tr),
-      landmarks = p_fct(landmark_rules, default = "uniform", tags = tr),
+      landmarks = p_fct(c("auto", landmark_rules), default = "auto", tags = tr),
       iter = p_int(lower = 1L, special_vals = list("auto"), default = "auto", tags = tr),
       control = p_uty(default = list(), tags = tr)),
       if (id == "classif.falkon") {

@@ -86,8 +86,46 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
                "landmarks = \"rpcholesky\"", "m")
   pool_landmarks(x, m, pool_max, kernel, function(xp, diag) {
     .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), diag, m,
-          as.integer(block), nthreads)$index
+          as.integer(block), nthreads, NULL, FALSE)$index
   })
+}
+
+# Randomly pivoted Cholesky pivots that grow (falkon()'s centres): on one
+# pool of the rows (all up to pool_max, else a uniform sample), pivots(m)
+# gives m rows of x (positions), the first ones those of the last call:
+# each call continues the last run's factor (src/rpcholesky.c), so a growth
+# to m costs what one run to m costs, and its fits can warm-start.  A
+# shortfall (the residual vanished) is topped up by uniform draws from the
+# pool, kept by later calls too.  residual(): the residual diagonal of the
+# kernel on the pool after the last call (its diagonal before any).
+rpcholesky_grower <- function(kernel, x, pool_max, nthreads, block = 50L) {
+  src <- row_source(x)
+  pool <- if (src$n > pool_max) sort(sample.int(src$n, pool_max)) else seq_len(src$n)
+  xp <- src$fetch(pool)
+  storage.mode(xp) <- "double"
+  dg <- as.double(kernel_diagonal(kernel, xp))
+  state <- NULL
+  chosen <- integer()
+  pivots <- function(m) {
+    m <- min(m, length(pool))
+    if (m <= length(chosen)) return(pool[chosen[seq_len(m)]])
+    check_memory(list("the factor" = c(length(pool), m),
+                      "the candidates' columns" = c(length(pool), block)),
+                 "landmarks = \"rpcholesky\"", "m")
+    out <- .Call(C_rpcholesky, xp, kernel_code(kernel), kernel_parameters(kernel), dg, m,
+                 as.integer(block), nthreads, state, TRUE)
+    state <<- out$state
+    got <- setdiff(out$index, chosen)
+    short <- m - length(chosen) - length(got)
+    if (short > 0L) {
+      free <- setdiff(seq_along(pool), c(chosen, got))
+      got <- c(got, free[sample.int(length(free), short)])
+    }
+    chosen <<- c(chosen, got)
+    pool[chosen]
+  }
+  list(pivots = pivots, pool = pool, rows = xp, diagonal = dg,
+       residual = function() if (is.null(state)) dg else state$r)
 }
 
 # Recursive ridge leverage score sampling (Musco & Musco 2017, Algorithm 3

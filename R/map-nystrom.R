@@ -88,11 +88,12 @@
 #'   accuracy on Satellite, spam and Shuttle (not on five other sets), and
 #'   beat uniform centres at 0.6 times on seven of eight; grown as the
 #'   default grows them they gained 0.35-0.56 points on five sets at up to
-#'   2.5 times the time.  The default stays `"uniform"`: at \eqn{10^5} rows
-#'   and more the choice itself costs \eqn{O(m^2)} per pool row where
+#'   2.5 times the time.  The default here stays `"uniform"`: at \eqn{10^5}
+#'   rows and more the choice itself costs \eqn{O(m^2)} per pool row where
 #'   uniform centres cost nothing; choose `"rpcholesky"` for strongly
 #'   clustered data (Shuttle: as accurate and four times faster) or a fixed,
-#'   small budget of centres.
+#'   small budget of centres.  [falkon()]'s default, `"auto"`, makes that
+#'   choice from the data for classifiers.
 #'
 #' All randomness comes from R's generator: `set.seed()` (or `seed`)
 #' reproduces the landmarks.

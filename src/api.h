@@ -33,7 +33,7 @@ SEXP bochner_tensorsketch_transform_call(SEXP x, SEXP hash, SEXP sign,
 SEXP bochner_min_transform_call(SEXP x, SEXP t, SEXP tmax, SEXP constant,
                                 SEXP nthreads);
 SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEXP block,
-                             SEXP nthreads);
+                             SEXP nthreads, SEXP state, SEXP keep);
 SEXP bochner_sparse_rff_call(SEXP x, SEXP w, SEXP wt, SEXP b, SEXP scale, SEXP layout,
                              SEXP beta, SEXP intercept, SEXP nthreads);
 SEXP bochner_sparse_dist_call(SEXP x, SEXP manhattan);

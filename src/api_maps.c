@@ -209,33 +209,84 @@ SEXP bochner_structured_transform_call(SEXP x, SEXP sign, SEXP radial, SEXP phas
 
 /* x: n x d double matrix; code, par: the kernel (as for kernel_matrix); diag: K_ii;
  * m: pivots wanted (1..n); block: candidates per round (1: sequential).  Draws from
- * R's generator.  Returns list(index = the pivots, 1-based rows in the order chosen,
- * fewer than m when the residual vanished; trace = trace(K - K_hat) on them;
- * drawn = the candidates drawn). */
+ * R's generator.  state: NULL, or an earlier call's state on the same x, kernel and
+ * diag, to continue from (its pivots come first); keep: whether to return the state.
+ * Returns list(index = the pivots, 1-based rows in the order chosen, fewer than m
+ * when the residual vanished; trace = trace(K - K_hat) on them; drawn = the
+ * candidates drawn; state = NULL or list(F, r, index): the factor (pivots x n, a
+ * row's factor per column), the residual diagonal and the pivots). */
 SEXP bochner_rpcholesky_call(SEXP x, SEXP code, SEXP par, SEXP diag, SEXP m, SEXP block,
-                             SEXP nthreads)
+                             SEXP nthreads, SEXP state, SEXP keep)
 {
     int mm = bochner_landmark_args(x, par, diag, m, "m");
     int b = bochner_count_arg(block, "block", 1);
     R_xlen_t n = nrows(x);
+    int nf0 = 0;
+    SEXP F0 = R_NilValue, r0 = R_NilValue, p0 = R_NilValue;
+    if (!isNull(state)) {
+        if (TYPEOF(state) != VECSXP || XLENGTH(state) != 3)
+            error("'state' must be NULL or a state returned by an earlier call");
+        F0 = VECTOR_ELT(state, 0);
+        r0 = VECTOR_ELT(state, 1);
+        p0 = VECTOR_ELT(state, 2);
+        nf0 = TYPEOF(p0) == INTSXP ? LENGTH(p0) : -1;
+        if (nf0 < 0 || nf0 > mm || !bochner_is_real_matrix(F0) || nrows(F0) != nf0 ||
+            ncols(F0) != n || TYPEOF(r0) != REALSXP || XLENGTH(r0) != n)
+            error("'state' does not match 'x' and 'm'");
+        for (int j = 0; j < nf0; j++)
+            if (INTEGER(p0)[j] < 1 || INTEGER(p0)[j] > n) error("'state' holds a pivot outside 'x'");
+    }
+    int kept = asLogical(keep) == TRUE;
+    /* the factor is the returned state's when kept (no copy), else scratch */
+    SEXP Fs = PROTECT(kept ? allocMatrix(REALSXP, mm, (int) n) : R_NilValue);
+    SEXP rs = PROTECT(kept ? allocVector(REALSXP, n) : R_NilValue);
+    double *F = kept ? REAL(Fs) : (double *) R_alloc((size_t) n * (size_t) mm, sizeof(double));
+    double *r = kept ? REAL(rs) : (double *) R_alloc((size_t) n, sizeof(double));
     int *piv = (int *) R_alloc((size_t) mm, sizeof(int));
+    if (nf0 > 0) {
+        const double *f0 = REAL(F0);
+        for (R_xlen_t i = 0; i < n; i++)
+            memcpy(F + i * (R_xlen_t) mm, f0 + i * (R_xlen_t) nf0, sizeof(double) * (size_t) nf0);
+        memcpy(r, REAL(r0), sizeof(double) * (size_t) n);
+        for (int j = 0; j < nf0; j++) piv[j] = INTEGER(p0)[j] - 1;
+    }
     int found = 0;
     double trace = 0.0, drawn = 0.0;
     GetRNGstate();
     int status = bochner_rpcholesky(asInteger(code), REAL(par), LENGTH(par), REAL(x), n,
                                     ncols(x), REAL(diag), mm, b,
-                                    bochner_nthreads(asInteger(nthreads)), piv, &found, &trace,
-                                    &drawn);
+                                    bochner_nthreads(asInteger(nthreads)), F, r, nf0, piv,
+                                    &found, &trace, &drawn);
     PutRNGstate();
     bochner_stop_on_status(status, "randomly pivoted Cholesky");
-    const char *names[] = {"index", "trace", "drawn", ""};
+    const char *names[] = {"index", "trace", "drawn", "state", ""};
     SEXP res = PROTECT(mkNamed(VECSXP, names));
     SEXP p = PROTECT(allocVector(INTSXP, found));
     for (int j = 0; j < found; j++) INTEGER(p)[j] = piv[j] + 1;
     SET_VECTOR_ELT(res, 0, p);
     SET_VECTOR_ELT(res, 1, ScalarReal(trace));
     SET_VECTOR_ELT(res, 2, ScalarReal(drawn));
-    UNPROTECT(2);
+    if (kept) {
+        /* a run that stopped short (the residual vanished) keeps its first 'found'
+         * columns: the factor is then pivots x n, as the state promises */
+        if (found < mm) {
+            SEXP Fk = PROTECT(allocMatrix(REALSXP, found, (int) n));
+            for (R_xlen_t i = 0; i < n; i++)
+                memcpy(REAL(Fk) + i * (R_xlen_t) found, F + i * (R_xlen_t) mm,
+                       sizeof(double) * (size_t) found);
+            Fs = Fk;
+        } else {
+            PROTECT(Fs);
+        }
+        const char *snames[] = {"F", "r", "index", ""};
+        SEXP st = PROTECT(mkNamed(VECSXP, snames));
+        SET_VECTOR_ELT(st, 0, Fs);
+        SET_VECTOR_ELT(st, 1, rs);
+        SET_VECTOR_ELT(st, 2, p);
+        SET_VECTOR_ELT(res, 3, st);
+        UNPROTECT(2);
+    }
+    UNPROTECT(4);
     return res;
 }
 

@@ -347,10 +347,11 @@ void bochner_min_features(const double *x, R_xlen_t n, int d,
                           double *z, int nthreads);
 
 /* rpcholesky.c: randomly pivoted Cholesky's Nystrom landmarks (block form with
- * rejection sampling) */
+ * rejection sampling), from scratch or continuing an earlier run */
 int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R_xlen_t n,
-                       int d, const double *diag, int k, int b, int nthreads, int *pivots,
-                       int *found, double *trace, double *drawn);
+                       int d, const double *diag, int k, int b, int nthreads, double *F,
+                       double *r, int nf0, int *pivots, int *found, double *trace,
+                       double *drawn);
 
 /* One binary SVM problem's samples: rows[0..n-1] (0-based columns of the
  * D x N features zt), their signs (+1 or -1) and costs; the dual solver

@@ -31,7 +31,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("column_sums_exact", bochner_column_sums_exact_call, 4),
     CALLDEF("column_moments_exact", bochner_column_moments_exact_call, 2),
     CALLDEF("kmeans_pp_kernel", bochner_kmeans_pp_kernel_call, 6),
-    CALLDEF("rpcholesky", bochner_rpcholesky_call, 7),
+    CALLDEF("rpcholesky", bochner_rpcholesky_call, 9),
     CALLDEF("fft", bochner_fft_call, 2),
     CALLDEF("projection_transform", bochner_projection_transform_call, 7),
     CALLDEF("tensorsketch_transform", bochner_tensorsketch_transform_call, 7),

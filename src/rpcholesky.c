@@ -35,7 +35,8 @@
  * Residuals at most 64 eps max(diag K) are rounding noise (the rank is
  * exhausted: duplicated rows, a finite-rank kernel) and are set to 0; when all
  * are (or 20 rounds of the block form in a row accept nothing), the routine
- * stops early and returns the pivots it has.  Memory: R_alloc only. */
+ * stops early and returns the pivots it has.  Memory: R_alloc, and the caller's
+ * factor and residual (which a continued run starts from). */
 #include "bochner.h"
 #include <float.h>
 #include <math.h>
@@ -156,17 +157,23 @@ static int rpc_reject(const double *x, R_xlen_t n, int d, int code, const double
     return t;
 }
 
-/* x: n x d (column-major); diag: K_ii; k pivots wanted; block b >= 1.  pivots (k,
- * 0-based) receives them in the order chosen; returns the status, *found how many
- * were chosen (< k only when the residual vanished), *trace the residual trace
- * and *drawn the candidates drawn. */
+/* x: n x d (column-major); diag: K_ii; k pivots wanted; block b >= 1.  F (n x k,
+ * row-major) and r (n) are the caller's: the factor and the residual diagonal.
+ * With nf0 > 0 the run continues an earlier one: F's first nf0 columns, r and
+ * pivots[0..nf0-1] hold its factor, residual and pivots, and the later pivots
+ * are drawn from that residual by the same rule (in law, the pivots of one
+ * run to k: the centres' growth in falkon() keeps its pivots nested);
+ * with nf0 = 0 r starts at diag.  pivots (k, 0-based) receives the pivots in
+ * the order chosen; returns the status, *found how many there are (< k only
+ * when the residual vanished), *trace the residual trace and *drawn the
+ * candidates drawn. */
 int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R_xlen_t n,
-                       int d, const double *diag, int k, int b, int nthreads, int *pivots,
-                       int *found, double *trace, double *drawn)
+                       int d, const double *diag, int k, int b, int nthreads, double *F,
+                       double *r, int nf0, int *pivots, int *found, double *trace,
+                       double *drawn)
 {
-    if (n < 1 || d < 1 || k < 1 || k > n || b < 1) return BOCHNER_BAD_ARGUMENT;
-    double *F = (double *) R_alloc((size_t) n * (size_t) k, sizeof(double));
-    double *r = (double *) R_alloc((size_t) n, sizeof(double));
+    if (n < 1 || d < 1 || k < 1 || k > n || b < 1 || nf0 < 0 || nf0 > k)
+        return BOCHNER_BAD_ARGUMENT;
     double *cum = (double *) R_alloc((size_t) n, sizeof(double));
     R_xlen_t *S = (R_xlen_t *) R_alloc((size_t) b, sizeof(R_xlen_t));
     R_xlen_t *T = (R_xlen_t *) R_alloc((size_t) b, sizeof(R_xlen_t));
@@ -184,8 +191,9 @@ int bochner_rpcholesky(int code, const double *par, int npar, const double *x, R
     double dmax = 0.0;
     for (R_xlen_t i = 0; i < n; i++) if (diag[i] > dmax) dmax = diag[i];
     double zero = 64.0 * DBL_EPSILON * dmax;
-    for (R_xlen_t i = 0; i < n; i++) r[i] = diag[i] > zero ? diag[i] : 0.0;
-    int nf = 0, status = BOCHNER_OK, empty = 0;
+    if (nf0 == 0)
+        for (R_xlen_t i = 0; i < n; i++) r[i] = diag[i] > zero ? diag[i] : 0.0;
+    int nf = nf0, status = BOCHNER_OK, empty = 0;
     *drawn = 0.0;
     while (nf < k) {
         R_CheckUserInterrupt();   /* between rounds: nothing shared is half-written */

@@ -1,8 +1,8 @@
 # Can falkon() choose randomly pivoted Cholesky centres from the data?  A
-# probe that a default `landmarks = "auto"` would run, and the fits it
-# would have chosen between (issue 39, item 3: "if it wins, it becomes the
-# default"; rpcholesky.md found that at the default's grown m it does not
-# win everywhere).
+# probe that a default `landmarks = "auto"` runs (for classes, since it
+# landed), and the fits it chooses between (issue 39, item 3: "if it wins,
+# it becomes the default"; rpcholesky.md found that at the default's grown
+# m it does not win everywhere).
 #  A. The probe: on a pool of up to 10000 standardised training rows
 #     (Gaussian kernel, sigest bandwidth, as falkon()), the residual trace
 #     tr(K - K_hat) / tr(K) of 256 RPCholesky pivots (the package's C
@@ -13,8 +13,11 @@
 #     mlbench's two-class problems (n = 5000, 40000; test error on 20000):
 #     where the probe calls RPCholesky much better, does the fit gain?
 #  C. Shuttle, seeds 1-5: the one real set where it wins on time.
+#  D. The default landmarks = "auto" (the probe of A deciding, for classes)
+#     against "uniform" on the bench's classification sets.
+#  B and C also run "auto" for the classes.
 # Run: R_LIBS=<lib with bochner> Rscript bench/investigations/rpcholesky-auto.R \
-#        > bench/investigations/rpcholesky-auto.md      (about 4 minutes; needs mlbench, GpGp)
+#        > bench/investigations/rpcholesky-auto.md      (about 8 minutes; needs mlbench, GpGp)
 suppressPackageStartupMessages(library(bochner))
 source("bench/harness/harness.R")
 ns <- asNamespace("bochner")
@@ -32,7 +35,7 @@ probe <- function(x, k = 256L, pool_max = 10000L) {
     xp <- s$x[if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n), , drop = FALSE]
     tr <- nrow(xp)   # K_ii = 1
     rpc <- .Call(ns$C_rpcholesky, xp, ns$kernel_code(s$kernel), ns$kernel_parameters(s$kernel),
-                 rep(1, tr), k, 50L, 2L)$trace
+                 rep(1, tr), k, 50L, 2L, NULL, FALSE)$trace
     u <- sample.int(tr, k)
     Kpu <- kernel_matrix(s$kernel, xp, xp[u, , drop = FALSE])
     R <- chol(Kpu[u, ] + 1e-10 * diag(k))
@@ -72,20 +75,31 @@ for (d in c(2, 3, 5)) for (n in c(3000, 20000)) {
 }
 
 f0 <- function(x) sin(2 * x[, 1]) + x[, 2] * x[, 3] + 0.5 * cos(3 * x[, 3])
+# "auto" (the default since it landed) only for classes: for regression it
+# is "uniform" without a probe
 fits <- function(x, y, err, seed = 1) {
-  vapply(c("uniform", "rpcholesky"), function(lm) {
+  rules <- c("uniform", "rpcholesky", if (is.factor(y)) "auto")
+  out <- lapply(rules, function(lm) {
     r <- elapsed(falkon(x, y, seed = seed, landmarks = lm))
-    c(s = r$s, m = r$v$m, err = err(r$v))
-  }, numeric(3))
+    list(v = c(s = r$s, m = r$v$m, err = err(r$v)), rule = r$v$landmarks)
+  })
+  structure(vapply(out, `[[`, numeric(3), "v"), rule = out[[length(out)]]$rule)
 }
 row <- function(label, o, f) {
-  cat(sprintf("| %s | %.2f | %d | %s | %.2f | %d | %s |\n", label, o[1, 1], o[2, 1],
-              sprintf(f, o[3, 1]), o[1, 2], o[2, 2], sprintf(f, o[3, 2])))
+  cells <- function(j) sprintf("%.2f | %d | %s", o[1, j], o[2, j], sprintf(f, o[3, j]))
+  auto <- if (ncol(o) == 3L) sprintf("%s | %s", cells(3), attr(o, "rule")) else "- | - | - | -"
+  cat(sprintf("| %s | %s | %s | %s |\n", label, cells(1), cells(2), auto))
+}
+head_bc <- function(first, what) {
+  cat(sprintf("| %s | uniform s | m | %s | rpcholesky s | m | %s | auto s | m | %s | auto took |\n",
+              first, what, what, what))
+  cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 }
 cat("\n## B. Default falkon(), uniform against RPCholesky centres\n\n")
-cat("Seed 1, 2 threads; elapsed s, the grown m and the test error.\n\n")
-cat("| data | uniform s | m | RMSE / error | rpcholesky s | m | RMSE / error |\n")
-cat("|---|---:|---:|---:|---:|---:|---:|\n")
+cat("Seed 1, 2 threads; elapsed s, the grown m and the test error.  `auto`, the default",
+    "`landmarks` (classes only: for regression it is `uniform`, probe-free), and the rule",
+    "of the centres it kept.\n\n")
+head_bc("data", "RMSE / error")
 for (d in c(2, 3, 5)) for (n in c(3000, 20000, 100000)) {
   set.seed(n + d)
   x <- matrix(rnorm(n * d), n)
@@ -108,10 +122,27 @@ for (nm in names(gens)) for (n in c(5000, 40000)) {
 }
 
 cat("\n## C. Shuttle, seeds 1-5\n\n")
-cat("| seed | uniform s | m | error | rpcholesky s | m | error |\n|---|---:|---:|---:|---:|---:|---:|\n")
+head_bc("seed", "error")
 b <- bench_set("Shuttle")
 for (seed in 1:5) {
   row(seed, fits(b$xtr, b$ytr, function(f) mean(predict(f, b$xte) != b$yte), seed), "%.5f")
 }
+cat("\n## D. The default (`landmarks = \"auto\"`) on the bench's classification sets\n\n")
+cat("Seed 1, 2 threads: elapsed s, the centres kept and the rule that chose them, test accuracy;",
+    "the default against `landmarks = \"uniform\"`.\n\n")
+cat("| set | n | d | auto s | m | rule | accuracy | uniform s | m | accuracy | same fit |\n")
+cat("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n")
+for (nm in c("Vehicle", "Vowel", "DNA", "Satellite", "spam", "Letter", "Shuttle",
+             "synth_class_1e4")) {
+  b <- bench_set(nm)
+  if (is.null(b)) next
+  a <- elapsed(falkon(b$xtr, b$ytr, seed = 1))
+  u <- elapsed(falkon(b$xtr, b$ytr, seed = 1, landmarks = "uniform"))
+  acc <- function(f) mean(predict(f, b$xte) == b$yte)
+  cat(sprintf("| %s | %d | %d | %.2f | %d | %s | %.4f | %.2f | %d | %.4f | %s |\n", nm,
+              nrow(b$xtr), ncol(b$xtr), a$s, a$v$m, a$v$landmarks, acc(a$v), u$s, u$v$m, acc(u$v),
+              if (identical(a$v$alpha, u$v$alpha)) "identical" else "differs"))
+}
+
 cat("\nLoad average at the end:", trimws(sub(".*load average:", "", system("uptime", intern = TRUE))),
     "\n")

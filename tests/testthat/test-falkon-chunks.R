@@ -91,6 +91,22 @@ test_that("k-means++ and RPCholesky centres on chunks are the in-memory fit's, p
   expect_identical(given$landmarks, "given")
 })
 
+test_that("the default centres on chunks are the in-memory fit's where RPCholesky wins", {
+  # two clustered inputs: landmarks = "auto" takes RPCholesky pivots (its
+  # probe fetches the pool from the chunks)
+  set.seed(15)
+  x <- matrix(rnorm(6000), ncol = 2)
+  d <- data.frame(x, class = factor(ifelse(x[, 1] * x[, 2] > 0, "a", "b")))
+  ch <- data_chunks(split(d, rep(1:4, c(700, 800, 900, 600))))
+  fc <- falkon(ch, y = "class", seed = 3)
+  fm <- falkon(x, d$class, seed = 3)
+  expect_identical(fm$landmarks, "rpcholesky")
+  expect_identical(fc$landmarks, "rpcholesky")
+  expect_identical(fc$centres, fm$centres)
+  expect_identical(fc$centres_path, fm$centres_path)
+  expect_identical(fc$alpha, fm$alpha)
+})
+
 test_that("three classes through per-iteration passes, chunks smaller than a row group", {
   # 1800 rows: the two groups of 1024 rows cut by chunks of every size, the
   # first finished from four chunks, the second from three

@@ -13,7 +13,8 @@
 # candidate, always accepted, no rejection uniform (sequential RPCholesky).
 # Residuals at most 64 eps max(diag K) count as zero; 20 rounds in a row
 # with nothing accepted stop it.  Returns the pivots and the residual trace.
-ref_rpcholesky <- function(K, m, b = 1L) {
+# start: NULL, or a result to continue from (its factor, residual and pivots).
+ref_rpcholesky <- function(K, m, b = 1L, start = NULL) {
   n <- nrow(K)
   dg <- diag(K)
   zero <- 64 * .Machine$double.eps * max(dg, 0)
@@ -21,6 +22,12 @@ ref_rpcholesky <- function(K, m, b = 1L) {
   F <- matrix(0, n, m)
   nf <- 0L
   piv <- integer()
+  if (!is.null(start)) {
+    piv <- start$index
+    nf <- length(piv)
+    F[, seq_len(nf)] <- start$F[, seq_len(nf)]
+    r <- start$r
+  }
   empty <- 0L
   while (nf < m) {
     cum <- cumsum(r)
@@ -65,14 +72,14 @@ ref_rpcholesky <- function(K, m, b = 1L) {
     piv <- c(piv, T)
     nf <- nf + length(T)
   }
-  list(index = piv, trace = sum(r))
+  list(index = piv, trace = sum(r), F = F[, seq_len(nf), drop = FALSE], r = r)
 }
 
-rpc_call <- function(x, kernel, m, block, nthreads = 1L) {
+rpc_call <- function(x, kernel, m, block, nthreads = 1L, state = NULL, keep = FALSE) {
   storage.mode(x) <- "double"
   .Call(bochner:::C_rpcholesky, x, bochner:::kernel_code(kernel),
         bochner:::kernel_parameters(kernel), as.double(diag(kernel_matrix(kernel, x))),
-        as.integer(m), as.integer(block), as.integer(nthreads))
+        as.integer(m), as.integer(block), as.integer(nthreads), state, keep)
 }
 
 # trace(K - K_hat) for the Nystrom approximation on the rows P (K_PP of full rank)
@@ -115,6 +122,73 @@ test_that("the pivots are the plain-R reference's from the same seed", {
   set.seed(3)
   expect_identical(got$index, as.integer(ref_rpcholesky(kernel_matrix(gaussian_kernel(0.3), x1),
                                                         10, 4)$index))
+})
+
+test_that("a run continued from its state draws what the reference continues to draw", {
+  kern <- gaussian_kernel(1)
+  K <- kernel_matrix(kern, xr)
+  for (block in c(1L, 7L, 50L)) for (mm in list(c(5L, 30L), c(12L, 45L), c(30L, 31L))) {
+    label <- paste(block, mm[1], mm[2])
+    set.seed(5)
+    a <- rpc_call(xr, kern, mm[1], block, keep = TRUE)
+    b <- rpc_call(xr, kern, mm[2], block, state = a$state, keep = TRUE)
+    after_c <- runif(1)
+    set.seed(5)
+    ra <- ref_rpcholesky(K, mm[1], block)
+    rb <- ref_rpcholesky(K, mm[2], block, start = ra)
+    after_r <- runif(1)
+    expect_identical(b$index, as.integer(rb$index), label = label)
+    expect_identical(b$index[seq_len(mm[1])], a$index, label = label)
+    expect_identical(after_c, after_r, label = label)
+    # the state: the factor (a row's per column), the residual, the pivots; the
+    # two sum in different orders (entries of F are at most 1 here)
+    expect_identical(dim(b$state$F), c(mm[2], nrow(xr)))
+    expect_lt(max(abs(t(b$state$F) - rb$F)), 1e-9, label = label)
+    expect_lt(max(abs(b$state$r - rb$r)), 1e-9, label = label)
+    expect_identical(b$state$index, b$index)
+    expect_lt(abs(b$trace - nystrom_trace(K, b$index)), 1e-8 * sum(diag(K)), label = label)
+  }
+  # no state returned unless kept; a state that does not fit is refused
+  set.seed(1)
+  expect_null(rpc_call(xr, kern, 4, 5L)$state)
+  st <- rpc_call(xr, kern, 4, 5L, keep = TRUE)$state
+  expect_error(rpc_call(xr, kern, 3, 5L, state = st), "'state' does not match")
+  expect_error(rpc_call(xr[-1, ], kern, 6, 5L, state = st), "'state' does not match")
+  expect_error(rpc_call(xr, kern, 6, 5L, state = list(1)), "'state' must be")
+  # a run whose residual vanished keeps the pivots it found; continuing adds none
+  x <- xr[rep(1:5, 4), ]
+  set.seed(6)
+  s5 <- rpc_call(x, kern, 8, 50L, keep = TRUE)
+  expect_identical(dim(s5$state$F), c(5L, nrow(x)))
+  expect_identical(rpc_call(x, kern, 12, 50L, state = s5$state)$index, s5$index)
+})
+
+test_that("the grower's pivots are nested, whatever the steps", {
+  kern <- gaussian_kernel(1)
+  g <- function(steps) {
+    set.seed(3)
+    gr <- bochner:::rpcholesky_grower(kern, xr, 10000, 1L)
+    lapply(steps, gr$pivots)
+  }
+  a <- g(c(10L, 40L, 60L))
+  expect_identical(a[[2]][1:10], a[[1]])
+  expect_identical(a[[3]][1:40], a[[2]])
+  expect_identical(anyDuplicated(a[[3]]), 0L)
+  # a smaller step after a larger one is its prefix, with no draws
+  set.seed(3)
+  gr <- bochner:::rpcholesky_grower(kern, xr, 10000, 1L)
+  p40 <- gr$pivots(40L)
+  before <- .Random.seed
+  expect_identical(gr$pivots(15L), p40[1:15])
+  expect_identical(.Random.seed, before)
+  # duplicated rows: the shortfall is topped up from the pool and kept
+  x <- xr[rep(1:5, 4), ]
+  set.seed(4)
+  gd <- bochner:::rpcholesky_grower(kern, x, 10000, 1L)
+  p8 <- gd$pivots(8L)
+  p12 <- gd$pivots(12L)
+  expect_identical(p12[1:8], p8)
+  expect_identical(anyDuplicated(p12), 0L)
 })
 
 test_that("the trace returned is trace(K - K_hat) on distinct pivots, whatever the threads", {
@@ -240,6 +314,54 @@ test_that("falkon and step_nystrom take rpcholesky centres, reproducibly", {
   expect_identical(ncol(baked), 10L)
 })
 
+test_that("falkon's default centres: RPCholesky on clustered classes, else the uniform fit", {
+  # two inputs: 256 RPCholesky pivots leave a residual trace far below half
+  # of 256 uniform centres' (bench/investigations/rpcholesky-auto.md, A)
+  set.seed(14)
+  n <- 3000
+  x2 <- matrix(rnorm(2 * n), ncol = 2)
+  y2 <- factor(ifelse(x2[, 1] * x2[, 2] > 0, "a", "b"))
+  f <- falkon(x2, y2, seed = 1)
+  expect_identical(f$landmarks, "rpcholesky")
+  expect_identical(f$centres_path$m[1], 256)
+  expect_identical(falkon(x2, y2, seed = 1)$alpha, f$alpha)
+  expect_gt(mean(predict(f, x2) == y2), 0.97)
+  expect_output(print(f), "randomly pivoted")
+  u <- falkon(x2, y2, seed = 1, landmarks = "uniform")
+  expect_identical(u$landmarks, "uniform")
+  expect_false(identical(u$centres, f$centres))
+  # ten inputs: no gain, and the fit is the uniform one, bit for bit (the
+  # probe's draws are undone); regression never probes
+  x10 <- matrix(rnorm(10 * n), ncol = 10)
+  y10 <- factor(x10[, 1] + x10[, 2] > 0)
+  a <- falkon(x10, y10, seed = 2)
+  u <- falkon(x10, y10, seed = 2, landmarks = "uniform")
+  expect_identical(a$landmarks, "uniform")
+  expect_identical(a$centres, u$centres)
+  expect_identical(a$alpha, u$alpha)
+  yr <- sin(2 * x2[, 1]) + x2[, 2] + rnorm(n, sd = 0.1)
+  a <- falkon(x2, yr, seed = 3)
+  u <- falkon(x2, yr, seed = 3, landmarks = "uniform")
+  expect_identical(a$landmarks, "uniform")
+  expect_identical(a$alpha, u$alpha)
+  # the growth's centres: RPCholesky pivots nested up to falkon_rpc_most,
+  # uniform centres beyond
+  ns <- asNamespace("bochner")
+  kern <- ns$resolve_kernel(gaussian_kernel(1), x2)
+  # (64 pivots leave 5e-4 of the trace here, 64 uniform centres 4e-3)
+  ctl <- falkon_control(start_centers = 64)
+  at <- function(idx, k) x2[idx, , drop = FALSE]
+  set.seed(5)
+  pick <- ns$falkon_growth_centres("auto", 1100L, n, x2, at, kern, TRUE, ctl, 1L)
+  p64 <- pick(64L)
+  p256 <- pick(256L)
+  expect_identical(p64$lineage, "rpcholesky")
+  expect_identical(p256$centres[1:64, ], p64$centres)
+  expect_identical(pick(1100L)$lineage, "uniform")
+  expect_identical(ns$falkon_growth_centres("auto", 1100L, n, x2, at, kern, FALSE, ctl,
+                                            1L)(64L)$lineage, "uniform")
+})
+
 test_that("bad input is refused with a clear message", {
   expect_error(nystrom_features(xr, gaussian_kernel(1), m = 5, landmarks = "cholesky"),
                "landmarks.*rpcholesky")
@@ -249,7 +371,7 @@ test_that("bad input is refused with a clear message", {
   kern <- gaussian_kernel(1)
   call <- function(x = xr, diag = rep(1, nrow(xr)), m = 3L, block = 5L) {
     .Call(bochner:::C_rpcholesky, x, bochner:::kernel_code(kern),
-          bochner:::kernel_parameters(kern), diag, m, block, 1L)
+          bochner:::kernel_parameters(kern), diag, m, block, 1L, NULL, FALSE)
   }
   expect_error(call(m = 76L), "'m' must be at most the number of rows")
   expect_error(call(m = 0L), "'m'")
