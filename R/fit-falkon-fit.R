@@ -346,7 +346,8 @@ falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, 
   }
   res <- falkon_fit_squared(prep, rows, Y, w, val, down, iter, run, nthreads, alpha0)
   res$centres_path <- data.frame(m = c(mp, m), lambda = c(first$lambda, res$lambda),
-                                 iter = c(first$iter, res$iter), error = c(first$error, res$error))
+                                 iter = c(first$iter, res$iter), error = c(first$error, res$error),
+                                 landmarks = "uniform")
   res
 }
 

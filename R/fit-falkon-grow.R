@@ -29,12 +29,12 @@ falkon_fit_centres <- function(m, grow, loss, landmarks, train, ntr, centres_at,
   res
 }
 
-# The centres of the growth, pick(k): list(centres, lineage), where centres
-# of one lineage are nested (the first k of one order), so that a step
-# warm-starts from the last when their lineages agree.  Uniform: prefixes of
+# The centres of the growth, pick(k): list(centres, rule, nested), where
+# centres of one rule are nested (the first k of one order) when 'nested',
+# so that a step warm-starts from the last when both have that rule.  Uniform: prefixes of
 # one random order.  RPCholesky: one run continued (rpcholesky_grower()), on
 # a pool of max(4 m, 10000) rows.  k-means++ and leverage: drawn afresh
-# (no lineage).  "auto", for classes: RPCholesky when its first step's
+# (not nested).  "auto", for classes: RPCholesky when its first step's
 # pivots leave under half of the uniform centres' residual on the pool
 # (falkon_rpcholesky_wins()), up to falkon_rpc_most centres, and uniform
 # centres beyond; otherwise, and for regression, uniform (the same draws as
@@ -42,9 +42,11 @@ falkon_fit_centres <- function(m, grow, loss, landmarks, train, ntr, centres_at,
 falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kernel, classes,
                                   control, nthreads) {
   order <- if (landmarks %in% c("uniform", "auto")) sample.int(ntr, max_m)
-  uniform <- function(k) list(centres = centres_at(order[seq_len(k)], k), lineage = "uniform")
+  uniform <- function(k) {
+    list(centres = centres_at(order[seq_len(k)], k), rule = "uniform", nested = TRUE)
+  }
   if (landmarks %in% c("kmeans", "leverage")) {
-    return(function(k) list(centres = centres_at(NULL, k), lineage = NULL))
+    return(function(k) list(centres = centres_at(NULL, k), rule = landmarks, nested = FALSE))
   }
   start <- min(control$start_centers, max_m)
   most <- if (landmarks == "auto") min(max_m, falkon_rpc_most) else max_m
@@ -59,7 +61,7 @@ falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kern
   }
   function(k) {
     if (k > most) return(uniform(k))
-    list(centres = centres_at(grower$pivots(k), k), lineage = "rpcholesky")
+    list(centres = centres_at(grower$pivots(k), k), rule = "rpcholesky", nested = TRUE)
   }
 }
 
@@ -108,8 +110,8 @@ falkon_rpcholesky_wins <- function(grower, k, order, centres_at, kernel, nthread
 # For classes a first step with held-out error above control$grow_jump
 # goes straight to max_m (when the next size is at most half of it), and
 # every step but the last stops its path at control$grow_patience.
-# centres_for(m): list(centres, lineage) (falkon_growth_centres()): a step
-# warm-starts from the last when both have one lineage (nested centres).
+# centres_for(m): list(centres, rule, nested) (falkon_growth_centres()): a
+# step warm-starts from the last when both have one rule, nested.
 falkon_fit_growing <- function(max_m, centres_for, kernel, rows, Y, w, val, lambda, iter,
                                control, nthreads) {
   start <- min(control$start_centers, max_m)
@@ -138,14 +140,13 @@ falkon_fit_growing <- function(max_m, centres_for, kernel, rows, Y, w, val, lamb
     prep <- NULL   # the last step's factor goes before the next is allocated
     got <- centres_for(m)
     prep <- falkon_prepare(kernel, got$centres, nthreads)
-    alpha0 <- if (!is.null(prev) && !is.null(got$lineage) &&
-                  identical(got$lineage, prev$lineage)) {
+    alpha0 <- if (!is.null(prev) && got$nested && identical(got$rule, prev$landmarks)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }
     res <- falkon_fit_squared(prep, rows, Y, w, val, lam, iter, step_control, nthreads, alpha0)
-    res$lineage <- got$lineage
+    res$landmarks <- got$rule
     path <- rbind(path, data.frame(m = m, lambda = res$lambda, iter = res$iter,
-                                   error = res$error))
+                                   error = res$error, landmarks = got$rule))
     # classes: a step must gain grow_min (absolute) and two held-out points
     # (less is noise)
     slack <- if (is.null(val$cls)) 0 else max(2 / nrow(val$x), control$grow_min)
@@ -170,7 +171,5 @@ falkon_fit_growing <- function(max_m, centres_for, kernel, rows, Y, w, val, lamb
     prev <- res
   }
   res$centres_path <- path
-  res$landmarks <- res$lineage   # the kept step's rule (NULL: the one asked for)
-  res$lineage <- NULL
   res
 }

@@ -112,7 +112,8 @@
 #' stops its CG path after `control$grow_patience` (3) iterations without
 #' improvement instead of `patience`.  Easy problems
 #' stop at a few hundred centres, hard ones use the most (the path is kept
-#' as `centres_path`).  The passes hold \eqn{K_{nm}} in memory between
+#' as `centres_path`, with the rule that chose each step's centres: see
+#' `landmarks`).  The passes hold \eqn{K_{nm}} in memory between
 #' iterations when it fits `control$cache_bytes` (4 GB) and a quarter of the
 #' memory available.  The logistic
 #' loss uses [falkon_default_centers()]

@@ -324,6 +324,7 @@ test_that("falkon's default centres: RPCholesky on clustered classes, else the u
   f <- falkon(x2, y2, seed = 1)
   expect_identical(f$landmarks, "rpcholesky")
   expect_identical(f$centres_path$m[1], 256)
+  expect_true(all(f$centres_path$landmarks == "rpcholesky"))
   expect_identical(falkon(x2, y2, seed = 1)$alpha, f$alpha)
   expect_gt(mean(predict(f, x2) == y2), 0.97)
   expect_output(print(f), "randomly pivoted")
@@ -355,11 +356,12 @@ test_that("falkon's default centres: RPCholesky on clustered classes, else the u
   pick <- ns$falkon_growth_centres("auto", 1100L, n, x2, at, kern, TRUE, ctl, 1L)
   p64 <- pick(64L)
   p256 <- pick(256L)
-  expect_identical(p64$lineage, "rpcholesky")
+  expect_identical(p64$rule, "rpcholesky")
+  expect_true(p64$nested)
   expect_identical(p256$centres[1:64, ], p64$centres)
-  expect_identical(pick(1100L)$lineage, "uniform")
+  expect_identical(pick(1100L)$rule, "uniform")
   expect_identical(ns$falkon_growth_centres("auto", 1100L, n, x2, at, kern, FALSE, ctl,
-                                            1L)(64L)$lineage, "uniform")
+                                            1L)(64L)$rule, "uniform")
 })
 
 test_that("bad input is refused with a clear message", {
