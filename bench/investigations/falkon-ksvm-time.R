@@ -15,9 +15,14 @@
 # Markdown on stdout.
 #   Rscript bench/investigations/falkon-ksvm-time.R            (from the package root)
 #   Rscript bench/investigations/falkon-ksvm-time.R --no-1e6   (without the large fit)
+# After the table, Shuttle's default fit and its uniform-centre fit on seeds 1-5 (the
+# centres and the held-out slice; the split stays), each under both BLAS, against the
+# table's ksvm time: landmarks = "auto" picks RPCholesky centres on Shuttle, and
+# how far its growth goes depends on the draw (--no-seeds: without it).
 source("bench/harness/harness.R")
 if (!bench_have("mlbench") || !bench_have("kernlab")) stop("needs mlbench and kernlab")
 big <- !("--no-1e6" %in% commandArgs(trailingOnly = TRUE))
+by_seed <- !("--no-seeds" %in% commandArgs(trailingOnly = TRUE))
 
 # minor page faults of this process so far: field 10 of /proc/self/stat, the 8th after
 # the command name's closing parenthesis
@@ -37,7 +42,9 @@ fits <- list(falkon = function(d) falkon(d$xtr, d$ytr),
              ksvm_C10 = function(d) kernlab::ksvm(d$xtr, d$ytr, C = 10),
              falkon_m1e4 = function(d) falkon(d$xtr, d$ytr, m = 1e4),
              # the same with randomly pivoted Cholesky centres (issue 39)
-             falkon_rpc = function(d) falkon(d$xtr, d$ytr, landmarks = "rpcholesky"))
+             falkon_rpc = function(d) falkon(d$xtr, d$ytr, landmarks = "rpcholesky"),
+             # the default's centres before landmarks = "auto" (the seeds' table)
+             falkon_uniform = function(d) falkon(d$xtr, d$ytr, landmarks = "uniform"))
 counted <- function(d, a) {
   f0 <- minflt()
   obj <- fits[[a$m]](d)
@@ -50,6 +57,8 @@ score <- function(r, d) {
        else sqrt(mean((p - d$yte)^2))
   list(score = s, faults = r$faults)
 }
+# the same, with the centres the fit kept
+score_m <- function(r, d) c(score(r, d), list(m = r$obj$m))
 warm <- function(d) fits$falkon(bench_slice(d, 300))
 pkg <- function(m) if (startsWith(m, "falkon")) "bochner" else "kernlab"
 
@@ -77,6 +86,7 @@ row <- function(nm, n, r, m, th, ours) {
 cat("| set | n train | BLAS | fit | threads | elapsed s | CPU s | peak MB | faults (1000s) |",
     "faulting s (est.) | accuracy / RMSE | falkon / this | falkon_rpc / this |\n")
 cat("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+ksvm_s <- list()   # Shuttle's ksvm (default cost) elapsed, by BLAS
 for (nm in c("Shuttle", "Letter")) {
   d <- bench_set(nm)
   f <- bench_data_file(d)
@@ -89,11 +99,33 @@ for (nm in c("Shuttle", "Letter")) {
         peer <- !startsWith(m, "falkon")
         row(nm, nrow(d$xtr), r, m, th, if (peer) ours else c(NA_real_, NA_real_))
         if (!peer && th == 2L) ours[[m]] <- r$elapsed
+        if (nm == "Shuttle" && m == "ksvm") ksvm_s[[blas]] <- r$elapsed
       }
     }
   }
-  unlink(f)
+  if (nm == "Shuttle") shuttle <- f else unlink(f)
 }
+if (by_seed) {
+  cat("\nShuttle, falkon(seed = 1, ..., 5) on 2 threads, each in a fresh process: elapsed s,",
+      "test error (%) and the centres kept; the mean time over ksvm's default time above,",
+      "same BLAS.\n\n")
+  cat("| BLAS | fit | elapsed s | mean s | mean / ksvm | test error (%) | mean error (%) | m |\n")
+  cat("|---|---|---|---:|---:|---|---:|---|\n")
+  for (blas in names(ksvm_s)) for (m in c("falkon", "falkon_uniform")) {
+    rs <- lapply(1:5, function(sd) {
+      bench_fit(bench_job(counted, m = m), shuttle, score_m, warm, threads = 2L, blas = blas,
+                packages = "bochner", seed = sd)
+    })
+    el <- vapply(rs, `[[`, 0, "elapsed")
+    er <- 100 * (1 - vapply(rs, `[[`, 0, "score"))
+    cat(sprintf("| %s | %s | %s | %.2f | %.2f | %s | %.3f | %s |\n", rs[[1]]$blas,
+                if (m == "falkon") "falkon (default)" else "landmarks = \"uniform\"",
+                paste(sprintf("%.2f", el), collapse = ", "), mean(el), mean(el) / ksvm_s[[blas]],
+                paste(sprintf("%.3f", er), collapse = ", "), mean(er),
+                paste(vapply(rs, function(r) format(r$m), ""), collapse = ", ")))
+  }
+}
+unlink(shuttle)
 if (big) {
   s <- bench_synth_reg(1e6)
   te <- bench_synth_reg(2e4, seed = 7L)
