@@ -98,6 +98,7 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
 # shortfall (the residual vanished) is topped up by uniform draws from the
 # pool, kept by later calls too.  residual(): the residual diagonal of the
 # kernel on the pool after the last call (its diagonal before any).
+# release(): drop the factor; pivots(m) then serves only m up to the last's.
 rpcholesky_grower <- function(kernel, x, pool_max, nthreads, block = 50L) {
   src <- row_source(x)
   pool <- if (src$n > pool_max) sort(sample.int(src$n, pool_max)) else seq_len(src$n)
@@ -105,10 +106,12 @@ rpcholesky_grower <- function(kernel, x, pool_max, nthreads, block = 50L) {
   storage.mode(xp) <- "double"
   dg <- as.double(kernel_diagonal(kernel, xp))
   state <- NULL
+  released <- FALSE
   chosen <- integer()
   pivots <- function(m) {
     m <- min(m, length(pool))
     if (m <= length(chosen)) return(pool[chosen[seq_len(m)]])
+    if (released) stop("internal: the pivots' factor was released")
     check_memory(list("the factor" = c(length(pool), m),
                       "the candidates' columns" = c(length(pool), block)),
                  "landmarks = \"rpcholesky\"", "m")
@@ -125,7 +128,11 @@ rpcholesky_grower <- function(kernel, x, pool_max, nthreads, block = 50L) {
     pool[chosen]
   }
   list(pivots = pivots, pool = pool, rows = xp, diagonal = dg,
-       residual = function() if (is.null(state)) dg else state$r)
+       residual = function() if (is.null(state)) dg else state$r,
+       release = function() {
+         state <<- NULL
+         released <<- TRUE
+       })
 }
 
 # Recursive ridge leverage score sampling (Musco & Musco 2017, Algorithm 3

@@ -181,6 +181,10 @@ test_that("the grower's pivots are nested, whatever the steps", {
   before <- .Random.seed
   expect_identical(gr$pivots(15L), p40[1:15])
   expect_identical(.Random.seed, before)
+  # released, it serves what it has and refuses more
+  gr$release()
+  expect_identical(gr$pivots(40L), p40)
+  expect_error(gr$pivots(41L), "released")
   # duplicated rows: the shortfall is topped up from the pool and kept
   x <- xr[rep(1:5, 4), ]
   set.seed(4)
