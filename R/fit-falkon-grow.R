@@ -42,7 +42,9 @@ falkon_fit_centres <- function(m, grow, loss, landmarks, train, ntr, centres_at,
 falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kernel, classes,
                                   control, nthreads) {
   order <- if (landmarks %in% c("uniform", "auto")) sample.int(ntr, max_m)
+  first <- NULL   # the probe's uniform centres, the first step's should it lose
   uniform <- function(k) {
+    if (!is.null(first) && k == nrow(first$centres)) return(first)
     list(centres = centres_at(order[seq_len(k)], k), rule = "uniform", nested = TRUE)
   }
   if (landmarks %in% c("kmeans", "leverage")) {
@@ -53,11 +55,13 @@ falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kern
   if (landmarks == "uniform" || (landmarks == "auto" && !classes)) return(uniform)
   seed <- if (landmarks == "auto") get0(".Random.seed", envir = globalenv(), inherits = FALSE)
   grower <- rpcholesky_grower(kernel, train, max(4 * most, 10000), nthreads)
-  if (landmarks == "auto" && !falkon_rpcholesky_wins(grower, start, order, centres_at, kernel,
-                                                     nthreads)) {
-    assign(".Random.seed", seed, envir = globalenv())
-    rm(grower)   # the closure returned need not hold its pool and factor
-    return(uniform)
+  if (landmarks == "auto") {
+    first <- uniform(start)
+    if (!falkon_rpcholesky_wins(grower, start, first$centres, kernel, nthreads)) {
+      assign(".Random.seed", seed, envir = globalenv())
+      rm(grower)   # the closure returned need not hold its pool and factor
+      return(uniform)
+    }
   }
   function(k) {
     if (k > most) return(uniform(k))
@@ -75,7 +79,7 @@ falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kern
 falkon_rpc_most <- 1024L
 
 # Whether k RPCholesky pivots on the grower's pool leave under half the
-# residual trace of the first k uniform centres (order), and those leave at
+# residual trace of k uniform centres (a matrix), and those leave at
 # least 1e-3 of the trace (below that, either approximates the kernel to
 # rounding): the data is clustered or low-dimensional, where RPCholesky's
 # centres stop the growth earlier at equal error
@@ -83,13 +87,13 @@ falkon_rpc_most <- 1024L
 # same 2000 rows of the pool, evenly spaced (the uniform residual, tr(K_PP)
 # - |T^-T K_UP|^2 with T = chol(K_UU) from the fit's own factor, costs k^2
 # a row: on all of Letter's 10000 it was half the probe's 0.1 s).
-falkon_rpcholesky_wins <- function(grower, k, order, centres_at, kernel, nthreads) {
+falkon_rpcholesky_wins <- function(grower, k, centres, kernel, nthreads) {
   grower$pivots(k)
   np <- length(grower$pool)
   at <- unique(round(seq(1, np, length.out = min(np, 2000))))
   total <- sum(grower$diagonal[at])
   rpc <- sum(grower$residual()[at])
-  prep <- falkon_prepare(kernel, centres_at(order[seq_len(k)], k), nthreads)
+  prep <- falkon_prepare(kernel, centres, nthreads)
   kup <- .Call(C_kernel_matrix, prep$code, prep$par, prep$centres,
                grower$rows[at, , drop = FALSE], nthreads)
   uniform <- total - sum(factor_solve(prep$F, kup, 0L, TRUE, nthreads)^2)
