@@ -256,8 +256,12 @@ lines <- c(lines, "## Reading", "",
   sprintf("The Vecchia GP (`%s`) reaches RMSE %.3f in %.0f s (%.0f CPU s), so the target asks for",
           g1, best$rmse, best$elapsed, best$cpu),
   sprintf("RMSE <= %.3f within %.0f s.  **%s**", 1.1 * best$rmse, 0.1 * best$elapsed,
-          if (length(met)) paste("Met by:", paste0("`", md(met), "`", collapse = ", "))
-          else "No fit here meets it: not the defaults, not any setting tried."),
+          if (any(met %in% c(gp0, fk0))) {
+            paste("Met by the default:", paste0("`", md(intersect(met, c(gp0, fk0))), "`", collapse = ", "))
+          } else if (length(met)) {
+            paste("No default meets it (the issue asks it of a default); settings that do:",
+                  paste0("`", md(met), "`", collapse = ", "))
+          } else "No fit here meets it: not the defaults, not any setting tried."),
   "",
   sprintf("- The defaults do not: `rff_gp(x, y)` %s, which at 25 000 rows learns one length", both(gp0)),
   sprintf("  scale per input, and `falkon(x, y)` %s.  With one length scale `rff_gp` is at %s.",
