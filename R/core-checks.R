@@ -328,13 +328,23 @@ format_bytes <- function(bytes) {
 with_seed <- function(seed, expr) {
   if (is.null(seed)) return(expr)
   seed <- check_count(seed, "seed", lower = -.Machine$integer.max)
+  restore <- rng_restorer()
+  on.exit(restore())
+  set.seed(seed)
+  expr
+}
+
+# R's generator state now, as a function that puts it back (and removes a
+# state made since, when there was none): for code whose draws must not
+# change the user's stream.
+rng_restorer <- function() {
   genv <- globalenv()
   had <- exists(".Random.seed", envir = genv, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = genv)
-          else rm(".Random.seed", envir = genv))
-  set.seed(seed)
-  expr
+  function() {
+    if (had) assign(".Random.seed", old, envir = genv)
+    else if (exists(".Random.seed", envir = genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
+  }
 }
 
 # The size of a map: D for random features (2D columns for the pair map),

@@ -351,13 +351,8 @@ falkon_pass_task <- function(raw, i, names, scaling, lite, U, keep_ku, alpha, nt
 # future.batchtools draws from it in this session), so that the fit's draws
 # are those of the in-memory fit under every plan.
 falkon_keep_rng <- function(expr) {
-  genv <- globalenv()
-  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = genv)
-          else if (exists(".Random.seed", envir = genv, inherits = FALSE)) {
-            rm(".Random.seed", envir = genv)
-          })
+  restore <- rng_restorer()
+  on.exit(restore())
   expr
 }
 

@@ -23,10 +23,8 @@ falkon_fit_centres <- function(m, grow, loss, landmarks, train, ntr, centres_at,
   uniform <- landmarks %in% c("uniform", "auto")
   centres <- centres_at(if (uniform && !given) sample.int(ntr, min(m, ntr)), m)
   release()
-  res <- falkon_fit_fixed(kernel, centres, uniform && !given, rows, Y, w, val, lambda, iter, loss,
-                          control, nthreads, n, d)
-  res$landmarks <- if (given) "given" else if (uniform) "uniform" else landmarks
-  res
+  falkon_fit_fixed(kernel, centres, uniform && !given, rows, Y, w, val, lambda, iter, loss,
+                   control, nthreads, n, d)
 }
 
 # The centres of the growth, pick(k): list(centres, rule, nested), where
@@ -53,12 +51,12 @@ falkon_growth_centres <- function(landmarks, max_m, ntr, train, centres_at, kern
   start <- min(control$start_centers, max_m)
   most <- if (landmarks == "auto") min(max_m, falkon_rpc_most) else max_m
   if (landmarks == "uniform" || (landmarks == "auto" && !classes)) return(uniform)
-  seed <- if (landmarks == "auto") get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+  restore_rng <- if (landmarks == "auto") rng_restorer()
   grower <- rpcholesky_grower(kernel, train, max(4 * most, 10000), nthreads)
   if (landmarks == "auto") {
     first <- uniform(start)
     if (!falkon_rpcholesky_wins(grower, start, first$centres, kernel, nthreads)) {
-      assign(".Random.seed", seed, envir = globalenv())
+      restore_rng()
       rm(grower)   # the closure returned need not hold its pool and factor
       return(uniform)
     }

@@ -308,8 +308,9 @@ falkon_centres <- function(centers, xt, kernel, landmarks, scaling, nthreads) {
 }
 
 # The rule that chose the centres, as the fit records it: "given" for a
-# matrix m, else the rule of the centres kept (out$landmarks: "auto" chose
-# one, and a growth may pass from one to the other), else the rule asked for.
+# matrix m, else the rule of the grown centres kept (out$landmarks: "auto"
+# chose one, and a growth may pass from one to the other), else the rule
+# asked for ("auto" fixed centres are uniform ones).
 falkon_landmarks_taken <- function(m, landmarks, out) {
   if (is.matrix(m)) "given" else if (!is.null(out$landmarks)) out$landmarks
   else if (landmarks == "auto") "uniform" else landmarks

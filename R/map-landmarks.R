@@ -25,12 +25,9 @@ kmeanspp_landmarks <- function(kernel, x, m, nthreads) {
 # replaced in place, and a shortfall topped up, by uniform draws from the
 # pool's other rows.  x: a matrix or a row_source().
 pool_landmarks <- function(x, m, pool_max, kernel, pick) {
-  src <- row_source(x)
-  n <- src$n
-  pool <- if (n > pool_max) sort(sample.int(n, pool_max)) else seq_len(n)
-  xp <- src$fetch(pool)
-  storage.mode(xp) <- "double"
-  chosen <- pick(xp, as.double(kernel_diagonal(kernel, xp)))
+  p <- landmark_pool(x, pool_max, kernel)
+  pool <- p$pool
+  chosen <- pick(p$rows, p$diagonal)
   dup <- duplicated(chosen)
   short <- m - length(chosen)
   if (any(dup) || short > 0L) {
@@ -40,6 +37,17 @@ pool_landmarks <- function(x, m, pool_max, kernel, pick) {
     chosen <- c(chosen, extra[sum(dup) + seq_len(short)])
   }
   pool[chosen]
+}
+
+# The pool of the pool-based rules: all rows of x up to pool_max, else a
+# uniform sample of that many (positions, sorted), those rows (double) and
+# the kernel's diagonal there.
+landmark_pool <- function(x, pool_max, kernel) {
+  src <- row_source(x)
+  pool <- if (src$n > pool_max) sort(sample.int(src$n, pool_max)) else seq_len(src$n)
+  xp <- src$fetch(pool)
+  storage.mode(xp) <- "double"
+  list(pool = pool, rows = xp, diagonal = as.double(kernel_diagonal(kernel, xp)))
 }
 
 # Rows as the pool-based rules read them: how many (n), their columns (d),
@@ -100,11 +108,10 @@ rpcholesky_landmarks <- function(kernel, x, m, nthreads, block = 50L) {
 # kernel on the pool after the last call (its diagonal before any).
 # release(): drop the factor; pivots(m) then serves only m up to the last's.
 rpcholesky_grower <- function(kernel, x, pool_max, nthreads, block = 50L) {
-  src <- row_source(x)
-  pool <- if (src$n > pool_max) sort(sample.int(src$n, pool_max)) else seq_len(src$n)
-  xp <- src$fetch(pool)
-  storage.mode(xp) <- "double"
-  dg <- as.double(kernel_diagonal(kernel, xp))
+  p <- landmark_pool(x, pool_max, kernel)
+  pool <- p$pool
+  xp <- p$rows
+  dg <- p$diagonal
   state <- NULL
   released <- FALSE
   chosen <- integer()
