@@ -201,7 +201,7 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, la
       val <- list(x = got$x, Y = chunk_targets(got$y, info$levels, y), w = rep(1, length(got$y)),
                   cls = if (!is.null(info$levels)) match(as.character(got$y), info$levels))
     }
-    ctx$single <- falkon_single(control, ntr, if (is.matrix(m)) nrow(m) else m)
+    ctx$single <- falkon_single(control, ntr, if (is.matrix(m)) nrow(m) else m, ncol(Y))
     rows <- falkon_rows_chunks(ctx)
     centres_at <- function(idx) {   # training rows at positions idx
       g <- split$train[idx]
@@ -282,7 +282,7 @@ falkon_rows_chunks <- function(ctx) {
     if (keep_ku) attr(out, "ku") <- do.call(rbind, acc$ku)
     out
   }
-  list(n = total,
+  list(n = total, single = isTRUE(ctx$single),
        # a chunked fit keeps no fitted values
        carry_scores = function(prep) FALSE,
        pass = function(prep, U = NULL, V = NULL, w = NULL, keep_ku = FALSE) {

@@ -61,7 +61,7 @@ falkon_rows <- function(x, nthreads, block_rows = 0, cache_bytes = 0, single = F
     cache$centres <- prep$centres
     cache$K
   }
-  list(n = n, d = ncol(x),
+  list(n = n, d = ncol(x), single = single,
        # without K_nm cached, the fitted values would cost a kernel
        # evaluation over the rows: a CG path carries them along instead
        # (with the cache they cost one product, less than carrying them)
@@ -321,16 +321,17 @@ falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, 
   }
   if (is.null(mp)) {
     falkon_check_memory(m, NROW(val$x), L, ncol(Y), control, n, d)
-    prep <- falkon_prepare(kernel, centres, nthreads)
+    prep <- falkon_prepare(kernel, centres, nthreads, falkon_jitter(rows$single, lambda, control))
     fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
     return(fit_fn(prep, rows, Y, w, val, lambda, iter, control, nthreads))
   }
   falkon_check_memory(mp, NROW(val$x), L, ncol(Y), control, n, d)
   falkon_check_memory(m, NROW(val$x), 1L, ncol(Y), control, n, d)
-  prep <- falkon_prepare(kernel, centres[seq_len(mp), , drop = FALSE], nthreads)
+  prep <- falkon_prepare(kernel, centres[seq_len(mp), , drop = FALSE], nthreads,
+                         falkon_jitter(rows$single, lambda, control))
   first <- falkon_fit_squared(prep, rows, Y, w, val, lambda, iter, control, nthreads)
   prep <- NULL   # its factors go before the full one is allocated
-  prep <- falkon_prepare(kernel, centres, nthreads)
+  prep <- falkon_prepare(kernel, centres, nthreads, falkon_jitter(rows$single, lambda, control))
   alpha0 <- rbind(first$alpha, matrix(0, m - mp, ncol(first$alpha)))
   # the largest candidate is a choice m / 4 centres could not make (too few for any less
   # penalty): the fit on all m then goes on down the candidates from it, one factor at a

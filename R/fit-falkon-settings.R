@@ -75,21 +75,28 @@
 #'   candidate whose held-out error does not improve.
 #'   `factor_bytes = 0` always fits them one after another.
 #' @param precision `"double"`, `"single"` or `"auto"`: whether the kernel
-#'   blocks (and the cached \eqn{K_{nm}}) are stored in single precision, the
-#'   passes' products then running in double on those values (the same float
-#'   kernel matrix in every pass).  The preconditioner's Cholesky factors, the
-#'   conjugate-gradient vectors and everything returned stay double.  In single
-#'   precision `cache_bytes` holds twice the entries.  `"auto"` chooses
-#'   single precision when \eqn{K_{nm}} fits the cache only in single
-#'   precision (the passes then read it instead of evaluating the kernel)
-#'   and no candidate \eqn{\lambda} is below \eqn{10^{-7}}; otherwise double:
-#'   for small fits, for fits cached either way (the float cache saves memory,
-#'   not time: its passes cost up to 30 % more CPU) and for ill-conditioned
-#'   ones (a tiny \eqn{\lambda}, as the default candidates' \eqn{10^{-8}}: on
-#'   the Letter split single precision lost 0.43 points of accuracy there,
-#'   nothing on seven other sets at \eqn{10^{-6}} and above).  The
-#'   measurements are in bench/investigations/falkon-precision.md.  Results are identical for any
-#'   thread count, block size and chunking at a given precision.
+#'   blocks (and the cached \eqn{K_{nm}}) are stored in single precision.  A
+#'   pass with more than 8 right-hand sides then multiplies in float (the
+#'   coefficients and the pass's intermediate rounded to float, float sums of
+#'   256 terms added in double), twice the multiply-adds an instruction; with
+#'   fewer it runs double products on the float values.  With a candidate
+#'   \eqn{\lambda} below \eqn{10^{-7}} the centres' factor takes float's
+#'   machine epsilon as its jitter (\eqn{2^{-23} m}, against
+#'   \eqn{10^{-13} m} in double, as FALKON does in float): the factor's
+#'   inverse would otherwise magnify the kernel's rounding where
+#'   \eqn{\lambda} no longer damps it.  The preconditioner's Cholesky
+#'   factors, the conjugate-gradient vectors and everything returned stay
+#'   double.  In single precision `cache_bytes` holds twice the entries.
+#'   `"auto"` chooses single precision with more than 8 classes and
+#'   \eqn{n m \ge 10^7} (Letter: 0.59 of double's time, accuracy 0.9637
+#'   against 0.9635), and where \eqn{K_{nm}} fits the cache only in single
+#'   precision (the passes then read it instead of evaluating the kernel) and
+#'   no candidate \eqn{\lambda} is below \eqn{10^{-7}}; otherwise double:
+#'   small fits, and fits with few classes or a regression, whose passes
+#'   gain nothing from float values under double products (on two-class
+#'   synth_class_1e5 the float jitter cost 0.36 points).  The measurements
+#'   are in bench/investigations/falkon-precision.md.  Results are identical
+#'   for any thread count, block size and chunking at a given precision.
 #' @param loo_rows With the squared loss, `lambda` and `iter` both `"auto"`
 #'   and no `tune`, a fit on at most this many rows chooses \eqn{\lambda} by
 #'   exact leave-one-out over all its rows and solves its system exactly,
@@ -166,22 +173,26 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
                                      "tune_objective"))
 }
 
-# Whether a fit on n training rows with at most m centres stores its kernel blocks in
-# float (falkon_control(precision)): "single" always, "double" never, "auto" when K_nm
-# fits the cache only in float (then the passes read it instead of evaluating the kernel)
-# and no candidate lambda is below 1e-7 (the rule's evidence in falkon_control()'s
-# documentation and bench/investigations/falkon-precision.md: Letter at lambda = 1e-8 lost 0.43 points in
-# float, the sets at 1e-6 and above nothing; with K_nm cached either way, the float
-# cache's passes cost 0-30 % more CPU, not less).
-falkon_single <- function(control, n, m) {
+# Whether a fit on n training rows with at most m centres and 'columns' targets (classes,
+# or 1) stores its kernel blocks in float (falkon_control(precision)): "single" always,
+# "double" never; "auto" where it pays and loses nothing measured
+# (bench/investigations/falkon-precision.md): with more than 8 classes and n m >= 10^7
+# (every pass multiplies in float, bochner_falkon_float_products() in src/falkon.h:
+# Letter in 0.59 of double's time, +0.02 points), or where K_nm fits the cache only in
+# float (the passes then read it instead of evaluating the kernel) and no candidate
+# lambda is below 1e-7.  Elsewhere the float cache's passes run double chains and saved
+# no time, and on synth_class_1e5 (two classes) single lost 0.36 points.
+falkon_single <- function(control, n, m, columns = 1L) {
   precision <- if (is.null(control$precision)) "auto" else control$precision
   if (precision != "auto") return(precision == "single")
   budget <- min(control$cache_bytes, memory_limit() / 4)
   entries <- as.double(n) * m
-  8 * entries > budget && 4 * entries <= budget &&
-    min(control$lambdas) >= falkon_single_min_lambda
+  (columns > 8 && entries >= falkon_single_min_entries) ||
+    (8 * entries > budget && 4 * entries <= budget &&
+       min(control$lambdas) >= falkon_single_min_lambda)
 }
 falkon_single_min_lambda <- 1e-7
+falkon_single_min_entries <- 1e7
 
 # The user's control (a list, falkon_control()'s or partial) checked and
 # completed, with the leave-one-out grid it implies (falkon_loo_grid()).

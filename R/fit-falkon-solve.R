@@ -13,7 +13,25 @@
 # Relative jitter of the centres' Gram matrix: T = chol(K_mm + eps m d I),
 # d the mean of K_mm's diagonal (1 for the shift-invariant kernels), as in
 # the FALKON reference code (eps m I, eps about 1e-13 in double precision).
+# A fit whose K_nm is float (falkon_single()) with a candidate lambda below
+# 1e-7 takes float's machine epsilon, 2^-23 (falkon_jitter()): T^-1
+# multiplies K_nm's rounding (6e-8 an entry) by up to 1 / sqrt(eps m), and
+# at 1e-13 that noise, in K_mm's smallest directions, is what a penalty of
+# 1e-8 no longer holds down (Letter lost 0.43 points; at 2^-23 it gained
+# 0.02: bench/investigations/falkon-precision.md).  At larger lambdas the
+# penalty does, and the jitter of double precision keeps single's fit
+# within 1e-4 of double's (tests/testthat/test-falkon-single.R).  FALKON's
+# float default is 1e-5, its benchmark scripts use 1e-6 and 1e-7.
 falkon_eps <- 1e-13
+falkon_eps_single <- 2^-23
+
+# The jitter of a fit on float (single) or double K_nm solving for the
+# candidate penalties 'lambdas' ("auto": the control's).
+falkon_jitter <- function(single, lambdas, control) {
+  if (identical(lambdas, "auto")) lambdas <- control$lambdas
+  if (isTRUE(single) && min(lambdas) < falkon_single_min_lambda) falkon_eps_single
+  else falkon_eps
+}
 
 # The centres' factor and what every pass needs: list(centres (m x d),
 # code, par (the resolved kernel's C parameters), kernel, m, F).  F is the
@@ -21,11 +39,11 @@ falkon_eps <- 1e-13
 # and owned by C, that holds T (upper, T'T = K_mm + shift I, K_mm computed
 # straight into it, the shift raised until the factorisation succeeds) and
 # the A of the last falkon_precond() in its lower half.  'kernel' must be
-# resolved (no bandwidth rule left).
-falkon_prepare <- function(kernel, centres, nthreads) {
+# resolved (no bandwidth rule left).  eps: the jitter (falkon_jitter()).
+falkon_prepare <- function(kernel, centres, nthreads, eps = falkon_eps) {
   code <- kernel_code(kernel)
   par <- kernel_parameters(kernel)
-  F <- .Call(C_falkon_factor, centres, code, par, falkon_eps, nthreads)
+  F <- .Call(C_falkon_factor, centres, code, par, eps, nthreads)
   if (isFALSE(F)) {
     stop_arg("kernel", "gives non-finite values on the centres: scale the data or change ",
              "the kernel's parameters")

@@ -379,7 +379,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
     split <- falkon_split(n, lambda, iter, control)
     xt <- if (length(split$valid)) xs[split$train, , drop = FALSE] else xs
     rows <- falkon_rows(xt, nthreads, control$block_rows, control$cache_bytes,
-                        single = falkon_single(control, nrow(xt), m_most))
+                        single = falkon_single(control, nrow(xt), m_most, ncol(resp$Y)))
     Y <- resp$Y[split$train, , drop = FALSE]
     wt <- w[split$train]
     val <- falkon_heldout(xs, resp, w, split$valid)

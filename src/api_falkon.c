@@ -358,9 +358,20 @@ static void fold_flush(fold_state *f, int last, SEXP *tail)
                                            kb, 1);
         bochner_stop_on_status(status, "falkon_pass_fold");
         double *leaf = (double *) R_alloc((size_t) f->m * (size_t) f->k, sizeof(double));
-        /* single precision: the kernel rows rounded to float, as the pass's */
-        if (f->single) bochner_round_float(kb, (R_xlen_t) rows * f->m);
-        bochner_falkon_group_leaf(kb, rows, p->t, f->G, rows, f->k, f->sym, 0, f->m, leaf, f->m);
+        if (bochner_falkon_float_products(f->single, f->k, f->sym)) {
+            /* the pass's float product: K_g and T_g in float, sgemm.c's chains */
+            float *kf = (float *) R_alloc((size_t) rows * (size_t) f->m, sizeof(float));
+            float *tf = (float *) R_alloc((size_t) rows * (size_t) f->k, sizeof(float));
+            bochner_to_float(kb, (R_xlen_t) rows * f->m, kf);
+            for (int j = 0; j < f->k; j++)
+                bochner_to_float(p->t + (ptrdiff_t) j * f->G, rows, tf + (ptrdiff_t) j * rows);
+            bochner_sgemm_tn(kf, rows, tf, rows, f->m, f->k, rows, leaf, f->m, 0);
+        } else {
+            /* single precision: the kernel rows rounded to float, as the pass's */
+            if (f->single) bochner_round_float(kb, (R_xlen_t) rows * f->m);
+            bochner_falkon_group_leaf(kb, rows, p->t, f->G, rows, f->k, f->sym, 0, f->m, leaf,
+                                      f->m);
+        }
         fold_push(f, 0, p->group, leaf);
     } else if (!f->started && isNull(VECTOR_ELT(f->held, 0))) {
         SET_VECTOR_ELT(f->held, 0, piece_sexp(p->x, f->G, p->t, f->G, p->group,

@@ -49,16 +49,18 @@
  * double entries rounded, and each evaluated block is rounded in place, so
  * the cached and evaluated passes still agree bit for bit.  With at most 8
  * right-hand sides a cached block is read in place by gemm.c's _xf kernels
- * (the double kernels' chains on the widened entries), otherwise widened
- * into a block of double scratch; either way the passes run the double
- * products above on it: every pass applies the same operator, the
- * float-rounded kernel matrix, exactly as a double fit on a kernel perturbed
- * by 6e-8 relative an entry.  Products in float (sgemm.c) were tried first:
- * their rounding differs from pass to pass, and CG drifted from the double
- * fit by 8e-4 relative in its predictions at lambda = 1e-3 with 50 centres
- * (2e-6 at 1e-2; 0.2 at 1e-6), against 2e-4 and 1e-8 and 6e-3 with the
- * double products on the rounded matrix (bench/investigations/falkon-precision.md).  The float
- * scratch, the identities above and the trees are otherwise unchanged. */
+ * (the double kernels' chains on the widened entries), an evaluated one
+ * rounded in place: every pass applies the same operator, the float-rounded
+ * kernel matrix, exactly as a double fit on a kernel perturbed by 6e-8
+ * relative an entry.  With more (bochner_falkon_float_products(), falkon.h)
+ * the products are float: U and each T rounded to float, K_b U and each
+ * leaf K_g' T_g by sgemm.c's chains (float K-blocks of 256 summed in
+ * double), which depend on no block, tile or thread, so the identities
+ * above hold.  There the passes are compute-bound (Letter: 26 columns) and
+ * float does twice the multiply-adds an instruction.  Their rounding differs
+ * from pass to pass; at tiny lambda the factor's jitter for float
+ * (R/fit-falkon-solve.R) keeps CG from amplifying it (Letter at 1e-8: the
+ * double fit's accuracy, bench/investigations/falkon-precision.md). */
 #include "bochner.h"
 #include "falkon.h"
 #include <string.h>
@@ -205,7 +207,8 @@ R_xlen_t bochner_falkon_group_end(R_xlen_t g, R_xlen_t G, R_xlen_t total)
  * complete groups (in order) on its own copy of the stack's metadata. */
 typedef struct {
     const double *kb, *tb;
-    const float *kf;                /* a float block read in place (k <= 8): kb NULL */
+    const float *kf;                /* a float block: read in place (k <= 8) or, with tf, */
+    const float *tf;                /* multiplied in float by T in float (rows x k) */
     ptrdiff_t ldk;
     int rows, m, k, tile, ngroups, sym;
     const int *goff, *grows;        /* the groups' offsets in the block and rows */
@@ -248,7 +251,11 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
     int i0 = (int) t * p->tile, mr = p->m - i0 < p->tile ? p->m - i0 : p->tile;
     tree_meta meta = *p->meta;
     for (int g = 0; g < p->ngroups; g++) {
-        if (p->kf)      /* group_leaf's dot products, Kg float (gemm.c: the same chains) */
+        if (p->tf)      /* float products (bochner_falkon_float_products()) */
+            bochner_sgemm_tn(p->kf + p->goff[g] + (ptrdiff_t) i0 * p->ldk, p->ldk,
+                             p->tf + p->goff[g], p->rows, mr, p->k, p->grows[g],
+                             p->val[meta.len] + i0, p->m, 0);
+        else if (p->kf) /* group_leaf's dot products, Kg float (gemm.c: the same chains) */
             bochner_dot_tn_xf(p->kf + p->goff[g] + (ptrdiff_t) i0 * p->ldk, p->ldk,
                               p->tb + p->goff[g], p->rows, mr, p->k, p->grows[g],
                               p->val[meta.len] + i0, p->m);
@@ -260,14 +267,14 @@ static void group_tile(void *ctx, R_xlen_t t, int thread)
 }
 
 static void group_update(const double *kb, const float *kf, ptrdiff_t ldk, const double *tb,
-                         int rows, int ngroups, const int *goff, const int *grows,
+                         const float *tf, int rows, int ngroups, const int *goff, const int *grows,
                          const R_xlen_t *gidx, pass_state *st, int nthreads)
 {
     int m = st->m, k = st->k;
     int tile = (m + 3) / 4;
     tile = (tile + 23) / 24 * 24;          /* whole 24-row micro-panels */
     if (tile > 240) tile = 240;
-    group_job p = {kb, tb, kf, ldk, rows, m, k, tile, ngroups, st->sym, goff, grows, gidx,
+    group_job p = {kb, tb, kf, tf, ldk, rows, m, k, tile, ngroups, st->sym, goff, grows, gidx,
                    &st->meta, st->val};
     bochner_parallel_blocks((m + tile - 1) / tile,
                             bochner_threads_for(nthreads, (double) rows * m * k), 1 << 20,
@@ -321,10 +328,12 @@ static int is_identity(const double *U, int m, int k)
 typedef struct {
     const bochner_kernel_against *ka;
     const double *x, *U, *V, *w;
+    const float *Uf;          /* U in float, for float products (else NULL) */
     R_xlen_t n, row0, G, g0, total;
     int d, m, k, wcols, single;
     double *ku;
-    double *scratch;          /* per thread: group_scratch(), then T_g (G x k) */
+    double *scratch;          /* per thread: group_scratch(), then T_g (G x k), then with
+                               * float products K_g and T_g in float */
     size_t per_thread;
     double *leaves;           /* per task: m x k */
 } group_eval_job;
@@ -380,6 +389,16 @@ static void group_eval(void *ctx, R_xlen_t t, int thread)
     double *scratch = p->scratch + (size_t) thread * p->per_thread;
     double *kg = group_kernel_rows(p->ka, p->x, p->n, i0, rows, m, p->d, scratch);
     double *tg = scratch + group_scratch(rows, m, p->d);
+    if (p->Uf) {
+        /* float products: K_g and T_g rounded to float, the chains of sgemm.c */
+        float *kf = (float *) (tg + (size_t) p->G * (size_t) k), *tf = kf + (size_t) rows * m;
+        bochner_to_float(kg, (R_xlen_t) rows * m, kf);
+        bochner_sgemm(kf, rows, p->Uf, m, rows, k, m, tg, rows, 0);
+        finish_t(tg, rows, k, 1, p->ku, p->V, p->w, p->wcols, i0, p->n);
+        bochner_to_float(tg, (R_xlen_t) rows * k, tf);
+        bochner_sgemm_tn(kf, rows, tf, rows, m, k, rows, p->leaves + (size_t) t * m * k, m, 0);
+        return;
+    }
     if (p->single) bochner_round_float(kg, (R_xlen_t) rows * m);
     if (p->U) bochner_gemm(kg, rows, p->U, m, rows, k, m, tg, rows, 0);
     finish_t(tg, rows, k, p->U != NULL, p->ku, p->V, p->w, p->wcols, i0, p->n);
@@ -391,14 +410,15 @@ static void group_eval(void *ctx, R_xlen_t t, int thread)
 static void groups_evaluated(const kernel_blocks *kbs, const double *x, R_xlen_t n, int d,
                              const double *U, const double *V, const double *w, int wcols,
                              int k, double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t G,
-                             R_xlen_t g_lo, R_xlen_t g_hi, int single, int nthreads,
-                             pass_state *st)
+                             R_xlen_t g_lo, R_xlen_t g_hi, int single, const float *Uf,
+                             int nthreads, pass_state *st)
 {
     int m = st->m;
     const int per = 4;                       /* tasks per thread and region */
     R_xlen_t batch = (R_xlen_t) per * nthreads;
     size_t per_thread = group_scratch(G, m, d) + (size_t) G * (size_t) k;
-    group_eval_job p = {&kbs->k, x, U, V, w, n, row0, G, 0, total, d, m, k, wcols, single, ku,
+    if (Uf) per_thread += ((size_t) G * ((size_t) m + (size_t) k) + 1) / 2;   /* floats */
+    group_eval_job p = {&kbs->k, x, U, V, w, Uf, n, row0, G, 0, total, d, m, k, wcols, single, ku,
                         (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
                         per_thread,
                         (double *) R_alloc((size_t) batch * m * (size_t) k, sizeof(double))};
@@ -505,7 +525,20 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
      * its product and dot products (gemm.c's _xf kernels) are the double kernels' chains
      * on the widened entries, the same doubles for half the bytes streamed */
     const int inplace = kcf && k <= 8 && !ident;
-    double *kbd = kcf && !inplace
+    /* with many right-hand sides the products themselves are float (see
+     * bochner_falkon_float_products()): U, each T and each block not cached in float
+     * rounded to float, K_b U and K_g' T_g by sgemm.c's chains */
+    const int fp = bochner_falkon_float_products(single, k, st->sym);
+    float *Uf = NULL, *kbf = NULL, *tbf = NULL;
+    if (fp) {
+        if (U && !ident) {
+            Uf = (float *) R_alloc((size_t) m * (size_t) k, sizeof(float));
+            bochner_to_float(U, (R_xlen_t) m * k, Uf);
+        }
+        if (!kcf) kbf = (float *) R_alloc((size_t) most_rows * (size_t) m, sizeof(float));
+        tbf = (float *) R_alloc((size_t) most_rows * (size_t) k, sizeof(float));
+    }
+    double *kbd = kcf && !inplace && !fp
                   ? (double *) R_alloc((size_t) most_rows * (size_t) m, sizeof(double)) : NULL;
     R_xlen_t gmax = nb / G + 1;
     double *tb = (double *) R_alloc((size_t) most_rows * (size_t) k, sizeof(double));
@@ -521,16 +554,38 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
     for (int seg = 0; seg < (by_group ? 2 : 1); seg++) {
         if (seg == 1)
             groups_evaluated(&p, x, n, d, U, V, w, wcols, k, ku, row0, total, G, g_lo, g_hi,
-                             single, nthreads, st);
+                             single, Uf, nthreads, st);
         for (R_xlen_t r = seg_lo[seg]; r < seg_hi[seg];) {
             R_xlen_t r_end = (r / nb + 1) * nb;
             if (r_end > seg_hi[seg]) r_end = seg_hi[seg];
             R_xlen_t i0 = r - row0;
             int rows = (int) (r_end - r);
             const double *kb = NULL;
-            const float *kf = inplace ? kcf + i0 : NULL;
+            const float *kf = inplace || (fp && kcf) ? kcf + i0 : NULL;
             ptrdiff_t ldk = (ptrdiff_t) n;
-            if (inplace) {
+            if (fp) {
+                if (!kcf) {         /* the block in double (cached or evaluated), in float */
+                    const double *src = kc ? kc + i0 : NULL;
+                    if (!kc) {
+                        p.nb = rows;
+                        int got, status = kernel_block(&p, i0, &got, NULL, 0);
+                        if (status != BOCHNER_OK) return status;
+                        src = p.kb;
+                        ldk = rows;
+                    }
+                    for (int j = 0; j < m; j++)
+                        bochner_to_float(src + (ptrdiff_t) j * ldk, rows, kbf + (ptrdiff_t) j * rows);
+                    kf = kbf;
+                    ldk = rows;
+                }
+                if (ident) {        /* T = K_b itself, widened: the same values */
+                    for (int j = 0; j < k; j++)
+                        for (int i = 0; i < rows; i++)
+                            tb[i + (ptrdiff_t) j * rows] = kf[i + (ptrdiff_t) j * ldk];
+                } else if (U) {
+                    bochner_sproduct(0, kf, ldk, Uf, m, rows, k, m, tb, rows, 0, 0, nthreads);
+                }
+            } else if (inplace) {
                 /* read in place below */
             } else if (kcf) {
                 bochner_widen_float(kcf + i0, (ptrdiff_t) n, rows, m, kbd, rows, nthreads);
@@ -547,7 +602,7 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
                 kb = p.kb;
                 ldk = rows;
             }
-            if (U) {
+            if (U && !fp) {
                 if (ident) {
                     /* U = I (the pass that forms H = K_nm' W K_nm): K_b I is K_b itself,
                      * the same doubles as the product (each entry K_ij plus zeros), for
@@ -562,6 +617,7 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
                 }
             }
             finish_t(tb, rows, k, U != NULL, ku, V, w, wcols, i0, n);
+            if (fp) bochner_to_float(tb, (R_xlen_t) rows * k, tbf);
             piece_copy(&st->head, r, rows, x, n, d, row0, tb, k);
             piece_copy(&st->tail, r, rows, x, n, d, row0, tb, k);
             /* the complete groups of the block */
@@ -572,7 +628,7 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
                 grows[ng] = (int) (bochner_falkon_group_end(s / G, G, total) - s);
                 gidx[ng++] = s / G;
             }
-            if (ng) group_update(kb, kf, ldk, tb, rows, ng, goff, grows, gidx, st, nthreads);
+            if (ng) group_update(kb, kf, ldk, tb, fp ? tbf : NULL, rows, ng, goff, grows, gidx, st, nthreads);
             R_CheckUserInterrupt();
             r = r_end;
         }

@@ -44,6 +44,18 @@ void bochner_falkon_tree_push(tree_meta *t, int level, R_xlen_t index, double **
                               int k, int i0, int mr);
 void bochner_falkon_group_leaf(const double *kg, ptrdiff_t ldk, const double *tg, ptrdiff_t ldt,
                        int rows, int k, int sym, int i0, int mr, double *leaf, ptrdiff_t ldl);
+
+/* Whether a single-precision pass multiplies in float (sgemm.c: float K-blocks of 256
+ * summed in double) rather than running the double chains on the float kernel values:
+ * with more than 8 right-hand sides and not the H pass.  There the products are
+ * compute-bound, and float's multiply-adds are twice as many per instruction; with few
+ * columns the pass is bound by K_nm's bytes, already halved.  Every place that forms a
+ * T or a leaf (falkon.c's passes, api_falkon.c's fold) asks this one rule, so a cached,
+ * an evaluated and a chunked pass agree bit for bit. */
+static inline int bochner_falkon_float_products(int single, int k, int sym)
+{
+    return single && k > 8 && !sym;
+}
 int bochner_falkon_pass(int code, const double *par, int npar, const double *x, R_xlen_t n,
                        int d, const double *c, int m, const double *kc, const float *kcf,
                        const double *U, const double *V, const double *w, int wcols, int k,

@@ -1,8 +1,9 @@
 # falkon() in single precision (falkon_control(precision), src/falkon.c): K_nm stored in
-# float (the cache and every evaluated kernel block rounded to float), the passes' products
-# run on those values in double.  At a given precision the results are identical for any
-# thread count, block size, cache and chunking; on small well-conditioned problems the
-# predictions agree with double's to 1e-4 relative.
+# float (the cache and every evaluated kernel block rounded to float); with at most 8
+# right-hand sides the passes' products run on those values in double, with more in float
+# (sgemm.c).  At a given precision the results are identical for any thread count, block
+# size, cache and chunking; on small well-conditioned problems the predictions agree with
+# double's to 1e-4 relative.
 
 single_pass <- function(x, C, ker, U, V = NULL, w = NULL, K = NULL, single = TRUE, block = 0,
                         nth = 1L, keep = TRUE) {
@@ -49,11 +50,22 @@ test_that("a single-precision pass is the double pass on the float-rounded kerne
   expect_identical(single_pass(x, C, ker, diag(m), w = w, K = Kf, block = 1100, nth = 2L,
                                keep = FALSE), H)
   expect_error(single_pass(x, C, ker, U, K = Kf[-1]), "'K'")
-  # more than 8 right-hand sides: the cache widened block by block, the same doubles
+  # more than 8 right-hand sides: the products in float (U and T rounded, sgemm.c's
+  # float K-blocks of 256 summed in double), the same doubles from the float cache or an
+  # evaluated pass, any block and thread count; within sgemm.c's bound (1.6e-5 of the
+  # sum of the absolute products) of the plain-R products of the rounded operands
   U12 <- matrix(rnorm(m * 12), m)
   s12 <- single_pass(x, C, ker, U12, w = w)
   expect_identical(single_pass(x, C, ker, U12, w = w, K = Kf, block = 900, nth = 2L), s12)
-  expect_identical(single_pass(x, C, ker, U12, w = w, K = Kr, single = FALSE), s12)
+  expect_identical(single_pass(x, C, ker, U12, w = w, block = 300, nth = 2L), s12)
+  U12f <- f32(U12)
+  expect_lte(max(abs(s12[[2]] - Kr %*% U12f) / (abs(Kr) %*% abs(U12f))), 1.6e-5)
+  Tf <- f32(w * s12[[2]])
+  expect_lte(max(abs(s12[[1]] - crossprod(Kr, Tf)) / crossprod(abs(Kr), abs(Tf))), 1.6e-5)
+  # so it differs from the double chains on the rounded matrix by float's rounding only
+  d12 <- single_pass(x, C, ker, U12, w = w, K = Kr, single = FALSE)
+  expect_false(identical(d12, s12))
+  expect_lt(max(abs(s12[[1]] - d12[[1]])) / max(abs(d12[[1]])), 1e-5)
 })
 
 test_that("the float cache read in place equals the evaluated pass on every path", {
@@ -84,18 +96,21 @@ test_that("the single-precision pass in parts, folded in order, is the pass over
   x <- matrix(rnorm(n * 3), n); C <- x[sample(n, m), ]
   ker <- laplace_kernel(2)
   code <- bochner:::kernel_code(ker); par <- bochner:::kernel_parameters(ker)
-  U <- matrix(rnorm(m * 2), m); w <- runif(n)
-  one <- single_pass(x, C, ker, U, w = w, keep = FALSE)
-  part <- function(r, single = TRUE)
-    .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U, NULL, w[r], 0,
-          FALSE, 2L, as.double(r[1] - 1), n, single)
-  for (cuts in list(c(1000, 1030), c(1, 2047, 2049, 3000), sort(sample(n - 1, 9)))) {
-    b <- c(0, cuts, n)
-    st <- NULL
-    for (i in seq_len(length(b) - 1L)) {
-      st <- .Call(bochner:::C_falkon_pass_fold, st, part((b[i] + 1):b[i + 1]), n, C, code, par)
+  w <- runif(n)
+  # 2 columns: double chains on the float kernel; 10: float products
+  for (U in list(matrix(rnorm(m * 2), m), matrix(rnorm(m * 10), m))) {
+    one <- single_pass(x, C, ker, U, w = w, keep = FALSE)
+    part <- function(r, single = TRUE)
+      .Call(bochner:::C_falkon_knm_part, x[r, , drop = FALSE], C, code, par, U, NULL, w[r], 0,
+            FALSE, 2L, as.double(r[1] - 1), n, single)
+    for (cuts in list(c(1000, 1030), c(1, 2047, 2049, 3000), sort(sample(n - 1, 9)))) {
+      b <- c(0, cuts, n)
+      st <- NULL
+      for (i in seq_len(length(b) - 1L)) {
+        st <- .Call(bochner:::C_falkon_pass_fold, st, part((b[i] + 1):b[i + 1]), n, C, code, par)
+      }
+      expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
     }
-    expect_identical(.Call(bochner:::C_falkon_pass_finish, st, NULL), one)
   }
   # parts of the two precisions do not fold together
   expect_error(.Call(bochner:::C_falkon_pass_fold, part(1:1500), part(1501:n, FALSE), n, C,
@@ -125,6 +140,23 @@ test_that("single-precision fits: identical for any threads, blocks, cache and c
                control = falkon_control(precision = "single"), scale = FALSE)
   expect_identical(fc$alpha, fm$alpha)
   expect_identical(predict(fc, xt), predict(fm, xt))
+  # ten classes: every pass multiplies in float; again the same fit every way
+  yc <- cut(x[, 1] + x[, 2] * x[, 3], quantile(x[, 1] + x[, 2] * x[, 3], 0:10 / 10),
+            include.lowest = TRUE, labels = letters[1:10])
+  fit10 <- function(nthreads = 1L, ...)
+    falkon(x, yc, m = 150, lambda = 1e-4, iter = 10, seed = 6, nthreads = nthreads,
+           control = falkon_control(precision = "single", ...))
+  a <- fit10()
+  pa <- predict(a, xt, type = "decision")
+  expect_identical(predict(fit10(2L, block_rows = 700), xt, type = "decision"), pa)
+  expect_identical(predict(fit10(1L, cache_bytes = 0), xt, type = "decision"), pa)
+  dc <- data.frame(x, y = yc)
+  ch <- data_chunks(list(dc[1:1100, ], dc[1101:n, ]))
+  fc <- falkon(ch, y = "y", m = a$centres, lambda = 1e-4, iter = 10, seed = 6, nthreads = 2L,
+               control = falkon_control(precision = "single"), scale = FALSE)
+  fm <- falkon(x, yc, m = a$centres, lambda = 1e-4, iter = 10, seed = 6, nthreads = 1L,
+               control = falkon_control(precision = "single"), scale = FALSE)
+  expect_identical(fc$alpha, fm$alpha)
 })
 
 test_that("on small problems single precision's predictions agree with double's to 1e-4", {
@@ -134,8 +166,11 @@ test_that("on small problems single precision's predictions agree with double's 
   xt <- matrix(rnorm(500 * 5), 500)
   yr <- sin(x[, 1]) + x[, 2]^2 / 3 + rnorm(n, sd = 0.1)
   yc <- factor(ifelse(x[, 1] + x[, 2]^2 > 1, "a", ifelse(x[, 3] > 0, "b", "c")))
+  s10 <- x[, 1] + x[, 2] * x[, 3]
+  y10 <- cut(s10, quantile(s10, 0:10 / 10), include.lowest = TRUE, labels = letters[1:10])
+  # ten classes: the passes multiply in float (2e-5 here; 2e-4 at lambda = 1e-4)
   for (case in list(list(yr, 1e-3, 300), list(yr, 1e-4, 300), list(yr, 1e-2, 50),
-                    list(yc, 1e-3, 200))) {
+                    list(yc, 1e-3, 200), list(y10, 1e-3, 200))) {
     f <- function(p) falkon(x, case[[1]], m = case[[3]], lambda = case[[2]], iter = 20,
                             seed = 5, control = falkon_control(precision = p))
     s <- f("single"); d <- f("double")
@@ -153,8 +188,9 @@ test_that("falkon_control(precision) and the rule of 'auto'", {
   single <- bochner:::falkon_single
   expect_true(single(falkon_control(precision = "single"), 100, 10))
   expect_false(single(falkon_control(precision = "double"), 1e7, 1e4))
-  # auto: single only when K_nm fits the cache in float and not in double, and no lambda
-  # is below 1e-7 (the default candidates reach 1e-8); the memory limit set, not read
+  # auto: single with more than 8 classes and n m >= 10^7 (the passes multiply in float),
+  # or when K_nm fits the cache in float and not in double and no lambda is below 1e-7
+  # (the default candidates reach 1e-8); the memory limit set, not read
   old <- options(bochner.max_bytes = 64e9)
   on.exit(options(old))
   ctl <- falkon_control(lambdas = c(1e-3, 1e-5), cache_bytes = 1e9)
@@ -163,6 +199,15 @@ test_that("falkon_control(precision) and the rule of 'auto'", {
   expect_false(single(ctl, 1e5, 4000))           # not cached either way
   expect_false(single(falkon_control(cache_bytes = 1e9), 1e5, 2000))   # lambda 1e-8
   expect_false(single(falkon_control(lambdas = 1e-4), 1000, 100))
+  expect_true(single(falkon_control(), 12600, 2958, 26))     # Letter
+  expect_false(single(falkon_control(), 12600, 2958, 8))
+  expect_false(single(falkon_control(), 2000, 1000, 26))      # small
+  expect_false(single(falkon_control(precision = "double"), 12600, 2958, 26))
+  # the jitter: float's epsilon for float K_nm with a candidate lambda below 1e-7
+  jitter <- bochner:::falkon_jitter
+  expect_identical(jitter(TRUE, "auto", falkon_control()), 2^-23)
+  expect_identical(jitter(TRUE, c(1e-4, 1e-6), falkon_control()), 1e-13)
+  expect_identical(jitter(FALSE, "auto", falkon_control()), 1e-13)
   # an old control list without the entry is "auto"
   ctl$precision <- NULL
   expect_true(single(ctl, 1e5, 2000))
