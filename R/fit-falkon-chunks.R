@@ -218,6 +218,7 @@ falkon_fit_chunked <- function(ctx, fk, n, info, y, m, grow, loss, landmarks, la
     }
     res <- falkon_fit_centres(m, grow, loss, landmarks, train, ntr, given, function() NULL,
                               kernel, rows, Y, wt, val, fk$lambda, iter, control, nthreads)
+    res$precision <- if (rows$single) "single" else "double"
     res$calibration <- falkon_calibrate(res, val, info$levels)
     if (is.null(res$calibration) && loss == "squared" && !is.null(info$levels)) {
       res$calibration <- falkon_calibrate_training(res, ntr, function(idx) {

@@ -316,22 +316,22 @@ falkon_fit_fixed <- function(kernel, centres, uniform, rows, Y, w, val, lambda, 
                              control, nthreads, n = 0, d = 0) {
   m <- nrow(centres)
   L <- if (identical(lambda, "auto")) length(control$lambdas) else length(lambda)
+  eps <- falkon_jitter(rows$single, lambda, control, ncol(Y))
   mp <- if (loss == "squared" && uniform && identical(lambda, "auto") && !is.null(val)) {
     falkon_pilot_size(m, L, control)
   }
   if (is.null(mp)) {
     falkon_check_memory(m, NROW(val$x), L, ncol(Y), control, n, d)
-    prep <- falkon_prepare(kernel, centres, nthreads, falkon_jitter(rows$single, lambda, control))
+    prep <- falkon_prepare(kernel, centres, nthreads, eps)
     fit_fn <- if (loss == "squared") falkon_fit_squared else falkon_fit_logistic
     return(fit_fn(prep, rows, Y, w, val, lambda, iter, control, nthreads))
   }
   falkon_check_memory(mp, NROW(val$x), L, ncol(Y), control, n, d)
   falkon_check_memory(m, NROW(val$x), 1L, ncol(Y), control, n, d)
-  prep <- falkon_prepare(kernel, centres[seq_len(mp), , drop = FALSE], nthreads,
-                         falkon_jitter(rows$single, lambda, control))
+  prep <- falkon_prepare(kernel, centres[seq_len(mp), , drop = FALSE], nthreads, eps)
   first <- falkon_fit_squared(prep, rows, Y, w, val, lambda, iter, control, nthreads)
   prep <- NULL   # its factors go before the full one is allocated
-  prep <- falkon_prepare(kernel, centres, nthreads, falkon_jitter(rows$single, lambda, control))
+  prep <- falkon_prepare(kernel, centres, nthreads, eps)
   alpha0 <- rbind(first$alpha, matrix(0, m - mp, ncol(first$alpha)))
   # the largest candidate is a choice m / 4 centres could not make (too few for any less
   # penalty): the fit on all m then goes on down the candidates from it, one factor at a

@@ -145,7 +145,8 @@ falkon_fit_growing <- function(max_m, centres_for, kernel, rows, Y, w, val, lamb
                         if (is.null(rows$d)) 0 else rows$d)
     prep <- NULL   # the last step's factor goes before the next is allocated
     got <- centres_for(m)
-    prep <- falkon_prepare(kernel, got$centres, nthreads, falkon_jitter(rows$single, lam, control))
+    prep <- falkon_prepare(kernel, got$centres, nthreads,
+                           falkon_jitter(rows$single, lam, control, ncol(Y)))
     alpha0 <- if (!is.null(prev) && got$nested && identical(got$rule, prev$landmarks)) {
       rbind(prev$alpha, matrix(0, m - prev$prep$m, ncol(prev$alpha)))
     }

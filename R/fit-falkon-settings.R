@@ -365,6 +365,7 @@ new_falkon <- function(out, resp, loss, scaling, input, n, weights, landmarks) {
                  levels = resp$levels, validation = out$validation,
                  centres_path = out$centres_path, landmarks = landmarks,
                  calibration = out$calibration,
+                 precision = if (is.null(out$precision)) "double" else out$precision,
                  n_train = out$n_train, n = n, case_weights = weights,
                  scaling = scaling, input = input),
             class = bochner_fit_class("falkon"))

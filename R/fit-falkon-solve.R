@@ -13,23 +13,27 @@
 # Relative jitter of the centres' Gram matrix: T = chol(K_mm + eps m d I),
 # d the mean of K_mm's diagonal (1 for the shift-invariant kernels), as in
 # the FALKON reference code (eps m I, eps about 1e-13 in double precision).
-# A fit whose K_nm is float (falkon_single()) with a candidate lambda below
-# 1e-7 takes float's machine epsilon, 2^-23 (falkon_jitter()): T^-1
-# multiplies K_nm's rounding (6e-8 an entry) by up to 1 / sqrt(eps m), and
-# at 1e-13 that noise, in K_mm's smallest directions, is what a penalty of
-# 1e-8 no longer holds down (Letter lost 0.43 points; at 2^-23 it gained
-# 0.02: bench/investigations/falkon-precision.md).  At larger lambdas the
-# penalty does, and the jitter of double precision keeps single's fit
-# within 1e-4 of double's (tests/testthat/test-falkon-single.R).  FALKON's
-# float default is 1e-5, its benchmark scripts use 1e-6 and 1e-7.
+# A float fit whose passes multiply in float (more than 8 right-hand sides,
+# src/falkon.h) with a candidate lambda below 1e-7 takes float's machine
+# epsilon, 2^-23 (falkon_jitter()): T^-1 multiplies the rounding of K_nm
+# and of the passes' coefficients by up to 1 / sqrt(eps m), and at 1e-13
+# that noise, in K_mm's smallest directions, is what a penalty of 1e-8 no
+# longer holds down (Letter lost 0.43 points; at 2^-23 it gained 0.02:
+# bench/investigations/falkon-precision.md).  At larger lambdas the penalty
+# does, and with double products on float values (at most 8 columns) the
+# operator is the same in every pass: there the jitter of double keeps the
+# fits within 0.1 point of double's, where float's cost two-class
+# synth_class_1e5 0.36 points.  FALKON's float default is 1e-5, its
+# benchmark scripts use 1e-6 and 1e-7.
 falkon_eps <- 1e-13
 falkon_eps_single <- 2^-23
 
-# The jitter of a fit on float (single) or double K_nm solving for the
-# candidate penalties 'lambdas' ("auto": the control's).
-falkon_jitter <- function(single, lambdas, control) {
+# The jitter of a fit on float (single) or double K_nm with 'columns' targets solving
+# for the candidate penalties 'lambdas' ("auto": the control's) in one path.
+falkon_jitter <- function(single, lambdas, control, columns) {
   if (identical(lambdas, "auto")) lambdas <- control$lambdas
-  if (isTRUE(single) && min(lambdas) < falkon_single_min_lambda) falkon_eps_single
+  if (isTRUE(single) && columns * length(lambdas) > 8 &&
+      min(lambdas) < falkon_single_min_lambda) falkon_eps_single
   else falkon_eps
 }
 

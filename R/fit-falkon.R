@@ -260,8 +260,9 @@
 #'   \times k}), `offset`, `centres` (scaled), the `kernel` (bandwidth
 #'   resolved), `lambda` and `iter` used, `type`, `levels`, `loss`,
 #'   `fitted`, training `rmse` or `accuracy`, `validation` (the path of
-#'   held-out errors, when used), `scaling` (an ARD kernel's length scales
-#'   folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
+#'   held-out errors, when used), `precision` (`"single"` or `"double"`, the
+#'   kernel blocks' as [falkon_control()]'s `precision` chose), `scaling` (an
+#'   ARD kernel's length scales folded in), `input`, `call`, and with `tune`, `tuning`: the `mode`, the
 #'   `criterion` minimised (`"heldout"`, `"gcv"` or `"ml"`, see
 #'   [falkon_control()]), the one `chosen` (`"iso"`, `"ard"`, or `"rule"` when the bandwidth rule's
 #'   kernel was kept), the learned `lambda` and `sigma`, `lambda_edge` (see
@@ -397,6 +398,7 @@ falkon_fit_memory <- function(fk, resp, w, m, grow, loss, landmarks, lambda, ite
                               centres_at, release, resolved, rows, Y, wt, val, fk$lambda, iter,
                               control, nthreads, n, ncol(xs))
     res$scores <- falkon_fit_scores(res, rows, split, n)
+    res$precision <- if (rows$single) "single" else "double"
     res$calibration <- falkon_calibrate(res, val, resp$levels)
     if (is.null(res$calibration) && loss == "squared" && resp$type != "regression") {
       res$calibration <- falkon_calibrate_training(res, length(split$train), function(idx) {

@@ -4,8 +4,14 @@
 # "double") and "single" alternately in one process (a warm-up fit first), on the default
 # settings otherwise.  The evidence behind falkon_control(precision = "auto").
 #
+# With --jitter=1e-13,1e-7 each set is also fitted in single precision with the centres'
+# factor's jitter for float (falkon_eps_single in R/fit-falkon-solve.R, where the passes
+# multiply in float at a candidate lambda below 1e-7) set to each value: the evidence for
+# its choice.  --precision=auto adds the default fit (auto's choice) to the table.
+#
 # Usage, from the package root after installing the package:
 #     Rscript bench/investigations/falkon-precision.R [--sets=Vehicle,Shuttle] [--threads=2]
+#         [--jitter=1e-13,1e-7]
 # prints a markdown table (bench/investigations/falkon-precision.md quotes it).
 args <- commandArgs(TRUE)
 opt <- function(name, default) {
@@ -60,34 +66,47 @@ sets <- list(
 )
 which_sets <- opt("sets", names(sets))
 threads <- as.integer(opt("threads", "2"))
+jitters <- as.numeric(opt("jitter", character()))
+default_jitter <- bochner:::falkon_eps_single
+set_jitter <- function(e) utils::assignInNamespace("falkon_eps_single", e, "bochner")
 cat(sprintf("load average at the start: %s\n", readLines("/proc/loadavg")))
 rows <- list()
 for (nm in which_sets) {
   d <- sets[[nm]]()
   invisible(falkon(d$xtr[1:300, ], if (is.factor(d$ytr)) droplevels(d$ytr[1:300]) else d$ytr[1:300]))
-  for (p in c("double", "single")) {
+  for (p in c("double", "single", "auto", if (length(jitters)) paste0("single@", jitters))) {
     gc()
     set.seed(1)
+    set_jitter(if (grepl("@", p)) as.numeric(sub(".*@", "", p)) else default_jitter)
     t <- system.time(fit <- falkon(d$xtr, d$ytr, nthreads = threads,
-                                   control = falkon_control(precision = p)))
+                                   control = falkon_control(precision = sub("@.*", "", p))))
     pr <- predict(fit, d$xte)
     score <- if (is.factor(d$ytr)) mean(as.character(pr) == as.character(d$yte))
              else sqrt(mean((pr - d$yte)^2))
     rows[[length(rows) + 1L]] <- data.frame(set = nm, n = nrow(d$xtr), precision = p,
       metric = if (is.factor(d$ytr)) "accuracy" else "RMSE", score = score,
       seconds = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]],
-      m = nrow(fit$centres), lambda = fit$lambda)
+      m = nrow(fit$centres), lambda = fit$lambda,
+      chose = if (is.null(fit$precision)) NA_character_ else fit$precision)
     cat(sprintf("%s %s: %.5f in %.2f s (CPU %.2f), m = %d, lambda = %g\n", nm, p, score,
                 t[["elapsed"]], t[["user.self"]] + t[["sys.self"]], nrow(fit$centres), fit$lambda))
   }
 }
 res <- do.call(rbind, rows)
 cat(sprintf("load average at the end: %s\n", readLines("/proc/loadavg")))
-cat("\n| set | n train | metric | double | single | change | double s | single s | single / double time | m | lambda (double / single) |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+variants <- unique(res$precision)
+cat("\nEach cell: score (change against double: points of accuracy or % of RMSE), elapsed s, centres kept, lambda",
+    "(and for auto the precision it chose).\n")
+cat("\n| set | n train | metric |", paste(variants, collapse = " | "), "|\n|---|---:|---|",
+    paste(rep("---:", length(variants)), collapse = "|"), "|\n", sep = "")
 for (nm in unique(res$set)) {
-  a <- res[res$set == nm & res$precision == "double", ]; b <- res[res$set == nm & res$precision == "single", ]
-  ch <- if (a$metric == "accuracy") sprintf("%+.2f points", 100 * (b$score - a$score))
-        else sprintf("%+.2f %%", 100 * (b$score / a$score - 1))
-  cat(sprintf("| %s | %d | %s | %.4f | %.4f | %s | %.2f | %.2f | %.2f | %d / %d | %g / %g |\n", nm, a$n, a$metric,
-              a$score, b$score, ch, a$seconds, b$seconds, b$seconds / a$seconds, a$m, b$m, a$lambda, b$lambda))
+  a <- res[res$set == nm & res$precision == "double", ]
+  cells <- vapply(variants, function(v) {
+    b <- res[res$set == nm & res$precision == v, ]
+    ch <- if (a$metric == "accuracy") sprintf("%+.2f", 100 * (b$score - a$score))
+          else sprintf("%+.2f %%", 100 * (b$score / a$score - 1))
+    sprintf("%.4f (%s), %.2f s, %d, %g%s", b$score, ch, b$seconds, b$m, b$lambda,
+            if (v == "auto") paste0(", ", b$chose) else "")
+  }, "")
+  cat(sprintf("| %s | %d | %s | %s |\n", nm, a$n, a$metric, paste(cells, collapse = " | ")))
 }

@@ -203,11 +203,14 @@ test_that("falkon_control(precision) and the rule of 'auto'", {
   expect_false(single(falkon_control(), 12600, 2958, 8))
   expect_false(single(falkon_control(), 2000, 1000, 26))      # small
   expect_false(single(falkon_control(precision = "double"), 12600, 2958, 26))
-  # the jitter: float's epsilon for float K_nm with a candidate lambda below 1e-7
+  # the jitter: float's epsilon where the passes multiply in float (more than 8
+  # columns in a path) with a candidate lambda below 1e-7
   jitter <- bochner:::falkon_jitter
-  expect_identical(jitter(TRUE, "auto", falkon_control()), 2^-23)
-  expect_identical(jitter(TRUE, c(1e-4, 1e-6), falkon_control()), 1e-13)
-  expect_identical(jitter(FALSE, "auto", falkon_control()), 1e-13)
+  expect_identical(jitter(TRUE, "auto", falkon_control(), 3), 2^-23)     # 9 columns
+  expect_identical(jitter(TRUE, 1e-8, falkon_control(), 26), 2^-23)
+  expect_identical(jitter(TRUE, "auto", falkon_control(), 2), 1e-13)
+  expect_identical(jitter(TRUE, c(1e-4, 1e-6), falkon_control(), 26), 1e-13)
+  expect_identical(jitter(FALSE, "auto", falkon_control(), 26), 1e-13)
   # an old control list without the entry is "auto"
   ctl$precision <- NULL
   expect_true(single(ctl, 1e5, 2000))
