@@ -97,7 +97,7 @@ cat(sprintf("load average at the end: %s\n", readLines("/proc/loadavg")))
 variants <- unique(res$precision)
 cat("\nEach cell: score (change against double: points of accuracy or % of RMSE), elapsed s, centres kept, lambda",
     "(and for auto the precision it chose).\n")
-cat("\n| set | n train | metric |", paste(variants, collapse = " | "), "|\n|---|---:|---|",
+cat("\n| set | n train | metric | ", paste(variants, collapse = " | "), " |\n|---|---:|---|",
     paste(rep("---:", length(variants)), collapse = "|"), "|\n", sep = "")
 for (nm in unique(res$set)) {
   a <- res[res$set == nm & res$precision == "double", ]
