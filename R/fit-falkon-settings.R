@@ -185,7 +185,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
 # Letter in 0.59 of double's time, +0.02 points), or where K_nm fits the cache only in
 # float (the passes then read it instead of evaluating the kernel) and no candidate
 # lambda is below 1e-7.  Elsewhere the float cache's passes run double chains and saved
-# no time, and on synth_class_1e5 (two classes) single lost 0.36 points.
+# little or no time.
 falkon_single <- function(control, n, m, columns = 1L) {
   precision <- if (is.null(control$precision)) "auto" else control$precision
   if (precision != "auto") return(precision == "single")

@@ -328,9 +328,9 @@ static int is_identity(const double *U, int m, int k)
 typedef struct {
     const bochner_kernel_against *ka;
     const double *x, *U, *V, *w;
-    const float *Uf;          /* U in float, for float products (else NULL) */
+    const float *Uf;          /* U in float, with float products */
     R_xlen_t n, row0, G, g0, total;
-    int d, m, k, wcols, single;
+    int d, m, k, wcols, single, fp;   /* fp: float products (bochner_falkon_float_products) */
     double *ku;
     double *scratch;          /* per thread: group_scratch(), then T_g (G x k), then with
                                * float products K_g and T_g in float */
@@ -389,12 +389,12 @@ static void group_eval(void *ctx, R_xlen_t t, int thread)
     double *scratch = p->scratch + (size_t) thread * p->per_thread;
     double *kg = group_kernel_rows(p->ka, p->x, p->n, i0, rows, m, p->d, scratch);
     double *tg = scratch + group_scratch(rows, m, p->d);
-    if (p->Uf) {
+    if (p->fp) {
         /* float products: K_g and T_g rounded to float, the chains of sgemm.c */
         float *kf = (float *) (tg + (size_t) p->G * (size_t) k), *tf = kf + (size_t) rows * m;
         bochner_to_float(kg, (R_xlen_t) rows * m, kf);
-        bochner_sgemm(kf, rows, p->Uf, m, rows, k, m, tg, rows, 0);
-        finish_t(tg, rows, k, 1, p->ku, p->V, p->w, p->wcols, i0, p->n);
+        if (p->U) bochner_sgemm(kf, rows, p->Uf, m, rows, k, m, tg, rows, 0);
+        finish_t(tg, rows, k, p->U != NULL, p->ku, p->V, p->w, p->wcols, i0, p->n);
         bochner_to_float(tg, (R_xlen_t) rows * k, tf);
         bochner_sgemm_tn(kf, rows, tf, rows, m, k, rows, p->leaves + (size_t) t * m * k, m, 0);
         return;
@@ -410,15 +410,16 @@ static void group_eval(void *ctx, R_xlen_t t, int thread)
 static void groups_evaluated(const kernel_blocks *kbs, const double *x, R_xlen_t n, int d,
                              const double *U, const double *V, const double *w, int wcols,
                              int k, double *ku, R_xlen_t row0, R_xlen_t total, R_xlen_t G,
-                             R_xlen_t g_lo, R_xlen_t g_hi, int single, const float *Uf,
-                             int nthreads, pass_state *st)
+                             R_xlen_t g_lo, R_xlen_t g_hi, int single, int fp,
+                             const float *Uf, int nthreads, pass_state *st)
 {
     int m = st->m;
     const int per = 4;                       /* tasks per thread and region */
     R_xlen_t batch = (R_xlen_t) per * nthreads;
     size_t per_thread = group_scratch(G, m, d) + (size_t) G * (size_t) k;
-    if (Uf) per_thread += ((size_t) G * ((size_t) m + (size_t) k) + 1) / 2;   /* floats */
-    group_eval_job p = {&kbs->k, x, U, V, w, Uf, n, row0, G, 0, total, d, m, k, wcols, single, ku,
+    if (fp) per_thread += ((size_t) G * ((size_t) m + (size_t) k) + 1) / 2;   /* floats */
+    group_eval_job p = {&kbs->k, x, U, V, w, Uf, n, row0, G, 0, total, d, m, k, wcols, single,
+                        fp, ku,
                         (double *) R_alloc(per_thread * (size_t) nthreads, sizeof(double)),
                         per_thread,
                         (double *) R_alloc((size_t) batch * m * (size_t) k, sizeof(double))};
@@ -554,7 +555,7 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
     for (int seg = 0; seg < (by_group ? 2 : 1); seg++) {
         if (seg == 1)
             groups_evaluated(&p, x, n, d, U, V, w, wcols, k, ku, row0, total, G, g_lo, g_hi,
-                             single, Uf, nthreads, st);
+                             single, fp, Uf, nthreads, st);
         for (R_xlen_t r = seg_lo[seg]; r < seg_hi[seg];) {
             R_xlen_t r_end = (r / nb + 1) * nb;
             if (r_end > seg_hi[seg]) r_end = seg_hi[seg];

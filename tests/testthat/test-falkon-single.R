@@ -68,6 +68,24 @@ test_that("a single-precision pass is the double pass on the float-rounded kerne
   expect_lt(max(abs(s12[[1]] - d12[[1]])) / max(abs(d12[[1]])), 1e-5)
 })
 
+test_that("float products: an evaluated pass by groups on two threads equals one thread", {
+  # enough rows for whole groups a thread each (src/falkon.c's groups_evaluated()): the
+  # right-hand side's pass (V alone) and a product pass, 10 columns
+  set.seed(36)
+  n <- 9300; m <- 100    # n m (2 k + d) above the threaded passes' least work
+  x <- matrix(rnorm(n * 2), n); C <- x[sample(n, m), ]
+  ker <- gaussian_kernel(0.8)
+  V <- matrix(rnorm(n * 10), n); U <- matrix(rnorm(m * 10), m); w <- runif(n)
+  Kf <- .Call(bochner:::C_falkon_kernel_cache, x, C, bochner:::kernel_code(ker),
+              bochner:::kernel_parameters(ker), 0, 1L, TRUE)
+  for (args in list(list(U = NULL, V = V), list(U = U, V = NULL), list(U = U, V = V))) {
+    one <- single_pass(x, C, ker, args$U, args$V, w, keep = FALSE)
+    expect_identical(single_pass(x, C, ker, args$U, args$V, w, nth = 2L, keep = FALSE), one)
+    expect_identical(single_pass(x, C, ker, args$U, args$V, w, K = Kf, nth = 2L, keep = FALSE),
+                     one)
+  }
+})
+
 test_that("the float cache read in place equals the evaluated pass on every path", {
   # a fresh process per BOCHNER_MAX_ISA: gemm.c's _xf kernels (paths 0, 1) against the
   # double kernels on the rounded blocks
