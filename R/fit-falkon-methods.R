@@ -102,8 +102,9 @@ fit_description.falkon <- function(x) {
   edge <- x$tuning$lambda_edge
   rule <- c(kmeans = "k-means++", leverage = "ridge leverage scores",
             rpcholesky = "randomly pivoted Cholesky")[x$landmarks]
-  c(sprintf("FALKON %s, %s loss, %d centres%s", what, x$loss, x$m,
-            if (length(rule) == 1L && !is.na(rule)) sprintf(" (%s)", rule) else ""),
+  c(sprintf("FALKON %s, %s loss, %d centres%s%s", what, x$loss, x$m,
+            if (length(rule) == 1L && !is.na(rule)) sprintf(" (%s)", rule) else "",
+            if (identical(x$precision, "single")) ", kernel blocks in single precision" else ""),
     sprintf("  lambda = %s, %s%s", format(signif(x$lambda, 4)), steps,
             if (is.null(x$validation)) ""
             else if (falkon_loo_path(x$validation)) {

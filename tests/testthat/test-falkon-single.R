@@ -165,6 +165,10 @@ test_that("single-precision fits: identical for any threads, blocks, cache and c
     falkon(x, yc, m = 150, lambda = 1e-4, iter = 10, seed = 6, nthreads = nthreads,
            control = falkon_control(precision = "single", ...))
   a <- fit10()
+  expect_identical(a$precision, "single")
+  expect_output(print(a), "kernel blocks in single precision")
+  expect_identical(falkon(x, yc, m = 50, lambda = 1e-4, iter = 3, seed = 6,
+                          control = falkon_control(precision = "double"))$precision, "double")
   pa <- predict(a, xt, type = "decision")
   expect_identical(predict(fit10(2L, block_rows = 700), xt, type = "decision"), pa)
   expect_identical(predict(fit10(1L, cache_bytes = 0), xt, type = "decision"), pa)
