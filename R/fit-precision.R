@@ -79,6 +79,20 @@
 #' \eqn{n / 2D} = 20) had means off by \eqn{1.2} and \eqn{1.9 \times
 #' 10^{-4}}.
 #'
+#' **The kernel statistics.**  [hsic_test()] and [mmd_test()] (their gamma
+#' null), [kernel_pca()] and [kernel_cca()] take `precision =` too: the
+#' centred cross product \eqn{Z_c^T Z_c} of their features (the features
+#' less the first block's means, rounded to float) by the same product,
+#' with the same bound; the column sums, means and everything after stay
+#' double.  `"auto"` is the rule above with no penalty (for [kernel_cca()]
+#' its ridge, \eqn{n \lambda} on \eqn{Z_c^T Z_c}).  Under independence an
+#' entry of the cross block is about \eqn{\sqrt{n}} times the features'
+#' variance and its float error about \eqn{10^{-6} \sqrt{n}} times it (the
+#' blocks' random errors, summed in double), so the statistic moves by
+#' about \eqn{10^{-6}} relative, far below its sampling spread.  The
+#' evidence is in `bench/investigations/statistics-precision.md`.  The
+#' permutation nulls and the exact (Gram matrix) methods stay double.
+#'
 #' Results are identical for any thread count at a given precision.  A fit
 #' on [data_chunks()] equals the in-memory fit at the same precision up to
 #' the order of its double sums when its chunks hold multiples of 256 rows

@@ -22,11 +22,12 @@
 #' @export
 mmd_test.data_chunks <- function(x, y = NULL, kernel = NULL, method = c("rff", "nystrom", "exact"),
                                  D = 256, m = NULL, null = c("permutation", "gamma"), B = 200,
-                                 seed = NULL, nthreads = chunks_threads(), group = NULL, ...) {
+                                 seed = NULL, precision = c("auto", "double", "single"),
+                                 nthreads = chunks_threads(), group = NULL, ...) {
   data.name <- paste(deparse1(substitute(x)), "and",
                      if (is.null(group)) deparse1(substitute(y)) else paste("split by", group))
   D <- nystrom_count(stat_method(method), m, D, !missing(D), "mmd_test()")
-  o <- stat_test_options(method, null, D, B, nthreads)
+  o <- stat_test_options(method, null, D, B, nthreads, precision = precision)
   stat_chunks_method(o$method)
   o$opts <- feature_map_options(...)
   if (!is.null(kernel)) check_shift_invariant(kernel)
@@ -46,13 +47,14 @@ mmd_test.data_chunks <- function(x, y = NULL, kernel = NULL, method = c("rff", "
 hsic_test.data_chunks <- function(x, y, kernel_x = NULL, kernel_y = NULL,
                                   method = c("rff", "nystrom", "exact"), D = 256, m = NULL,
                                   null = c("auto", "permutation", "gamma"), B = 200, seed = NULL,
+                                  precision = c("auto", "double", "single"),
                                   nthreads = chunks_threads(), ...) {
   if (missing(y) || !is.character(y) || !length(y) || anyNA(y)) {
     stop_arg("y", "must name the columns of the second variable in every chunk")
   }
   data.name <- paste(deparse1(substitute(x)), "and", paste(y, collapse = ", "))
   D <- nystrom_count(stat_method(method), m, D, !missing(D), "hsic_test()")
-  o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE)
+  o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE, precision)
   stat_chunks_method(o$method)
   o$opts <- feature_map_options(...)
   for (k in c("kernel_x", "kernel_y")) {
@@ -305,12 +307,16 @@ mmd_chunk_task <- function(raw, i, set, levels, names, map, B, rows, nthreads, f
 
 # The feature moments (stat_feature_moments()) of each sample, or with a
 # second map of the pair of variables side by side, over all chunks: each
-# chunk's own, merged in chunk order.
+# chunk's own, merged in chunk order.  The precision is chosen as in memory,
+# from each sample's rows in all chunks.
 stat_chunk_moments <- function(sets, sv, map, map2, o) {
-  task <- function(raw, i, set, levels, names, map, map2, nthreads) {
+  D <- map$n_features + if (is.null(map2)) 0L else map2$n_features
+  single <- c(stat_single(o$precision, sv$m, D), stat_single(o$precision, sv$n, D))
+  task <- function(raw, i, set, levels, names, map, map2, nthreads, single) {
     s <- stat_chunk_split(raw, set, levels, names)
-    if (!is.null(map2)) return(list(stat_feature_moments(map, s$x, nthreads, map2, s$y)))
-    lapply(s, function(x) if (nrow(x)) stat_feature_moments(map, x, nthreads))
+    if (!is.null(map2)) return(list(stat_feature_moments(map, s$x, nthreads, map2, s$y, single[1L])))
+    Map(function(x, sg) if (nrow(x)) stat_feature_moments(map, x, nthreads, single = sg),
+        s, single[seq_along(s)])
   }
   add <- function(acc, part, i) {
     if (is.null(acc)) return(part)
@@ -319,7 +325,8 @@ stat_chunk_moments <- function(sets, sv, map, map2, o) {
   acc <- NULL
   for (set in sets) {
     acc <- chunks_apply(set$chunks, task, list(set = set, levels = sv$levels, names = sv$names,
-                                               map = map, map2 = map2, nthreads = o$nthreads),
+                                               map = map, map2 = map2, nthreads = o$nthreads,
+                                               single = single),
                         "moments", combine = add, init = acc)
   }
   acc

@@ -71,6 +71,11 @@
 #' @param B Number of permutations.
 #' @param seed `NULL`, or a number: the features and permutations are then
 #'   drawn from `set.seed(seed)`, leaving the user's stream as it was.
+#' @param precision `"auto"`, `"double"` or `"single"`: whether the centred
+#'   cross product of the features (the gamma null's moments) is formed in
+#'   single precision, the features rounded to float and summed in double
+#'   every 256 rows; see [feature_precision] for the bound and the rule of
+#'   `"auto"` (double below about \eqn{2^{36}} multiply-adds).
 #' @param nthreads Number of threads, see [bochner_threads()]; the result
 #'   does not depend on it.
 #' @param ... Options of [random_features()] or [nystrom_features()] for the
@@ -104,16 +109,18 @@ hsic_test <- function(x, ...) UseMethod("hsic_test")
 hsic_test.default <- function(x, y, kernel_x = NULL, kernel_y = NULL,
                               method = c("rff", "nystrom", "exact"), D = 256, m = NULL,
                               null = c("auto", "permutation", "gamma"), B = 200, seed = NULL,
+                              precision = c("auto", "double", "single"),
                               nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
   data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 6L, what = "the second variable")
   x <- data$x
   y <- data$y
   D <- nystrom_count(stat_method(method), m, D, !missing(D), "hsic_test()")
-  o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE)
+  o <- stat_test_options(method, null, D, B, nthreads, auto = TRUE, precision)
   kx <- stat_kernel(kernel_x, x, "kernel_x")
   ky <- stat_kernel(kernel_y, y, "kernel_y")
-  with_seed(seed, hsic_run(x, y, kx, ky, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))
+  with_seed(seed, hsic_run(x, y, kx, ky, o$method, o$D, o$null, o$B, o$nthreads, o$precision,
+                           data.name, ...))
 }
 
 #' @rdname hsic_test
@@ -148,7 +155,7 @@ hsic_test.formula <- function(x, data = NULL, ..., subset, na.action = stats::na
   out
 }
 
-hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...) {
+hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, precision, data.name, ...) {
   n <- as.double(nrow(x))
   map_x <- map_y <- NULL
   if (method == "exact") {
@@ -170,7 +177,7 @@ hsic_run <- function(x, y, kx, ky, method, D, null, B, nthreads, data.name, ...)
       null <- hsic_auto_null(n, map_x$n_features, map_y$n_features, B)
       if (null == "gamma") B <- 0L
     }
-    r <- hsic_features(x, y, map_x, map_y, B, nthreads)
+    r <- hsic_features(x, y, map_x, map_y, B, nthreads, precision)
     stat <- r$statistic
     mom <- r$moments
     nulls <- r$null
@@ -235,9 +242,10 @@ hsic_gamma_p <- function(stat, mom, n) {
   stats::pgamma(n * stat, shape = mean^2 / var, scale = n * var / mean, lower.tail = FALSE)
 }
 
-hsic_features <- function(x, y, map_x, map_y, B, nthreads) {
+hsic_features <- function(x, y, map_x, map_y, B, nthreads, precision = "double") {
   if (B > 0L) return(hsic_feature_permutations(x, y, map_x, map_y, B, nthreads))
-  hsic_moments_result(stat_feature_moments(map_x, x, nthreads, map_y, y), nrow(x),
+  single <- stat_single(precision, nrow(x), map_x$n_features + map_y$n_features)
+  hsic_moments_result(stat_feature_moments(map_x, x, nthreads, map_y, y, single), nrow(x),
                       map_x$n_features, map_y$n_features)
 }
 

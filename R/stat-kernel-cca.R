@@ -45,6 +45,12 @@
 #'   still works, with a message, until the next release.
 #' @param seed `NULL`, or a number: the features and the start of the
 #'   iteration are drawn from `set.seed(seed)`.
+#' @param precision `"auto"`, `"double"` or `"single"`: whether the centred
+#'   cross product of the features is formed in single precision, the
+#'   features rounded to float and summed in double every 256 rows; see
+#'   [feature_precision] for the bound and the rule of `"auto"` (double
+#'   below about \eqn{2^{36}} multiply-adds, or where `lambda` is small next to the product's typical error).  The fit records it in
+#'   `precision`.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Options of [random_features()] or [nystrom_features()].
 #' @return An object of class `"kernel_cca"`: `cor` (the canonical
@@ -69,6 +75,7 @@
 #' @export
 kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda = 1e-3,
                        method = c("rff", "nystrom", "exact"), D = 256, m = NULL, seed = NULL,
+                       precision = c("auto", "double", "single"),
                        nthreads = bochner_threads(), ...) {
   data <- stat_data(x, y, missing(y), paired = TRUE, min_rows = 3L, what = "the second variable")
   x <- data$x
@@ -76,6 +83,7 @@ kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda 
   method <- stat_method(method)
   rank <- check_count(rank, "rank")
   lambda <- check_number(lambda, "lambda", lower = 0)
+  precision <- check_precision(precision[1L])
   D <- check_count(nystrom_count(method, m, D, !missing(D), "kernel_cca()"),
                    if (is.null(m)) "D" else "m")
   nthreads <- check_threads(nthreads)
@@ -87,7 +95,7 @@ kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda 
     if (!(lambda > 0)) stop_arg("lambda", "must be positive for method = \"exact\"")
     kcca_exact(x, y, kx, ky, rank, lambda, nthreads)
   } else {
-    kcca_features(x, y, kx, ky, rank, lambda, method, D, nthreads, ...)
+    kcca_features(x, y, kx, ky, rank, lambda, method, D, nthreads, precision, ...)
   })
   fit$input_x <- input_description(x)
   fit$input_y <- input_description(y)
@@ -95,14 +103,17 @@ kernel_cca <- function(x, y, kernel_x = NULL, kernel_y = NULL, rank = 2, lambda 
   fit
 }
 
-kcca_features <- function(x, y, kx, ky, rank, lambda, method, D, nthreads, ...) {
+kcca_features <- function(x, y, kx, ky, rank, lambda, method, D, nthreads, precision = "double",
+                          ...) {
   n <- nrow(x)
   map_x <- stat_map(x, kx, method, D, nthreads, ...)
   map_y <- stat_map(y, ky, method, D, nthreads, ...)
   dx <- map_x$n_features
   dy <- map_y$n_features
   if (rank > min(dx, dy)) stop_arg("rank", "must be at most ", min(dx, dy), " (the features)")
-  mo <- stat_feature_moments(map_x, x, nthreads, map_y, y)
+  # the ridge lambda on the covariances Zc'Zc / n is n lambda on Zc'Zc
+  single <- stat_single(precision, n, dx + dy, n * lambda)
+  mo <- stat_feature_moments(map_x, x, nthreads, map_y, y, single)
   ix <- seq_len(dx)
   iy <- dx + seq_len(dy)
   C <- mo$zz / n
@@ -126,7 +137,8 @@ kcca_features <- function(x, y, kx, ky, rank, lambda, method, D, nthreads, ...) 
   ab <- kcca_sign(a, b)
   out <- list(cor = rho, xcoef = ab$a, ycoef = ab$b, map_x = map_x, map_y = map_y,
               xcenter = mo$zbar[ix], ycenter = mo$zbar[iy], kernel_x = kx, kernel_y = ky,
-              lambda = lambda, method = method, rank = rank, n = n, iterations = e$iterations)
+              lambda = lambda, method = method, rank = rank, n = n, iterations = e$iterations,
+              precision = if (single) "single" else "double")
   out$xvariates <- feature_decision(map_x, x, out$xcoef, -colSums(out$xcoef * out$xcenter), nthreads)
   out$yvariates <- feature_decision(map_y, y, out$ycoef, -colSums(out$ycoef * out$ycenter), nthreads)
   structure(out, class = "kernel_cca")

@@ -44,6 +44,12 @@
 #'   feature methods this is a second pass over the data).
 #' @param seed `NULL`, or a number: the features and the start of the
 #'   iteration are then drawn from `set.seed(seed)`.
+#' @param precision `"auto"`, `"double"` or `"single"`: whether the centred
+#'   cross product of the features is formed in single precision, the
+#'   features rounded to float and summed in double every 256 rows; see
+#'   [feature_precision] for the bound and the rule of `"auto"` (double
+#'   below about \eqn{2^{36}} multiply-adds).  The fit records it in
+#'   `precision`.
 #' @param nthreads Number of threads, see [bochner_threads()]; the result
 #'   does not depend on it.
 #' @param ... Options of [random_features()] or [nystrom_features()].
@@ -81,6 +87,7 @@ kernel_pca <- function(x, ...) UseMethod("kernel_pca")
 #' @export
 kernel_pca.default <- function(x, kernel = NULL, rank = 2, method = c("rff", "nystrom", "exact"),
                                D = 256, m = NULL, retx = TRUE, seed = NULL,
+                               precision = c("auto", "double", "single"),
                                nthreads = bochner_threads(), ...) {
   x <- as_data_matrix(x, "x")
   method <- stat_method(method)
@@ -88,6 +95,7 @@ kernel_pca.default <- function(x, kernel = NULL, rank = 2, method = c("rff", "ny
                    if (is.null(m)) "D" else "m")
   rank <- check_count(rank, "rank")
   retx <- check_flag(retx, "retx")
+  precision <- check_precision(precision[1L])
   nthreads <- check_threads(nthreads)
   if (nrow(x) < 2L) stop_arg("x", "needs at least two rows")
   most <- if (method == "exact") nrow(x) - 1L else min(D, nrow(x))
@@ -101,7 +109,7 @@ kernel_pca.default <- function(x, kernel = NULL, rank = 2, method = c("rff", "ny
     if (length(list(...))) check_no_dots(...)
     kpca_exact(x, kernel, rank, retx, nthreads)
   } else {
-    kpca_features(x, kernel, rank, method, D, retx, nthreads, ...)
+    kpca_features(x, kernel, rank, method, D, retx, nthreads, precision, ...)
   })
   fit$input <- input_description(x)
   fit$call <- generic_call(match.call())
@@ -126,15 +134,17 @@ kpca_result <- function(values, n, total, kernel, method, rank, scores, extra) {
             class = "kernel_pca")
 }
 
-kpca_features <- function(x, kernel, rank, method, D, retx, nthreads, ...) {
+kpca_features <- function(x, kernel, rank, method, D, retx, nthreads, precision, ...) {
   map <- stat_map(x, kernel, method, D, nthreads, ...)
-  mo <- stat_feature_moments(map, x, nthreads)
+  single <- stat_single(precision, nrow(x), map$n_features)
+  mo <- stat_feature_moments(map, x, nthreads, single = single)
   zz <- mo$zz
   e <- subspace_eigen(function(V) .Call(C_matprod, zz, V, nthreads), nrow(zz), rank, nthreads)
   rotation <- kpca_sign(e$vectors)
   scores <- if (retx) feature_decision(map, x, rotation, -colSums(rotation * mo$zbar), nthreads)
   kpca_result(e$values, nrow(x), sum(diag(zz)), kernel, method, rank, scores,
-              list(map = map, center = mo$zbar, rotation = rotation, iterations = e$iterations))
+              list(map = map, center = mo$zbar, rotation = rotation, iterations = e$iterations,
+                   precision = if (single) "single" else "double"))
 }
 
 kpca_exact <- function(x, kernel, rank, retx, nthreads) {

@@ -78,6 +78,11 @@
 #' @param B Number of permutations.
 #' @param seed `NULL`, or a number: the features and permutations are then
 #'   drawn from `set.seed(seed)` and the user's stream is left as it was.
+#' @param precision `"auto"`, `"double"` or `"single"`: whether the centred
+#'   cross product of the features (the gamma null's moments) is formed in
+#'   single precision, the features rounded to float and summed in double
+#'   every 256 rows; see [feature_precision] for the bound and the rule of
+#'   `"auto"` (double below about \eqn{2^{36}} multiply-adds).
 #' @param nthreads Number of threads, see [bochner_threads()]; the result
 #'   does not depend on it.
 #' @param ... Options of [random_features()] (`type`, `sampling`) or
@@ -108,15 +113,17 @@ mmd_test <- function(x, ...) UseMethod("mmd_test")
 #' @export
 mmd_test.default <- function(x, y, kernel = NULL, method = c("rff", "nystrom", "exact"),
                              D = 256, m = NULL, null = c("permutation", "gamma"), B = 200,
-                             seed = NULL, nthreads = bochner_threads(), ...) {
+                             seed = NULL, precision = c("auto", "double", "single"),
+                             nthreads = bochner_threads(), ...) {
   data.name <- paste(deparse1(substitute(x)), "and", deparse1(substitute(y)))
   data <- stat_data(x, y, missing(y), paired = FALSE, min_rows = 2L, what = "the second sample")
   x <- data$x
   y <- data$y
   D <- nystrom_count(stat_method(method), m, D, !missing(D), "mmd_test()")
-  o <- stat_test_options(method, null, D, B, nthreads)
+  o <- stat_test_options(method, null, D, B, nthreads, precision = precision)
   kernel <- stat_kernel(kernel, rbind_sample(x, y), "kernel")
-  with_seed(seed, mmd_run(x, y, kernel, o$method, o$D, o$null, o$B, o$nthreads, data.name, ...))
+  with_seed(seed, mmd_run(x, y, kernel, o$method, o$D, o$null, o$B, o$nthreads, o$precision,
+                          data.name, ...))
 }
 
 #' @rdname mmd_test
@@ -167,14 +174,14 @@ rbind_sample <- function(x, y, most = 500L) {
   rbind(pick(x), pick(y))
 }
 
-mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, data.name, ...) {
+mmd_run <- function(x, y, kernel, method, D, null, B, nthreads, precision, data.name, ...) {
   map <- NULL
   if (method == "exact") {
     if (length(list(...))) check_no_dots(...)
     r <- mmd_exact(x, y, kernel, null, B, nthreads)
   } else {
     map <- stat_map(if (method == "nystrom") rbind(x, y) else x, kernel, method, D, nthreads, ...)
-    r <- mmd_features(x, y, map, null, B, nthreads)
+    r <- mmd_features(x, y, map, null, B, nthreads, precision)
   }
   mmd_htest(r, kernel, method, map, null, B, nrow(x), nrow(y), data.name)
 }
@@ -236,7 +243,7 @@ mmd_exact <- function(x, y, kernel, null, B, nthreads) {
   out
 }
 
-mmd_features <- function(x, y, map, null, B, nthreads) {
+mmd_features <- function(x, y, map, null, B, nthreads, precision = "double") {
   m <- as.double(nrow(x))
   n <- as.double(nrow(y))
   if (null == "permutation") {
@@ -248,7 +255,9 @@ mmd_features <- function(x, y, map, null, B, nthreads) {
     state <- mmd_fold_rows(state, y, map, rows, nthreads)
     return(mmd_perm_result(.Call(C_mmd_fold_finish, state), m, n, nthreads))
   }
-  mmd_gamma_result(stat_feature_moments(map, x, nthreads), stat_feature_moments(map, y, nthreads),
+  D <- map$n_features
+  mmd_gamma_result(stat_feature_moments(map, x, nthreads, single = stat_single(precision, m, D)),
+                   stat_feature_moments(map, y, nthreads, single = stat_single(precision, n, D)),
                    m, n)
 }
 

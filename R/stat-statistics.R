@@ -26,11 +26,19 @@ stat_data <- function(x, y, y_missing, paired, min_rows, what) {
 }
 
 # The options shared by the two tests, validated.
-stat_test_options <- function(method, null, D, B, nthreads, auto = FALSE) {
+stat_test_options <- function(method, null, D, B, nthreads, auto = FALSE, precision = "auto") {
   null <- stat_null(null, auto)
   list(method = stat_method(method), null = null, D = check_count(D, "D"),
        B = if (null != "gamma") check_count(B, "B") else 0L,
-       nthreads = check_threads(nthreads))
+       nthreads = check_threads(nthreads), precision = check_precision(precision[1L]))
+}
+
+# Whether the feature moments of n rows and D features (stat_feature_moments()) are formed
+# in single precision: the feature solvers' rule (feature_single(), ?feature_precision),
+# the product large and, where a ridge 'penalty' is added to Zc'Zc (kernel_cca()), that
+# ridge large next to the float product's typical error.
+stat_single <- function(precision, n, D, penalty = Inf) {
+  feature_single(precision, n, D, 1, penalty)
 }
 
 # The kernel with sigma = "median" resolved on x; a missing kernel is the
@@ -66,7 +74,8 @@ stat_block_rows <- function(n, ncol) max(1L, min(n, max(256L, 2^21 %/% max(1L, n
 # Centred cross product of the features of x, streamed in row blocks (the
 # n x D feature matrix is never held): list(zz = Zc'Zc, zbar, n).  With a
 # second map and data y (same rows), the features of both side by side.
-stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL) {
+# single: Zc'Zc by the single-precision product (stat_single()).
+stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL, single = FALSE) {
   nf <- map$n_features + if (is.null(map2)) 0L else map2$n_features
   check_allocation(nf, nf, "the feature cross product", arg = "D")
   blocks <- row_blocks(nrow(x), stat_block_rows(nrow(x), 2L * nf))
@@ -74,7 +83,7 @@ stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL) {
   for (idx in blocks) {
     z <- transform_features(map, x[idx, , drop = FALSE], nthreads)
     if (!is.null(map2)) z <- cbind(z, transform_features(map2, y[idx, , drop = FALSE], nthreads))
-    state <- .Call(C_stat_moments_step, state, z, nthreads)
+    state <- .Call(C_stat_moments_step, state, z, single, nthreads)
   }
   .Call(C_stat_moments_finish, state, nthreads)
 }

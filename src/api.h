@@ -129,7 +129,7 @@ SEXP bochner_mmd_fold_start_call(SEXP bits, SEXP r0, SEXP N, SEXP m, SEXP B, SEX
 SEXP bochner_mmd_fold_step_call(SEXP state, SEXP z, SEXP nthreads);
 SEXP bochner_mmd_fold_finish_call(SEXP state);
 SEXP bochner_hsic_perm_gram_call(SEXP K, SEXP L, SEXP B, SEXP nthreads);
-SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads);
+SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP single, SEXP nthreads);
 SEXP bochner_stat_moments_finish_call(SEXP state, SEXP nthreads);
 
 /* api_svm.c: the linear SVM in memory and CoCoA+'s local solver */

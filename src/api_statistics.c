@@ -167,19 +167,22 @@ SEXP bochner_mmd_fold_finish_call(SEXP state)
 }
 
 /* Centred cross product of a tall Z folded over row blocks that R computes
- * (stat_moments_step(state, z), z an nr x D double matrix;
- * stat_moments_finish(state) gives list(zz = Zc'Zc, zbar, n));
- * statistics.c's bochner_stat_moments_*.  The state: bochner_fold_new(). */
-enum { SM_ZZ, SM_SHIFT, SM_SUM, SM_N, SM_LEN };
+ * (stat_moments_step(state, z, single), z an nr x D double matrix, single TRUE for
+ * Zc'Zc in single precision; stat_moments_finish(state) gives list(zz = Zc'Zc, zbar,
+ * n)); statistics.c's bochner_stat_moments_*.  The state: bochner_fold_new(). */
+enum { SM_ZZ, SM_SHIFT, SM_SUM, SM_N, SM_SINGLE, SM_LEN };
 
-SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
+SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP single, SEXP nthreads)
 {
     if (!bochner_is_real_matrix(z) || nrows(z) < 1 || ncols(z) < 1)
         error("'z' must be a double matrix with rows and columns");
+    int sgl = asLogical(single);
+    if (sgl == NA_LOGICAL) error("'single' must be TRUE or FALSE");
     int nr = nrows(z), D = ncols(z);
     int nth = bochner_nthreads(asInteger(nthreads));
     if (state == R_NilValue) {
         SEXP v = PROTECT(allocVector(VECSXP, SM_LEN));
+        SET_VECTOR_ELT(v, SM_SINGLE, ScalarLogical(sgl));
         SET_VECTOR_ELT(v, SM_ZZ, allocMatrix(REALSXP, D, D));
         SET_VECTOR_ELT(v, SM_SHIFT, allocVector(REALSXP, D));
         SET_VECTOR_ELT(v, SM_SUM, allocVector(REALSXP, D));
@@ -194,8 +197,11 @@ SEXP bochner_stat_moments_step_call(SEXP state, SEXP z, SEXP nthreads)
     SEXP v = bochner_fold_vectors(state, "stat_moments");
     if (ncols(VECTOR_ELT(v, SM_ZZ)) != D)
         error("the block has %d columns; the first had %d", D, ncols(VECTOR_ELT(v, SM_ZZ)));
+    if (LOGICAL(VECTOR_ELT(v, SM_SINGLE))[0] != sgl)
+        error("the block's precision differs from the first block's");
     bochner_stat_moments_block(REAL(z), nr, D, REAL(VECTOR_ELT(v, SM_SHIFT)),
-                               REAL(VECTOR_ELT(v, SM_ZZ)), REAL(VECTOR_ELT(v, SM_SUM)), nth);
+                               REAL(VECTOR_ELT(v, SM_ZZ)), REAL(VECTOR_ELT(v, SM_SUM)), sgl,
+                               nth);
     REAL(VECTOR_ELT(v, SM_N))[0] += nr;
     UNPROTECT(1);
     return state;

@@ -180,7 +180,7 @@ void bochner_mmd_fold_block(const double *z, int nr, int D, int nb, const uint64
                             double *q, double *Qacc, int nth);
 void bochner_stat_moments_shift(const double *z, int nr, int D, double *shift);
 void bochner_stat_moments_block(const double *z, int nr, int D, const double *shift, double *zz,
-                                double *sum, int nth);
+                                double *sum, int single, int nth);
 void bochner_stat_moments_finish(double *g, int D, const double *sum, const double *shift,
                                  double n, double *zbar, int nth);
 void bochner_hsic_perm_gram(const double *K, const double *L, int n, int nb, int nth,

@@ -73,7 +73,7 @@ static const R_CallMethodDef call_methods[] = {
     CALLDEF("mmd_fold_step", bochner_mmd_fold_step_call, 3),
     CALLDEF("mmd_fold_finish", bochner_mmd_fold_finish_call, 1),
     CALLDEF("hsic_perm_gram", bochner_hsic_perm_gram_call, 4),
-    CALLDEF("stat_moments_step", bochner_stat_moments_step_call, 3),
+    CALLDEF("stat_moments_step", bochner_stat_moments_step_call, 4),
     CALLDEF("stat_moments_finish", bochner_stat_moments_finish_call, 2),
     CALLDEF("gp_stats", bochner_gp_stats_call, 7),
     CALLDEF("gp_gradient", bochner_gp_gradient_call, 9),

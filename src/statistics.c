@@ -367,9 +367,12 @@ void bochner_stat_moments_shift(const double *z, int nr, int D, double *shift)
     }
 }
 
-/* The block z (nr x D) added to zz (upper triangle) and sum. */
+/* The block z (nr x D) added to zz (upper triangle) and sum.  single: zz by the
+ * single-precision product (the shifted block rounded to float, sgemm.c's float sums of
+ * 256 rows added in double; the sums stay double), for the kernel statistics' precision
+ * (R/stat-statistics.R); the tiles are then products.c's, as for rff_gp()'s Z'Z. */
 void bochner_stat_moments_block(const double *z, int nr, int D, const double *shift, double *zz,
-                                double *sum, int nth)
+                                double *sum, int single, int nth)
 {
     moments_job job;
     memset(&job, 0, sizeof job);
@@ -391,6 +394,12 @@ void bochner_stat_moments_block(const double *z, int nr, int D, const double *sh
     job.phase = 1;
     bochner_parallel_blocks((D + STAT_COLS - 1) / STAT_COLS, bochner_threads_for(nth, work), 64,
                             moments_task, &job);
+    if (single) {
+        float *zf = (float *) R_alloc((size_t) nr * (size_t) D, sizeof(float));
+        bochner_to_float(job.zc, (R_xlen_t) nr * D, zf);
+        bochner_sproduct(1, zf, nr, zf, nr, D, D, nr, zz, D, 1, 1, nth);
+        return;
+    }
     job.phase = 2;
     bochner_parallel_blocks(job.ntiles, bochner_threads_for(nth, work * D / 2.0), 64,
                             moments_task, &job);

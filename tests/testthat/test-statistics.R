@@ -88,9 +88,9 @@ mmd_fold <- function(zs, N, m, B, nthreads) {
   for (z in zs) st <- .Call(bochner:::C_mmd_fold_step, st, z, nthreads)
   .Call(bochner:::C_mmd_fold_finish, st)
 }
-moments_fold <- function(zs, nthreads) {
+moments_fold <- function(zs, nthreads, single = FALSE) {
   st <- NULL
-  for (z in zs) st <- .Call(bochner:::C_stat_moments_step, st, z, nthreads)
+  for (z in zs) st <- .Call(bochner:::C_stat_moments_step, st, z, single, nthreads)
   .Call(bochner:::C_stat_moments_finish, st, nthreads)
 }
 
@@ -135,6 +135,27 @@ test_that("the feature stream draws uniform splits of every shape, in any row bl
   expect_equal(a$Q, sum(Z^2), tolerance = 1e-13)
 })
 
+test_that("the moments stream in single precision: within the float product's bound", {
+  # Zs = Z less the first block's means, rounded to float, Zs'Zs by sgemm.c (float sums of
+  # 256 rows added in double): |error| <= (1.6e-5 + 2^-23) |Zs|'|Zs| an entry; the sums
+  # and means stay double, as in the double stream
+  set.seed(21)
+  Z <- matrix(rnorm(700 * 90, mean = 3), 700)
+  parts <- function(blocks) lapply(blocks, function(b) Z[b, , drop = FALSE])
+  cuts <- list(1:256, 257:512, 513:700)
+  s1 <- moments_fold(parts(cuts), 1L, TRUE)
+  expect_identical(moments_fold(parts(cuts), 2L, TRUE), s1)
+  d <- moments_fold(parts(cuts), 1L)
+  expect_identical(s1$zbar, d$zbar)
+  expect_false(identical(s1$zz, d$zz))
+  expect_true(isSymmetric(s1$zz, tol = 0))
+  Zs <- sweep(Z, 2L, colMeans(Z[1:256, ]))
+  bound <- (1.6e-5 + 2^-23) * crossprod(abs(Zs))
+  expect_true(all(abs(s1$zz - crossprod(scale(Z, scale = FALSE))) <= bound))
+  st <- .Call(bochner:::C_stat_moments_step, NULL, Z, FALSE, 1L)
+  expect_error(.Call(bochner:::C_stat_moments_step, st, Z, TRUE, 1L), "precision")
+})
+
 test_that("the moments stream is the centred cross product, in any row blocks", {
   set.seed(20)
   Z <- matrix(rnorm(500 * 110, mean = 3), 500)
@@ -152,11 +173,12 @@ test_that("the moments stream is the centred cross product, in any row blocks", 
   expect_equal(run(list(1:500), 2L)$zz, m1$zz, tolerance = 1e-12)
   expect_error(moments_fold(list(Z, Z[, 1:3]), 1L), "columns")
   # a finished fold is a result: it cannot be added to or finished again
-  st <- .Call(bochner:::C_stat_moments_step, NULL, Z, 1L)
+  st <- .Call(bochner:::C_stat_moments_step, NULL, Z, FALSE, 1L)
   .Call(bochner:::C_stat_moments_finish, st, 1L)
-  expect_error(.Call(bochner:::C_stat_moments_step, st, Z, 1L), "finished")
+  expect_error(.Call(bochner:::C_stat_moments_step, st, Z, FALSE, 1L), "finished")
   expect_error(.Call(bochner:::C_stat_moments_finish, st, 1L), "finished")
-  expect_error(.Call(bochner:::C_stat_moments_step, list(1), Z, 1L), "state")
+  expect_error(.Call(bochner:::C_stat_moments_step, list(1), Z, FALSE, 1L), "state")
+  expect_error(.Call(bochner:::C_stat_moments_step, NULL, Z, NA, 1L), "single")
   ms <- .Call(bochner:::C_mmd_fold_start, .Call(bochner:::C_mmd_draw, 10, 4, 5L), 0, 10, 4, 5L, 3L)
   expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 11, 3), 1L), "beyond row N")
   expect_error(.Call(bochner:::C_mmd_fold_step, ms, matrix(1, 5, 2), 1L), "columns")
@@ -346,7 +368,7 @@ test_that("the C entry points refuse malformed arguments without crashing", {
                emptyenv(), globalenv(), c(1, 2),
                # the folds' states, open and of every kind
                .Call(bochner:::C_moments_step, NULL, matrix(1, 3, 3), matrix(1, 3, 2), NULL, FALSE, 1L),
-               .Call(bochner:::C_stat_moments_step, NULL, matrix(1, 3, 3), 1L),
+               .Call(bochner:::C_stat_moments_step, NULL, matrix(1, 3, 3), FALSE, 1L),
                .Call(bochner:::C_mmd_fold_start, raw(16), 0, 3, 1, 2L, 3L), raw(16))
   routines <- list(bochner:::C_mmd_perm_gram, bochner:::C_mmd_fold_start,
                    bochner:::C_mmd_draw, bochner:::C_mmd_bits_slice,
@@ -405,4 +427,44 @@ test_that("Nystrom landmarks are m in the statistics; D for them still works, wi
     kernel_cca(x[, 1:2], x[, 3:4], method = "nystrom", m = 25, rank = 1, seed = 1)$cor,
     suppressMessages(kernel_cca(x[, 1:2], x[, 3:4], method = "nystrom", D = 25, rank = 1,
                                 seed = 1))$cor)
+})
+
+test_that("precision = 'single' in the kernel statistics: the double results within float's bound", {
+  set.seed(41)
+  n <- 3000
+  x <- matrix(rnorm(n * 3), n)
+  y <- cbind(x[, 1]^2 + rnorm(n, sd = 0.5), rnorm(n))
+  z <- matrix(rnorm(1200 * 3, mean = 0.1), 1200)
+  both <- function(f) list(single = f("single"), double = f("double"))
+  rel <- function(a, b) max(abs(a - b)) / max(abs(b))
+  h <- both(function(p) hsic_test(x, y, D = 200, null = "gamma", seed = 2, precision = p))
+  expect_lt(rel(h$single$statistic, h$double$statistic), 1e-5)
+  expect_lt(abs(h$single$p.value - h$double$p.value), 1e-6)
+  mm <- both(function(p) mmd_test(x, z, D = 200, null = "gamma", seed = 3, precision = p))
+  expect_lt(rel(mm$single$statistic, mm$double$statistic), 1e-5)
+  expect_false(identical(mm$single$statistic, mm$double$statistic))
+  pc <- both(function(p) kernel_pca(x, rank = 3, D = 150, seed = 4, precision = p))
+  expect_identical(pc$single$precision, "single")
+  expect_identical(pc$double$precision, "double")
+  expect_lt(rel(pc$single$variance, pc$double$variance), 1e-5)
+  expect_lt(rel(abs(pc$single$rotation), abs(pc$double$rotation)), 1e-3)
+  cc <- both(function(p) kernel_cca(x, y, rank = 2, D = 120, seed = 5, precision = p))
+  expect_identical(cc$single$precision, "single")
+  expect_lt(rel(cc$single$cor, cc$double$cor), 1e-4)
+  # "auto" keeps these small products in double, bit for bit
+  expect_identical(kernel_pca(x, rank = 3, D = 150, seed = 4)$variance, pc$double$variance)
+  expect_identical(hsic_test(x, y, D = 200, null = "gamma", seed = 2)$statistic,
+                   h$double$statistic)
+  expect_error(kernel_pca(x, precision = "half"), "precision")
+  expect_error(mmd_test(x, z, precision = "half"), "precision")
+})
+
+test_that("'auto' forms the statistics' cross product in float where it is large", {
+  single <- bochner:::stat_single
+  expect_false(single("auto", 3000, 200))
+  expect_true(single("auto", 1e6, 1024))                  # n D^2 / 2 = 5e11 > 2^36
+  expect_false(single("auto", 1e6, 1024, 0))               # kernel_cca() with lambda = 0
+  expect_true(single("auto", 1e6, 1024, 1e6 * 1e-3))
+  expect_true(single("single", 10, 2))
+  expect_false(single("double", 1e7, 4096))
 })
