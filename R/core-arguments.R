@@ -20,7 +20,7 @@
 #' | `weights` | case weights, one per row |
 #' | `scale` | standardise the columns of `x` before the kernel |
 #' | `map` | a fitted feature map to use instead of drawing one |
-#' | `precision` | `"auto"`, `"double"` or `"single"`: whether the kernel blocks ([falkon_control()]) or the feature products \eqn{Z^T Z} ([rff_ridge()]; [rff_gp()]'s `control`, with its other numeric settings) are formed in single precision, accumulated in double (see [feature_precision]) |
+#' | `precision` | `"auto"`, `"double"` or `"single"`: whether the kernel blocks ([falkon_control()]) or the feature products \eqn{Z^T Z} ([rff_ridge()]; [rff_gp()]'s `control`, with its other numeric settings; the centred cross products of [hsic_test()], [mmd_test()], [kernel_pca()] and [kernel_cca()]) are formed in single precision, accumulated in double (see [feature_precision]) |
 #'
 #' **Renamed arguments.**  Names that meant something else in one function
 #' were renamed; the old name still works for one release, with a message

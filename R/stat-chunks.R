@@ -314,7 +314,9 @@ stat_chunk_moments <- function(sets, sv, map, map2, o) {
   single <- c(stat_single(o$precision, sv$m, D), stat_single(o$precision, sv$n, D))
   task <- function(raw, i, set, levels, names, map, map2, nthreads, single) {
     s <- stat_chunk_split(raw, set, levels, names)
-    if (!is.null(map2)) return(list(stat_feature_moments(map, s$x, nthreads, map2, s$y, single[1L])))
+    if (!is.null(map2)) {
+      return(list(stat_feature_moments(map, s$x, nthreads, map2, s$y, single[1L])))
+    }
     Map(function(x, sg) if (nrow(x)) stat_feature_moments(map, x, nthreads, single = sg),
         s, single[seq_along(s)])
   }

@@ -49,8 +49,9 @@
 #'   cross product of the features is formed in single precision, the
 #'   features rounded to float and summed in double every 256 rows; see
 #'   [feature_precision] for the bound and the rule of `"auto"` (double
-#'   below about \eqn{2^{36}} multiply-adds, or where `lambda` is small next to the product's typical error).  The fit records it in
-#'   `precision`.
+#'   below about \eqn{2^{36}} multiply-adds, or where `lambda` is small next
+#'   to the product's typical error).  A feature fit records it in
+#'   `precision`; `method = "exact"` stays double.
 #' @param nthreads Number of threads, see [bochner_threads()].
 #' @param ... Options of [random_features()] or [nystrom_features()].
 #' @return An object of class `"kernel_cca"`: `cor` (the canonical

@@ -82,7 +82,8 @@
 #'   cross product of the features (the gamma null's moments) is formed in
 #'   single precision, the features rounded to float and summed in double
 #'   every 256 rows; see [feature_precision] for the bound and the rule of
-#'   `"auto"` (double below about \eqn{2^{36}} multiply-adds).
+#'   `"auto"` (double below about \eqn{2^{36}} multiply-adds).  The
+#'   permutation null and `method = "exact"` stay double.
 #' @param nthreads Number of threads, see [bochner_threads()]; the result
 #'   does not depend on it.
 #' @param ... Options of [random_features()] (`type`, `sampling`) or
