@@ -90,7 +90,7 @@
 #'   factors, the conjugate-gradient vectors and everything returned stay
 #'   double.  In single precision `cache_bytes` holds twice the entries.
 #'   `"auto"` chooses single precision with more than 8 classes and
-#'   \eqn{n m \ge 10^7} (Letter: 0.59 of double's time, accuracy 0.9637
+#'   \eqn{n m \ge 10^7} (Letter: 0.6 of double's time, accuracy 0.9637
 #'   against 0.9635), and where \eqn{K_{nm}} fits the cache only in single
 #'   precision (the passes then read it instead of evaluating the kernel) and
 #'   no candidate \eqn{\lambda} is below \eqn{10^{-7}}; otherwise double:
@@ -182,7 +182,7 @@ falkon_control <- function(lambdas = 10^c(-4, -6, -8), max_iter = 60, patience =
 # "double" never; "auto" where it pays and loses nothing measured
 # (bench/investigations/falkon-precision.md): with more than 8 classes and n m >= 10^7
 # (every pass multiplies in float, bochner_falkon_float_products() in src/falkon.h:
-# Letter in 0.59 of double's time, +0.02 points), or where K_nm fits the cache only in
+# Letter in 0.6 of double's time, +0.02 points), or where K_nm fits the cache only in
 # float (the passes then read it instead of evaluating the kernel) and no candidate
 # lambda is below 1e-7.  Elsewhere the float cache's passes run double chains and saved
 # little or no time.

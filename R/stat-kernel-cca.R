@@ -288,8 +288,8 @@ print.kernel_cca <- function(x, ...) {
                               x$map_x$n_features, x$map_y$n_features),
                 nystrom = sprintf("Nystrom features (%d and %d landmarks)",
                                   map_size(x$map_x), map_size(x$map_y)))
-  cat(sprintf("Kernel CCA: %d canonical pairs of %d rows, %s, lambda = %g\n",
-              x$rank, x$n, how, x$lambda))
+  cat(sprintf("Kernel CCA: %d canonical pairs of %d rows, %s%s, lambda = %g\n",
+              x$rank, x$n, how, stat_precision_text(x), x$lambda))
   cat("  kernel_x: ", kernel_label(x$kernel_x), ", ", stat_kernel_text(x$kernel_x), "\n",
       "  kernel_y: ", kernel_label(x$kernel_y), ", ", stat_kernel_text(x$kernel_y), "\n",
       sep = "")

@@ -207,9 +207,10 @@ predict.kernel_pca <- function(object, newdata, nthreads = bochner_threads(), ..
 }
 
 kpca_method_text <- function(x) {
-  switch(x$method, exact = "exact centred Gram matrix",
-         rff = sprintf("random Fourier features (%d columns)", x$map$n_features),
-         nystrom = sprintf("Nystrom features (%d landmarks)", map_size(x$map)))
+  paste0(switch(x$method, exact = "exact centred Gram matrix",
+                rff = sprintf("random Fourier features (%d columns)", x$map$n_features),
+                nystrom = sprintf("Nystrom features (%d landmarks)", map_size(x$map))),
+         stat_precision_text(x))
 }
 
 #' @export

@@ -41,6 +41,11 @@ stat_single <- function(precision, n, D, penalty = Inf) {
   feature_single(precision, n, D, 1, penalty)
 }
 
+# The printed note of a fit whose cross product was single precision.
+stat_precision_text <- function(x) {
+  if (identical(x$precision, "single")) ", cross product in single precision" else ""
+}
+
 # The kernel with sigma = "median" resolved on x; a missing kernel is the
 # Gaussian with the median heuristic.
 stat_kernel <- function(kernel, x, arg) {

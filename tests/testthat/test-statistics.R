@@ -445,6 +445,9 @@ test_that("precision = 'single' in the kernel statistics: the double results wit
   expect_false(identical(mm$single$statistic, mm$double$statistic))
   pc <- both(function(p) kernel_pca(x, rank = 3, D = 150, seed = 4, precision = p))
   expect_identical(pc$single$precision, "single")
+  expect_output(print(pc$single), "cross product in single precision")
+  expect_output(print(kernel_cca(x, y, D = 50, seed = 5, precision = "single")),
+                "single precision, lambda")
   expect_identical(pc$double$precision, "double")
   expect_lt(rel(pc$single$variance, pc$double$variance), 1e-5)
   expect_lt(rel(abs(pc$single$rotation), abs(pc$double$rotation)), 1e-3)
