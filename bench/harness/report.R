@@ -7,6 +7,15 @@
 
 .bench <- new.env()
 
+# The value of --name=VALUE on the command line (with split, its comma-separated
+# parts), or 'default' when it is not there.  The suites' and the investigations'.
+bench_arg <- function(name, default, split = FALSE, args = commandArgs(trailingOnly = TRUE)) {
+  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
+  if (!length(hit)) return(default)
+  value <- sub(paste0("^--", name, "="), "", hit[1L])
+  if (split) strsplit(value, ",")[[1L]] else value
+}
+
 # Command line of a suite: --quick (reduced sizes, the `make bench-quick` run),
 # --tiny (the smallest, for tests/testthat/test-bench.R), --reps=N, --out=DIR,
 # --render (no fit: the page regenerated from <out>/results/<suite>.csv, its size,
@@ -14,10 +23,7 @@
 # reps: repetitions per size (full, quick, tiny); --reps=N overrides.
 bench_start <- function(suite, title, reps = c(full = 3L, quick = 2L, tiny = 1L),
                         args = commandArgs(trailingOnly = TRUE)) {
-  opt <- function(name, default) {
-    hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-    if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
-  }
+  opt <- function(name, default) bench_arg(name, default, args = args)
   size <- if ("--tiny" %in% args) "tiny" else if ("--quick" %in% args) "quick" else "full"
   .bench$out <- opt("out", "bench")
   .bench$render <- NULL

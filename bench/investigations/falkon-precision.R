@@ -13,12 +13,9 @@
 #     Rscript bench/investigations/falkon-precision.R [--sets=Vehicle,Shuttle] [--threads=2]
 #         [--jitter=1e-13,1e-7]
 # prints a markdown table (bench/investigations/falkon-precision.md quotes it).
-args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit) == 0L) return(default)
-  strsplit(sub(paste0("^--", name, "="), "", hit[1L]), ",")[[1L]]
-}
+source("bench/harness/report.R")    # bench_arg()
+source("bench/harness/machine.R")   # bench_lscpu(), bench_load()
+opt <- function(name, default) bench_arg(name, default, split = TRUE)
 suppressPackageStartupMessages(library(bochner))
 numeric_frame <- function(df) as.matrix(data.frame(lapply(df, function(v) as.numeric(as.character(v)))))
 split_set <- function(x, y, frac = 0.7, n_train = NULL, n_test = NULL) {   # bench/falkon.R's

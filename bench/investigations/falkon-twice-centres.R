@@ -7,12 +7,9 @@
 # accuracy, elapsed time, the centres' path.  The budget is changed in the package's
 # namespace for the run (it is not an option).
 # Usage: Rscript bench/investigations/falkon-twice-centres.R [--n=2e5] [--sets=synth_reg,friedman1,synth_class]
-args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit) == 0L) return(default)
-  strsplit(sub(paste0("^--", name, "="), "", hit[1L]), ",")[[1L]]
-}
+source("bench/harness/report.R")    # bench_arg()
+source("bench/harness/machine.R")   # bench_lscpu(), bench_load()
+opt <- function(name, default) bench_arg(name, default, split = TRUE)
 suppressPackageStartupMessages(library(bochner))
 source("bench/harness/data.R")
 n <- as.numeric(opt("n", "2e5"))
@@ -21,11 +18,8 @@ sets <- list(
   friedman1 = function() { d <- bench_friedman1(n + 2e4); bench_split(d$x, d$y, n_train = n, n_test = 2e4) },
   synth_class = function() { d <- bench_synth_class(n + 2e4); bench_split(d$x, d$y, n_train = n, n_test = 2e4) })
 budget <- bochner:::falkon_kernel_budget
-lscpu <- system("lscpu", intern = TRUE)
-field <- function(f) sub("^.*:\\s*", "", grep(paste0("^", f, ":"), lscpu, value = TRUE)[1L])
-cat(sprintf("`Rscript bench/investigations/falkon-twice-centres.R --n=%g`, %s UTC; %s (family %s, model %s); 2 threads; load average %s at the start.\n\n",
-            n, format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), field("Model name"),
-            field("CPU family"), field("Model"), strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+cat(sprintf("`Rscript bench/investigations/falkon-twice-centres.R --n=%g`, %s UTC; %s; 2 threads; load averages %s at the start.\n\n",
+            n, format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), bench_lscpu()$cpu, bench_load()))
 cat("| set | n train | precision | budget (K_nm entries) | test RMSE / accuracy | elapsed s | centres path | lambda |\n|---|---:|---|---:|---:|---:|---|---:|\n")
 for (nm in opt("sets", names(sets))) {
   d <- sets[[nm]]()
@@ -41,4 +35,4 @@ for (nm in opt("sets", names(sets))) {
   }
 }
 utils::assignInNamespace("falkon_kernel_budget", budget, "bochner")
-cat(sprintf("\nLoad average %s at the end.\n", strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+cat(sprintf("\nLoad averages %s at the end.\n", bench_load()))

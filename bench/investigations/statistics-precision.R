@@ -7,23 +7,16 @@
 # Usage, from the package root after installing the package:
 #     Rscript bench/investigations/statistics-precision.R [--n=2e5] [--D=512] [--threads=1,2]
 # prints a markdown table (bench/investigations/statistics-precision.md quotes it).
-args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit) == 0L) return(default)
-  strsplit(sub(paste0("^--", name, "="), "", hit[1L]), ",")[[1L]]
-}
+source("bench/harness/report.R")    # bench_arg()
+source("bench/harness/machine.R")   # bench_lscpu(), bench_load()
+opt <- function(name, default) bench_arg(name, default, split = TRUE)
 suppressPackageStartupMessages(library(bochner))
 n <- as.numeric(opt("n", "2e5"))
 D <- as.integer(opt("D", "512"))
 threads <- as.integer(opt("threads", c("1", "2")))
-lscpu <- system("lscpu", intern = TRUE)
-field <- function(f) sub("^.*:\\s*", "", grep(paste0("^", f, ":"), lscpu, value = TRUE)[1L])
-cpu <- sprintf("%s (family %s, model %s), %s CPUs", field("Model name"), field("CPU family"),
-               field("Model"), field("CPU\\(s\\)"))
-cat(sprintf("`Rscript bench/investigations/statistics-precision.R --n=%g --D=%d`, %s UTC; %s; load average %s at the start.\n\n",
-            n, D, format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), cpu,
-            strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+cat(sprintf("`Rscript bench/investigations/statistics-precision.R --n=%g --D=%d`, %s UTC; %s, %d CPUs; load averages %s at the start.\n\n",
+            n, D, format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), bench_lscpu()$cpu,
+            parallel::detectCores(), bench_load()))
 set.seed(1)
 d <- 10
 x <- matrix(rnorm(n * d), n)
@@ -65,5 +58,5 @@ for (nm in names(cases)) for (nth in threads) {
 cat("| statistic | n | features in the product | threads | double s | single s | single / double | double's value | single's relative difference | p-value double / single | auto chose |\n")
 cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 cat(unlist(rows), sep = "\n")
-cat(sprintf("\nValue: the statistic (hsic_test, mmd_test), the first component's variance (kernel_pca), the first canonical correlation (kernel_cca).  Load average %s at the end.\n",
-            strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+cat(sprintf("\nValue: the statistic (hsic_test, mmd_test), the first component's variance (kernel_pca), the first canonical correlation (kernel_cca).  Load averages %s at the end.\n",
+            bench_load()))
