@@ -191,7 +191,7 @@ falkon_single <- function(control, n, m, columns = 1L) {
   if (precision != "auto") return(precision == "single")
   budget <- min(control$cache_bytes, memory_limit() / 4)
   entries <- as.double(n) * m
-  (columns > 8 && entries >= falkon_single_min_entries) ||
+  (columns > falkon_float_products_above && entries >= falkon_single_min_entries) ||
     (8 * entries > budget && 4 * entries <= budget &&
        min(control$lambdas) >= falkon_single_min_lambda)
 }

@@ -28,11 +28,15 @@
 falkon_eps <- 1e-13
 falkon_eps_single <- 2^-23
 
+# Single-precision passes with more than this many right-hand sides multiply in
+# float: src/falkon.h's bochner_falkon_float_products(), which a test holds this to.
+falkon_float_products_above <- 8L
+
 # The jitter of a fit on float (single) or double K_nm with 'columns' targets solving
 # for the candidate penalties 'lambdas' ("auto": the control's) in one path.
 falkon_jitter <- function(single, lambdas, control, columns) {
   if (identical(lambdas, "auto")) lambdas <- control$lambdas
-  if (isTRUE(single) && columns * length(lambdas) > 8 &&
+  if (isTRUE(single) && columns * length(lambdas) > falkon_float_products_above &&
       min(lambdas) < falkon_single_min_lambda) falkon_eps_single
   else falkon_eps
 }

@@ -564,18 +564,24 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
             const double *kb = NULL;
             const float *kf = inplace || (fp && kcf) ? kcf + i0 : NULL;
             ptrdiff_t ldk = (ptrdiff_t) n;
+            if (!kcf) {             /* the block in double: cached, or evaluated here */
+                if (kc) {
+                    kb = kc + i0;
+                } else {
+                    p.nb = rows;
+                    int got, status = kernel_block(&p, i0, &got, NULL, 0);
+                    if (status != BOCHNER_OK) return status;
+                    /* float products round it as they copy it below */
+                    if (single && !fp) bochner_round_float(p.kb, (R_xlen_t) rows * m);
+                    kb = p.kb;
+                    ldk = rows;
+                }
+            }
             if (fp) {
-                if (!kcf) {         /* the block in double (cached or evaluated), in float */
-                    const double *src = kc ? kc + i0 : NULL;
-                    if (!kc) {
-                        p.nb = rows;
-                        int got, status = kernel_block(&p, i0, &got, NULL, 0);
-                        if (status != BOCHNER_OK) return status;
-                        src = p.kb;
-                        ldk = rows;
-                    }
+                if (!kcf) {         /* the double block, in float */
                     for (int j = 0; j < m; j++)
-                        bochner_to_float(src + (ptrdiff_t) j * ldk, rows, kbf + (ptrdiff_t) j * rows);
+                        bochner_to_float(kb + (ptrdiff_t) j * ldk, rows, kbf + (ptrdiff_t) j * rows);
+                    kb = NULL;
                     kf = kbf;
                     ldk = rows;
                 }
@@ -586,21 +592,9 @@ int bochner_falkon_pass(int code, const double *par, int npar, const double *x, 
                 } else if (U) {
                     bochner_sproduct(0, kf, ldk, Uf, m, rows, k, m, tb, rows, 0, 0, nthreads);
                 }
-            } else if (inplace) {
-                /* read in place below */
-            } else if (kcf) {
+            } else if (kcf && !inplace) {
                 bochner_widen_float(kcf + i0, (ptrdiff_t) n, rows, m, kbd, rows, nthreads);
                 kb = kbd;
-                ldk = rows;
-            } else if (kc) {
-                kb = kc + i0;
-                ldk = (ptrdiff_t) n;
-            } else {
-                p.nb = rows;
-                int got, status = kernel_block(&p, i0, &got, NULL, 0);
-                if (status != BOCHNER_OK) return status;
-                if (single) bochner_round_float(p.kb, (R_xlen_t) rows * m);
-                kb = p.kb;
                 ldk = rows;
             }
             if (U && !fp) {

@@ -68,6 +68,25 @@ test_that("a single-precision pass is the double pass on the float-rounded kerne
   expect_lt(max(abs(s12[[1]] - d12[[1]])) / max(abs(d12[[1]])), 1e-5)
 })
 
+test_that("R's column threshold for float products is the C rule's", {
+  # falkon_jitter() and falkon_single() decide before any pass runs: their threshold must
+  # be the one bochner_falkon_float_products() applies in the passes
+  set.seed(37)
+  n <- 500; m <- 40
+  x <- matrix(rnorm(n * 3), n); C <- x[sample(n, m), ]
+  ker <- gaussian_kernel(1.1)
+  Kr <- f32(.Call(bochner:::C_falkon_kernel_cache, x, C, bochner:::kernel_code(ker),
+                  bochner:::kernel_parameters(ker), 0, 1L, FALSE))
+  at <- bochner:::falkon_float_products_above
+  for (k in c(at, at + 1L)) {
+    U <- matrix(rnorm(m * k), m)
+    s <- single_pass(x, C, ker, U)
+    d <- single_pass(x, C, ker, U, K = Kr, single = FALSE)
+    # at the threshold the double chains on the float values; above it float's products
+    expect_identical(identical(s, d), k <= at)
+  }
+})
+
 test_that("float products: an evaluated pass by groups on two threads equals one thread", {
   # enough rows for whole groups a thread each (src/falkon.c's groups_evaluated()): the
   # right-hand side's pass (V alone) and a product pass, 10 columns
