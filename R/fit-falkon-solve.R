@@ -120,6 +120,10 @@ factor_solve <- function(F, B, which, trans, nthreads) {
   .Call(C_falkon_factor_solve, F, B, which, trans, nthreads)
 }
 
+# x with column j multiplied by a[j]: sweep(x, 2L, a, "*"), the same doubles
+# without its checks (a CG iteration makes several, on small matrices).
+col_scale <- function(x, a) x * rep(a, each = nrow(x))
+
 # Conjugate gradient for (K_nm' W K_nm / n + lambda_g T'T) alpha = rhs, for
 # several lambdas at once: 'factors' (each holding the A of its lambda,
 # falkon_precond_all()) and 'lambdas' give L groups, and the k
@@ -164,7 +168,7 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     v <- A_solve(u, FALSE, gs)
     z <- T_solve(v, FALSE)
     q <- apply_knm(z)
-    list(value = A_solve(T_solve(q / n, TRUE) + sweep(v, 2L, rep(lambdas[gs], each = k), "*"),
+    list(value = A_solve(T_solve(q / n, TRUE) + col_scale(v, rep(lambdas[gs], each = k)),
                          TRUE, gs),
          z = z, ku = attr(q, "ku"))
   }
@@ -183,9 +187,9 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     # the rows' part rhs - K' W K alpha0 / n from one pass, or resid0
     v0 <- .Call(C_falkon_factor_tprod, factors[[1L]], alpha0, FALSE, nthreads)
     r <- if (is.null(resid0)) {
-      b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + sweep(v0, 2L, lam, "*"), TRUE)
+      b - A_solve(T_solve(apply_knm(alpha0) / n, TRUE) + col_scale(v0, lam), TRUE)
     } else {
-      A_solve(T_solve(resid0[, each_group, drop = FALSE], TRUE) - sweep(v0, 2L, lam, "*"), TRUE)
+      A_solve(T_solve(resid0[, each_group, drop = FALSE], TRUE) - col_scale(v0, lam), TRUE)
     }
     if (is.null(b)) b <- r
   }
@@ -208,17 +212,17 @@ falkon_cg <- function(apply_knm, rhs, prep, factors, lambdas, n, iter, tol = 1e-
     # operator indefinite for that column, which then stops (breakdown)
     if (any(ac & !(pAp > 0))) breakdown <- TRUE
     a <- ifelse(ac & pAp > 0, rs[cols] / pAp, 0)
-    alpha[, cols] <- alpha[, cols, drop = FALSE] + sweep(h$z, 2L, a, "*")
+    alpha[, cols] <- alpha[, cols, drop = FALSE] + col_scale(h$z, a)
     if (can_track && !is.null(h$ku)) {
       if (is.null(k_alpha)) {
         k_alpha <- if (is.null(k_alpha0)) matrix(0, nrow(h$ku), k * L)
                    else k_alpha0[, each_group, drop = FALSE]
       }
-      k_alpha[, cols] <- k_alpha[, cols, drop = FALSE] + sweep(h$ku, 2L, a, "*")
+      k_alpha[, cols] <- k_alpha[, cols, drop = FALSE] + col_scale(h$ku, a)
     }
-    r[, cols] <- r[, cols, drop = FALSE] - sweep(h$value, 2L, a, "*")
+    r[, cols] <- r[, cols, drop = FALSE] - col_scale(h$value, a)
     rs_new <- colSums(r[, cols, drop = FALSE]^2)
-    p[, cols] <- r[, cols, drop = FALSE] + sweep(pc, 2L, ifelse(ac, rs_new / rs[cols], 0), "*")
+    p[, cols] <- r[, cols, drop = FALSE] + col_scale(pc, ifelse(ac, rs_new / rs[cols], 0))
     rs[cols] <- rs_new
     done <- t
     if (is.null(callback)) next

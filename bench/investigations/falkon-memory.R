@@ -19,10 +19,8 @@
 # factor: K_mm computed into the array and factored in place, then A formed
 # in place for each candidate in turn.
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), args, value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1L]) else default
-}
+source("bench/harness/report.R")    # bench_arg()
+opt <- function(name, default) bench_arg(name, default, args = args)
 vm_hwm_mb <- function() {
   s <- readLines("/proc/self/status")
   as.numeric(gsub("[^0-9]", "", grep("^VmHWM", s, value = TRUE))) / 1024

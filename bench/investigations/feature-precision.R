@@ -14,10 +14,8 @@
 # The output is Markdown: feature-precision.md is this script's output.
 
 args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
-}
+source("bench/harness/report.R")    # bench_arg()
+opt <- function(name, default) bench_arg(name, default, args = args)
 library(bochner)
 N <- as.numeric(opt("n", "1e6"))
 D <- as.integer(opt("D", "1024"))
