@@ -8,16 +8,17 @@
 # package root, after installing the package:
 #
 #   Rscript bench/investigations/falkon-memory.R                  both parts, 2 threads
-#   Rscript bench/investigations/falkon-memory.R --part=factor    the factorisations only (m = 10^4)
+#   Rscript bench/investigations/falkon-memory.R --part=factor    the factorisation only (m = 10^4)
 #   Rscript bench/investigations/falkon-memory.R --part=steps --m=5000 --threads=1   one preconditioner
 #   Rscript bench/investigations/falkon-memory.R --part=fit       the fits only (n = 2 10^5 stand-in)
 #   Rscript bench/investigations/falkon-memory.R --n=1e6 --part=fit   the issue's size (many minutes)
 #
-# The factorisation "before" is the former path, still callable: K_mm from
-# kernel_matrix(), T = chol(K_mm + shift I) on a copy, G = T T' / m and one
-# A = chol(G + lambda I) per candidate (all held); "after" is the packed
-# factor: K_mm computed into the array and factored in place, then A formed
-# in place for each candidate in turn.
+# The factorisation is the packed factor: K_mm computed into the array and
+# factored in place, then A formed in place for each candidate in turn.  The
+# former path (K_mm from kernel_matrix(), T = chol(K_mm + shift I) on a copy,
+# G = T T' / m and one A = chol(G + lambda I) per candidate, all held), which
+# falkon-memory.md compares with it, lost its entry points in 4a381dd; its
+# figures there are from the runs before that commit.
 args <- commandArgs(trailingOnly = TRUE)
 source("bench/harness/report.R")    # bench_arg()
 opt <- function(name, default) bench_arg(name, default, args = args)
@@ -34,9 +35,8 @@ if (length(args) && args[1L] == "--one") {
   what <- args[2L]
   lambdas <- 10^c(-4, -6, -8)
   if (what == "steps") {
-    # one preconditioner, three times each, fastest kept: the former G = T T'
-    # / m and A = chol(G + lambda I), the packed one forming G in place, and
-    # the packed one copying a kept G (falkon_keep_g())
+    # one preconditioner, three times each, fastest kept: the packed one
+    # forming G in place, and the packed one copying a kept G (falkon_keep_g())
     set.seed(1)
     C <- matrix(stats::rnorm(m * 20), m, 20)
     ker <- gaussian_kernel(sigma = sqrt(20))
@@ -44,25 +44,20 @@ if (length(args) && args[1L] == "--one") {
     par <- bochner:::kernel_parameters(ker)
     F <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
     Fg <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
-    T <- .Call(bochner:::C_falkon_factor_get, F, 0L)
     el <- function(e) system.time(e)[["elapsed"]]
     r <- replicate(3, {
-      a <- el(G <- .Call(bochner:::C_falkon_tt, T, NULL, nthreads))
-      b <- el(A <- .Call(bochner:::C_falkon_cholesky, G, 1e-6, nthreads))
-      rm(G, A)
       c <- el(.Call(bochner:::C_falkon_factor_precond, F, 1e-6, 1, nthreads))
       g <- el(bochner:::falkon_keep_g(list(F = Fg), nthreads))
       e <- el(.Call(bochner:::C_falkon_factor_precond, Fg, 1e-6, 1, nthreads))
       Fg <<- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
-      c(a, b, c, g, e)
+      c(c, g, e)
     })
     r <- apply(r, 1L, min)
-    cat(sprintf(paste0("steps (m = %d; elapsed, fastest of 3): former G %.2f + chol(G) %.2f;",
-                       " packed G and A in place %.2f; kept G %.2f, then A %.2f\n"),
-                m, r[1], r[2], r[3], r[4], r[5]))
+    cat(sprintf(paste0("steps (m = %d; elapsed, fastest of 3): packed G and A in place %.2f;",
+                       " kept G %.2f, then A %.2f\n"), m, r[1], r[2], r[3]))
     quit(save = "no")
   }
-  if (what %in% c("factor_before", "factor_after")) {
+  if (what == "factor_after") {
     set.seed(1)
     C <- matrix(stats::rnorm(m * 20), m, 20)
     ker <- gaussian_kernel(sigma = sqrt(20))
@@ -71,17 +66,9 @@ if (length(args) && args[1L] == "--one") {
     gc()
     base <- vm_hwm_mb()
     t0 <- proc.time()[["elapsed"]]
-    if (what == "factor_before") {
-      K <- kernel_matrix(ker, C, nthreads = nthreads)
-      T <- .Call(bochner:::C_falkon_cholesky, K, 1e-13 * m, nthreads)
-      t1 <- proc.time()[["elapsed"]]
-      G <- .Call(bochner:::C_falkon_tt, T, NULL, nthreads)
-      A <- lapply(lambdas, function(l) .Call(bochner:::C_falkon_cholesky, G, l, nthreads))
-    } else {
-      F <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
-      t1 <- proc.time()[["elapsed"]]
-      for (l in lambdas) .Call(bochner:::C_falkon_factor_precond, F, l, 1, nthreads)
-    }
+    F <- .Call(bochner:::C_falkon_factor, C, code, par, 1e-13, nthreads)
+    t1 <- proc.time()[["elapsed"]]
+    for (l in lambdas) .Call(bochner:::C_falkon_factor_precond, F, l, 1, nthreads)
     t2 <- proc.time()[["elapsed"]]
     cat(sprintf("%s,%.1f,%.1f,%.0f\n", what, t1 - t0, (t2 - t1) / length(lambdas),
                 vm_hwm_mb() - base))
@@ -94,13 +81,13 @@ if (length(args) && args[1L] == "--one") {
       0.3 * rowSums(x[, 7:10])
     y <- f + 0.5 * stats::rnorm(n)
     rm(f)
-    invisible(falkon(x[1:300, ], y[1:300], centers = 50, nthreads = nthreads))  # warm-up
+    invisible(falkon(x[1:300, ], y[1:300], m = 50, nthreads = nthreads))  # warm-up
     gc()
     base <- vm_hwm_mb()
     secs <- system.time(fit <- switch(what,
-      fit_fixed = falkon(x, y, centers = m, lambda = 1e-6, iter = 3, seed = 1,
+      fit_fixed = falkon(x, y, m = m, lambda = 1e-6, iter = 3, seed = 1,
                          nthreads = nthreads),
-      fit_auto = falkon(x, y, centers = m, seed = 1, nthreads = nthreads,
+      fit_auto = falkon(x, y, m = m, seed = 1, nthreads = nthreads,
                         control = falkon_control(max_iter = 2, patience = 1))))[["elapsed"]]
     cat(sprintf("%s,%.1f,%.1f,%.0f,%g\n", what, secs, NA, vm_hwm_mb() - base, fit$lambda))
   }
@@ -109,7 +96,7 @@ if (length(args) && args[1L] == "--one") {
 
 part <- opt("part", "all")
 whats <- c(if (part %in% c("all", "steps")) "steps",
-           if (part %in% c("all", "factor")) c("factor_after", "factor_before"),
+           if (part %in% c("all", "factor")) "factor_after",
            if (part %in% c("all", "fit")) c("fit_fixed", "fit_auto"))
 cat(sprintf("# %s; %d threads; m = %d; load: %s\n",
             { source("bench/harness/machine.R"); bench_lscpu()$cpu },
