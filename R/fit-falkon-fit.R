@@ -263,8 +263,8 @@ falkon_fit_squared <- function(prep, rows, Y, w, val, lambda, iter, control, nth
 }
 
 # A CG path's held-out errors, gathered as c(iteration, lambda, error) a row
-# (an rbind() of one-row frames an iteration cost Shuttle's small fits 10 %
-# of their time): data.frame(iter, lambda, error), NULL without rows.
+# (an rbind() of one-row frames an iteration took about 28 ms of a 0.35 s
+# Shuttle fit): data.frame(iter, lambda, error), NULL without rows.
 falkon_path_frame <- function(rows) {
   if (!length(rows)) return(NULL)
   v <- matrix(unlist(rows), 3L)
