@@ -19,9 +19,13 @@
 # centres and the held-out slice; the split stays), each under both BLAS, against the
 # table's ksvm time: landmarks = "auto" picks RPCholesky centres on Shuttle, and
 # how far its growth goes depends on the draw (--no-seeds: without it).
+# --reps=N runs every fit N times, each in a fresh process, and reports the median
+# run's figures with the range of the elapsed times (this VM's timings of one fit vary
+# by about 20 % from run to run); the ratios are of medians.
 source("bench/harness/harness.R")
 if (!bench_have("mlbench") || !bench_have("kernlab")) stop("needs mlbench and kernlab")
 big <- !("--no-1e6" %in% commandArgs(trailingOnly = TRUE))
+reps <- as.integer(bench_arg("reps", "1"))
 by_seed <- !("--no-seeds" %in% commandArgs(trailingOnly = TRUE))
 
 # minor page faults of this process so far: field 10 of /proc/self/stat, the 8th after
@@ -61,13 +65,33 @@ score <- function(r, d) {
 score_m <- function(r, d) c(score(r, d), list(m = r$obj$m))
 warm <- function(d) fits$falkon(bench_slice(d, 300))
 pkg <- function(m) if (startsWith(m, "falkon")) "bochner" else "kernlab"
+# bench_fit() 'reps' times: the median run (the lower one for even reps), with the
+# range of the elapsed times
+fit_reps <- function(...) {
+  rs <- lapply(seq_len(reps), function(i) bench_fit(...))
+  el <- vapply(rs, `[[`, 0, "elapsed")
+  r <- rs[[order(el)[ceiling(reps / 2)]]]
+  r$range <- range(el)
+  r
+}
+# elapsed seconds as the table shows them: with reps, the median and the range
+secs <- function(r) {
+  if (reps > 1L) sprintf("%.2f (%.2f-%.2f)", r$elapsed, r$range[1L], r$range[2L])
+  else sprintf("%.2f", r$elapsed)
+}
 
 us <- vapply(1:3, function(i) bench_in_child(fault_cost), 0)
 cpu <- bench_lscpu()$cpu
-cat(sprintf("`Rscript bench/investigations/falkon-ksvm-time.R`, %s, commit %s; %s; load average %s at the start.\n\n",
+cat(sprintf("`Rscript bench/investigations/falkon-ksvm-time.R%s`, %s, commit %s; %s; load average %s at the start.%s\n\n",
+            if (reps > 1L) paste0(" --reps=", reps) else "",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"),
             system("git rev-parse --short HEAD", intern = TRUE), paste(cpu, collapse = ", "),
-            strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L]))
+            strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L],
+            if (reps > 1L) {
+              sprintf(paste("  Every fit ran %d times, each in a fresh process: the median",
+                            "run's figures, the elapsed range in brackets; ratios of medians."),
+                      reps)
+            } else ""))
 # the package's choice at load (src/memory.c): large outputs on huge pages or not
 huge <- bench_in_child(function(d) .Call(bochner:::C_huge_pages))
 cat(sprintf("One minor page fault costs %s us here (400 MB touched afresh, three fresh processes).\n",
@@ -79,8 +103,8 @@ per_fault <- stats::median(us) * 1e-6
 # ours: the 2-thread elapsed seconds of falkon and falkon_rpc (NA: not a peer's row)
 row <- function(nm, n, r, m, th, ours) {
   ratio <- function(o) if (!is.na(o)) sprintf("%.2f", o / r$elapsed) else ""
-  cat(sprintf("| %s | %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f | %.4f | %s | %s |\n",
-              nm, n, r$blas, m, th, r$elapsed, r$cpu, r$peak_mb, r$faults / 1e3,
+  cat(sprintf("| %s | %d | %s | %s | %d | %s | %.2f | %.0f | %.0f | %.2f | %.4f | %s | %s |\n",
+              nm, n, r$blas, m, th, secs(r), r$cpu, r$peak_mb, r$faults / 1e3,
               r$faults * per_fault, r$score, ratio(ours[1L]), ratio(ours[2L])))
 }
 cat("| set | n train | BLAS | fit | threads | elapsed s | CPU s | peak MB | faults (1000s) |",
@@ -94,7 +118,7 @@ for (nm in c("Shuttle", "Letter")) {
     ours <- c(falkon = NA_real_, falkon_rpc = NA_real_)
     for (m in c("falkon", "falkon_rpc", "ksvm", "ksvm_C10")) {
       for (th in if (m == "falkon") c(2L, 1L) else 2L) {
-        r <- bench_fit(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
+        r <- fit_reps(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
                        packages = pkg(m))
         peer <- !startsWith(m, "falkon")
         row(nm, nrow(d$xtr), r, m, th, if (peer) ours else c(NA_real_, NA_real_))
@@ -113,7 +137,7 @@ if (by_seed) {
   cat("|---|---|---|---:|---:|---|---:|---|\n")
   for (blas in names(ksvm_s)) for (m in c("falkon", "falkon_uniform")) {
     rs <- lapply(1:5, function(sd) {
-      bench_fit(bench_job(counted, m = m), shuttle, score_m, warm, threads = 2L, blas = blas,
+      fit_reps(bench_job(counted, m = m), shuttle, score_m, warm, threads = 2L, blas = blas,
                 packages = "bochner", seed = sd)
     })
     el <- vapply(rs, `[[`, 0, "elapsed")
@@ -133,7 +157,7 @@ if (big) {
   rm(s, te)
   # falkon's work is the package's C (no BLAS): the machine's default BLAS only
   for (th in c(2L, 1L)) {
-    r <- bench_fit(bench_job(counted, m = "falkon_m1e4"), f, score, warm, threads = th,
+    r <- fit_reps(bench_job(counted, m = "falkon_m1e4"), f, score, warm, threads = th,
                    packages = "bochner")
     row("synth 10^6, d = 20", 1e6, r, "falkon_m1e4", th, c(NA_real_, NA_real_))
   }
