@@ -71,12 +71,13 @@ fit_reps <- function(...) {
   rs <- lapply(seq_len(reps), function(i) bench_fit(...))
   el <- vapply(rs, `[[`, 0, "elapsed")
   r <- rs[[order(el)[ceiling(reps / 2)]]]
-  r$range <- range(el)
+  r$lo <- min(el)
+  r$hi <- max(el)
   r
 }
 # elapsed seconds as the table shows them: with reps, the median and the range
 secs <- function(r) {
-  if (reps > 1L) sprintf("%.2f (%.2f-%.2f)", r$elapsed, r$range[1L], r$range[2L])
+  if (reps > 1L) sprintf("%.2f (%.2f-%.2f)", r$elapsed, r$lo, r$hi)
   else sprintf("%.2f", r$elapsed)
 }
 
