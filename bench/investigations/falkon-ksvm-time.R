@@ -120,7 +120,7 @@ for (nm in c("Shuttle", "Letter")) {
     for (m in c("falkon", "falkon_rpc", "ksvm", "ksvm_C10")) {
       for (th in if (m == "falkon") c(2L, 1L) else 2L) {
         r <- fit_reps(bench_job(counted, m = m), f, score, warm, threads = th, blas = blas,
-                       packages = pkg(m))
+                      packages = pkg(m))
         peer <- !startsWith(m, "falkon")
         row(nm, nrow(d$xtr), r, m, th, if (peer) ours else c(NA_real_, NA_real_))
         if (!peer && th == 2L) ours[[m]] <- r$elapsed
@@ -139,7 +139,7 @@ if (by_seed) {
   for (blas in names(ksvm_s)) for (m in c("falkon", "falkon_uniform")) {
     rs <- lapply(1:5, function(sd) {
       fit_reps(bench_job(counted, m = m), shuttle, score_m, warm, threads = 2L, blas = blas,
-                packages = "bochner", seed = sd)
+               packages = "bochner", seed = sd)
     })
     el <- vapply(rs, `[[`, 0, "elapsed")
     er <- 100 * (1 - vapply(rs, `[[`, 0, "score"))
@@ -159,7 +159,7 @@ if (big) {
   # falkon's work is the package's C (no BLAS): the machine's default BLAS only
   for (th in c(2L, 1L)) {
     r <- fit_reps(bench_job(counted, m = "falkon_m1e4"), f, score, warm, threads = th,
-                   packages = "bochner")
+                  packages = "bochner")
     row("synth 10^6, d = 20", 1e6, r, "falkon_m1e4", th, c(NA_real_, NA_real_))
   }
   unlink(f)
