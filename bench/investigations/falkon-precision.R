@@ -66,7 +66,7 @@ threads <- as.integer(opt("threads", "2"))
 jitters <- as.numeric(opt("jitter", character()))
 default_jitter <- bochner:::falkon_eps_single
 set_jitter <- function(e) utils::assignInNamespace("falkon_eps_single", e, "bochner")
-cat(sprintf("load average at the start: %s\n", readLines("/proc/loadavg")))
+cat(sprintf("%s; load averages at the start: %s\n", bench_lscpu()$cpu, bench_load()))
 rows <- list()
 for (nm in which_sets) {
   d <- sets[[nm]]()
@@ -90,7 +90,7 @@ for (nm in which_sets) {
   }
 }
 res <- do.call(rbind, rows)
-cat(sprintf("load average at the end: %s\n", readLines("/proc/loadavg")))
+cat(sprintf("load averages at the end: %s\n", bench_load()))
 variants <- unique(res$precision)
 cat("\nEach cell: score (change against double: points of accuracy or % of RMSE), elapsed s, centres kept, lambda",
     "(and for auto the precision it chose).\n")
