@@ -17,8 +17,8 @@
 # Every fit is falkon(xtr, ytr, seed = 1, tune = ...) with the package's
 # threads; CPU is user + system seconds of the R process (both cores), with
 # the load average before each fit.  TUNES (comma-separated, default
-# "none,auto") may add "iso", "ard" and "rff_gp" (rff_gp(ard = TRUE) on
-# friedman1 and mcycle, the package's other learner of ARD scales).
+# "none,auto") may add "iso", "ard" and "rff_gp" (rff_gp(ard = TRUE), the
+# package's other learner of ARD scales, on every regression set).
 # TUNES=auto,gcv compares the tuning's held-out objective with GCV, and
 # TUNES=auto,ml with the Nystrom marginal likelihood (falkon_control(
 # tune_objective = "heldout" | "gcv" | "ml"), tune = "auto" both); they
@@ -133,7 +133,7 @@ if (nzchar(Sys.getenv("RENDER_ONLY"))) {
   rerender(falkon_tune_page(res, unique(res$set), issue_rows()),
            file.path(out_dir, "falkon-tune.md"))
 }
-gp_sets <- c("friedman1", "mcycle")
+gp_sets <- c("friedman1", "diamonds", "mcycle", "BostonHousing", "synth_1e5")
 rows <- list()
 for (s in which_sets) {
   splits <- sets[[s]]()
@@ -168,7 +168,7 @@ for (s in which_sets) {
       print(r, digits = 4)
     }
     # the package's other learner of ARD scales (marginal likelihood on
-    # random features), on the regression sets where it runs in minutes
+    # random features), on the regression sets
     if ("rff_gp" %in% tunes && s %in% gp_sets) {
       ld <- load_now()
       f <- timed(rff_gp(d$xtr, d$ytr, ard = ncol(d$xtr) > 1L, seed = 1))
