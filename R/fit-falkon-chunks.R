@@ -359,8 +359,11 @@ falkon_keep_rng <- function(expr) {
 
 # The training error of a chunk: c(squared error, rows) or c(right, rows).
 falkon_chunk_score_task <- function(raw, i, object, y, nthreads) {
+  # the chunk's design matrix (factors coded as the fit's), scored as
+  # predict() scores its rows: predict() itself wants a formula fit's data
+  # frame, not the coded matrix
   xy <- chunk_xy(raw, y, object$input$names)
-  pred <- stats::predict(object, xy$x, nthreads = nthreads)
-  if (object$type == "regression") c(sum((pred - xy$y)^2), length(pred))
-  else c(sum(as.character(pred) == as.character(xy$y)), length(pred))
+  f <- falkon_scores(object, rff_apply_scaling(xy$x, object$scaling), nthreads)
+  if (object$type == "regression") c(sum((drop(f) - xy$y)^2), nrow(f))
+  else c(sum(as.character(falkon_score_classes(object, f)) == as.character(xy$y)), nrow(f))
 }

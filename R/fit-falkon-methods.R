@@ -84,12 +84,13 @@ predict.falkon <- function(object, newdata, type = c("response", "class", "prob"
   switch(type,
          decision = f,
          prob = rff_complete_rows(f, function(d) falkon_prob(object, d)),
-         rff_complete_rows(f, function(d) {
-           if (ncol(d) == 1L) {
-             d <- cbind(-d, d)   # two classes: the sign of the log-odds
-           }
-           rff_decision_classes(d, object$levels)
-         }))
+         rff_complete_rows(f, function(d) falkon_score_classes(object, d)))
+}
+
+# The classes of falkon's scores f (rows x columns of falkon_scores()).
+falkon_score_classes <- function(object, f) {
+  if (ncol(f) == 1L) f <- cbind(-f, f)   # two classes: the sign of the log-odds
+  rff_decision_classes(f, object$levels)
 }
 
 fit_description.falkon <- function(x) {
@@ -134,7 +135,7 @@ summary.falkon <- function(object, ...) {
   out <- c(list(description = fit_description(object),
                 alpha_norm = sqrt(colSums(object$alpha^2)), offset = object$offset,
                 validation = object$validation, centres_path = object$centres_path,
-                type = object$type),
+                type = object$type, loss = object$loss),
            training_summary(object))
   structure(out, class = "summary.falkon")
 }
@@ -147,7 +148,8 @@ print.summary.falkon <- function(x, ...) {
   if (!is.null(x$validation)) {
     # the path's error is the mean squared error for a regression (shown as
     # its root, as print() shows the training RMSE), the error rate (with a
-    # millionth of the squared error breaking ties) for classes
+    # millionth of the squared error breaking ties) for classes, the
+    # log-loss for the logistic loss
     v <- x$validation
     if (falkon_loo_path(v)) {
       # falkon_fit_loo(): the mean squared leave-one-out residual (summed
@@ -160,6 +162,8 @@ print.summary.falkon <- function(x, ...) {
       best <- v[which.min(v$error), ]
       shown <- if (identical(x$type, "regression")) {
         sprintf("Held-out RMSE: best %.4g", sqrt(best$error))
+      } else if (identical(x$loss, "logistic")) {
+        sprintf("Held-out log-loss: best %.4g", best$error)   # the Newton steps' path
       } else sprintf("Held-out error rate: best %.4g", best$error)
       cat(sprintf("%s (of %d points on the path)\n", shown, nrow(v)))
     }

@@ -66,8 +66,8 @@ falkon_refine_maxit <- 15L
 # The choices of falkon(tune = ), the default first.
 falkon_tune_modes <- c("none", "auto", "iso", "ard")
 
-# The kernel a fit uses on its scaled rows xs: the bandwidth rule resolved,
-# lambda and the length scales learned when 'tune' asks (with the fit's
+# The kernel a fit uses on its scaled rows xs: the bandwidth rule resolved
+# (on the rows of positive case weight), lambda and the length scales learned when 'tune' asks (with the fit's
 # seed), and ARD length scales folded into the standardisation (so that the
 # centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
 # list(kernel, lambda, control, report (with tune only), scaling, xs), and
@@ -75,8 +75,8 @@ falkon_tune_modes <- c("none", "auto", "iso", "ard")
 # falkon_loo_applies()) to judge it, 'rule': the same for the rule's
 # kernel, which falkon_fit_judged() fits beside it.
 falkon_fit_kernel <- function(x, xs, scaling, kernel, tune, lambda, iter, Y, m, control, seed,
-                              nthreads, loo = FALSE) {
-  kernel <- resolve_kernel(kernel, xs)
+                              nthreads, loo = FALSE, weights = NULL) {
+  kernel <- resolve_kernel(kernel, weighted_rows(xs, weights))
   rows <- function(pool) list(x = xs[pool, , drop = FALSE], Y = Y[pool, , drop = FALSE])
   fk <- falkon_learn(rows, nrow(xs), kernel, tune, lambda, iter, m, control, seed, nthreads,
                      list(kernel = kernel, lambda = lambda, control = control, scaling = scaling,

@@ -248,7 +248,10 @@
 #' @param iter The number of CG iterations (for the logistic loss, per
 #'   Newton step), or `"auto"` (chosen on the held-out slice, at most
 #'   `control$max_iter`).
-#' @param weights `NULL`, or non-negative case weights, one per row.
+#' @param weights `NULL`, or non-negative case weights, one per row.  The
+#'   standardisation takes the weighted means and standard deviations, and
+#'   it and the bandwidth rule leave out the rows of weight zero (as in
+#'   [rff_svm()]).
 #' @param scale Standardise the columns of `x` (as in [rff_svm()]).
 #' @param seed `NULL`, or a seed for the centres and the held-out slice.
 #' @param control A list overriding [falkon_control()]'s settings.
@@ -321,14 +324,14 @@ falkon.default <- function(x, y, kernel = gaussian_kernel("sigest"), m = NULL,
   if (kernel$name == "min" && !scale) check_min_data(x, "x")
 
   input <- input_description(x)
-  scaling <- if (scale) rff_scaling(x) else NULL
+  scaling <- if (scale) rff_scaling(x, weights) else NULL
   xs <- falkon_dense_rows(rff_apply_scaling(x, scaling))
   seed <- falkon_tune_seed(seed, tune)
   # small sets choose lambda by leave-one-out (R/fit-falkon-loo.R)
   loo <- falkon_loo_applies(n, loss, lambda, iter, control)
   # the bandwidth rule, the learned kernel and lambda (tune), ARD folded in
   fk <- falkon_fit_kernel(x, xs, scaling, kernel, tune, lambda, iter, resp$Y, m, control, seed,
-                          nthreads, loo)
+                          nthreads, loo, weights)
   xs <- NULL   # each kernel's fit holds its own scaled rows
   w <- if (is.null(weights)) rep(1, n) else weights * (n / sum(weights))
   fit_at <- function(k) {

@@ -25,7 +25,7 @@ gp_problem <- function(xs, ys, w, keep, kernel, D, method, sampling, mean, ard, 
       stop_arg("D", "must be at least the number of mixture components (", kernel$q, ")")
     }
   } else {
-    kernel <- resolve_kernel(kernel, xs)
+    kernel <- resolve_kernel(kernel, xs[keep, , drop = FALSE])
   }
   # a kernel given with one length scale per input is ARD whatever 'ard' says: its
   # scales were once folded silently into their geometric mean

@@ -77,7 +77,10 @@ gp_newdata <- function(object, newdata, na_ok = TRUE) {
 #'
 #' @param object A fit from [rff_gp()].
 #' @param newdata New inputs, as the fit's `x` (or a data frame with the
-#'   formula's variables); missing: the training rows.
+#'   formula's variables); missing: the training rows.  With
+#'   [data_chunks()], a list with one prediction per chunk (the chunks read
+#'   under the `future` plan, as [predict.rff_ridge()]); `weights` is then
+#'   one number.
 #' @param se.fit Return standard errors.
 #' @param interval `"none"`, `"confidence"` or `"prediction"`.
 #' @param level The intervals' coverage.
@@ -103,13 +106,19 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
                            na.action = stats::na.pass, weights = 1,
                            nthreads = bochner_threads(), ...) {
+  if (!missing(newdata) && inherits(newdata, "data_chunks")) {
+    return(predict_chunks(object, newdata, se.fit = se.fit, interval = interval, level = level,
+                          weights = weights, ...,
+                          nthreads = if (missing(nthreads)) chunks_threads() else nthreads))
+  }
   check_no_dots(...)
   se.fit <- check_flag(se.fit, "se.fit")
   interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
   level <- check_number(level, "level", lower = 0, lower_open = TRUE, upper = 1)
   if (level >= 1) stop_arg("level", "must be below 1")
   nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
+  own <- missing(newdata) || is.null(newdata)
+  if (own) {
     if (is.null(object$data)) {
       if (!se.fit && interval == "none") return(rff_fitted(object))
       stop_arg("newdata", "is required: the fit keeps its training rows only up to 10000")
@@ -138,6 +147,11 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
       if (interval == "confidence") se else sqrt(se^2 + s_n^2 / weights)
     fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
     rownames(fit) <- rownames(mv)
+  }
+  if (own) {
+    # the training rows, padded with NA where na.exclude dropped some (as fitted())
+    fit <- stats::napredict(object$na.action, fit)
+    se <- stats::napredict(object$na.action, se)
   }
   if (!se.fit) return(fit)
   list(fit = fit, se.fit = se, df = Inf, residual.scale = s_n)

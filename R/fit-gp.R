@@ -150,8 +150,9 @@
 #' @param weights `NULL`, or non-negative case weights, one per row, as
 #'   [stats::lm()] takes them: row \eqn{i} has noise variance
 #'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
-#'   out of the fit; they still get fitted values).  The response is then
-#'   centred on its weighted mean.  A new observation (`interval =
+#'   out of the fit, its standardisation and bandwidth rule too; they still
+#'   get fitted values).  The response is then centred on its weighted mean;
+#'   the inputs are standardised on the rows of positive weight, unweighted.  A new observation (`interval =
 #'   "prediction"`) has weight 1.
 #' @param mean The prior mean: `"centred"` (the default: the response
 #'   centred on its (weighted) mean, a zero-mean GP), `"constant"`,
@@ -214,9 +215,11 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   check_no_dots(...)
   x <- as_data_matrix(x, "x")
   n <- nrow(x)
-  y <- ridge_response(y, n)
-  if (y$type != "regression") stop_arg("y", "must be numeric: rff_gp() is a regression")
-  y <- y$y
+  # classes are refused before ridge_response() counts them
+  if (is.factor(y) || is.character(y) || is.logical(y)) {
+    stop_arg("y", "must be numeric: rff_gp() is a regression")
+  }
+  y <- ridge_response(y, n)$y
   if (n < 2L) stop_arg("x", "must have at least two rows")
   w <- check_case_weights(weights, n)
   keep <- if (is.null(w)) rep(TRUE, n) else w > 0   # weight 0: infinite noise, no information
@@ -251,7 +254,9 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   signal <- if (is.null(signal)) 1 else check_positive(signal, "signal") / y_scale
   noise <- if (is.null(noise)) 0.1 else check_positive(noise, "noise") / y_scale
 
-  scaling <- if (scale) rff_scaling(x) else NULL
+  # the inputs standardised on the rows the fit keeps, unweighted as the
+  # response's scale: a weight is a precision here, not a count
+  scaling <- if (scale) rff_scaling(x, if (!is.null(w)) as.numeric(keep)) else NULL
   xs <- rff_apply_scaling(x, scaling)
   G <- gp_problem(xs, (y - y_center) / y_scale, w, keep, kernel, D, method, sampling, mean, ard,
                   signal, noise, seed, nthreads)

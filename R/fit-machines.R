@@ -99,8 +99,17 @@ rff_class_weights <- function(class.weights, lev) {
   w
 }
 
-# Column centres and scales (standard deviations; 1 for constant columns).
-rff_scaling <- function(x) {
+# Column centres and scales (standard deviations; 1 for constant columns),
+# of the rows with positive case weight: a weight of zero drops its row, as
+# the fits promise.  Unequal weights give the weighted mean and standard
+# deviation (weighted_scaling()).
+rff_scaling <- function(x, weights = NULL) {
+  if (!is.null(weights)) {
+    keep <- weights > 0
+    if (!all(keep)) x <- x[keep, , drop = FALSE]
+    weights <- weights[keep]
+    if (any(weights != weights[1L])) return(weighted_scaling(x, weights))
+  }
   if (is_sparse_matrix(x)) return(sparse_scaling(x))   # scales only: see ?sparse_input
   # exact sums (R/chunks-survey.R): the chunked fits' standardisation is this one
   m <- column_moments_exact(column_sums_exact(x, nthreads = bochner_threads()), nrow(x))
@@ -108,6 +117,31 @@ rff_scaling <- function(x) {
   s <- if (nrow(x) > 1L) sqrt(m[[2L]] / (nrow(x) - 1L)) else rep(1, ncol(x))
   s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
   list(center = unname(center), scale = unname(s))
+}
+
+# The same with positive, unequal weights w: the weighted mean, and the
+# weighted variance sum(w (x - mean)^2) / sum(w) times n / (n - 1), so that
+# the scales do not depend on the weights' total and equal weights give
+# rff_scaling()'s.  Sparse x: scales only, the zeros' deviations included.
+weighted_scaling <- function(x, w) {
+  n <- nrow(x)
+  sw <- sum(w)
+  if (is_sparse_matrix(x)) {
+    center <- as.vector(Matrix::crossprod(x, w)) / sw
+    xc <- methods::as(x, "CsparseMatrix")
+    nnz <- diff(xc@p)
+    wz <- xc
+    wz@x <- w[xc@i + 1L]
+    xc@x <- w[xc@i + 1L] * (xc@x - rep(center, nnz))^2
+    ss <- Matrix::colSums(xc) + (sw - Matrix::colSums(wz)) * center^2
+  } else {
+    center <- colSums(x * w) / sw
+    ss <- colSums(sweep(x, 2L, center, check.margin = FALSE)^2 * w)
+  }
+  s <- if (n > 1L) sqrt(ss / sw * n / (n - 1)) else rep(1, ncol(x))
+  s[!is.finite(s) | s <= sqrt(.Machine$double.eps) * pmax(1, abs(center))] <- 1
+  list(center = if (is_sparse_matrix(x)) rep(0, ncol(x)) else unname(center),
+       scale = unname(as.double(s)))
 }
 
 rff_apply_scaling <- function(x, scaling) {
@@ -182,16 +216,22 @@ check_map_type <- function(type, who) {
   invisible(type)
 }
 
-# The feature map of the (scaled) training data, sigma resolved on it;
-# map_args: construction arguments of random_features() (type, sampling,
-# method).
-rff_build_map <- function(xs, kernel, D, map_args = list()) {
+# The feature map of the (scaled) training data, sigma resolved on it (on
+# its rows of positive case weight); map_args: construction arguments of
+# random_features() (type, sampling, method).
+rff_build_map <- function(xs, kernel, D, map_args = list(), weights = NULL) {
   if (!isTRUE(kernel$shift_invariant) &&
       is.null(utils::getS3method("build_feature_map", class(kernel)[1L], optional = TRUE))) {
     stop_arg("kernel", "has no random feature map here (the ", kernel$name, " kernel)")
   }
-  resolved <- resolve_kernel(kernel, xs)
+  resolved <- resolve_kernel(kernel, weighted_rows(xs, weights))
   do.call(draw_feature_map, c(list(xs, resolved, D = D), map_args))
+}
+
+# The rows of x whose case weight is positive (all without weights): the
+# rows a bandwidth rule reads.
+weighted_rows <- function(x, weights) {
+  if (is.null(weights) || all(weights > 0)) x else x[weights > 0, , drop = FALSE]
 }
 
 # How many feature columns a fit's map will have, known before it is built

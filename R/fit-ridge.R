@@ -129,8 +129,10 @@
 #'   `predict(type = "prob")` to the exact leave-one-out scores; without it
 #'   the sigmoids are fitted to the training scores (see Details).
 #' @param weights `NULL`, or non-negative case weights, one per row of `x`:
-#'   weighted least squares (an integer weight is the same problem as
-#'   repeating the row).
+#'   weighted least squares.  The standardisation and the bandwidth rule
+#'   are weighted as in [rff_svm()]: zero drops a row, and an integer
+#'   weight is the same problem as repeating the row at a given `sigma`
+#'   with `scale = FALSE`.
 #' @param D Number of random features.
 #' @param precision `"auto"` (the default), `"double"` or `"single"`: the
 #'   precision of \eqn{Z^T Z} on the primal side (\eqn{n} at least the
@@ -202,9 +204,9 @@ rff_ridge.default <- function(x, y, kernel = gaussian_kernel("median"), D = 1024
                      ncol(resp$Y))
 
   input <- input_description(x)
-  scaling <- if (scale) rff_scaling(x) else NULL
+  scaling <- if (scale) rff_scaling(x, weights) else NULL
   xs <- rff_apply_scaling(x, scaling)
-  if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D, map_args))
+  if (is.null(map)) map <- with_seed(seed, rff_build_map(xs, kernel, D, map_args, weights))
   nf <- map$n_features
   single <- n >= nf && ridge_single(precision, n, nf, lambda, weights)
   sys <- if (n >= nf) ridge_primal_system(map, xs, resp$Y, weights, nthreads, single)

@@ -69,8 +69,7 @@ rff_svm.data_chunks <- function(x, y, kernel = gaussian_kernel("sigest"), D = NU
   yf <- factor(lev[fin$cl], levels = lev)   # the folds' rows' classes (none without folds)
   if (a$cross > 0L) {
     fit$cross <- a$cross
-    held <- if (spec$k == 2L) cbind(fin$heldout, -fin$heldout) else fin$heldout
-    fit$cross_accuracy <- mean(svm_classes(fit, held) == yf)
+    fit$cross_accuracy <- mean(svm_classes(fit, fin$heldout) == yf)
   }
   # as in memory: the folds' held-out values where there are folds, else the training rows'
   fit$calibration <- if (spec$nfolds > 0L) {

@@ -177,8 +177,10 @@ svm_problem_names <- function(fit) {
 
 # Classes from decision values: the largest (one-vs-rest, two classes), or
 # the most votes of the pairs (one-vs-one; ties to the first class, as
-# libsvm).
+# libsvm).  Two classes' held-out values come as one column, positive for
+# the first class.
 svm_classes <- function(fit, dec) {
+  if (fit$k == 2L && NCOL(dec) == 1L) dec <- cbind(dec, -dec)
   if (fit$multiclass != "ovo") return(rff_decision_classes(dec, fit$levels))
   k <- fit$k
   votes <- matrix(0L, nrow(dec), k)

@@ -129,8 +129,12 @@
 #'   rows classified correctly, as [rff_tune()] reports it; kernlab's
 #'   `cross()` is the error, one minus it), see Details.
 #' @param weights `NULL`, or non-negative case weights, one per row of `x`:
-#'   a row's loss counts `weights` times (an integer weight is the same
-#'   problem as repeating the row; zero drops it).
+#'   a row's loss counts `weights` times.  The standardisation takes the
+#'   weighted means and standard deviations, and it and the bandwidth rule
+#'   leave out the rows of weight zero, so that zero drops a row.  An
+#'   integer weight is the same problem as repeating the row at a given
+#'   `sigma` with `scale = FALSE` (with `scale = TRUE` the standard
+#'   deviations' \eqn{n - 1} counts the rows given).
 #' @param scale Standardise the columns of `x` first, see Details.  Must be
 #'   `FALSE` for [min_kernel()], which needs non-negative inputs.
 #' @param class.weights `NULL`, or positive weights named by class that
@@ -253,10 +257,10 @@ rff_svm.default <- function(x, y, kernel = gaussian_kernel("sigest"), D = NULL,
                    probs, nfolds)
 
   input <- input_description(x)
-  scaling <- if (scale) rff_scaling(x) else NULL
+  scaling <- if (scale) rff_scaling(x, weights) else NULL
   xs <- rff_apply_scaling(x, scaling)
   out <- with_seed(seed, {
-    if (is.null(map)) map <- rff_build_map(xs, kernel, D, map_args)
+    if (is.null(map)) map <- rff_build_map(xs, kernel, D, map_args, weights)
     zt <- rff_features_t(map, xs, nthreads)
     # the cross-validation's problems (for 'cross' or the probabilities'
     # held-out decision values) are solved with the fit's, in one call

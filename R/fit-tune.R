@@ -313,7 +313,6 @@ tune_svm_errors <- function(map, xs, y, fold, costs, s, nthreads) {
   per_cost <- max(fold) * base[[1L]]$n
   wrong <- vapply(seq_along(costs), function(ci) {
     dec <- svm_heldout_decision(res, base[[ci]], fold, zt, nthreads, first = (ci - 1L) * per_cost)
-    if (k == 2L) dec <- cbind(dec, -dec)
     tabulate(fold[svm_classes(fake, dec) != y], max(fold))
   }, numeric(max(fold)))
   wrong <- matrix(wrong, max(fold))

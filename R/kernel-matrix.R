@@ -36,15 +36,25 @@ median_heuristic <- function(x, name, max_rows = 1000L, rule = "median") {
     m <- if (rule == "median") {
       stats::median(d)
     } else {
-      q <- stats::quantile(as.vector(d)^2, c(0.1, 0.9), names = FALSE)
-      if (q[1L] > 0) 1 / sqrt(1 / q[2L] + 1 / q[1L]) else 0
+      # kernlab's sigest() takes the quantiles of the distances between
+      # distinct rows: with duplicated rows (discrete data) the zeros would
+      # pull its lower quantile to 0
+      d <- as.vector(d)
+      sigest_bandwidth(stats::quantile(d[d != 0]^2, c(0.1, 0.9), names = FALSE))
     }
   }
   if (!(m > 0)) {
-    stop_arg("sigma", "= \"", rule, "\" gave 0 (most rows of the data coincide); ",
-             "give sigma as a number")
+    stop_arg("sigma", "= \"", rule, "\" gave 0 (",
+             if (rule == "median") "half the pairs of rows or more coincide"
+             else "no two rows differ", "); give sigma as a number")
   }
   m
+}
+
+# sigest's bandwidth from the 10 % and 90 % quantiles of the squared
+# distances (0 when there are none).
+sigest_bandwidth <- function(q) {
+  if (length(q) == 2L && !anyNA(q) && q[1L] > 0) 1 / sqrt(1 / q[2L] + 1 / q[1L]) else 0
 }
 
 #' Exact kernel (Gram) matrices
@@ -81,6 +91,15 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
     y <- as_data_matrix(y, "y")
     if (ncol(y) != ncol(x)) {
       stop_arg("y", "has ", ncol(y), " columns but 'x' has ", ncol(x))
+    }
+    # named columns pair by name (as predict() matches newdata), else by position
+    if (!is.null(colnames(x)) && !is.null(colnames(y)) && !identical(colnames(x), colnames(y))) {
+      missing <- setdiff(colnames(x), colnames(y))
+      if (length(missing)) {
+        stop_arg("y", "must have the columns of 'x'; it lacks ", paste(missing, collapse = ", "))
+      }
+      if (anyDuplicated(colnames(y))) stop_arg("y", "has a column name twice")
+      y <- y[, colnames(x), drop = FALSE]
     }
   }
   nthreads <- check_threads(nthreads)

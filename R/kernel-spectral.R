@@ -29,8 +29,8 @@
 #' @export
 spectral_sample <- function(kernel, n, d) {
   check_shift_invariant(kernel)
-  if (identical(kernel$sigma, "median")) {
-    stop_arg("kernel", "has sigma = \"median\", which is resolved on data, and ",
+  if (is.character(kernel$sigma)) {
+    stop_arg("kernel", "has sigma = \"", kernel$sigma, "\", which is resolved on data, and ",
              "spectral_sample() has none: give sigma (or gamma) as a number, or fit a map ",
              "with random_features(x, kernel), whose frequencies are its 'omega'")
   }

@@ -89,7 +89,9 @@ kernel_approx_error <- function(map, x, nthreads = bochner_threads()) {
   nthreads <- check_threads(nthreads)
   check_allocation(nrow(xm), map$n_features, "the feature matrix", arg = "x")
   Z <- transform_features(map, xm, nthreads)
-  K <- gram_matrix(map$kernel, xm, nthreads = nthreads)
+  # the exact kernel on dense rows (at most 10000: smaller than K itself)
+  K <- gram_matrix(map$kernel, if (is_sparse_matrix(xm)) as.matrix(xm) else xm,
+                   nthreads = nthreads)
   E <- .Call(C_crossprod, t(Z), nthreads) - K   # Z Z', on the package's own product
   structure(list(max = max(abs(E)), rms = sqrt(mean(E^2)), n = nrow(xm),
                  n_features = map$n_features),

@@ -193,7 +193,7 @@ draw_projections <- function(d, V, projection) {
 
 # Largest squared row norm of the training data (1 for all-zero data).
 max_square_norm <- function(x) {
-  rho <- max(rowSums(x^2))
+  rho <- max(if (is_sparse_matrix(x)) Matrix::rowSums(x^2) else rowSums(x^2))
   if (!(rho > 0)) 1 else rho
 }
 
@@ -356,11 +356,19 @@ build_feature_map.min_kernel <- function(kernel, x, D, type, method = NULL, ...)
 }
 
 check_min_data <- function(x, arg) {
-  if (any(x < 0)) {
+  if (is_sparse_matrix(x)) {
+    # the stored values: the first negative one in column order, as which()
+    tx <- methods::as(x, "TsparseMatrix")
+    neg <- which(tx@x < 0)
+    if (!length(neg)) return(invisible())
+    k <- neg[order(tx@j[neg], tx@i[neg])][1L]
+    where <- c(tx@i[k], tx@j[k]) + 1L
+  } else {
+    if (!any(x < 0)) return(invisible())
     where <- which(x < 0, arr.ind = TRUE)[1L, ]
-    stop_arg(arg, "must be non-negative for the min kernel (the first negative value is at row ",
-             where[1L], ", column ", where[2L], ")")
   }
+  stop_arg(arg, "must be non-negative for the min kernel (the first negative value is at row ",
+           where[1L], ", column ", where[2L], ")")
 }
 
 #' @export

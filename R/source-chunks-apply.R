@@ -41,8 +41,16 @@ chunk_read <- function(handle, source, reader) {
 
 # The work of one chunk, on a worker: read it, run task(raw, i, ...).  An
 # error becomes a value naming the chunk, so that the session can stop with
-# a clear message once all are back.
-chunk_worker <- function(handle, task, args, source, reader, progress, what) {
+# a clear message once all are back.  The task draws (set.seed() of its
+# seeds) from the session's generators ('rng_kind', RNGkind()), whatever the
+# worker's: mirai's daemons run L'Ecuyer-CMRG, under which the same seeds
+# would draw other numbers.  The worker's generator comes back after.
+chunk_worker <- function(handle, task, args, source, reader, progress, what, rng_kind = NULL) {
+  if (!is.null(rng_kind) && !identical(RNGkind(), rng_kind)) {
+    restore <- rng_restorer()
+    on.exit(restore())
+    suppressWarnings(RNGkind(rng_kind[1L], rng_kind[2L], rng_kind[3L]))
+  }
   res <- tryCatch({
     raw <- chunk_read(handle, source, reader)
     if (!is.null(handle$extra)) args <- c(args, handle$extra)
@@ -79,7 +87,8 @@ chunks_apply <- function(chunks, task, args = list(), what, combine = NULL, init
       for (j in seq_along(idx)) handles[[j]]$extra <- per_chunk[[idx[j]]]
     }
     res <- chunks_lapply(handles, chunk_worker, task = task, args = args, source = source,
-                         reader = chunks$reader, progress = progress, what = what)
+                         reader = chunks$reader, progress = progress, what = what,
+                         rng_kind = RNGkind())
     failed <- vapply(res, inherits, logical(1), "bochner_chunk_error")
     if (any(failed)) stop(chunk_error_message(res[[which(failed)[1L]]], what), call. = FALSE)
     for (j in seq_along(idx)) {

@@ -56,10 +56,14 @@ moments_merge <- function(na, ma, nb, mb) {
 
 # The survey's rows and exact column sums, with the means and sums of
 # squares about them (center, m2) of the rows so far.
-survey_combine <- function(acc, s, i) {
+survey_combine <- function(acc, s, i, what = "the fit") {
   if (!is.null(s$levels) || !is.null(acc$levels)) {
     # a levels pass: each categorical column's levels, in order of
-    # appearance across the chunks (as rbind() merges factors)
+    # appearance across the chunks (as rbind() merges factors); the columns
+    # are taken by name, in any order, but must be the same in every chunk
+    got <- if (!is.null(s$columns)) s$columns else s$names
+    first <- if (!is.null(acc$columns)) acc$columns else acc$names
+    if (!is.null(acc) && !setequal(got, first)) survey_columns_differ(i, got, first, what)
     lv <- if (is.null(acc$levels)) list() else acc$levels
     for (nm in names(s$levels)) {
       lv[[nm]] <- union(lv[[nm]], s$levels[[nm]])
@@ -73,11 +77,8 @@ survey_combine <- function(acc, s, i) {
     return(list(n = s$n, d = s$d, names = s$names, sums = s$sums, center = m[[1L]],
                 m2 = m[[2L]], sample = s$sample, y = list(s$y), rows = s$n))
   }
-  if (s$d != acc$d) stop(sprintf("chunk %d has %d input column(s), chunk 1 has %d", i, s$d, acc$d),
-                         call. = FALSE)
-  if (!identical(s$names, acc$names)) {
-    stop(sprintf("chunk %d has input columns %s, chunk 1 has %s", i,
-                 paste(s$names, collapse = ", "), paste(acc$names, collapse = ", ")), call. = FALSE)
+  if (s$d != acc$d || !identical(s$names, acc$names)) {
+    survey_columns_differ(i, s$names, acc$names, what, order = s$d == acc$d)
   }
   acc$n <- acc$n + s$n
   acc$sums <- column_sums_exact(a = acc$sums, b = s$sums)
@@ -90,17 +91,33 @@ survey_combine <- function(acc, s, i) {
   acc
 }
 
+# Chunk i's input columns 'got' are not chunk 1's 'first': an error that
+# names the difference.  Numeric chunks are summed in their own column
+# order, so there the order must be the same too ('order': the same columns,
+# in another order).
+survey_columns_differ <- function(i, got, first, what, order = FALSE) {
+  extra <- setdiff(got, first)
+  lacks <- setdiff(first, got)
+  how <- c(if (length(extra)) paste("has", paste(extra, collapse = ", "), "that chunk 1 has not"),
+           if (length(lacks)) paste("lacks", paste(lacks, collapse = ", ")))
+  if (!length(how)) how <- if (order) "has chunk 1's columns in another order" else "differs"
+  stop(sprintf("%s: chunk %d %s; every chunk needs the same input columns (chunk 1: %s)",
+               what, i, paste(how, collapse = " and "), paste(first, collapse = ", ")),
+       call. = FALSE)
+}
+
 chunks_survey <- function(chunks, y = NULL, what, sample_rows = 1000L) {
   quota <- max(2L, ceiling(sample_rows / chunks$n))
+  combine <- function(acc, s, i) survey_combine(acc, s, i, what)
   sv <- chunks_apply(chunks, survey_task, list(y = y, quota = quota), what,
-                     combine = survey_combine)
+                     combine = combine)
   if (is.null(sv$levels)) return(sv)
   # factor or character columns: a second pass, every chunk expanded with
   # the levels of all of them, so that the columns are the same in every
   # chunk and the same as the formula interface gives in memory
   design <- chunk_design(sv$columns, sv$levels)
   sv <- chunks_apply(chunks, survey_task, list(y = y, quota = quota, names = design), what,
-                     combine = survey_combine)
+                     combine = combine)
   sv$names <- design
   sv
 }

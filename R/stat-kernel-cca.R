@@ -263,7 +263,7 @@ predict.kernel_cca <- function(object, newdata = NULL, newdata_y = NULL,
   side <- function(data, arg, which) {
     if (is.null(data)) return(NULL)
     input <- object[[paste0("input_", which)]]
-    z <- newdata_matrix(input, data, arg, fitted = "the canonical directions")
+    z <- newdata_matrix(input, data, arg, fitted = "the kernel CCA")
     coef <- object[[paste0(which, "coef")]]
     out <- if (object$method == "exact") {
       Kn <- gram_matrix(object[[paste0("kernel_", which)]], z, object[[paste0("data_", which)]],

@@ -151,6 +151,10 @@ kpca_exact <- function(x, kernel, rank, retx, nthreads) {
   n <- nrow(x)
   check_allocation(n, n, "the Gram matrix", arg = "x")
   K <- gram_matrix(kernel, x, nthreads = nthreads)
+  if (any(!is.finite(K))) {
+    stop_arg("kernel", "gives non-finite values on 'x' (an exponential dot-product kernel ",
+             "overflows for large ||x||^2 / sigma^2): scale the data or increase sigma")
+  }
   col_means <- colMeans(K)
   Kc <- centre_gram(K)
   rm(K)
@@ -192,7 +196,7 @@ predict.kernel_pca <- function(object, newdata, nthreads = bochner_threads(), ..
     return(object$x)
   }
   nthreads <- check_threads(nthreads)
-  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the components")
+  x <- newdata_matrix(object$input, newdata, "newdata", fitted = "the kernel PCA")
   scores <- if (object$method == "exact") {
     Kn <- gram_matrix(object$kernel, x, object$data, nthreads = nthreads)
     Kn <- Kn - rowMeans(Kn)

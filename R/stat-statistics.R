@@ -93,10 +93,19 @@ stat_feature_moments <- function(map, x, nthreads, map2 = NULL, y = NULL, single
   .Call(C_stat_moments_finish, state, nthreads)
 }
 
+# The p-value where the gamma law's moments vanish (a sample whose kernel
+# matrix is constant: every point the same): NA, said.
+gamma_undefined <- function() {
+  warning("the gamma approximation is undefined here (its null mean or variance is 0: ",
+          "a sample's points all coincide, or the kernel sees them so); the p-value is NA. ",
+          "Use null = \"permutation\"", call. = FALSE)
+  NA_real_
+}
+
 # Upper-tail probability of the gamma law with the given mean and variance
 # (the moment-matched approximation of a weighted sum of chi-squares).
 gamma_upper <- function(t, mean, var) {
-  if (!(mean > 0) || !(var > 0)) return(NA_real_)
+  if (!(mean > 0) || !(var > 0)) return(gamma_undefined())
   stats::pgamma(t, shape = mean^2 / var, scale = var / mean, lower.tail = FALSE)
 }
 

@@ -8,11 +8,12 @@ wdat <- function(n = 60, seed = 11) {
   list(x = x, y = y, w = w)
 }
 
-# the exact weighted GP in plain R, on the fit's standardised inputs and response
+# the exact weighted GP in plain R, on the fit's standardised inputs (on
+# the rows of positive weight) and response
 ref_weighted_gp <- function(x, y, w, new, ell, sf, sn) {
-  ctr <- colMeans(x); scl <- apply(x, 2, sd)
-  xs <- sweep(sweep(x, 2, ctr), 2, scl, "/"); ns <- sweep(sweep(new, 2, ctr), 2, scl, "/")
   keep <- w > 0
+  ctr <- colMeans(x[keep, ]); scl <- apply(x[keep, ], 2, sd)
+  xs <- sweep(sweep(x, 2, ctr), 2, scl, "/"); ns <- sweep(sweep(new, 2, ctr), 2, scl, "/")
   xs <- xs[keep, , drop = FALSE]
   mu <- sum(w * y) / sum(w); s <- sd(y[keep])
   ys <- (y[keep] - mu) / s

@@ -136,9 +136,10 @@ test_that("the median heuristic gives the dense data's sigma", {
   coord <- function(x) unlist(lapply(seq_len(ncol(x)), function(j) dist(as.matrix(x)[, j])))
   expect_identical(bochner:::sparse_bandwidth(x3, "cauchy"), median(coord(x3)))
   # kernlab's sigest rule on the 10 % and 90 % quantiles of the squared
-  # distances: the same order statistics as quantile() on the dense rows
+  # distances that are not zero: the same order statistics as quantile() on
+  # the dense rows
   sigest <- function(d) {
-    q <- quantile(d^2, c(0.1, 0.9), names = FALSE)
+    q <- quantile(d[d != 0]^2, c(0.1, 0.9), names = FALSE)
     1 / sqrt(1 / q[2] + 1 / q[1])
   }
   for (xx in list(x3, sparse_data(n = 40, d = 8, density = 0.5, seed = 6))) {
