@@ -85,7 +85,7 @@ print.summary.rff_gp <- function(x, ...) {
 
 #' @export
 logLik.rff_gp <- function(object, ...) {
-  structure(object$logLik, df = length(object$theta), nobs = object$n, class = "logLik")
+  structure(object$logLik, df = length(object$theta), nobs = fit_nobs(object), class = "logLik")
 }
 
 #' Plot a Gaussian process fit of one input

@@ -114,8 +114,7 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
   check_no_dots(...)
   se.fit <- check_flag(se.fit, "se.fit")
   interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
-  level <- check_number(level, "level", lower = 0, lower_open = TRUE, upper = 1)
-  if (level >= 1) stop_arg("level", "must be below 1")
+  level <- check_probability(level, "level")
   nthreads <- check_threads(nthreads)
   own <- missing(newdata) || is.null(newdata)
   if (own) {
@@ -187,11 +186,14 @@ simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
   check_no_dots(...)
   nsim <- check_count(nsim, "nsim")
   nthreads <- check_threads(nthreads)
-  if (missing(newdata) || is.null(newdata)) {
+  xs <- if (missing(newdata) || is.null(newdata)) {
     if (is.null(object$data)) stop_arg("newdata", "is required: the fit keeps no training rows")
-    newdata <- object$data$x
+    # the kept rows are the design matrix already (a formula fit's newdata
+    # would be a data frame), as in predict()
+    rff_apply_scaling(object$data$x, object$scaling)
+  } else {
+    gp_newdata(object, newdata, na_ok = FALSE)$xs
   }
-  xs <- gp_newdata(object, newdata, na_ok = FALSE)$xs
   draw <- function() {
     if (object$method == "rff") {
       xi <- matrix(stats::rnorm(length(object$alpha) * nsim), ncol = nsim)

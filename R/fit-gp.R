@@ -96,7 +96,10 @@
 #' @param kernel A shift-invariant kernel: [gaussian_kernel()] (with the
 #'   median heuristic by default), [laplace_kernel()], [cauchy_kernel()],
 #'   [matern_kernel()] or [spectral_mixture_kernel()].  Its length scale is
-#'   the starting value (or, with `optimize = FALSE`, the value).
+#'   the starting value (or, with `optimize = FALSE`, the value).  A
+#'   spectral mixture's `weights` are variances of the response, in its
+#'   units (as the fit reports them in `hyper`), and take the place of
+#'   `signal`.
 #' @param D Number of random frequencies (\eqn{2D} features), for
 #'   `method = "rff"`; at least the number of mixture components.  `NULL`
 #'   (the default): 4096 up to about 590 rows, falling with \eqn{n} to 256
@@ -139,7 +142,8 @@
 #' @param scale Standardise the inputs.
 #' @param seed `NULL`, or a number for the draws of the frequencies (the
 #'   user's random stream is left as it was).
-#' @param control A list of [stats::optim()] controls (`maxit`, `factr`, ...;
+#' @param control A list of [stats::optim()]'s L-BFGS-B controls (`maxit`,
+#'   `factr`, `pgtol`, `lmm`, `trace`, `REPORT`; others are refused;
 #'   by default `maxit = 200` and `factr = 1e10`: the search stops when an
 #'   iteration raises the log likelihood by less than \eqn{2.2 \times
 #'   10^{-6}}{2.2e-6} times the larger of its magnitude and the number of
@@ -251,6 +255,15 @@ rff_gp.default <- function(x, y, kernel = gaussian_kernel("median"), D = NULL, a
   y_center <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
   y_scale <- stats::sd(y[keep])
   if (!(y_scale > 0)) stop_arg("y", "is constant: there is nothing to model")
+  if (identical(kernel$name, "spectral_mixture")) {
+    if (!is.null(signal)) {
+      warning("rff_gp(): 'signal' is not used with a spectral mixture kernel: its weights ",
+              "are the components' variances", call. = FALSE)
+    }
+    # given weights are variances of the response, as the fit reports them
+    # (fit$hyper); the fit works on the standardised response
+    if (sm_resolved(kernel)) kernel$weights <- kernel$weights / y_scale^2
+  }
   signal <- if (is.null(signal)) 1 else check_positive(signal, "signal") / y_scale
   noise <- if (is.null(noise)) 0.1 else check_positive(noise, "noise") / y_scale
 

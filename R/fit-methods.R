@@ -95,6 +95,9 @@ fit_terms <- function(fit) {
 }
 
 fit_nobs <- function(fit) {
+  # rows of case weight zero are left out of the fit: not counted, as lm()
+  w <- if (inherits(fit, "rff_gp")) fit$weights else fit$case_weights
+  if (!is.null(w)) return(as.integer(sum(w != 0)))
   n <- if (!is.null(fit$input$n)) fit$input$n else fit$n
   if (is.null(n)) stop("this fit does not record its number of rows", call. = FALSE)
   as.integer(n)

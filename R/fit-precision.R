@@ -111,10 +111,30 @@ check_precision <- function(precision) {
 # rff_gp()'s control: its precision (default "auto") and the optim() controls without it.
 gp_control_precision <- function(control) {
   if (!is.list(control)) stop_arg("control", "must be a list of optim() controls")
+  nm <- names(control)
+  if (length(control) && (is.null(nm) || any(!nzchar(nm)))) {
+    stop_arg("control", "must name its entries, such as list(maxit = 100)")
+  }
+  # optim()'s L-BFGS-B controls that keep the search a maximisation of the
+  # likelihood with its analytic gradient (not fnscale, parscale or ndeps)
+  unknown <- setdiff(nm, c(names(gp_control_checks), "precision"))
+  if (length(unknown)) {
+    stop_arg("control", "has entries rff_gp() does not take: ", paste(unknown, collapse = ", "),
+             " (it takes ", paste(c(names(gp_control_checks), "precision"), collapse = ", "), ")")
+  }
+  for (k in intersect(nm, names(gp_control_checks))) control[[k]] <- gp_control_checks[[k]](control[[k]], k)
   precision <- check_precision(if (is.null(control$precision)) "auto" else control$precision)
   control$precision <- NULL
   list(precision = precision, control = control)
 }
+gp_control_checks <- list(
+  maxit = function(v, k) check_count(v, paste0("control$", k)),
+  factr = function(v, k) check_positive(v, paste0("control$", k)),
+  pgtol = function(v, k) check_number(v, paste0("control$", k), lower = 0),
+  lmm = function(v, k) check_count(v, paste0("control$", k)),
+  trace = function(v, k) check_count(v, paste0("control$", k), lower = 0),
+  REPORT = function(v, k) check_count(v, paste0("control$", k))
+)
 
 # Whether Z'Z (n rows, m features) is formed in float: "single" always, "double" never,
 # "auto" when the product is large and the penalty large next to its typical error (the

@@ -65,15 +65,18 @@
 #'   (classes) or `rmse` (numbers), and `sd`), `best` (the chosen row),
 #'   `fit` (the model refitted on all the data with the best values; with
 #'   the formula method a fit with the formula, so that `predict()` takes a
-#'   data frame), `method`, `folds` and `measure` (the name of the reported
-#'   column).  The formula method, `rff_tune(Species ~ ., data = iris)`,
+#'   data frame), `method`, `folds`, `measure` (the name of the reported
+#'   column) and `edges`: the tuned values (`sigma` when given, `cost` or
+#'   `lambda`) that the best sits at an end of a grid of three or more, in
+#'   words; a warning and `print()` name them, since the best may lie
+#'   beyond.  The formula method, `rff_tune(Species ~ ., data = iris)`,
 #'   takes `subset` and `na.action` as [rff_svm()]'s does (see
 #'   [formula_interface]); case weights are not supported.
 #' @seealso [rff_svm()] (`cross =`), [rff_ridge()] (`lambda = "auto"`
 #'   chooses `lambda` alone from the exact leave-one-out or GCV path).
 #' @examples
 #' tuned <- rff_tune(as.matrix(iris[, 1:4]), iris$Species, D = 128,
-#'                   sigma = c(0.5, 1, 2), cost = c(0.1, 1, 10), seed = 1)
+#'                   sigma = c(0.5, 1, 2, 4, 8), cost = c(0.1, 1, 10, 100), seed = 1)
 #' tuned
 #' head(tuned$table)
 #' predict(tuned$fit, iris[c(1, 51, 101), 1:4])
@@ -174,9 +177,32 @@ rff_tune.default <- function(x, y, method = c("svm", "ridge", "falkon"), kernel 
             extra)
   result$fit <- do.call(fitter, args)
   rownames(result$best) <- NULL
+  result$edges <- tune_edges(result$table, result$best,
+                             c(if (!is.null(sigma)) "sigma", names(result$best)[3L]))
+  if (length(result$edges)) {
+    warning("rff_tune(): ", paste(result$edges, collapse = "; "),
+            ": the best may lie beyond it; widen the grid", call. = FALSE)
+  }
   structure(c(result, list(method = method, folds = folds,
                            measure = if (classification) "accuracy" else "rmse")),
             class = "rff_tune")
+}
+
+# The tuned values ('params', columns of the table) that the best sits at
+# an end of a grid of three or more values, in words (character(0) when
+# none): a grid of two is a comparison, not a search.
+tune_edges <- function(table, best, params) {
+  out <- character()
+  for (p in params) {
+    grid <- sort(unique(table[[p]]))
+    if (length(grid) < 3L) next
+    at <- if (best[[p]] == grid[1L]) "smallest" else if (best[[p]] == grid[length(grid)]) "largest"
+    if (!is.null(at)) {
+      out <- c(out, sprintf("%s = %s is the %s of its grid (%s)", p, format(signif(best[[p]], 4)),
+                            at, paste(vapply(signif(grid, 4), format, ""), collapse = ", ")))
+    }
+  }
+  out
 }
 
 #' @rdname formula_interface
@@ -381,6 +407,7 @@ print.rff_tune <- function(x, ...) {
   cat(sprintf("  best: %s = %d, sigma = %s, %s: cross-validated %s %.4g (sd %.2g across folds)\n",
               if (falkon) "m" else "D", as.integer(b[[1L]]), format(signif(b$sigma, 4)), what,
               label, b[[x$measure]], b$sd))
+  if (length(x$edges)) cat(paste0("  note: ", x$edges, "\n"), sep = "")
   cat("Refitted on all the data with these values ($fit):\n")
   desc <- fit_description(x$fit)
   cat(paste0("  ", desc), sep = "\n")

@@ -225,3 +225,69 @@ test_that("every chunk needs the same input columns, with or without factor colu
   expect_equal(coef(rff_ridge(data_chunks(Q), y = "y", D = 16, seed = 1)),
                coef(rff_ridge(data_chunks(P), y = "y", D = 16, seed = 1)))
 })
+
+test_that("simulate() of a formula rff_gp draws at its training rows", {
+  set.seed(1)
+  d <- data.frame(t = runif(80, 0, 5))
+  d$y <- sin(d$t) + rnorm(80, sd = 0.2)
+  f <- rff_gp(y ~ t, data = d, D = 64, seed = 1)
+  s <- simulate(f, nsim = 2, seed = 1)
+  expect_identical(dim(s), c(80L, 2L))
+  m <- rff_gp(matrix(d$t, dimnames = list(NULL, "t")), d$y, D = 64, seed = 1)
+  expect_equal(unname(as.matrix(s)), unname(as.matrix(simulate(m, nsim = 2, seed = 1))))
+})
+
+test_that("a spectral mixture's given weights are the response's variances, as the fit reports them", {
+  set.seed(5)
+  x <- sort(runif(200, 0, 10))
+  y <- sin(2 * pi * x / 2.5) + 0.1 * x + rnorm(200, sd = 0.15)
+  k <- spectral_mixture_kernel(weights = c(0.5, 0.3), means = c(0, 0.9), scales = c(2, 1.5))
+  f <- rff_gp(x, y, kernel = k, method = "exact", optimize = FALSE, noise = 0.2)
+  expect_equal(f$hyper$weights, c(0.5, 0.3), tolerance = 1e-12)
+  k2 <- spectral_mixture_kernel(weights = f$hyper$weights, means = f$hyper$means,
+                                scales = f$hyper$scales)
+  f2 <- rff_gp(x, y, kernel = k2, method = "exact", optimize = FALSE, noise = f$hyper$noise)
+  expect_equal(f2$logLik, f$logLik, tolerance = 1e-10)
+  expect_warning(rff_gp(x, y, kernel = k, method = "exact", optimize = FALSE, noise = 0.2,
+                        signal = 3), "'signal' is not used with a spectral mixture")
+})
+
+test_that("rff_gp()'s control takes optim()'s L-BFGS-B settings that keep it a maximisation", {
+  set.seed(1)
+  x <- matrix(runif(100), 50)
+  y <- sin(4 * x[, 1]) + rnorm(50, sd = 0.1)
+  expect_error(rff_gp(x, y, D = 16, control = list(fnscale = -1)), "does not take: fnscale")
+  expect_error(rff_gp(x, y, D = 16, control = list(maxitt = 5)), "does not take: maxitt")
+  expect_error(rff_gp(x, y, D = 16, control = list(factr = -1)), "'control\\$factr' must be")
+  expect_error(rff_gp(x, y, D = 16, control = list(maxit = 0)), "'control\\$maxit'")
+  expect_error(rff_gp(x, y, D = 16, control = list(5)), "must name its entries")
+  expect_s3_class(rff_gp(x, y, D = 16, control = list(maxit = 5, factr = 1e7)), "rff_gp")
+})
+
+test_that("rff_tune() warns, and print() says, when the best sits at an end of its grid", {
+  set.seed(1)
+  x <- matrix(rnorm(300), 100)
+  y <- x[, 1] + rnorm(100, sd = 0.1)
+  expect_warning(t <- rff_tune(x, y, method = "ridge", D = 64, sigma = c(2, 4, 8),
+                               lambda = c(1e-3, 1e-2, 1e-1), folds = 3, seed = 1),
+                 "is the (smallest|largest) of its grid")
+  expect_gt(length(t$edges), 0L)
+  expect_output(print(t), "note: .* of its grid")
+  # a grid of two is a comparison: no warning for it
+  expect_length(bochner:::tune_edges(data.frame(sigma = c(1, 2)), list(sigma = 1), "sigma"), 0L)
+})
+
+test_that("nobs() and logLik() leave out rows of weight zero, as lm()", {
+  set.seed(13)
+  x <- matrix(runif(100, -2, 2), 50)
+  y <- sin(2 * x[, 1]) + rnorm(50, sd = 0.3)
+  w <- rep(1, 50)
+  w[1:10] <- 0
+  g <- rff_gp(x, y, weights = w, D = 30, seed = 1, optimize = FALSE)
+  expect_identical(nobs(g), 40L)
+  expect_identical(attr(logLik(g), "nobs"), 40L)
+  expect_identical(nobs(rff_ridge(x, y, weights = w, D = 30, seed = 1)), 40L)
+  expect_identical(nobs(lm(y ~ x, weights = w)), 40L)
+  expect_error(predict(g, x[1:2, ], interval = "confidence", level = 1),
+               "'level' must lie strictly between 0 and 1")
+})
