@@ -12,12 +12,13 @@ kkm_fit_exact <- function(x, start, kernel, nstart, max_iter, seed, nthreads,
                           algo = kkm_algo_default) {
   n <- nrow(x)
   if (kernel$name == "min" && any(x < 0)) stop_arg("x", "must be non-negative for the min kernel")
-  check_allocation(n, n, "the Gram matrix", arg = "x")
+  # the refusal that names the way out (method = "rff") before the generic one
   limit <- kkm_gram_limit()
   if (kkm_gram_bytes(n, start$k) > limit) {
     kkm_gram_refusal(n, start$k, sprintf("but only %s is available%s", format_bytes(limit),
                                          attr(limit, "source")))
   }
+  check_allocation(n, n, "the Gram matrix", arg = "x")
   resolved <- resolve_kernel(kernel, x)
   res <- with_seed(seed, tryCatch(
     .Call(C_kmeans_gram, kernel_inputs(resolved, x), kernel_code(resolved),

@@ -99,8 +99,11 @@
 #' gives 0.956 and 0.136 (`bench/investigations/svm-features.md`).
 #'
 #' **Memory.**  The features are held once, transposed (one sample's `D`
-#' features contiguous): \eqn{8 n D} bytes, at most 512 MB with the
-#' default `D` (400 MB for \eqn{n = 50\,000} and \eqn{D = 1024}).
+#' features contiguous): \eqn{8 n D} bytes.  With the default `D` that is
+#' at most 512 MB up to 65 536 rows (two classes; fewer with more classes),
+#' and beyond, at its least `D` = 1024, 8 KB a row: 800 MB at
+#' \eqn{n = 10^5}, 8 GB at \eqn{10^6}.  A fit on [data_chunks()] holds one
+#' chunk's features at a time.
 #'
 #' @param x Training data: a numeric matrix, a data frame of numeric
 #'   columns, a numeric vector (one column), or a sparse `dgCMatrix` (see

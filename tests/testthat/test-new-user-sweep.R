@@ -291,3 +291,8 @@ test_that("nobs() and logLik() leave out rows of weight zero, as lm()", {
   expect_error(predict(g, x[1:2, ], interval = "confidence", level = 1),
                "'level' must lie strictly between 0 and 1")
 })
+
+test_that("kernel_kmeans()'s exact method, refused for its size, names method = \"rff\"", {
+  x <- matrix(rnorm(6e5), 3e5)        # a Gram matrix of 720 GB
+  expect_error(kernel_kmeans(x, 3), "use method = \"rff\"")
+})
