@@ -67,9 +67,10 @@ falkon_refine_maxit <- 15L
 falkon_tune_modes <- c("none", "auto", "iso", "ard")
 
 # The kernel a fit uses on its scaled rows xs: the bandwidth rule resolved
-# (on the rows of positive case weight), lambda and the length scales learned when 'tune' asks (with the fit's
-# seed), and ARD length scales folded into the standardisation (so that the
-# centres, passes and predict() see x / sigma, R/kernel-ard.R).  Returns
+# (on the rows of positive case weight), lambda and the length scales
+# learned when 'tune' asks (with the fit's seed), and ARD length scales
+# folded into the standardisation (so that the centres, passes and
+# predict() see x / sigma, R/kernel-ard.R).  Returns
 # list(kernel, lambda, control, report (with tune only), scaling, xs), and
 # with a learned kernel and a held-out slice or leave-one-out ('loo',
 # falkon_loo_applies()) to judge it, 'rule': the same for the rule's

@@ -191,9 +191,9 @@
 #' (BostonHousing) to 3.1 % higher (diamonds).  At \eqn{n = 10^6},
 #' \eqn{d = 20}, \eqn{m = 10^4} it takes 250 s and 2.5 GB beyond the data
 #' against 115-131 s and 1.4-1.5 GB, for test RMSE 0.507 against 0.518
-#' (noise 0.5; 2 cores): so it is asked for, not the default.  The result is kept as
-#' `tuning` and the learned kernel, an ARD kernel (see [gaussian_kernel()]),
-#' as `kernel`.  The measurements are in `bench/investigations/falkon-tune.md`.
+#' (noise 0.5; 2 cores): so it is asked for, not the default.  The result
+#' is kept as `tuning` and the learned kernel, an ARD kernel (see
+#' [gaussian_kernel()]), as `kernel`.  The measurements are in `bench/investigations/falkon-tune.md`.
 #'
 #' **Reproducibility and cost.**  The centres and the held-out slice come
 #' from R's generator (`set.seed()` or `seed`).  Every product, factorisation

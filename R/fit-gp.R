@@ -156,7 +156,8 @@
 #'   \eqn{s_n^2 / w_i} (rows of weight 0 carry no information and are left
 #'   out of the fit, its standardisation and bandwidth rule too; they still
 #'   get fitted values).  The response is then centred on its weighted mean;
-#'   the inputs are standardised on the rows of positive weight, unweighted.  A new observation (`interval =
+#'   the inputs are standardised on the rows of positive weight,
+#'   unweighted.  A new observation (`interval =
 #'   "prediction"`) has weight 1.
 #' @param mean The prior mean: `"centred"` (the default: the response
 #'   centred on its (weighted) mean, a zero-mean GP), `"constant"`,

@@ -122,7 +122,9 @@ gp_control_precision <- function(control) {
     stop_arg("control", "has entries rff_gp() does not take: ", paste(unknown, collapse = ", "),
              " (it takes ", paste(c(names(gp_control_checks), "precision"), collapse = ", "), ")")
   }
-  for (k in intersect(nm, names(gp_control_checks))) control[[k]] <- gp_control_checks[[k]](control[[k]], k)
+  for (k in intersect(nm, names(gp_control_checks))) {
+    control[[k]] <- gp_control_checks[[k]](control[[k]], k)
+  }
   precision <- check_precision(if (is.null(control$precision)) "auto" else control$precision)
   control$precision <- NULL
   list(precision = precision, control = control)

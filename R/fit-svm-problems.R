@@ -21,8 +21,9 @@ svm_check_settings <- function(kernel, D, cost, loss, multiclass, probability, c
 # problems: n for two classes, (k - 1) n one-vs-one, k n one-vs-rest),
 # rounded down to a multiple of 256 features, within [1024, 8192].  So up to
 # 65 536 rows (two classes) the feature matrix stays under 512 MB and a
-# pass costs what 1024 features cost there; beyond, D = 1024.  On small sets the extra features are cheap and
-# bring the fit close to the exact kernel machine: 8192 against 1024 on
+# pass costs what 1024 features cost there; beyond, D = 1024.  On small
+# sets the extra features are cheap and bring the fit close to the exact
+# kernel machine: 8192 against 1024 on
 # DNA (2230 rows, 3 classes) raises the accuracy 0.933 -> 0.958 and
 # lowers the log-loss 0.185 -> 0.143 (ksvm(prob.model = TRUE): 0.136);
 # spam 0.222 -> 0.201 (ksvm 0.196); beyond 2^16 rows (two classes) it is

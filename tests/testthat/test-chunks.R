@@ -68,7 +68,8 @@ test_that("a chunk that fails stops the fit with an error naming it", {
   wrong <- pieces
   names(wrong[[2]])[1] <- "q"
   expect_error(rff_ridge(data_chunks(wrong), y = "y", kernel = K, D = 8),
-               "rff_ridge: chunk 2 has q that chunk 1 has not and lacks a; every chunk needs the same input columns \\(chunk 1: a, b\\)")
+               paste("rff_ridge: chunk 2 has q that chunk 1 has not and lacks a; every chunk",
+                     "needs the same input columns \\(chunk 1: a, b\\)"))
   wrong <- pieces
   wrong[[2]] <- list(1, 2)
   expect_error(data_chunks(wrong), "'x' must hold matrices or data frames; element 2")

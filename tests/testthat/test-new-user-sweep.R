@@ -134,14 +134,16 @@ test_that("kernel_matrix() pairs named columns of y with x's by name", {
   d <- data.frame(a = c(0, 1, 2), b = c(0, 10, 20))
   k <- gaussian_kernel(1)
   expect_equal(kernel_matrix(k, d, d[, c("b", "a")]), kernel_matrix(k, d, d))
-  expect_error(kernel_matrix(k, d, data.frame(a = 1, z = 2)), "'y' must have the columns of 'x'; it lacks b")
+  expect_error(kernel_matrix(k, d, data.frame(a = 1, z = 2)),
+               "'y' must have the columns of 'x'; it lacks b")
   # unnamed columns pair by position
   expect_equal(kernel_matrix(k, as.matrix(d), unname(as.matrix(d))), kernel_matrix(k, d, d),
                ignore_attr = TRUE)
 })
 
-test_that("clear messages: spectral_sample() and sigest, the gamma null without variance, an overflowing kernel PCA", {
-  expect_error(spectral_sample(gaussian_kernel("sigest"), 5, 2), "sigma = \"sigest\", which is resolved on data")
+test_that("clear messages: sigest in spectral_sample(), a null without variance, kernel PCA", {
+  expect_error(spectral_sample(gaussian_kernel("sigest"), 5, 2),
+               "sigma = \"sigest\", which is resolved on data")
   expect_warning(p <- mmd_test(matrix(1, 10, 2), matrix(2, 10, 2), kernel = gaussian_kernel(1),
                                method = "exact", null = "gamma")$p.value,
                  "gamma approximation is undefined")
@@ -212,9 +214,10 @@ test_that("every chunk needs the same input columns, with or without factor colu
   Q <- P
   Q[[2]]$extra <- rnorm(100)
   expect_error(rff_ridge(data_chunks(Q), y = "y", D = 16, seed = 1),
-               "rff_ridge: chunk 2 has extra that chunk 1 has not; every chunk needs the same input columns")
+               "rff_ridge: chunk 2 has extra that chunk 1 has not; every chunk needs the same")
   N <- lapply(Q, function(p) p[setdiff(names(p), "g")])
-  expect_error(rff_ridge(data_chunks(N), y = "y", D = 16, seed = 1), "chunk 2 has extra that chunk 1 has not")
+  expect_error(rff_ridge(data_chunks(N), y = "y", D = 16, seed = 1),
+               "chunk 2 has extra that chunk 1 has not")
   N <- lapply(P, function(p) p[c("a", "b", "y")])
   N[[2]] <- N[[2]][c("b", "a", "y")]
   expect_error(rff_ridge(data_chunks(N), y = "y", D = 16, seed = 1),
@@ -237,7 +240,7 @@ test_that("simulate() of a formula rff_gp draws at its training rows", {
   expect_equal(unname(as.matrix(s)), unname(as.matrix(simulate(m, nsim = 2, seed = 1))))
 })
 
-test_that("a spectral mixture's given weights are the response's variances, as the fit reports them", {
+test_that("a spectral mixture's given weights are the response's variances, as reported", {
   set.seed(5)
   x <- sort(runif(200, 0, 10))
   y <- sin(2 * pi * x / 2.5) + 0.1 * x + rnorm(200, sd = 0.15)
