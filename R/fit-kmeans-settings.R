@@ -116,12 +116,15 @@ kkm_centers <- function(centers, n) {
 # Bytes the exact method may spend on its Gram matrix (R/checks.R).
 kkm_gram_limit <- function() memory_limit(c("bochner.max_gram_bytes", "bochner.max_bytes"))
 
+# The refusal names 'x' and what it would need, as check_allocation()'s,
+# and the way out.
 kkm_gram_refusal <- function(n, k, why) {
-  stop(sprintf(paste0("method = \"exact\" needs the %d x %d Gram matrix and the %d x %d ",
-                      "cluster sums, %s (8 n (n + k) bytes), %s; use method = \"rff\", ",
-                      "which needs 8 n D bytes (%s with D = 500), or cluster a subsample"),
-               n, n, n, k, format_bytes(kkm_gram_bytes(n, k)), why,
-               format_bytes(8 * 500 * as.double(n))), call. = FALSE)
+  stop_arg("x", sprintf(paste0("is too large for method = \"exact\": the %d x %d Gram matrix ",
+                               "and the %d x %d cluster sums would need %s (8 n (n + k) bytes), ",
+                               "%s; use method = \"rff\", which needs 8 n D bytes (%s with ",
+                               "D = 500), or cluster a subsample"),
+                        n, n, n, k, format_bytes(kkm_gram_bytes(n, k)), why,
+                        format_bytes(8 * 500 * as.double(n))))
 }
 
 kkm_gram_bytes <- function(n, k) 8 * as.double(n) * (as.double(n) + k)

@@ -724,7 +724,8 @@ test_that("a Gram matrix that would not fit is refused, naming method = \"rff\""
   old <- options(bochner.max_gram_bytes = 1000)
   on.exit(options(old))
   expect_error(kernel_kmeans(x, 2, gaussian_kernel(1)),
-               "needs the 20 x 20 Gram matrix and the 20 x 2 cluster sums, 3.4 KB .* use method = \"rff\"")
+               paste("'x' is too large for method = \"exact\": the 20 x 20 Gram matrix and the",
+                     "20 x 2 cluster sums would need 3.4 KB .* use method = \"rff\""))
   expect_s3_class(kernel_kmeans(x, 2, gaussian_kernel(1), method = "rff", D = 10),
                   "kernel_kmeans")
   options(bochner.max_gram_bytes = -1)
