@@ -66,6 +66,13 @@ gp_newdata <- function(object, newdata, na_ok = TRUE) {
   list(x = x, xs = rff_apply_scaling(x, object$scaling))
 }
 
+# The training rows the fit keeps (object$data, up to 10000), as gp_newdata()
+# gives new ones: they are the design matrix already (a formula fit's
+# newdata would be a data frame), so no second pass through the formula.
+gp_kept_rows <- function(object) {
+  list(x = object$data$x, xs = rff_apply_scaling(object$data$x, object$scaling))
+}
+
 #' Predictions of a Gaussian process fit
 #'
 #' The posterior mean, its standard error and intervals, as
@@ -122,10 +129,7 @@ predict.rff_gp <- function(object, newdata, se.fit = FALSE,
       if (!se.fit && interval == "none") return(rff_fitted(object))
       stop_arg("newdata", "is required: the fit keeps its training rows only up to 10000")
     }
-    # the kept rows are already the design matrix (a formula fit's newdata
-    # would be a data frame): no second pass through the formula
-    x <- object$data$x
-    nd <- list(x = x, xs = rff_apply_scaling(x, object$scaling))
+    nd <- gp_kept_rows(object)
   } else {
     nd <- gp_newdata(object, newdata)
   }
@@ -188,9 +192,7 @@ simulate.rff_gp <- function(object, nsim = 1, seed = NULL, newdata,
   nthreads <- check_threads(nthreads)
   xs <- if (missing(newdata) || is.null(newdata)) {
     if (is.null(object$data)) stop_arg("newdata", "is required: the fit keeps no training rows")
-    # the kept rows are the design matrix already (a formula fit's newdata
-    # would be a data frame), as in predict()
-    rff_apply_scaling(object$data$x, object$scaling)
+    gp_kept_rows(object)$xs
   } else {
     gp_newdata(object, newdata, na_ok = FALSE)$xs
   }

@@ -105,9 +105,8 @@ rff_class_weights <- function(class.weights, lev) {
 # deviation (weighted_scaling()).
 rff_scaling <- function(x, weights = NULL) {
   if (!is.null(weights)) {
-    keep <- weights > 0
-    if (!all(keep)) x <- x[keep, , drop = FALSE]
-    weights <- weights[keep]
+    x <- weighted_rows(x, weights)
+    weights <- weights[weights > 0]
     if (any(weights != weights[1L])) return(weighted_scaling(x, weights))
   }
   if (is_sparse_matrix(x)) return(sparse_scaling(x))   # scales only: see ?sparse_input

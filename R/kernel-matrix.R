@@ -113,6 +113,15 @@ kernel_matrix <- function(kernel, x, y = NULL, nthreads = bochner_threads()) {
   K
 }
 
+# A kernel matrix K with non-finite entries, refused naming where it was
+# evaluated ('on'): the exponential dot-product kernel overflows.
+check_finite_kernel <- function(K, on) {
+  if (any(!is.finite(K))) {
+    stop_arg("kernel", "gives non-finite values on ", on, " (an exponential dot-product kernel ",
+             "overflows for large ||x||^2 / sigma^2): scale the data or increase sigma")
+  }
+}
+
 # The Gram matrix for the package's own callers, whose kernel, matrices and
 # thread count are already checked (kernel_matrix() is the entry that
 # checks them): what depends on the data and the kernel together (the min

@@ -269,11 +269,7 @@ nystrom_map <- function(kernel, L, method, tol, nthreads) {
   m <- nrow(L)
   K <- .Call(C_kernel_matrix, kernel_code(kernel), kernel_parameters(kernel),
              kernel_inputs(kernel, L), NULL, nthreads)
-  if (any(!is.finite(K))) {
-    stop_arg("kernel", "gives non-finite values on the landmarks (an exponential ",
-             "dot-product kernel overflows for large ||x||^2 / sigma^2): scale the data ",
-             "or increase sigma")
-  }
+  check_finite_kernel(K, "the landmarks")
   eig <- eigen(K, symmetric = TRUE)
   lambda <- eig$values
   keep <- lambda > tol * max(lambda[1L], 0) & lambda > 0

@@ -199,18 +199,18 @@ sparse_bandwidth <- function(x, name, rule = "median") {
   x <- if (inherits(x, "dgCMatrix") || inherits(x, "dgRMatrix")) x else as_sparse_data_matrix(x)
   if (identical(name, "cauchy")) {
     ws <- sparse_coordinate_distances(x)
+    if (rule != "median") {
+      # sigest: the distances that are not zero (as median_heuristic())
+      nz <- ws$value != 0
+      if (!any(nz)) return(0)
+      ws <- list(value = ws$value[nz], cumweight = cumsum(diff(c(0, ws$cumweight))[nz]))
+    }
+    kth <- function(k) ws$value[which(ws$cumweight >= k)[1L]]
+    total <- ws$cumweight[length(ws$cumweight)]
     if (rule == "median") {
-      kth <- function(k) ws$value[which(ws$cumweight >= k)[1L]]
-      total <- ws$cumweight[length(ws$cumweight)]
       half <- total / 2
       return(if (total %% 2 == 1) kth(ceiling(half)) else mean(c(kth(half), kth(half + 1))))
     }
-    # sigest: the distances that are not zero (as median_heuristic())
-    nz <- ws$value != 0
-    if (!any(nz)) return(0)
-    ws <- list(value = ws$value[nz], cumweight = cumsum(diff(c(0, ws$cumweight))[nz]))
-    kth <- function(k) ws$value[which(ws$cumweight >= k)[1L]]
-    total <- ws$cumweight[length(ws$cumweight)]
     q <- vapply(c(0.1, 0.9), function(p) {
       index <- 1 + (total - 1) * p            # quantile()'s type 7 on the squares
       lo <- floor(index)

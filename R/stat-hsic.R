@@ -239,8 +239,8 @@ hsic_gamma_p <- function(stat, mom, n) {
   terms <- bx * by + ax^2 * ay^2 + 2 * cx * cy + bx * ay^2 + by * ax^2 -
     2 * (bx * cy + by * cx) - 2 * (cx * ay^2 + cy * ax^2) + 2 * cx * cy
   var <- 2 * (n - 4) * (n - 5) / (n * (n - 1) * (n - 2) * (n - 3)) * terms
-  if (!(mean > 0) || !(var > 0)) return(gamma_undefined())
-  stats::pgamma(n * stat, shape = mean^2 / var, scale = n * var / mean, lower.tail = FALSE)
+  # n HSIC_b: mean n mean, variance n^2 var
+  gamma_upper(n * stat, n * mean, n^2 * var)
 }
 
 hsic_features <- function(x, y, map_x, map_y, B, nthreads, precision = "double") {

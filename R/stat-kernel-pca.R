@@ -151,10 +151,7 @@ kpca_exact <- function(x, kernel, rank, retx, nthreads) {
   n <- nrow(x)
   check_allocation(n, n, "the Gram matrix", arg = "x")
   K <- gram_matrix(kernel, x, nthreads = nthreads)
-  if (any(!is.finite(K))) {
-    stop_arg("kernel", "gives non-finite values on 'x' (an exponential dot-product kernel ",
-             "overflows for large ||x||^2 / sigma^2): scale the data or increase sigma")
-  }
+  check_finite_kernel(K, "'x'")
   col_means <- colMeans(K)
   Kc <- centre_gram(K)
   rm(K)
